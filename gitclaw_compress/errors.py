@@ -1,0 +1,16 @@
+"""The one exception type that the CLI turns into a one-line error and an exit code."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1  # the command ran and found problems (verify failed, --check would change)
+EXIT_USAGE = 2  # bad command-line usage (click's own code)
+EXIT_ERROR = 3  # the command could not do its job; nothing was changed
+
+
+class GitClawError(Exception):
+    """An expected failure. Its message is one line: what failed, where, and what to do."""
+
+    def __init__(self, message: str, *, exit_code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
