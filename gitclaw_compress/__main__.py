@@ -1,0 +1,3 @@
+from gitclaw_compress.cli import main
+
+main()

@@ -1,0 +1,53 @@
+"""Options and helpers shared by the commands."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import orjson
+
+from gitclaw_compress.archive import Repository
+from gitclaw_compress.config import Config, load_config
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="compression.json to use (default: the agent folder's, then the repository's).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+
+
+def existing_path(required: bool = True, nargs: int = 1) -> Callable[[F], F]:
+    return click.argument(
+        "paths" if nargs != 1 else "path",
+        nargs=nargs,
+        required=required,
+        type=click.Path(dir_okay=False, path_type=Path),
+    )
+
+
+def open_repo(path: Path) -> Repository:
+    return Repository(path.absolute())
+
+
+def config_for(repo: Repository, session: Path | None, explicit: Path | None) -> Config:
+    return load_config(session, repo.root, explicit)
+
+
+def echo_json(value: object) -> None:
+    click.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())
+
+
+def human_bytes(count: int) -> str:
+    size = float(count)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")

@@ -1,0 +1,94 @@
+"""`stats PATH`: bytes by kind, before (the original) and after (compressed now)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gitclaw_compress.archive import Repository
+from gitclaw_compress.commands.common import config_option, echo_json, existing_path, json_option
+from gitclaw_compress.compress import compress_lines, scan
+from gitclaw_compress.config import defaults, load_config
+from gitclaw_compress.engine import restored_lines
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.session import check_header, lines_from_bytes
+from gitclaw_compress.stats import KINDS, bytes_by_kind
+
+
+@click.command("stats")
+@existing_path()
+@click.option("--keep-turns", type=click.IntRange(min=0), help="Turns to keep for 'after'.")
+@config_option
+@json_option
+def command(path: Path, keep_turns: int | None, config_path: Path | None, as_json: bool) -> None:
+    """Show the bytes of a session by kind: the original, and after compression.
+
+    'before' is the original file (restored from the archive where it was compressed);
+    'after' is what `compress` gives now (the file as it is, if nothing more would change).
+    """
+    if not path.is_file():
+        raise GitClawError(f"{path}: no such session file")
+    data = path.read_bytes()
+    lines = lines_from_bytes(data)
+    check_header(lines[0] if lines else None, str(path))
+    try:
+        repo: Repository | None = Repository(path.absolute())
+    except GitClawError:
+        repo = None
+    if repo is not None:
+        config = load_config(path, repo.root, config_path)
+        ref = config["archive.ref"]
+        original = list(restored_lines(repo, path, ref))
+        session_ref = repo.relative(path)
+    else:
+        config = load_config(None, path.parent, config_path) if config_path else defaults()
+        original = lines
+        session_ref = str(path)
+    settings = config.compress_settings(keep_turns)
+    plan = scan(lines, settings)
+    after = [r.line for r in compress_lines(lines, plan, settings, session_ref=session_ref)]
+    before_kinds, after_kinds = bytes_by_kind(original), bytes_by_kind(after)
+    total_before = sum(len(line.encode()) for line in original)
+    total_after = sum(len(line.encode()) for line in after)
+    counts = plan.counts
+    summary = {
+        "path": session_ref,
+        "bytes_before": total_before,
+        "bytes_after": total_after,
+        "kinds": {
+            kind: {"before": before_kinds[kind], "after": after_kinds[kind]} for kind in KINDS
+        },
+        "lines": counts.lines,
+        "turns": plan.turns,
+        "kept_turns": plan.kept_turns,
+        "compressed_lines": sum(1 for line in after if b'"gitclawCompress"' in line.data),
+        "blank_lines": counts.blank,
+        "malformed_lines": counts.malformed,
+        "crlf_lines": counts.crlf,
+        "non_utf8_lines": counts.non_utf8,
+        "missing_final_newline": counts.missing_final_newline,
+    }
+    if as_json:
+        echo_json(summary)
+        return
+    width = max(len(kind) for kind in KINDS)
+    click.echo(f"{session_ref}: {counts.lines} lines, {plan.turns} turns")
+    click.echo(f"{'kind':<{width}}  {'before':>12}  {'share':>6}  {'after':>12}  {'share':>6}")
+    for kind in KINDS:
+        before, after_size = before_kinds[kind], after_kinds[kind]
+        if not before and not after_size:
+            continue
+        click.echo(
+            f"{kind:<{width}}  {before:>12,}  {before / max(total_before, 1):>6.1%}  "
+            f"{after_size:>12,}  {after_size / max(total_after, 1):>6.1%}"
+        )
+    saved = 1 - total_after / total_before if total_before else 0.0
+    click.echo(
+        f"{'total':<{width}}  {total_before:>12,}  {'':>6}  {total_after:>12,}  -{saved:.1%}"
+    )
+    click.echo(
+        f"passed through untouched: {counts.blank} blank, {counts.malformed} malformed, "
+        f"{counts.crlf} CRLF, {counts.non_utf8} non-UTF-8 lines"
+        + ("; no final newline" if counts.missing_final_newline else "")
+    )

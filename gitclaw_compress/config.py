@@ -1,0 +1,268 @@
+"""compression.json: every option declared once, with its type, default and meaning.
+
+Lookup order for a session: `--config FILE`, then `compression.json` in the session's agent
+folder (the folder that holds `state/`), then `compression.json` at the repository root, then
+the built-in defaults. Keys left out of a file take their defaults. An unknown key or a value
+of the wrong type is an error that names the file and the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from gitclaw_compress.compress import CompressSettings
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.stubs import PreviewSettings
+
+CONFIG_NAME = "compression.json"
+
+DEFAULT_SESSION_GLOBS = ("*/state/**/sessions/*.jsonl",)
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    key: str  # "section.name"
+    kind: type
+    default: Any
+    doc: str
+    minimum: int | None = None
+
+
+OPTIONS: tuple[Option, ...] = (
+    # The keys of the GitClaw compression proposal.
+    Option("session.enabled", bool, True, "Compress at all. `false` makes `compress` a no-op."),
+    Option(
+        "session.sizeThresholdKB",
+        int,
+        100,
+        "Leave session files smaller than this many KiB alone (`--force` ignores it).",
+        minimum=0,
+    ),
+    Option(
+        "session.turnThresholdBeforeCompress",
+        int,
+        4,
+        "Keep this many most recent turns byte for byte (`--keep-turns` overrides it). "
+        "A turn starts at a user message.",
+        minimum=0,
+    ),
+    Option(
+        "session.toolCallMaxBytes",
+        int,
+        500,
+        "Tool-call arguments larger than this (as JSON) are reduced to their small values "
+        "and a stub.",
+        minimum=0,
+    ),
+    Option(
+        "session.toolResultMaxBytes",
+        int,
+        1000,
+        "Tool-result content and details larger than this are replaced by a stub with a "
+        "head/tail preview.",
+        minimum=0,
+    ),
+    Option(
+        "session.stripThinking",
+        bool,
+        True,
+        "Empty old thinking blocks (text and signature) for Anthropic, chat-completions and "
+        "other APIs. OpenAI Responses reasoning is never touched.",
+    ),
+    Option(
+        "session.eliminateRedundancy",
+        bool,
+        True,
+        "Stub tool outputs that a later tool output repeats exactly, or that the next "
+        "assistant reply quotes word for word.",
+    ),
+    Option(
+        "session.keepBackup",
+        bool,
+        True,
+        "Keep every dropped byte. Git is the backup: payloads go to the archive ref and no "
+        "`.bak` file is written. `false` is refused, because nothing is ever dropped "
+        "without a way back.",
+    ),
+    # Keys this product adds.
+    Option(
+        "session.stripUserImages",
+        bool,
+        False,
+        "Also replace images in old user messages by a stub (user text is never changed).",
+    ),
+    Option(
+        "session.bashCommandMaxChars",
+        int,
+        200,
+        "In large old tool calls, a shell `command` keeps this many characters.",
+        minimum=0,
+    ),
+    Option(
+        "session.redundancyMinBytes",
+        int,
+        400,
+        "Tool outputs smaller than this are never stubbed as repeated or quoted.",
+        minimum=0,
+    ),
+    Option(
+        "session.previewLines",
+        int,
+        3,
+        "Lines of the head and of the tail shown in a tool-output stub.",
+        minimum=0,
+    ),
+    Option(
+        "session.previewLineChars",
+        int,
+        120,
+        "Each preview line is cut to this many characters.",
+        minimum=8,
+    ),
+    Option(
+        "archive.ref",
+        str,
+        "refs/gitclaw/archive",
+        "The ref that keeps every dropped payload reachable. Push it with "
+        "`git push origin 'refs/gitclaw/*:refs/gitclaw/*'`.",
+    ),
+    Option(
+        "sessions.globs",
+        list,
+        list(DEFAULT_SESSION_GLOBS),
+        "Where session files live, as globs relative to the repository root.",
+    ),
+)
+
+OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
+SECTIONS = sorted({option.key.split(".", 1)[0] for option in OPTIONS})
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    values: Mapping[str, Any]
+    source: Path | None  # the file read, None for the built-in defaults
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def compress_settings(self, keep_turns: int | None = None) -> CompressSettings:
+        return CompressSettings(
+            keep_turns=self["session.turnThresholdBeforeCompress"]
+            if keep_turns is None
+            else keep_turns,
+            tool_call_max_bytes=self["session.toolCallMaxBytes"],
+            tool_result_max_bytes=self["session.toolResultMaxBytes"],
+            strip_thinking=self["session.stripThinking"],
+            eliminate_redundancy=self["session.eliminateRedundancy"],
+            strip_user_images=self["session.stripUserImages"],
+            bash_command_max_chars=self["session.bashCommandMaxChars"],
+            redundancy_min_bytes=self["session.redundancyMinBytes"],
+            preview=PreviewSettings(
+                lines=self["session.previewLines"], line_chars=self["session.previewLineChars"]
+            ),
+        )
+
+
+def defaults() -> Config:
+    return Config({option.key: option.default for option in OPTIONS}, None)
+
+
+def _check_value(option: Option, value: Any, where: str) -> Any:
+    kind = option.kind
+    # bool is an int in Python; JSON true must not pass as a number, nor 1 as a flag.
+    ok = (
+        type(value) is bool
+        if kind is bool
+        else (isinstance(value, kind) and not isinstance(value, bool))
+    )
+    if not ok:
+        names = {bool: "true or false", int: "an integer", str: "a string", list: "a list"}
+        raise GitClawError(
+            f"{where}: {option.key} must be {names.get(kind, kind.__name__)}, "
+            f"got {orjson.dumps(value).decode()[:60]}"
+        )
+    if option.minimum is not None and value < option.minimum:
+        raise GitClawError(f"{where}: {option.key} must be at least {option.minimum}")
+    if kind is list and not all(isinstance(item, str) for item in value):
+        raise GitClawError(f"{where}: {option.key} must be a list of strings")
+    if option.key == "session.keepBackup" and value is False:
+        raise GitClawError(
+            f"{where}: session.keepBackup=false is not supported: gitclaw-compress always keeps "
+            "dropped content in the git archive; set it to true or remove it"
+        )
+    if option.key == "archive.ref" and not value.startswith("refs/"):
+        raise GitClawError(f"{where}: archive.ref must start with refs/, got {value!r}")
+    return value
+
+
+def parse_config(data: bytes, where: str) -> Config:
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise GitClawError(f"{where}: not valid JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise GitClawError(f"{where}: must be a JSON object with sections {', '.join(SECTIONS)}")
+    values = dict(defaults().values)
+    for section, body in document.items():
+        if section.startswith("$") or section == "//":
+            continue  # "$schema" and "//" comments are allowed at the top
+        if section not in SECTIONS:
+            raise GitClawError(
+                f"{where}: unknown section {section!r} (known: {', '.join(SECTIONS)})"
+            )
+        if not isinstance(body, dict):
+            raise GitClawError(f"{where}: {section} must be an object")
+        for name, value in body.items():
+            key = f"{section}.{name}"
+            if name == "//":
+                continue
+            option = OPTIONS_BY_KEY.get(key)
+            if option is None:
+                raise GitClawError(f"{where}: unknown key {key!r}")
+            values[key] = _check_value(option, value, where)
+    return Config(values, Path(where))
+
+
+def agent_folder(session: Path, repo_root: Path) -> Path | None:
+    """The agent folder of a session: the nearest ancestor inside the repo holding `state/`."""
+    for parent in session.resolve().parents:
+        if parent == repo_root or repo_root not in parent.parents:
+            return None
+        if parent.name == "state":
+            return parent.parent
+    return None
+
+
+def find_config_file(session: Path | None, repo_root: Path, explicit: Path | None) -> Path | None:
+    if explicit is not None:
+        if not explicit.is_file():
+            raise GitClawError(f"{explicit}: config file not found")
+        return explicit
+    if session is not None:
+        folder = agent_folder(session, repo_root)
+        if folder is not None and (folder / CONFIG_NAME).is_file():
+            return folder / CONFIG_NAME
+    candidate = repo_root / CONFIG_NAME
+    return candidate if candidate.is_file() else None
+
+
+def load_config(session: Path | None, repo_root: Path, explicit: Path | None = None) -> Config:
+    path = find_config_file(session, repo_root, explicit)
+    if path is None:
+        return defaults()
+    return parse_config(path.read_bytes(), str(path))
+
+
+def default_document() -> dict[str, dict[str, Any]]:
+    """The contents of the shipped compression.json: every option at its default."""
+    document: dict[str, dict[str, Any]] = {}
+    for option in OPTIONS:
+        section, name = option.key.split(".", 1)
+        document.setdefault(section, {})[name] = option.default
+    return document

@@ -1,0 +1,338 @@
+"""File-level operations: the pure core plus the git archive, with locks and atomic writes."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from gitclaw_compress.archive import ArchiveWriter, Repository
+from gitclaw_compress.compress import compress_lines, scan
+from gitclaw_compress.config import Config
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
+from gitclaw_compress.restore import MissingObjectError, read_marker, restore_data
+from gitclaw_compress.session import RawLine, check_header, iter_lines, parse_entry
+
+
+@dataclass
+class FileReport:
+    path: str
+    status: str  # compressed | unchanged | would-compress | below-threshold | disabled
+    bytes_before: int
+    bytes_after: int
+    lines: int = 0
+    turns: int = 0
+    kept_turns: int = 0
+    lines_compressed: int = 0
+    objects: int = 0
+    object_bytes: int = 0
+    blank_lines: int = 0
+    malformed_lines: int = 0
+    crlf_lines: int = 0
+    non_utf8_lines: int = 0
+    missing_final_newline: bool = False
+    archive_commit: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Pending:
+    output: AtomicFile
+    stat: os.stat_result
+    report: FileReport
+    ref: str
+
+
+def _stat_key(stat: os.stat_result) -> tuple[int, int, int]:
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
+@contextlib.contextmanager
+def _open_lines(path: Path) -> Iterator[Iterator[RawLine]]:
+    with open(path, "rb") as handle:
+        yield iter_lines(handle)
+
+
+def _read_header(path: Path, source: str) -> None:
+    with _open_lines(path) as lines:
+        check_header(next(lines, None), source)
+
+
+def _head_line_digests(repo: Repository, rel: str) -> tuple[str, dict[int, bytes]] | None:
+    """The lines of HEAD's version of the file, to record where each line exists intact."""
+    head = repo.rev_parse("HEAD")
+    if head is None:
+        return None
+    blob = repo.reader.get(f"{head}:{rel}")
+    if blob is None:
+        return None
+    digests = {
+        number: hashlib.blake2b(data, digest_size=16).digest()
+        for number, data in enumerate(blob.split(b"\n"), start=1)
+    }
+    return head, digests
+
+
+class Compression:
+    """One `compress` run over several files: all archive writes land before any rename."""
+
+    def __init__(self, repo: Repository, *, dry_run: bool = False) -> None:
+        self.repo = repo
+        self.dry_run = dry_run
+        self._writers: dict[str, ArchiveWriter] = {}
+        self._pending: list[_Pending] = []
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> Compression:
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        if error is not None:
+            self._abort()
+        self._stack.close()
+
+    def _abort(self) -> None:
+        for writer in self._writers.values():
+            writer.abort()
+        for pending in self._pending:
+            pending.output.discard()
+        self._pending.clear()
+
+    def add(
+        self, path: Path, config: Config, *, keep_turns: int | None = None, force: bool = False
+    ) -> FileReport:
+        rel = self.repo.relative(path)
+        if not path.is_file():
+            raise GitClawError(f"{rel}: no such session file")
+        self._stack.enter_context(self.repo.lock(rel, rel))
+        clean_stale_temps(path)
+        stat = path.stat()
+        report = FileReport(rel, "unchanged", stat.st_size, stat.st_size)
+        if not config["session.enabled"]:
+            report.status = "disabled"
+            return report
+        _read_header(path, rel)
+        if not force and stat.st_size < config["session.sizeThresholdKB"] * 1024:
+            report.status = "below-threshold"
+            return report
+        settings = config.compress_settings(keep_turns)
+        with _open_lines(path) as lines:
+            plan = scan(lines, settings)
+        counts = plan.counts
+        report.lines, report.turns, report.kept_turns = counts.lines, plan.turns, plan.kept_turns
+        report.blank_lines, report.malformed_lines = counts.blank, counts.malformed
+        report.crlf_lines, report.non_utf8_lines = counts.crlf, counts.non_utf8
+        report.missing_final_newline = counts.missing_final_newline
+        if counts.malformed:
+            report.warnings.append(
+                f"{rel}: {counts.malformed} malformed line(s) passed through untouched"
+            )
+        if plan.window_start <= 2:
+            return report
+        hints = _head_line_digests(self.repo, rel)
+
+        def intact_commit(line: RawLine) -> str | None:
+            if hints is None:
+                return None
+            digest = hashlib.blake2b(line.data, digest_size=16).digest()
+            return hints[0] if hints[1].get(line.number) == digest else None
+
+        ref = config["archive.ref"]
+        writer = self._writers.get(ref)
+        if writer is None:
+            writer = self._writers[ref] = ArchiveWriter(self.repo, ref)
+        output = None if self.dry_run else AtomicFile(path)
+        size_after = 0
+        try:
+            with _open_lines(path) as lines:
+                for result in compress_lines(
+                    lines, plan, settings, session_ref=rel, intact_commit=intact_commit
+                ):
+                    encoded = result.line.encode()
+                    size_after += len(encoded)
+                    if output is not None:
+                        output.handle.write(encoded)
+                    if result.changed:
+                        report.lines_compressed += 1
+                        for payload in result.payloads:
+                            report.objects += 1
+                            report.object_bytes += len(payload.data)
+                            if not self.dry_run:
+                                writer.add(payload.oid, payload.data)
+            if output is not None:
+                output.seal()
+        except BaseException:
+            if output is not None:
+                output.discard()
+            raise
+        report.bytes_after = size_after
+        if report.lines_compressed == 0:
+            if output is not None:
+                output.discard()
+            report.bytes_after = stat.st_size
+            return report
+        if output is None:
+            report.status = "would-compress"
+            return report
+        report.status = "compressed"
+        self._pending.append(_Pending(output, stat, report, ref))
+        return report
+
+    def finish(self) -> None:
+        """Make the archive durable, then replace each file atomically."""
+        for ref, writer in self._writers.items():
+            files = sorted({p.report.path for p in self._pending if p.ref == ref})
+            if not files:
+                writer.abort()
+                continue
+            commit = writer.commit("gitclaw-compress: " + ", ".join(files))
+            for pending in self._pending:
+                if pending.ref == ref:
+                    pending.report.archive_commit = commit
+        for pending in self._pending:
+            if _stat_key(pending.output.target.stat()) != _stat_key(pending.stat):
+                raise GitClawError(
+                    f"{pending.report.path}: changed while it was being compressed; run again"
+                )
+        for pending in self._pending:
+            pending.output.replace()
+        self._pending.clear()
+
+
+def _commit_line_source(
+    repo: Repository, rel: str
+) -> Callable[[int], Callable[[str], bytes | None]]:
+    cache: dict[str, list[bytes] | None] = {}
+
+    def for_line(number: int) -> Callable[[str], bytes | None]:
+        def from_commit(commit: str) -> bytes | None:
+            if commit not in cache:
+                blob = repo.reader.get(f"{commit}:{rel}")
+                cache[commit] = blob.split(b"\n") if blob is not None else None
+            lines = cache[commit]
+            if lines is None or number > len(lines):
+                return None
+            return lines[number - 1]
+
+        return from_commit
+
+    return for_line
+
+
+def fetch_hint(ref: str) -> str:
+    return f"git fetch origin '{ref.rsplit('/', 1)[0]}/*:{ref.rsplit('/', 1)[0]}/*'"
+
+
+def restored_lines(repo: Repository, path: Path, ref: str) -> Iterator[RawLine]:
+    """The original lines of a (possibly compressed) session file."""
+    rel = repo.relative(path)
+    from_commit = _commit_line_source(repo, rel)
+    with _open_lines(path) as lines:
+        for line in lines:
+            try:
+                data = restore_data(
+                    line.data, f"{rel}:{line.number}", repo.reader.get, from_commit(line.number)
+                )
+            except MissingObjectError as error:
+                raise GitClawError(f"{error}; get the archive with: {fetch_hint(ref)}") from None
+            yield line if data is line.data else RawLine(line.number, data, line.newline)
+
+
+def restore_file(repo: Repository, path: Path, ref: str, output: Path | None) -> int:
+    """Write the original file to `output` (in place when None); returns the bytes written."""
+    target = output if output is not None else path
+    rel = repo.relative(path)
+    with repo.lock(rel, rel):
+        atomic = AtomicFile(target, mode_from=path if output is not None else None)
+        try:
+            written = restore_to_stream(repo, path, ref, atomic.handle)
+            atomic.seal()
+            atomic.replace()
+        except BaseException:
+            atomic.discard()
+            raise
+    return written
+
+
+def restore_to_stream(repo: Repository, path: Path, ref: str, sink: IO[bytes]) -> int:
+    written = 0
+    for line in restored_lines(repo, path, ref):
+        encoded = line.encode()
+        written += len(encoded)
+        sink.write(encoded)
+    return written
+
+
+@dataclass
+class VerifyReport:
+    path: str
+    compressed_lines: int = 0
+    objects: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def verify_file(repo: Repository, path: Path, ref: str, archived: set[str]) -> VerifyReport:
+    """Check that every stub resolves, every hash matches, and every object is on the ref."""
+    rel = repo.relative(path)
+    report = VerifyReport(rel)
+    from_commit = _commit_line_source(repo, rel)
+    with _open_lines(path) as lines:
+        first = True
+        for line in lines:
+            where = f"{rel}:{line.number}"
+            if first:
+                first = False
+                try:
+                    check_header(line, rel)
+                except GitClawError as error:
+                    report.problems.append(str(error))
+            try:
+                marker = read_marker(line.data, where)
+                if marker is None:
+                    continue
+                report.compressed_lines += 1
+                for _, oid in marker.parts:
+                    report.objects += 1
+                    if oid not in archived:
+                        report.problems.append(
+                            f"{where}: object {oid} is not reachable from {ref} "
+                            "(git gc would lose it and git push would not send it)"
+                        )
+                restore_data(line.data, where, repo.reader.get, from_commit(line.number))
+            except MissingObjectError as error:
+                report.problems.append(f"{error}; get it with: {fetch_hint(ref)}")
+            except GitClawError as error:
+                report.problems.append(str(error))
+    return report
+
+
+def find_entry(repo: Repository, path: Path, entry_id: str, ref: str) -> bytes:
+    """The original line of the entry with this id (restored from the archive if needed)."""
+    rel = repo.relative(path)
+    from_commit = _commit_line_source(repo, rel)
+    needle = entry_id.encode()
+    with _open_lines(path) as lines:
+        for line in lines:
+            if needle not in line.data:
+                continue
+            entry = parse_entry(line.data)
+            if entry is None or entry.get("id") != entry_id:
+                continue
+            try:
+                return restore_data(
+                    line.data, f"{rel}:{line.number}", repo.reader.get, from_commit(line.number)
+                )
+            except MissingObjectError as error:
+                raise GitClawError(f"{error}; get the archive with: {fetch_hint(ref)}") from None
+    raise GitClawError(f"{rel}: no entry with id {entry_id!r}")

@@ -1,0 +1,186 @@
+"""Find the byte spans of JSON values inside a raw line, so edits can splice original bytes.
+
+Re-serializing a JavaScript-written line from Python does not give the same bytes
+(`0.000005` becomes `5e-06`), so every edit works on spans of the original text and
+every restore splices the original bytes back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import orjson
+
+JsonPath = tuple[str | int, ...]
+
+_WS = re.compile(rb"[ \t\r\n]*")
+# The "unrolled loop" form keeps long strings inside the C regex engine.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_SCALAR = re.compile(rb"-?[0-9][0-9.eE+\-]*|true|false|null")
+_STRUCTURE = re.compile(rb'["\[\]{}]')
+
+
+class SpanError(ValueError):
+    """The raw text is not the JSON structure the caller expected."""
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a value sits in a raw line. For object members, `key_start` is the key's quote."""
+
+    key_start: int
+    start: int
+    end: int
+
+
+_LEAF = object()
+
+
+def _build_trie(paths: Iterable[JsonPath]) -> dict[object, object]:
+    trie: dict[object, object] = {}
+    for path in paths:
+        node = trie
+        for part in path:
+            node = node.setdefault(part, {})  # type: ignore[assignment]
+        node[_LEAF] = path
+    return trie
+
+
+def _skip_ws(raw: bytes, pos: int) -> int:
+    match = _WS.match(raw, pos)
+    assert match is not None  # the pattern matches the empty string
+    return match.end()
+
+
+def _skip_value(raw: bytes, pos: int) -> int:
+    """Return the end of the JSON value that starts at `pos`."""
+    first = raw[pos : pos + 1]
+    if first == b'"':
+        match = _STRING.match(raw, pos)
+        if match is None:
+            raise SpanError(f"unterminated string at byte {pos}")
+        return match.end()
+    if first in (b"{", b"["):
+        depth = 0
+        cursor = pos
+        while True:
+            found = _STRUCTURE.search(raw, cursor)
+            if found is None:
+                raise SpanError(f"unterminated container at byte {pos}")
+            char = raw[found.start()]
+            if char == 0x22:  # '"'
+                match = _STRING.match(raw, found.start())
+                if match is None:
+                    raise SpanError(f"unterminated string at byte {found.start()}")
+                cursor = match.end()
+                continue
+            depth += 1 if char in (0x7B, 0x5B) else -1
+            cursor = found.end()
+            if depth == 0:
+                return cursor
+    match = _SCALAR.match(raw, pos)
+    if match is None:
+        raise SpanError(f"unexpected byte {first!r} at {pos}")
+    return match.end()
+
+
+def _decode_key(raw_key: bytes) -> str:
+    if b"\\" in raw_key:
+        key = orjson.loads(raw_key)
+        assert isinstance(key, str)
+        return key
+    return raw_key[1:-1].decode("utf-8")
+
+
+def _walk(
+    raw: bytes, pos: int, key_start: int, trie: dict[object, object], out: dict[JsonPath, Span]
+) -> int:
+    """Walk the value at `pos`, recording spans of wanted paths; return the value's end."""
+    if _LEAF in trie:
+        end = _skip_value(raw, pos)
+        out[trie[_LEAF]] = Span(key_start, pos, end)  # type: ignore[index]
+        if len(trie) == 1:
+            return end
+    first = raw[pos : pos + 1]
+    if first == b"{" and any(isinstance(k, str) for k in trie):
+        pos = _skip_ws(raw, pos + 1)
+        if raw[pos : pos + 1] == b"}":
+            return pos + 1
+        while True:
+            match = _STRING.match(raw, pos)
+            if match is None:
+                raise SpanError(f"expected a key at byte {pos}")
+            member_start = pos
+            key = _decode_key(match.group())
+            pos = _skip_ws(raw, match.end())
+            if raw[pos : pos + 1] != b":":
+                raise SpanError(f"expected ':' at byte {pos}")
+            pos = _skip_ws(raw, pos + 1)
+            child = trie.get(key)
+            if isinstance(child, dict):
+                pos = _walk(raw, pos, member_start, child, out)
+            else:
+                pos = _skip_value(raw, pos)
+            pos = _skip_ws(raw, pos)
+            sep = raw[pos : pos + 1]
+            if sep == b"}":
+                return pos + 1
+            if sep != b",":
+                raise SpanError(f"expected ',' or '}}' at byte {pos}")
+            pos = _skip_ws(raw, pos + 1)
+    if first == b"[" and any(isinstance(k, int) for k in trie):
+        pos = _skip_ws(raw, pos + 1)
+        if raw[pos : pos + 1] == b"]":
+            return pos + 1
+        index = 0
+        while True:
+            child = trie.get(index)
+            if isinstance(child, dict):
+                pos = _walk(raw, pos, pos, child, out)
+            else:
+                pos = _skip_value(raw, pos)
+            pos = _skip_ws(raw, pos)
+            sep = raw[pos : pos + 1]
+            if sep == b"]":
+                return pos + 1
+            if sep != b",":
+                raise SpanError(f"expected ',' or ']' at byte {pos}")
+            pos = _skip_ws(raw, pos + 1)
+            index += 1
+    return _skip_value(raw, pos)
+
+
+def locate(raw: bytes, paths: Iterable[JsonPath]) -> dict[JsonPath, Span]:
+    """Return the spans of the values at `paths` in the JSON document `raw`.
+
+    Paths that do not exist are absent from the result. `raw` must be valid JSON.
+    """
+    trie = _build_trie(paths)
+    out: dict[JsonPath, Span] = {}
+    start = _skip_ws(raw, 0)
+    _walk(raw, start, start, trie, out)
+    return out
+
+
+def splice(raw: bytes, edits: Sequence[tuple[int, int, bytes]]) -> bytes:
+    """Replace the non-overlapping byte ranges `[start, end)` of `raw` with new bytes."""
+    pieces: list[bytes] = []
+    cursor = 0
+    for start, end, replacement in sorted(edits, key=lambda edit: edit[0]):
+        if start < cursor:
+            raise SpanError("overlapping edits")
+        pieces.append(raw[cursor:start])
+        pieces.append(replacement)
+        cursor = end
+    pieces.append(raw[cursor:])
+    return b"".join(pieces)
+
+
+def object_close(raw: bytes) -> int:
+    """Index of the closing brace of the top-level object (trailing whitespace allowed)."""
+    end = len(raw.rstrip(b" \t\r\n"))
+    if end == 0 or raw[end - 1] != 0x7D:
+        raise SpanError("line does not end with a JSON object")
+    return end - 1

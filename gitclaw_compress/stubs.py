@@ -1,0 +1,136 @@
+"""The text of the stubs that replace dropped content: what was there and how to get it back."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+STUB_PREFIX = "[gitclaw-compress]"
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewSettings:
+    lines: int = 3  # lines shown from the head and from the tail
+    line_chars: int = 120  # each preview line is cut to this many characters
+
+
+def show_command(session_ref: str, entry_id: str) -> str:
+    return f"gitclaw-compress show {shlex.quote(session_ref)} {shlex.quote(entry_id)}"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def count_lines(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def text_shape(text: str) -> str:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return f"{count_lines(text):,} lines, {size:,} bytes"
+
+
+def preview(text: str, settings: PreviewSettings) -> str:
+    """Head and tail lines of `text`, each cut short, with the number of lines left out."""
+    lines = text.rstrip("\n").split("\n")
+    keep = settings.lines
+    if keep <= 0:
+        return ""
+    head = lines[:keep]
+    tail = lines[keep:][-keep:]
+    omitted = len(lines) - len(head) - len(tail)
+    out = [_cut(line, settings.line_chars) for line in head]
+    if omitted:
+        out.append(f"… {omitted:,} lines omitted …")
+    out.extend(_cut(line, settings.line_chars) for line in tail)
+    return "\n".join(out)
+
+
+def first_last(text: str, limit: int) -> str:
+    lines = text.rstrip("\n").split("\n")
+    first = _cut(lines[0], limit)
+    if len(lines) == 1:
+        return f"first line: {first!r}"
+    return f"first line: {first!r}; last line: {_cut(lines[-1], limit)!r}"
+
+
+def image_size(data: object) -> int:
+    """Decoded size of base64 image data."""
+    if not isinstance(data, str):
+        return 0
+    return len(data) * 3 // 4 - data[-2:].count("=")
+
+
+def describe_images(images: list[tuple[str, int]]) -> str:
+    return ", ".join(f"image {mime} {size:,} bytes" for mime, size in images)
+
+
+def tool_output_stub(
+    *,
+    tool: str,
+    text: str,
+    images: list[tuple[str, int]],
+    failed: bool,
+    reason: str | None,
+    show: str,
+    settings: PreviewSettings,
+) -> str:
+    """A tool result replaced because it was large, repeated later, or quoted."""
+    parts = []
+    if text:
+        parts.append(text_shape(text))
+    if images:
+        parts.append(describe_images(images))
+    shape = "; ".join(parts) if parts else "empty"
+    status = " (the tool failed)" if failed else ""
+    head = f"{STUB_PREFIX} Output of {tool}{status} elided: {shape}."
+    if reason:
+        head += f" {reason}."
+    head += f" Full output: {show}"
+    if reason or not text:
+        return head
+    return f"{head}\n{preview(text, settings)}"
+
+
+def argument_stub(key: str, value: object, show: str, line_chars: int) -> str:
+    """A tool-call argument replaced because the call was large."""
+    if isinstance(value, str):
+        return (
+            f"{STUB_PREFIX} {key}: {text_shape(value)} elided; "
+            f"{first_last(value, line_chars)}. Full call: {show}"
+        )
+    kind = (
+        type(value).__name__
+        if not isinstance(value, dict | list)
+        else ("object" if isinstance(value, dict) else "array")
+    )
+    return f"{STUB_PREFIX} {key}: {kind} elided. Full call: {show}"
+
+
+def command_stub(command: str, limit: int, show: str) -> str:
+    """A long shell command keeps its first `limit` characters."""
+    rest = len(command.encode("utf-8", "surrogatepass")) - len(
+        command[:limit].encode("utf-8", "surrogatepass")
+    )
+    return f"{command[:limit]} {STUB_PREFIX} {rest:,} more bytes elided. Full call: {show}"
+
+
+def details_stub(size: int, show: str) -> str:
+    return (
+        f"{STUB_PREFIX} details elided ({size:,} bytes, shown only in the UI, never sent "
+        f"to the model). Full entry: {show}"
+    )
+
+
+def image_stub(who: str, mime: str, size: int, show: str) -> str:
+    return f"{STUB_PREFIX} {who} image elided: {mime}, {size:,} bytes. Full entry: {show}"
+
+
+def bash_output_stub(text: str, show: str, settings: PreviewSettings) -> str:
+    return (
+        f"{STUB_PREFIX} Output elided: {text_shape(text)}. Full entry: {show}\n"
+        f"{preview(text, settings)}"
+    )
