@@ -266,3 +266,13 @@ def default_document() -> dict[str, dict[str, Any]]:
         section, name = option.key.split(".", 1)
         document.setdefault(section, {})[name] = option.default
     return document
+
+
+def options_markdown() -> str:
+    """The table of options in docs/configuration.md (a test keeps the two in step)."""
+    rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    names = {bool: "boolean", int: "integer", str: "string", list: "list of strings"}
+    for option in OPTIONS:
+        default = orjson.dumps(option.default).decode()
+        rows.append(f"| `{option.key}` | {names[option.kind]} | `{default}` | {option.doc} |")
+    return "\n".join(rows) + "\n"

@@ -28,7 +28,7 @@ KINDS = (
 
 
 def _size(value: object) -> int:
-    return len(orjson.dumps(value))
+    return 0 if value is None else len(orjson.dumps(value))
 
 
 def _is_stub(value: object) -> bool:
@@ -57,10 +57,10 @@ def _blocks(kinds: dict[str, int], role: str, content: object) -> None:
                 kinds["assistant text"] += _size(text)
         elif kind == "image":
             target = "user images" if role == "user" else "toolResult images"
-            kinds[target] += _size(block.get("data", ""))
+            kinds[target] += _size(block.get("data"))
         elif kind == "thinking":
-            kinds["thinking text"] += _size(block.get("thinking", ""))
-            kinds["thinking signatures"] += _size(block.get("thinkingSignature", ""))
+            kinds["thinking text"] += _size(block.get("thinking"))
+            kinds["thinking signatures"] += _size(block.get("thinkingSignature"))
         elif kind == "toolCall":
             arguments = block.get("arguments", {})
             stub_bytes = (
@@ -70,7 +70,7 @@ def _blocks(kinds: dict[str, int], role: str, content: object) -> None:
             )
             kinds["stubs"] += stub_bytes
             kinds["toolCall arguments"] += _size(arguments) - stub_bytes
-            kinds["toolCall partialJson"] += _size(block.get("partialJson", ""))
+            kinds["toolCall partialJson"] += _size(block.get("partialJson"))
 
 
 def bytes_by_kind(lines: Iterable[RawLine]) -> dict[str, int]:
@@ -96,6 +96,6 @@ def bytes_by_kind(lines: Iterable[RawLine]) -> dict[str, int]:
             else:
                 kinds["toolResult details"] += _size(details)
         if role == "bashExecution":
-            kinds["toolResult text"] += _size(message.get("output", ""))
+            kinds["toolResult text"] += _size(message.get("output"))
     kinds["metadata and other"] = max(total - sum(kinds.values()), 0)
     return kinds

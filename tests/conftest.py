@@ -1,0 +1,69 @@
+"""Hermetic git for every test: own HOME, no system config, fixed author and dates."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.invalid",
+    "GIT_COMMITTER_NAME": "Test Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+}
+
+
+@pytest.fixture(autouse=True)
+def hermetic_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(key, raising=False)
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n")
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Iterator[Path]:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    yield root
+
+
+def corpus_files(kind: str = "pi") -> list[Path]:
+    folder = CORPUS / kind
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+needs_corpus = pytest.mark.skipif(
+    not (CORPUS / "pi").is_dir(), reason=f"shared corpus not found at {CORPUS}"
+)
+
+
+def cli(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """Run the installed console script, as users and hooks do."""
+    done = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", *args], cwd=cwd, capture_output=True
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"exit {done.returncode}: {done.stderr.decode()}")
+    return done

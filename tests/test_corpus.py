@@ -1,0 +1,87 @@
+"""The done-when measurements of the core on real sessions (skipped without the corpus)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, cli, corpus_files, git, needs_corpus
+
+pytestmark = needs_corpus
+
+SESSIONS = ".GITCLAW/state/sessions"
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture
+def corpus_repo(repo: Path) -> Path:
+    folder = repo / SESSIONS
+    folder.mkdir(parents=True)
+    for path in corpus_files():
+        shutil.copyfile(path, folder / path.name)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "sessions as the agent committed them")
+    return repo
+
+
+def test_restore_is_byte_identical_after_gc_and_size_falls_by_65_percent(
+    corpus_repo: Path,
+) -> None:
+    files = corpus_files()
+    paths = [f"{SESSIONS}/{path.name}" for path in files]
+    cli("compress", "--keep-turns", "1", *paths, cwd=corpus_repo)
+    before = sum(path.stat().st_size for path in files)
+    after = sum((corpus_repo / path).stat().st_size for path in paths)
+    assert after <= before * 0.35, f"{before} -> {after} bytes"
+    git(corpus_repo, "gc", "-q", "--prune=now")
+    for source, path in zip(files, paths, strict=True):
+        restored = cli("restore", path, "-o", "-", cwd=corpus_repo).stdout
+        assert sha(restored) == sha(source.read_bytes()), path
+    assert cli("verify", *paths, cwd=corpus_repo).returncode == 0
+
+
+def test_invariants_header_window_line_count_and_idempotence(corpus_repo: Path) -> None:
+    for source in corpus_files():
+        path = f"{SESSIONS}/{source.name}"
+        cli("compress", "--force", "--keep-turns", "2", path, cwd=corpus_repo)
+        before = source.read_bytes().split(b"\n")
+        after = (corpus_repo / path).read_bytes().split(b"\n")
+        assert len(before) == len(after) and before[0] == after[0]
+        users = [i for i, line in enumerate(before) if b'"role":"user"' in line]
+        if len(users) > 2:
+            assert before[users[-2] :] == after[users[-2] :]
+        first = (corpus_repo / path).read_bytes()
+        cli("compress", "--force", "--keep-turns", "2", path, cwd=corpus_repo)
+        assert (corpus_repo / path).read_bytes() == first
+
+
+@pytest.mark.parametrize(
+    "history",
+    sorted(p.name for p in (CORPUS / "pi-history").iterdir() if p.is_dir())
+    if (CORPUS / "pi-history").is_dir()
+    else [],
+)
+def test_history_replay_restores_every_version(repo: Path, history: str) -> None:
+    """Each agent run appends to the committed, compressed file, then compress and commit."""
+    versions = sorted((CORPUS / "pi-history" / history).glob("v*.jsonl"))
+    path = repo / SESSIONS / f"{history}.jsonl"
+    path.parent.mkdir(parents=True)
+    previous = b""
+    for version in versions:
+        data = version.read_bytes()
+        assert data.startswith(previous)
+        with open(path, "ab") as handle:
+            handle.write(data[len(previous) :])
+        previous = data
+        cli("compress", "--force", "--keep-turns", "1", str(path), cwd=repo)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", f"agent run {version.stem}")
+        restored = cli("restore", str(path), "-o", "-", cwd=repo).stdout
+        assert sha(restored) == sha(data), version.name
+    git(repo, "gc", "-q", "--prune=now")
+    assert sha(cli("restore", str(path), "-o", "-", cwd=repo).stdout) == sha(previous)
