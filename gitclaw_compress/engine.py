@@ -66,19 +66,60 @@ def _read_header(path: Path, source: str) -> None:
         check_header(next(lines, None), source)
 
 
-def _head_line_digests(repo: Repository, rel: str) -> tuple[str, dict[int, bytes]] | None:
-    """The lines of HEAD's version of the file, to record where each line exists intact."""
-    head = repo.rev_parse("HEAD")
-    if head is None:
+class IntactLines:
+    """Which lines of the file exist byte for byte in HEAD's version, to record that commit.
+
+    pi only appends, so HEAD's blob is usually a byte prefix of the file: then every complete
+    line in that prefix is intact there, found by hashing the prefix as a git blob instead of
+    reading HEAD's copy. Otherwise lines are compared one by one.
+    """
+
+    def __init__(self, repo: Repository, path: Path, rel: str) -> None:
+        self.commit = repo.rev_parse("HEAD")
+        self._prefix_lines = 0
+        self._digests: dict[int, bytes] = {}
+        if self.commit is None:
+            return
+        info = repo.object_info(f"{self.commit}:{rel}")
+        if info is None:
+            return
+        oid, size = info
+        prefix_lines = _blob_prefix_lines(path, size, oid)
+        if prefix_lines is not None:
+            self._prefix_lines = prefix_lines
+            return
+        blob = repo.reader.get(oid)
+        if blob is not None:
+            self._digests = {
+                number: hashlib.blake2b(data, digest_size=16).digest()
+                for number, data in enumerate(blob.split(b"\n"), start=1)
+            }
+
+    def commit_for(self, line: RawLine) -> str | None:
+        if line.number <= self._prefix_lines:
+            return self.commit
+        digest = self._digests.get(line.number)
+        if digest is not None and digest == hashlib.blake2b(line.data, digest_size=16).digest():
+            return self.commit
         return None
-    blob = repo.reader.get(f"{head}:{rel}")
-    if blob is None:
-        return None
-    digests = {
-        number: hashlib.blake2b(data, digest_size=16).digest()
-        for number, data in enumerate(blob.split(b"\n"), start=1)
-    }
-    return head, digests
+
+
+def _blob_prefix_lines(path: Path, size: int, oid: str) -> int | None:
+    """Complete lines in the first `size` bytes of the file if they hash to blob `oid`."""
+    digest = (
+        hashlib.sha1(b"blob %d\0" % size) if len(oid) == 40 else hashlib.sha256(b"blob %d\0" % size)
+    )
+    newlines = 0
+    remaining = size
+    with open(path, "rb") as handle:
+        while remaining:
+            chunk = handle.read(min(remaining, 1 << 20))
+            if not chunk:
+                return None
+            digest.update(chunk)
+            newlines += chunk.count(b"\n")
+            remaining -= len(chunk)
+    return newlines if digest.hexdigest() == oid else None
 
 
 class Compression:
@@ -137,14 +178,7 @@ class Compression:
             )
         if plan.window_start <= 2:
             return report
-        hints = _head_line_digests(self.repo, rel)
-
-        def intact_commit(line: RawLine) -> str | None:
-            if hints is None:
-                return None
-            digest = hashlib.blake2b(line.data, digest_size=16).digest()
-            return hints[0] if hints[1].get(line.number) == digest else None
-
+        intact = IntactLines(self.repo, path, rel)
         ref = config["archive.ref"]
         writer = self._writers.get(ref)
         if writer is None:
@@ -154,7 +188,7 @@ class Compression:
         try:
             with _open_lines(path) as lines:
                 for result in compress_lines(
-                    lines, plan, settings, session_ref=rel, intact_commit=intact_commit
+                    lines, plan, settings, session_ref=rel, intact_commit=intact.commit_for
                 ):
                     encoded = result.line.encode()
                     size_after += len(encoded)
