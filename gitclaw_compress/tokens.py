@@ -146,12 +146,12 @@ class CjkAware:
     about 5.5 characters per token, and base64 runs about 1.5 characters per token.
 
     Origin of the constants: least squares against the exact o200k_base count (toktok-rs
-    0.3.0) over the local corpus on 2026-11-21 (pi, Claude Code and Codex sessions: prose,
-    code, JSON tool output, whole lines and CJK strings, each category weighted equally) plus
-    the synthetic CJK passages of ``bench/estimator_error.py``, which refits them with
-    ``--fit``; the fitted values (0.741, 0.708, 1/5.5, 1/1.47) were rounded. ``letter`` is not
-    fitted (the corpus has almost none): five synthetic sentences in Russian, French, Greek,
-    Arabic and Hindi gave 2.8 to 4.7 characters per token.
+    0.3.0) on 2026-11-21, over the local corpus (pi, Claude Code and Codex sessions: prose,
+    code, JSON tool output, whole lines with and without images, CJK strings; each category
+    weighted equally) plus the synthetic CJK passages of ``bench/estimator_error.py``, which
+    refits them with ``--fit``. The fit gave 0.740, 0.702, 1/5.51 and 1/1.48, rounded here.
+    ``letter`` is not fitted (the corpus has almost none): five synthetic sentences in
+    Russian, French, Greek, Arabic and Hindi gave 2.8 to 4.7 characters per token.
     """
 
     name: Final = "cjk"
