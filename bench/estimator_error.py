@@ -333,18 +333,18 @@ def score(estimates: Iterable[int], exact: list[int]) -> Score:
 def fit_cjk(samples: Samples, exact: dict[str, list[int]]) -> list[float]:
     """Least squares for the cjk estimator's weights, each category weighted equally.
 
-    tokens ~ a*cjk + b*symbol + c*word + d*blob, after taking off letter / 3.5 (the letter
-    class is not fitted: the corpus has almost none). Returns [a, b, c, d] in tokens per char.
+    tokens ~ a*cjk + b*symbol + c*word + d*blob + e*runs, after taking off letter / 3.5 (the
+    letter class is not fitted: the corpus has almost none). Returns [a, b, c, d, e].
     """
     letter_weight = 1 / CjkAware.LETTER_CHARS_PER_TOKEN
-    n = 4
+    n = 5
     ata = [[0.0] * n for _ in range(n)]
     atb = [0.0] * n
     for category, texts in samples.by_category.items():
         weight = 1.0 / (sum(exact[category]) or 1)
         for text, tokens in zip(texts, exact[category], strict=True):
             c = char_classes(text)
-            x = (c.cjk, c.symbol, c.word, c.blob)
+            x = (c.cjk, c.symbol, c.word, c.blob, c.runs)
             target = tokens - c.letter * letter_weight
             for i in range(n):
                 atb[i] += weight * x[i] * target
@@ -432,10 +432,11 @@ def main(argv: list[str] | None = None) -> int:
         _usage_table(corpus, {**estimators, "o200k": exact_estimator})
 
     if args.fit:
-        cjk, symbol, word, blob = fit_cjk(samples, exact)
+        cjk, symbol, word, blob, runs = fit_cjk(samples, exact)
         print(
             f"\nfit: CJK_TOKENS_PER_CHAR={cjk:.3f} SYMBOL_TOKENS_PER_CHAR={symbol:.3f} "
-            f"WORD_CHARS_PER_TOKEN={1 / word:.2f} BLOB_CHARS_PER_TOKEN={1 / blob:.2f}"
+            f"WORD_CHARS_PER_TOKEN={1 / word:.2f} BLOB_CHARS_PER_TOKEN={1 / blob:.2f} "
+            f"TOKENS_PER_RUN={runs:.2f}"
         )
     return 0
 

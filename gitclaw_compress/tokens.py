@@ -99,6 +99,8 @@ _CJK_CHARS: Final = (
 _CJK_RE: Final = re.compile(f"[{_CJK_CHARS}]")
 # A run of base64 or similar (image data, signatures, hashes, long paths): no spaces, 64+ chars.
 _BLOB_RE: Final = re.compile(r"[A-Za-z0-9+/=_-]{64,}")
+# A run of 8+ identical characters that are neither letters nor digits: rules, indentation.
+_REPEAT_RE: Final = re.compile(r"([^\w])\1{7,}")
 _ASCII_WORD_RE: Final = re.compile(r"[A-Za-z \t]")
 _LETTER_RE: Final = re.compile(r"[^\W\d_]")
 
@@ -111,8 +113,13 @@ def count_cjk(text: str) -> int:
 
 
 class CharClasses(NamedTuple):
-    """A text's characters split into the classes :class:`CjkAware` weighs."""
+    """A text's characters split into the classes :class:`CjkAware` weighs.
 
+    The character counts (all fields but ``runs``) add up to the text's length.
+    """
+
+    repeat: int  # in runs of 8+ identical characters that are not letters or digits
+    runs: int  # how many such runs (each costs about one token, however long)
     blob: int  # in runs of 64+ base64-like characters
     cjk: int  # CJK ideographs, kana, Hangul, CJK and full-width punctuation
     word: int  # ASCII letters, spaces and tabs
@@ -121,36 +128,42 @@ class CharClasses(NamedTuple):
 
 
 def char_classes(text: str) -> CharClasses:
-    """Count the characters of ``text`` by class; the counts add up to ``len(text)``."""
-    blob = 0
+    """Count the characters of ``text`` by class (see :class:`CharClasses`)."""
+    repeat = runs = blob = cjk = letter = 0
+    if len(text) >= 8:
+        for match in _REPEAT_RE.finditer(text):
+            runs += 1
+            repeat += match.end() - match.start()
+        if runs:
+            text = _REPEAT_RE.sub("", text)
     if len(text) >= 64:
         for run in _BLOB_RE.findall(text):
             blob += len(run)
         if blob:
             text = _BLOB_RE.sub("", text)
-    cjk = letter = 0
     if not text.isascii():
         text, cjk = _CJK_RE.subn("", text)
     rest, word = _ASCII_WORD_RE.subn("", text)
     if not rest.isascii():
         rest, letter = _LETTER_RE.subn("", rest)
-    return CharClasses(blob=blob, cjk=cjk, word=word, letter=letter, symbol=len(rest))
+    return CharClasses(repeat, runs, blob, cjk, word, letter, len(rest))
 
 
 class CjkAware:
     """A character-class estimate, tuned against the exact o200k_base count.
 
-    ``tokens = ceil(cjk * 0.75 + symbol * 0.7 + word / 5.5 + letter / 3.5 + blob / 1.5)``,
-    with the classes of :class:`CharClasses`. CJK characters cost most of a token each,
-    digits and punctuation (JSON, code, logs) most of a token each, English words and spaces
-    about 5.5 characters per token, and base64 runs about 1.5 characters per token.
+    ``tokens = ceil(0.75 * cjk + 0.7 * symbol + word / 5.5 + letter / 3.5 + blob / 1.5
+    + 1.5 * runs)`` with the classes of :class:`CharClasses`: a CJK character costs most of
+    a token, so do digits and punctuation (JSON, code, logs); English words and spaces take
+    about 5.5 characters per token, base64 about 1.5, and a run of one repeated character
+    (a rule of dashes, deep indentation) one or two tokens in all.
 
     Origin of the constants: least squares against the exact o200k_base count (toktok-rs
     0.3.0) on 2026-11-21, over the local corpus (pi, Claude Code and Codex sessions: prose,
     code, JSON tool output, whole lines with and without images, CJK strings; each category
     weighted equally) plus the synthetic CJK passages of ``bench/estimator_error.py``, which
-    refits them with ``--fit``. The fit gave 0.740, 0.702, 1/5.51 and 1/1.48, rounded here.
-    ``letter`` is not fitted (the corpus has almost none): five synthetic sentences in
+    refits them with ``--fit``. The fit gave 0.739, 0.696, 1/5.38, 1/1.48 and 1.43, rounded
+    here. ``letter`` is not fitted (the corpus has almost none): five synthetic sentences in
     Russian, French, Greek, Arabic and Hindi gave 2.8 to 4.7 characters per token.
     """
 
@@ -161,6 +174,7 @@ class CjkAware:
     WORD_CHARS_PER_TOKEN: Final = 5.5
     LETTER_CHARS_PER_TOKEN: Final = 3.5
     BLOB_CHARS_PER_TOKEN: Final = 1.5
+    TOKENS_PER_RUN: Final = 1.5
 
     def count(self, text: str) -> int:
         if not text:
@@ -172,6 +186,7 @@ class CjkAware:
             + c.word / self.WORD_CHARS_PER_TOKEN
             + c.letter / self.LETTER_CHARS_PER_TOKEN
             + c.blob / self.BLOB_CHARS_PER_TOKEN
+            + c.runs * self.TOKENS_PER_RUN
         )
         return math.ceil(estimate)
 

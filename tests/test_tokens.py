@@ -20,6 +20,7 @@ from gitclaw_compress.tokens import (
     ESTIMATOR_NAMES,
     IMAGE_TOKENS,
     PART_TOKEN_CAP,
+    CharClasses,
     CjkAware,
     char_classes,
     count_cjk,
@@ -95,21 +96,32 @@ def test_bytes4_survives_lone_surrogates() -> None:
         "x" * 100 + " tail",
         '{"role":"user","content":"日本語のテキスト"}',
         "한국어 문장입니다.",
+        "=" * 40 + "\n" + " " * 12 + "indented",
     ],
 )
 def test_char_classes_add_up_to_the_length(text: str) -> None:
-    assert sum(char_classes(text)) == len(text)
+    c = char_classes(text)
+    assert c.repeat + c.blob + c.cjk + c.word + c.letter + c.symbol == len(text)
+
+
+def classes(**counts: int) -> CharClasses:
+    fields = dict.fromkeys(CharClasses._fields, 0)
+    fields.update(counts)
+    return CharClasses(**fields)
 
 
 def test_char_classes_sorts_characters() -> None:
-    assert char_classes("ab c") == (0, 0, 4, 0, 0)
-    assert char_classes("12;\n") == (0, 0, 0, 0, 4)
-    assert char_classes("中文かなカナ한글。") == (0, 9, 0, 0, 0)
-    assert char_classes("Привет") == (0, 0, 0, 6, 0)
+    assert char_classes("ab c") == classes(word=4)
+    assert char_classes("12;\n") == classes(symbol=4)
+    assert char_classes("中文かなカナ한글。") == classes(cjk=9)
+    assert char_classes("Привет") == classes(letter=6)
     blob = base64.b64encode(bytes(range(256)) * 3).decode()
-    assert char_classes(blob + " ok") == (len(blob), 0, 3, 0, 0)
+    assert char_classes(blob + " ok") == classes(blob=len(blob), word=3)
     # a short run of base64 characters is ordinary text, not a blob
-    assert char_classes("abc123")[0] == 0
+    assert char_classes("abc123") == classes(word=3, symbol=3)
+    # runs of 8+ identical non-alphanumeric characters, each counted once as a run
+    assert char_classes("-" * 64 + "x" + "\n" * 8) == classes(repeat=72, runs=2, word=1)
+    assert char_classes("-" * 7) == classes(symbol=7)
 
 
 def test_count_cjk() -> None:
@@ -126,6 +138,7 @@ def test_cjk_estimate_uses_the_documented_weights() -> None:
     assert cjk.count("{}") == math.ceil(2 * CjkAware.SYMBOL_TOKENS_PER_CHAR)
     blob = "A" * 300
     assert cjk.count(blob) == math.ceil(300 / CjkAware.BLOB_CHARS_PER_TOKEN)
+    assert cjk.count("-" * 200) == math.ceil(CjkAware.TOKENS_PER_RUN)
 
 
 def test_cjk_estimate_counts_cjk_text_higher_than_chars4() -> None:
