@@ -20,7 +20,7 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 fi
 
 if [[ -f "$pkg_json" ]] && [[ -x "$prefix/node_modules/.bin/pi" ]]; then
-    installed="$(node -p "require(process.argv[1]).version" "$pkg_json")"
+    installed="$(node -p 'require(process.argv[1]).version' "$pkg_json")"
     if [[ "$installed" == "$PI_VERSION" ]]; then
         echo "install-pi: $PI_PACKAGE@$PI_VERSION already installed in $prefix"
         exit 0
@@ -29,13 +29,32 @@ if [[ -f "$pkg_json" ]] && [[ -x "$prefix/node_modules/.bin/pi" ]]; then
 fi
 
 mkdir -p "$prefix"
-# A package.json of its own keeps npm from walking up to a parent project.
-if [[ ! -f "$prefix/package.json" ]]; then
-    printf '{\n  "name": "gitclaw-compress-pi-cache",\n  "private": true\n}\n' >"$prefix/package.json"
-fi
+# A package.json of its own keeps npm from walking up to a parent project. The overrides
+# pin pi's sibling packages (declared as ^$PI_VERSION) to the same exact version, so a
+# later patch release of pi-ai cannot change what the tests run.
+cat >"$prefix/package.json" <<JSON
+{
+  "name": "gitclaw-compress-pi-cache",
+  "private": true,
+  "dependencies": {
+    "$PI_PACKAGE": "$PI_VERSION"
+  },
+  "overrides": {
+    "@mariozechner/pi-ai": "$PI_VERSION",
+    "@mariozechner/pi-agent-core": "$PI_VERSION",
+    "@mariozechner/pi-tui": "$PI_VERSION"
+  }
+}
+JSON
 
-npm install --prefix "$prefix" --no-audit --no-fund --save-exact \
-    "$PI_PACKAGE@$PI_VERSION"
+npm install --prefix "$prefix" --no-audit --no-fund
 
+for dep in pi-ai pi-agent-core pi-tui; do
+    got="$(node -p 'require(process.argv[1]).version' "$prefix/node_modules/@mariozechner/$dep/package.json")"
+    if [[ "$got" != "$PI_VERSION" ]]; then
+        echo "install-pi: @mariozechner/$dep is $got, expected $PI_VERSION" >&2
+        exit 1
+    fi
+done
 "$prefix/node_modules/.bin/pi" --version
 echo "install-pi: installed $PI_PACKAGE@$PI_VERSION in $prefix"
