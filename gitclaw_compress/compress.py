@@ -10,7 +10,7 @@ original line. `restore.restore_data` reverses it byte for byte.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,7 @@ import orjson
 
 from gitclaw_compress import stubs
 from gitclaw_compress.jsonspan import JsonPath, locate, object_close, splice
+from gitclaw_compress.models import DEFAULT_RESERVE_TOKENS
 from gitclaw_compress.session import (
     MARKER_BYTES,
     MARKER_KEY,
@@ -28,6 +29,7 @@ from gitclaw_compress.session import (
     parse_entry,
     role_of,
 )
+from gitclaw_compress.tokens import DEFAULT_ESTIMATOR
 
 # OpenAI pairs function calls with their encrypted reasoning items; dropping those risks a
 # rejected request, so their thinking blocks are never touched.
@@ -48,6 +50,28 @@ def git_blob_id(data: bytes) -> str:
     return digest.hexdigest()
 
 
+STRATEGIES = ("turns", "tokens", "both")
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSettings:
+    """The token-aware policies: budget pruning (`strategy` tokens/both) and target mode."""
+
+    strategy: str = "turns"  # turns: keep the last N turns; tokens: budget pruning; both: union
+    estimator: str = DEFAULT_ESTIMATOR
+    protect_tokens: int = 40_000  # the newest this many context tokens are never pruned
+    minimum_tokens: int = 20_000  # prune only if that frees at least this many tokens
+    protected_tools: frozenset[str] = frozenset({"skill"})
+    protect_turns: int = 1  # the floor: the newest N turns are never touched by these policies
+    target_percent: int | None = None  # target mode: compress until context <= this % of usable
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    model_overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        return self.strategy != "turns" or self.target_percent is not None
+
+
 @dataclass(frozen=True, slots=True)
 class CompressSettings:
     keep_turns: int = 4
@@ -59,6 +83,7 @@ class CompressSettings:
     bash_command_max_chars: int = 200
     redundancy_min_bytes: int = 400
     preview: stubs.PreviewSettings = field(default_factory=stubs.PreviewSettings)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
 
 
 @dataclass(slots=True)
@@ -441,6 +466,8 @@ def compress_entry_lines(
 
 
 __all__ = [
+    "STRATEGIES",
+    "BudgetSettings",
     "CompressSettings",
     "Entry",
     "OutputLine",

@@ -15,9 +15,11 @@ from typing import Any
 
 import orjson
 
-from gitclaw_compress.compress import CompressSettings
+from gitclaw_compress.compress import STRATEGIES, BudgetSettings, CompressSettings
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.models import DEFAULT_RESERVE_TOKENS, lookup_model
 from gitclaw_compress.stubs import PreviewSettings
+from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES
 
 CONFIG_NAME = "compression.json"
 
@@ -31,6 +33,8 @@ class Option:
     default: Any
     doc: str
     minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] | None = None
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -124,6 +128,96 @@ OPTIONS: tuple[Option, ...] = (
         "Each preview line is cut to this many characters.",
         minimum=8,
     ),
+    # Token-aware layers: estimates, levels, model limits, budget pruning.
+    Option(
+        "tokens.estimator",
+        str,
+        DEFAULT_ESTIMATOR,
+        "How tokens are estimated where no recorded usage applies: `chars4` (pi's own "
+        "heuristic), `bytes4`, `cjk` or `o200k` (exact; needs `gitclaw-compress[tokens]`). "
+        "See docs/tokens.md.",
+        choices=ESTIMATOR_NAMES,
+    ),
+    Option(
+        "tokens.reserve",
+        int,
+        DEFAULT_RESERVE_TOKENS,
+        "Tokens kept free besides the reply: usable = window - min(max output, 32000) - "
+        "reserve. pi compacts at window - 16384.",
+        minimum=0,
+    ),
+    Option(
+        "tokens.warningPercent",
+        int,
+        75,
+        "`status` says warning when the context is at or above this % of the usable tokens.",
+        minimum=1,
+        maximum=100,
+    ),
+    Option(
+        "tokens.criticalPercent",
+        int,
+        90,
+        "`status` says critical at or above this % (at least tokens.warningPercent).",
+        minimum=1,
+        maximum=100,
+    ),
+    Option(
+        "models.overrides",
+        dict,
+        {},
+        'Limits per model id, over the built-in table: `{"gpt-5.4": {"context_window": '
+        '272000, "max_output": 128000}}` (pi\'s `contextWindow`/`maxTokens` work too). A key '
+        "matches the id as recorded or normalized (`minimax-m2.5` covers "
+        "`openrouter/minimax/minimax-m2.5`).",
+    ),
+    Option(
+        "prune.strategy",
+        str,
+        "turns",
+        "What `compress` compresses: `turns` (everything before the last "
+        "session.turnThresholdBeforeCompress turns), `tokens` (budget pruning of old tool "
+        "outputs only) or `both` (the union of the two).",
+        choices=STRATEGIES,
+    ),
+    Option(
+        "prune.protectTokens",
+        int,
+        40_000,
+        "Budget pruning walks back from the newest message and never prunes the newest this "
+        "many context tokens.",
+        minimum=0,
+    ),
+    Option(
+        "prune.minimumTokens",
+        int,
+        20_000,
+        "Budget pruning happens only if it frees at least this many tokens (each prune "
+        "changes old messages, which costs the provider's prompt cache).",
+        minimum=0,
+    ),
+    Option(
+        "prune.protectedTools",
+        list,
+        ["skill"],
+        "Outputs of these tools are never pruned.",
+    ),
+    Option(
+        "prune.protectTurns",
+        int,
+        1,
+        "The floor: budget pruning and target mode never touch the newest this many turns.",
+        minimum=0,
+    ),
+    Option(
+        "prune.targetPercent",
+        int,
+        60,
+        "Target mode (`prune --target`, for the critical level): compress older content, "
+        "oldest first, until the context is at or under this % of the usable tokens.",
+        minimum=1,
+        maximum=100,
+    ),
     Option(
         "archive.ref",
         str,
@@ -151,7 +245,29 @@ class Config:
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
 
-    def compress_settings(self, keep_turns: int | None = None) -> CompressSettings:
+    def budget_settings(
+        self, *, strategy: str | None = None, target_percent: int | None = None
+    ) -> BudgetSettings:
+        return BudgetSettings(
+            strategy=self["prune.strategy"] if strategy is None else strategy,
+            estimator=self["tokens.estimator"],
+            protect_tokens=self["prune.protectTokens"],
+            minimum_tokens=self["prune.minimumTokens"],
+            protected_tools=frozenset(self["prune.protectedTools"]),
+            protect_turns=self["prune.protectTurns"],
+            target_percent=target_percent,
+            reserve_tokens=self["tokens.reserve"],
+            model_overrides=self["models.overrides"],
+        )
+
+    def compress_settings(
+        self,
+        keep_turns: int | None = None,
+        *,
+        strategy: str | None = None,
+        target_percent: int | None = None,
+    ) -> CompressSettings:
+        """Settings for the core; `strategy` and `target_percent` override the config."""
         return CompressSettings(
             keep_turns=self["session.turnThresholdBeforeCompress"]
             if keep_turns is None
@@ -166,6 +282,7 @@ class Config:
             preview=PreviewSettings(
                 lines=self["session.previewLines"], line_chars=self["session.previewLineChars"]
             ),
+            budget=self.budget_settings(strategy=strategy, target_percent=target_percent),
         )
 
 
@@ -182,13 +299,27 @@ def _check_value(option: Option, value: Any, where: str) -> Any:
         else (isinstance(value, kind) and not isinstance(value, bool))
     )
     if not ok:
-        names = {bool: "true or false", int: "an integer", str: "a string", list: "a list"}
+        names = {
+            bool: "true or false",
+            int: "an integer",
+            str: "a string",
+            list: "a list",
+            dict: "an object",
+        }
         raise GitClawError(
             f"{where}: {option.key} must be {names.get(kind, kind.__name__)}, "
             f"got {orjson.dumps(value).decode()[:60]}"
         )
     if option.minimum is not None and value < option.minimum:
         raise GitClawError(f"{where}: {option.key} must be at least {option.minimum}")
+    if option.maximum is not None and value > option.maximum:
+        raise GitClawError(f"{where}: {option.key} must be at most {option.maximum}")
+    if option.choices is not None and value not in option.choices:
+        raise GitClawError(
+            f"{where}: {option.key} must be one of {', '.join(option.choices)}, got {value!r}"
+        )
+    if option.key == "models.overrides":
+        _check_overrides(value, f"{where}: {option.key}")
     if kind is list and not all(isinstance(item, str) for item in value):
         raise GitClawError(f"{where}: {option.key} must be a list of strings")
     if option.key == "session.keepBackup" and value is False:
@@ -199,6 +330,15 @@ def _check_value(option: Option, value: Any, where: str) -> Any:
     if option.key == "archive.ref" and not value.startswith("refs/"):
         raise GitClawError(f"{where}: archive.ref must start with refs/, got {value!r}")
     return value
+
+
+def _check_overrides(value: dict[str, Any], where: str) -> None:
+    """Each model override must be an object with a positive context_window (and max_output)."""
+    for model, limits in value.items():
+        try:
+            lookup_model(model, {model: limits})
+        except GitClawError as error:
+            raise GitClawError(f"{where}[{model!r}]: {error}") from None
 
 
 def parse_config(data: bytes, where: str) -> Config:
@@ -226,6 +366,11 @@ def parse_config(data: bytes, where: str) -> Config:
             if option is None:
                 raise GitClawError(f"{where}: unknown key {key!r}")
             values[key] = _check_value(option, value, where)
+    if values["tokens.warningPercent"] > values["tokens.criticalPercent"]:
+        raise GitClawError(
+            f"{where}: tokens.warningPercent ({values['tokens.warningPercent']}) must not be "
+            f"above tokens.criticalPercent ({values['tokens.criticalPercent']})"
+        )
     return Config(values, Path(where))
 
 
@@ -271,7 +416,13 @@ def default_document() -> dict[str, dict[str, Any]]:
 def options_markdown() -> str:
     """The table of options in docs/configuration.md (a test keeps the two in step)."""
     rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
-    names = {bool: "boolean", int: "integer", str: "string", list: "list of strings"}
+    names = {
+        bool: "boolean",
+        int: "integer",
+        str: "string",
+        list: "list of strings",
+        dict: "object",
+    }
     for option in OPTIONS:
         default = orjson.dumps(option.default).decode()
         rows.append(f"| `{option.key}` | {names[option.kind]} | `{default}` | {option.doc} |")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import orjson
@@ -11,6 +12,7 @@ from conftest import REPO_ROOT
 from gitclaw_compress.config import (
     OPTIONS,
     default_document,
+    defaults,
     load_config,
     options_markdown,
     parse_config,
@@ -58,8 +60,48 @@ def test_comments_and_partial_files_are_fine() -> None:
         (b'{"archive": {"ref": "gitclaw"}}', "archive.ref must start with refs/"),
         (b'{"session": []}', "session must be an object"),
         (b"[]", "must be a JSON object"),
+        (b'{"prune": {"strategy": "newest"}}', "prune.strategy must be one of turns, tokens, both"),
+        (b'{"tokens": {"estimator": "gpt"}}', "tokens.estimator must be one of chars4, bytes4"),
+        (b'{"tokens": {"criticalPercent": 101}}', "tokens.criticalPercent must be at most 100"),
+        (b'{"prune": {"targetPercent": 0}}', "prune.targetPercent must be at least 1"),
+        (b'{"prune": {"protectedTools": "skill"}}', "prune.protectedTools must be a list"),
+        (
+            b'{"tokens": {"warningPercent": 95}}',
+            "tokens.warningPercent (95) must not be above tokens.criticalPercent (90)",
+        ),
+        (b'{"models": {"overrides": []}}', "models.overrides must be an object"),
+        (
+            b'{"models": {"overrides": {"gpt-5.4": 272000}}}',
+            "models.overrides['gpt-5.4']: model override 'gpt-5.4' must be an object",
+        ),
+        (
+            b'{"models": {"overrides": {"gpt-5.4": {"window": 1}}}}',
+            "models.overrides['gpt-5.4']: model override 'gpt-5.4' has unknown key 'window'",
+        ),
+        (
+            b'{"models": {"overrides": {"x": {"context_window": true}}}}',
+            "models.overrides['x']: model override 'x': context_window must be a positive",
+        ),
     ],
 )
 def test_invalid_values_name_the_key(document: bytes, message: str) -> None:
-    with pytest.raises(GitClawError, match=message.replace(".", r"\.")):
+    with pytest.raises(GitClawError, match=re.escape(message)):
         parse_config(document, "c.json")
+
+
+def test_budget_settings_come_from_the_config() -> None:
+    config = parse_config(
+        b'{"tokens": {"estimator": "cjk", "reserve": 0}, "models": {"overrides": '
+        b'{"m": {"contextWindow": 9000}}}, "prune": {"strategy": "both", "protectTokens": 5, '
+        b'"minimumTokens": 6, "protectedTools": ["skill", "todo"], "protectTurns": 2}}',
+        "c.json",
+    )
+    budget = config.compress_settings().budget
+    assert (budget.strategy, budget.estimator, budget.reserve_tokens) == ("both", "cjk", 0)
+    assert (budget.protect_tokens, budget.minimum_tokens, budget.protect_turns) == (5, 6, 2)
+    assert budget.protected_tools == frozenset({"skill", "todo"})
+    assert budget.model_overrides == {"m": {"contextWindow": 9000}}
+    assert budget.target_percent is None and budget.active
+    target = config.compress_settings(strategy="tokens", target_percent=60).budget
+    assert (target.strategy, target.target_percent) == ("tokens", 60)
+    assert not defaults().compress_settings().budget.active
