@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from gitclaw_compress import __version__
-from gitclaw_compress.commands import compress, restore, show, stats, verify
+from gitclaw_compress.commands import compress, context, restore, show, stats, verify
 from gitclaw_compress.errors import GitClawError
 
 
@@ -39,6 +39,7 @@ def cli() -> None:
 
 for command in (compress.command, restore.command, verify.command, stats.command, show.command):
     cli.add_command(command)
+cli.add_command(context.command)
 
 
 def main() -> None:

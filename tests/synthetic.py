@@ -65,7 +65,21 @@ class SessionBuilder:
             )
         return self.message({"role": "user", "content": content, "timestamp": 1771587860000})
 
-    def assistant(self, *blocks: dict[str, Any], stop: str = "toolUse") -> str:
+    def assistant(
+        self, *blocks: dict[str, Any], stop: str = "toolUse", total_tokens: int = 18237
+    ) -> str:
+        """An assistant reply; its usage records `total_tokens` (0: no usage recorded)."""
+        usage = {
+            "input": 3,
+            "output": 14,
+            "cacheRead": 0,
+            "cacheWrite": total_tokens - 17 if total_tokens else 0,
+            "totalTokens": total_tokens,
+            # JavaScript writes these numbers differently from Python.
+            "cost": {"input": 0.25, "output": 1.5000000000000002e-05, "total": 0.1},
+        }
+        if not total_tokens:
+            usage.update(input=0, output=0)
         return self.message(
             {
                 "role": "assistant",
@@ -73,15 +87,7 @@ class SessionBuilder:
                 "api": self.api,
                 "provider": self.provider,
                 "model": self.model,
-                "usage": {
-                    "input": 3,
-                    "output": 14,
-                    "cacheRead": 0,
-                    "cacheWrite": 18220,
-                    "totalTokens": 18237,
-                    # JavaScript writes these numbers differently from Python.
-                    "cost": {"input": 0.25, "output": 1.5000000000000002e-05, "total": 0.1},
-                },
+                "usage": usage,
                 "stopReason": stop,
                 "timestamp": 1771587860001,
             }
@@ -146,6 +152,86 @@ def big_text(label: str, lines: int = 200) -> str:
     return "\n".join(
         f"{label} line {number}: lorem ipsum dolor sit amet" for number in range(lines)
     )
+
+
+def compaction_session() -> SessionBuilder:
+    """A session with everything that decides pi's context: a pi compaction entry (and an
+    older one it supersedes), a branch summary, an abandoned branch, custom messages,
+    bash executions (one excluded from the context), and a reply that ended in an error."""
+    session = SessionBuilder()
+    session.user("Turn 1: read the big files")
+    for index in range(3):
+        session.assistant(tool_call(f"r1{index}", "read", {"path": f"a{index}.py"}))
+        session.tool_result(f"r1{index}", "read", big_text(f"a{index}", 120))
+    session.assistant(text("Read them."), stop="stop")
+    early = session.entry(
+        "compaction",
+        summary="An early summary that a later compaction replaces.",
+        firstKeptEntryId="00000002",
+        tokensBefore=9000,
+        details={"readFiles": [], "modifiedFiles": []},
+        fromHook=False,
+    )
+    first_kept = session.user("Turn 2: now the tests")
+    session.assistant(thinking("Run them. " * 30), tool_call("b2", "bash", {"command": "pytest"}))
+    session.tool_result("b2", "bash", big_text("pytest", 150), error=True)
+    session.message(
+        {
+            "role": "bashExecution",
+            "command": "ls -la",
+            "output": big_text("ls", 60),
+            "exitCode": 0,
+            "cancelled": False,
+            "truncated": False,
+            "timestamp": 1771587860003,
+        }
+    )
+    session.message(
+        {
+            "role": "bashExecution",
+            "command": "cat secrets.txt",
+            "output": "hidden",
+            "exitCode": 0,
+            "cancelled": False,
+            "truncated": False,
+            "excludeFromContext": True,
+            "timestamp": 1771587860004,
+        }
+    )
+    session.assistant(text("Partial answ"), stop="error")
+    session.entry(
+        "compaction",
+        summary="## Goal\nRead the files and run the tests.\n## Progress\n" + big_text("s", 20),
+        firstKeptEntryId=first_kept,
+        tokensBefore=15000,
+        details={"readFiles": ["a0.py"], "modifiedFiles": []},
+        fromHook=False,
+    )
+    branch_point = session.user("Turn 3: fix the failure")
+    session.assistant(tool_call("e3", "edit", {"path": "a0.py", "oldText": "x", "newText": "y"}))
+    session.tool_result("e3", "edit", "Edited 1 place")
+    session.assistant(text("That approach failed; let me go back."), stop="stop")
+    session._last = branch_point  # an abandoned branch: these entries are not on the path
+    session.entry(
+        "branch_summary",
+        fromId=branch_point,
+        summary="Tried editing a0.py directly; it did not help.",
+        details={},
+    )
+    session.entry(
+        "custom_message",
+        customType="note",
+        content="Remember: run the tests with -q.",
+        display=True,
+    )
+    session.entry("custom", customType="state", data={"k": 1})
+    session.entry("label", targetId=branch_point, label="fix")
+    session.assistant(tool_call("r4", "read", {"path": "b.py"}))
+    session.tool_result("r4", "read", big_text("b", 100))
+    session.user("Turn 4: and now?")
+    session.assistant(text("All green."), stop="stop")
+    assert early
+    return session
 
 
 def typical_session(turns: int = 6, api: str = "anthropic-messages") -> SessionBuilder:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -10,7 +11,9 @@ import click
 import orjson
 
 from gitclaw_compress.archive import Repository
-from gitclaw_compress.config import Config, load_config
+from gitclaw_compress.config import Config, defaults, load_config
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.session import RawLine, check_header, lines_from_bytes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,6 +41,32 @@ def open_repo(path: Path) -> Repository:
 
 def config_for(repo: Repository, session: Path | None, explicit: Path | None) -> Config:
     return load_config(session, repo.root, explicit)
+
+
+@dataclass
+class SessionFile:
+    """A session read for a read-only command; inside a git repository or not."""
+
+    lines: list[RawLine]
+    config: Config
+    ref: str  # the repository-relative path, or the path as given outside a repository
+    repo: Repository | None
+
+
+def read_session(path: Path, explicit: Path | None) -> SessionFile:
+    """Read a session whole, check line 1, and find its config (defaults outside git)."""
+    if not path.is_file():
+        raise GitClawError(f"{path}: no such session file")
+    lines = lines_from_bytes(path.read_bytes())
+    check_header(lines[0] if lines else None, str(path))
+    try:
+        repo: Repository | None = Repository(path.absolute())
+    except GitClawError:
+        repo = None
+    if repo is not None:
+        return SessionFile(lines, load_config(path, repo.root, explicit), repo.relative(path), repo)
+    config = load_config(None, path.parent, explicit) if explicit else defaults()
+    return SessionFile(lines, config, str(path), None)
 
 
 def echo_json(value: object) -> None:

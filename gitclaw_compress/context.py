@@ -1,0 +1,360 @@
+"""What the model sees when pi resumes a session, and how many tokens that is.
+
+A Python reading of pi 0.73.1's `buildSessionContext` and `convertToLlm`: the leaf is the last
+entry, the context is the chain of `parentId` links from it back to the root, and when a
+`compaction` entry is on that chain the model gets its summary first, then the entries from
+`firstKeptEntryId` up to the compaction, then everything after it. Pure: lines in, facts out.
+
+Each entry is reduced to an :class:`EntryInfo` (ids, role, estimated tokens, recorded usage),
+so that `scan` can collect them in the pass it already makes and the commands can build the
+context without holding whole entries in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from gitclaw_compress.models import lookup_model, usable_tokens
+from gitclaw_compress.session import MARKER_KEY, Entry, RawLine, parse_entry
+from gitclaw_compress.tokens import (
+    TokenEstimator,
+    estimate_message_tokens,
+    usage_context_tokens,
+)
+
+# pi's message roles and the role each has once convertToLlm has turned it into a provider
+# message. Any other role is dropped by convertToLlm.
+LLM_ROLES = {
+    "user": "user",
+    "assistant": "assistant",
+    "toolResult": "toolResult",
+    "bashExecution": "user",
+    "custom": "user",
+    "branchSummary": "user",
+    "compactionSummary": "user",
+}
+SUMMARY_ROLES = frozenset({"branchSummary", "compactionSummary"})
+PROVIDER_DROPPED_STOPS = frozenset({"error", "aborted"})
+LEVELS = ("ok", "warning", "critical")
+
+
+@dataclass(slots=True)
+class EntryInfo:
+    """What the context needs to know about one entry (one line of the file)."""
+
+    number: int  # line number, 1-based
+    id: str | None
+    parent_id: str | None
+    type: str | None
+    role: str | None = None  # pi's role of the message this entry yields, if any
+    tokens: int = 0  # estimated tokens of that message
+    usage: int | None = None  # context size the provider recorded (assistant replies)
+    model: str | None = None  # model_change.modelId, or an assistant reply's model
+    compressed: bool = False  # the line carries a gitclaw-compress marker
+    original_size: int = 0  # bytes of the original line (from the marker), else of the line
+    size: int = 0  # bytes of the line now
+    tool: str | None = None  # toolName of a completed tool output (success or error)
+    first_kept: str | None = None  # compaction: where the kept history starts
+    provider_drops: bool = False  # an assistant reply that stopped with error or aborted
+    preview: str = ""
+
+    @property
+    def llm_role(self) -> str | None:
+        """The role the provider sees, or None when convertToLlm drops the message."""
+        return LLM_ROLES.get(self.role) if self.role is not None else None
+
+
+def _message_for(entry: Entry) -> dict[str, Any] | None:
+    """The pi message an entry yields when it is on the path (as buildSessionContext makes it)."""
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        return message if isinstance(message, dict) else None
+    if kind == "custom_message":
+        return {"role": "custom", "content": entry.get("content")}
+    if kind == "branch_summary":
+        summary = entry.get("summary")
+        return {"role": "branchSummary", "summary": summary} if summary else None
+    if kind == "compaction":
+        return {"role": "compactionSummary", "summary": entry.get("summary")}
+    return None
+
+
+def _completed_tool(message: dict[str, Any]) -> str | None:
+    """toolName of a tool output pi wrote when the tool finished (isError true or false)."""
+    if message.get("role") != "toolResult" or not isinstance(message.get("isError"), bool):
+        return None
+    if not isinstance(message.get("content"), list):
+        return None
+    name = message.get("toolName")
+    return name if isinstance(name, str) else ""
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(limit - 1, 0)] + "…"
+
+
+def message_preview(message: dict[str, Any], limit: int = 80) -> str:
+    """A short one-line preview of a pi message, for listings."""
+    role = message.get("role")
+    if role in SUMMARY_ROLES:
+        summary = message.get("summary")
+        return _one_line(summary if isinstance(summary, str) else "", limit)
+    if role == "bashExecution":
+        return _one_line(f"$ {message.get('command', '')}", limit)
+    content = message.get("content")
+    if isinstance(content, str):
+        return _one_line(content, limit)
+    parts: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+            parts.append(block["text"])
+        elif kind == "toolCall":
+            parts.append(f"[{block.get('name', 'tool')}]")
+        elif kind == "image":
+            parts.append("[image]")
+        elif kind == "thinking" and str(block.get("thinking") or "").strip():
+            parts.append("[thinking]")
+    text = " ".join(parts)
+    if role == "toolResult":
+        text = f"{message.get('toolName', 'tool')}: {text}"
+    return _one_line(text, limit)
+
+
+def entry_info(
+    line: RawLine,
+    entry: Entry,
+    estimator: TokenEstimator,
+    *,
+    preview_chars: int = 0,
+) -> EntryInfo:
+    """Reduce a parsed entry to what the context and the budget policies need."""
+    kind = entry.get("type")
+    entry_id = entry.get("id")
+    parent_id = entry.get("parentId")
+    marker = entry.get(MARKER_KEY)
+    info = EntryInfo(
+        number=line.number,
+        id=entry_id if isinstance(entry_id, str) else None,
+        parent_id=parent_id if isinstance(parent_id, str) else None,
+        type=kind if isinstance(kind, str) else None,
+        compressed=isinstance(marker, dict),
+        size=len(line.data),
+    )
+    info.original_size = (
+        marker["size"]
+        if isinstance(marker, dict) and isinstance(marker.get("size"), int)
+        else info.size
+    )
+    if kind == "model_change" and isinstance(entry.get("modelId"), str):
+        info.model = entry["modelId"]
+    elif kind == "compaction":
+        first_kept = entry.get("firstKeptEntryId")
+        info.first_kept = first_kept if isinstance(first_kept, str) else None
+    message = _message_for(entry)
+    if message is None:
+        return info
+    role = message.get("role")
+    info.role = role if isinstance(role, str) else None
+    if info.role == "bashExecution" and message.get("excludeFromContext"):
+        info.role = None  # convertToLlm skips it (the `!!` prefix)
+    if info.role is None:
+        return info
+    info.tokens = estimate_message_tokens(message, estimator)
+    if info.role == "assistant":
+        info.usage = usage_context_tokens(message)
+        info.provider_drops = message.get("stopReason") in PROVIDER_DROPPED_STOPS
+        if isinstance(message.get("model"), str):
+            info.model = message["model"]
+    elif kind == "message":
+        info.tool = _completed_tool(message)
+    if preview_chars:
+        info.preview = message_preview(message, preview_chars)
+    return info
+
+
+def parse_like_pi(data: bytes) -> Entry | None:
+    """The entry on a line as pi reads it: pi decodes the file as UTF-8 with replacement
+    characters, so a line with invalid UTF-8 inside a string still loads there."""
+    entry = parse_entry(data)
+    if entry is not None or not data.strip():
+        return entry
+    try:
+        value = orjson.loads(data.decode("utf-8", "replace"))
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def read_infos(
+    lines: Iterable[RawLine], estimator: TokenEstimator, *, preview_chars: int = 0
+) -> list[EntryInfo]:
+    """EntryInfo for every entry pi would load: line 1 (the header) and bad lines are skipped."""
+    infos: list[EntryInfo] = []
+    for line in lines:
+        if line.number == 1:
+            continue
+        entry = parse_like_pi(line.data)
+        if entry is not None and entry.get("type") != "session":
+            infos.append(entry_info(line, entry, estimator, preview_chars=preview_chars))
+    return infos
+
+
+@dataclass(slots=True)
+class Context:
+    """The messages pi gives the model, in order, and what decided them."""
+
+    messages: list[EntryInfo]  # a compaction entry stands for its summary message
+    path: list[EntryInfo]  # root to leaf
+    compaction: EntryInfo | None
+    model: str | None
+    entries: list[EntryInfo] = field(default_factory=list)  # every entry of the file
+
+    def sent(self) -> list[EntryInfo]:
+        """The messages a provider receives: pi drops replies that ended in error/aborted."""
+        return [info for info in self.messages if not info.provider_drops]
+
+    def tokens_by_line(self) -> dict[int, int]:
+        """Estimated tokens of each message sent, by the line it comes from."""
+        return {info.number: info.tokens for info in self.sent()}
+
+
+def build_context(infos: Sequence[EntryInfo]) -> Context:
+    """pi's buildSessionContext followed by convertToLlm, on EntryInfo."""
+    by_id: dict[str, EntryInfo] = {}
+    for info in infos:
+        if info.id is not None:
+            by_id[info.id] = info
+    if not infos:
+        return Context([], [], None, None, list(infos))
+    path: list[EntryInfo] = []
+    seen: set[int] = set()
+    current: EntryInfo | None = infos[-1]
+    while current is not None and current.number not in seen:
+        seen.add(current.number)
+        path.append(current)
+        current = by_id.get(current.parent_id) if current.parent_id else None
+    path.reverse()
+    model: str | None = None
+    compaction: EntryInfo | None = None
+    for info in path:
+        if info.model is not None and info.type in ("model_change", "message"):
+            model = info.model
+        if info.type == "compaction":
+            compaction = info
+    emitted: list[EntryInfo] = []
+    if compaction is None:
+        emitted = [info for info in path if info.type != "compaction"]
+    else:
+        emitted.append(compaction)
+        at = next(i for i, info in enumerate(path) if info is compaction)
+        kept = False
+        for info in path[:at]:
+            kept = kept or (info.id is not None and info.id == compaction.first_kept)
+            if kept and info.type != "compaction":
+                emitted.append(info)
+        emitted.extend(info for info in path[at + 1 :] if info.type != "compaction")
+    messages = [info for info in emitted if info.llm_role is not None]
+    return Context(messages, path, compaction, model, list(infos))
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSize:
+    """How many tokens the context holds now, and where the number comes from."""
+
+    tokens: int
+    source: str  # "usage", "usage+estimate" or "estimate"
+    estimator: str
+    estimated: int  # the estimate of every message sent, whatever the source
+    usage_entry: str | None = None  # the assistant reply whose usage was used (or ignored)
+    usage_tokens: int | None = None
+    trailing_tokens: int = 0  # estimated tokens after that reply
+    note: str | None = None  # why recorded usage was not used
+
+
+def measure_context(context: Context, estimator: TokenEstimator) -> ContextSize:
+    """pi's estimateContextTokens: the last recorded usage plus estimates for what follows.
+
+    Recorded usage is used only when it still describes the context: not when a compaction
+    came after the reply that recorded it, and not when messages before that reply carry a
+    gitclaw-compress marker (the provider may have counted them before they were compressed).
+    Then every message is estimated instead.
+    """
+    sent = context.sent()
+    estimated = sum(info.tokens for info in sent)
+    last = next(
+        (i for i in range(len(sent) - 1, -1, -1) if sent[i].usage is not None),
+        None,
+    )
+    if last is None:
+        return ContextSize(estimated, "estimate", estimator.name, estimated)
+    reply = sent[last]
+    assert reply.usage is not None
+    stale = None
+    compaction = context.compaction
+    if compaction is not None and reply.number < compaction.number:
+        stale = "it was recorded before the compaction"
+    else:
+        compressed = sum(1 for info in sent[:last] if info.compressed)
+        if compressed:
+            stale = (
+                f"{compressed} earlier message(s) are compressed and may have been counted "
+                "before they were"
+            )
+    if stale is not None:
+        note = f"recorded usage of entry {reply.id} ({reply.usage:,} tokens) not used: {stale}"
+        return ContextSize(
+            estimated, "estimate", estimator.name, estimated, reply.id, reply.usage, note=note
+        )
+    trailing = sum(info.tokens for info in sent[last + 1 :])
+    return ContextSize(
+        reply.usage + trailing,
+        "usage+estimate" if trailing else "usage",
+        estimator.name,
+        estimated,
+        reply.id,
+        reply.usage,
+        trailing,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The model's limits and the usable context, as the session's model gets them."""
+
+    model: str | None
+    limits_source: str  # "override", "builtin:<family>" or "fallback"
+    context_window: int
+    max_output: int
+    usable: int
+
+
+def budget_for(model: str | None, overrides: Any, reserve: int) -> Budget:
+    limits, source = lookup_model(model or "", overrides)
+    return Budget(
+        model,
+        source,
+        limits.context_window,
+        limits.max_output,
+        usable_tokens(limits, reserve),
+    )
+
+
+def level_for(tokens: int, usable: int, warning_percent: int, critical_percent: int) -> str:
+    """ok, warning (at or above warning_percent of usable) or critical (critical_percent)."""
+    if usable <= 0:
+        return "critical"
+    share = tokens * 100 / usable
+    if share >= critical_percent:
+        return "critical"
+    if share >= warning_percent:
+        return "warning"
+    return "ok"
