@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from gitclaw_compress import __version__
-from gitclaw_compress.commands import compress, context, restore, show, stats, verify
+from gitclaw_compress.commands import compress, context, prune, restore, show, stats, verify
 from gitclaw_compress.errors import GitClawError
 
 
@@ -39,7 +39,8 @@ def cli() -> None:
 
 for command in (compress.command, restore.command, verify.command, stats.command, show.command):
     cli.add_command(command)
-cli.add_command(context.command)
+for command in (context.command, prune.command):
+    cli.add_command(command)
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ original line. `restore.restore_data` reverses it byte for byte.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,17 @@ from typing import Any
 import orjson
 
 from gitclaw_compress import stubs
+from gitclaw_compress.context import (
+    Budget,
+    Context,
+    ContextSize,
+    EntryInfo,
+    budget_for,
+    build_context,
+    entry_info,
+    measure_context,
+    parse_like_pi,
+)
 from gitclaw_compress.jsonspan import JsonPath, locate, object_close, splice
 from gitclaw_compress.models import DEFAULT_RESERVE_TOKENS
 from gitclaw_compress.session import (
@@ -29,7 +41,12 @@ from gitclaw_compress.session import (
     parse_entry,
     role_of,
 )
-from gitclaw_compress.tokens import DEFAULT_ESTIMATOR
+from gitclaw_compress.tokens import (
+    DEFAULT_ESTIMATOR,
+    TokenEstimator,
+    estimate_message_tokens,
+    get_estimator,
+)
 
 # OpenAI pairs function calls with their encrypted reasoning items; dropping those risks a
 # rejected request, so their thinking blocks are never touched.
@@ -41,6 +58,7 @@ QUOTE_SCAN_MAX_CHARS = 65536  # tool outputs larger than this are never checked 
 MARKER_VERSION = 1
 
 ObjectId = Callable[[bytes], str]
+IntactCommit = Callable[[RawLine], str | None]  # the commit where a line is intact, if any
 
 
 def git_blob_id(data: bytes) -> str:
@@ -87,8 +105,39 @@ class CompressSettings:
 
 
 @dataclass(slots=True)
+class BudgetPlan:
+    """What the token-aware policies decided (see `scan` and `settle`)."""
+
+    context: Context
+    size: ContextSize  # the context now
+    budget: Budget  # the model's usable context
+    floor: int  # lines from here on (the newest protect_turns turns) are never touched
+    protected_entry: str | None  # oldest entry of the protected newest protect_tokens tokens
+    candidates: tuple[int, ...]  # tool outputs budget pruning may stub (line numbers)
+    target_tokens: int | None = None  # target mode: the context to reach
+    freed_tokens: int = 0  # estimated context tokens the chosen policy frees
+    settled: bool = False
+    decision: str = ""  # what was decided, in words
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "model": self.budget.model,
+            "usable_tokens": self.budget.usable,
+            "context_tokens": self.size.tokens,
+            "source": self.size.source,
+            "target_tokens": self.target_tokens,
+            "freed_tokens": self.freed_tokens,
+            "decision": self.decision,
+        }
+
+
+@dataclass(slots=True)
 class SessionPlan:
-    """What pass 1 learned. Line numbers are 1-based."""
+    """What pass 1 learned. Line numbers are 1-based.
+
+    Lines before `window_start` get every compression; lines in `pruned` (tool outputs the
+    budget policy chose) get their output stubbed wherever they are.
+    """
 
     window_start: int  # lines from here on are the kept window, byte for byte
     turns: int
@@ -100,6 +149,20 @@ class SessionPlan:
     quoted_by: dict[int, str] = field(
         default_factory=dict
     )  # line -> id of the reply that quotes it
+    pruned: frozenset[int] = frozenset()
+    budget: BudgetPlan | None = None
+
+    @property
+    def touches_anything(self) -> bool:
+        return self.window_start > 2 or bool(self.pruned)
+
+    @property
+    def needs_settling(self) -> bool:
+        """Whether `settle` must measure a trial run before pass 2 (budget policies only)."""
+        budget = self.budget
+        if budget is None or budget.settled:
+            return False
+        return bool(budget.candidates) or budget.target_tokens is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +201,14 @@ def _content_key(content: object) -> bytes:
 
 
 def scan(lines: Iterable[RawLine], settings: CompressSettings) -> SessionPlan:
-    """Pass 1: find the turns and the redundant tool outputs."""
+    """Pass 1: find the turns and the redundant tool outputs.
+
+    With a budget policy (`settings.budget.active`) it also reads what the model sees and
+    how many tokens that is, and picks the candidates; `settle` then decides (see there).
+    """
+    budget = settings.budget
+    estimator = get_estimator(budget.estimator) if budget.active else None
+    infos: list[EntryInfo] = []
     counts = LineCounts()
     user_lines: list[int] = []
     copies: dict[bytes, list[tuple[int, str]]] = {}
@@ -147,6 +217,10 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings) -> SessionPlan:
     for line in lines:
         entry = parse_entry(line.data)
         counts.observe(line, entry)
+        if estimator is not None and line.number > 1:
+            loaded = entry if entry is not None else parse_like_pi(line.data)
+            if loaded is not None and loaded.get("type") != "session":
+                infos.append(entry_info(line, loaded, estimator))
         if entry is None:
             continue
         role = role_of(entry)
@@ -187,7 +261,7 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings) -> SessionPlan:
         window_start = user_lines[-keep]
     else:
         window_start = 1
-    return SessionPlan(
+    plan = SessionPlan(
         window_start=window_start,
         turns=len(user_lines),
         kept_turns=min(keep, len(user_lines)),
@@ -195,6 +269,222 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings) -> SessionPlan:
         later_copy=later_copy,
         quoted_by=quoted_by,
     )
+    if estimator is not None:
+        _plan_budget(plan, infos, user_lines, budget, estimator)
+    return plan
+
+
+def _plan_budget(
+    plan: SessionPlan,
+    infos: list[EntryInfo],
+    user_lines: list[int],
+    settings: BudgetSettings,
+    estimator: TokenEstimator,
+) -> None:
+    context = build_context(infos)
+    size = measure_context(context, estimator)
+    budget = budget_for(context.model, settings.model_overrides, settings.reserve_tokens)
+    turns = settings.protect_turns
+    if turns == 0:
+        floor = plan.counts.lines + 1
+    elif len(user_lines) >= turns:
+        floor = user_lines[-turns]
+    else:
+        floor = 1
+    # Walk back from the newest message: the newest protect_tokens tokens are protected, and
+    # so is the message that crosses the line; older completed tool outputs are candidates.
+    sent = context.sent()
+    total = 0
+    oldest_protected = len(sent)
+    for index in range(len(sent) - 1, -1, -1):
+        total += sent[index].tokens
+        if total > settings.protect_tokens:
+            break
+        oldest_protected = index
+    protected_entry = sent[oldest_protected].id if oldest_protected < len(sent) else None
+    candidates = tuple(
+        info.number
+        for info in sent[:oldest_protected]
+        if info.tool is not None
+        and info.tool not in settings.protected_tools
+        and not info.compressed
+        and info.number < floor
+    )
+    plan.budget = BudgetPlan(context, size, budget, floor, protected_entry, ())
+    if settings.target_percent is not None:
+        plan.window_start = 1  # target mode picks its own cut in `settle`
+        target = budget.usable * settings.target_percent // 100
+        plan.budget.target_tokens = target
+        if size.tokens <= target:
+            plan.budget.settled = True
+            plan.budget.decision = (
+                f"target mode: the context, {size.tokens:,} tokens, is within the target "
+                f"{target:,} ({settings.target_percent}% of {budget.usable:,} usable): "
+                "nothing to do"
+            )
+        return
+    if settings.strategy == "tokens":
+        plan.window_start = 1
+    chosen = set(candidates)
+    upper = sum(info.tokens for info in sent if info.number in chosen)
+    if upper < settings.minimum_tokens:
+        plan.budget.settled = True
+        plan.budget.decision = _below_minimum(upper, len(candidates), settings)
+        return
+    plan.budget.candidates = candidates
+
+
+def _below_minimum(freed: int, outputs: int, settings: BudgetSettings) -> str:
+    if not outputs:
+        return (
+            "budget pruning: nothing to prune, no completed tool output outside the newest "
+            f"{settings.protect_tokens:,} tokens and the newest {settings.protect_turns} turn(s)"
+        )
+    return (
+        f"budget pruning: {outputs} tool output(s) outside the newest "
+        f"{settings.protect_tokens:,} tokens would free {freed:,} tokens, under the minimum "
+        f"{settings.minimum_tokens:,}: nothing pruned"
+    )
+
+
+def _no_object_id(data: bytes) -> str:
+    return ""
+
+
+@dataclass(slots=True)
+class RunMeasure:
+    """What a pass 2 under some plan would do, measured without writing anything."""
+
+    bytes_before: int = 0
+    bytes_after: int = 0
+    lines_changed: int = 0
+    savings: dict[int, int] = field(default_factory=dict)  # line -> context tokens freed
+
+    @property
+    def tokens_saved(self) -> int:
+        return sum(self.savings.values())
+
+
+def measure_run(
+    lines: Iterable[RawLine],
+    plan: SessionPlan,
+    settings: CompressSettings,
+    *,
+    session_ref: str,
+    estimator: TokenEstimator,
+    tokens_now: Mapping[int, int],
+    object_id: ObjectId = _no_object_id,
+    intact_commit: IntactCommit | None = None,
+) -> RunMeasure:
+    """Run pass 2 without output: bytes, changed lines, and the context tokens each line frees.
+
+    `tokens_now` maps the lines of the messages in the context to their estimated tokens;
+    other lines free bytes but no context tokens. With the default `object_id` the byte
+    counts are off by the length of the ids in the markers (40 characters each).
+    """
+    measure = RunMeasure()
+    for result in compress_lines(
+        lines,
+        plan,
+        settings,
+        session_ref=session_ref,
+        object_id=object_id,
+        intact_commit=intact_commit,
+    ):
+        measure.bytes_after += len(result.line.encode())
+        if not result.changed:
+            measure.bytes_before += len(result.line.encode())
+            continue
+        measure.bytes_before += result.original_size + result.line.newline
+        measure.lines_changed += 1
+        number = result.line.number
+        if number in tokens_now:
+            entry = parse_entry(result.line.data)
+            message = message_of(entry) if entry is not None else None
+            after = estimate_message_tokens(message, estimator) if message is not None else 0
+            measure.savings[number] = tokens_now[number] - after
+    return measure
+
+
+def settle(
+    plan: SessionPlan, lines: Iterable[RawLine], settings: CompressSettings, *, session_ref: str
+) -> SessionPlan:
+    """Pass 1b for the budget policies: measure what a trial run frees, then decide.
+
+    - Budget pruning stubs its candidates only if together they free at least
+      `minimum_tokens` (measured, stubs included); otherwise nothing is pruned.
+    - Target mode compresses whole lines oldest first, stopping at the first line after which
+      the context is at or under the target; never at or after the floor.
+
+    Returns a new plan for pass 2; the same stubs follow, since pass 2 runs the same code.
+    """
+    budget = plan.budget
+    if budget is None or not plan.needs_settling:
+        return plan
+    options = settings.budget
+    estimator = get_estimator(options.estimator)
+    tokens_now = budget.context.tokens_by_line()
+    decided = dataclasses.replace(plan, budget=dataclasses.replace(budget, settled=True))
+    assert decided.budget is not None
+    if budget.target_tokens is not None:
+        trial = dataclasses.replace(plan, window_start=budget.floor, pruned=frozenset())
+        savings = measure_run(
+            lines,
+            trial,
+            settings,
+            session_ref=session_ref,
+            estimator=estimator,
+            tokens_now=tokens_now,
+        ).savings
+        context, target = budget.size.tokens, budget.target_tokens
+        freed, cut = 0, budget.floor
+        for number in sorted(savings):
+            freed += savings[number]
+            if context - freed <= target:
+                cut = number + 1
+                break
+        decided.window_start = cut
+        decided.budget.freed_tokens = freed
+        reached = context - freed <= target
+        decided.budget.decision = (
+            f"target mode: target {target:,} tokens ({options.target_percent}% of "
+            f"{budget.budget.usable:,} usable); lines before {cut} compressed, {freed:,} of "
+            f"{context:,} tokens freed"
+            + ("" if reached else "; the target is out of reach above the floor")
+        )
+        return decided
+    trial = dataclasses.replace(plan, window_start=1, pruned=frozenset(budget.candidates))
+    savings = measure_run(
+        lines,
+        trial,
+        settings,
+        session_ref=session_ref,
+        estimator=estimator,
+        tokens_now=tokens_now,
+    ).savings
+    freed = sum(savings.get(number, 0) for number in budget.candidates)
+    if freed < options.minimum_tokens:
+        decided.budget.decision = _below_minimum(freed, len(budget.candidates), options)
+        return decided
+    chosen = frozenset(number for number in budget.candidates if savings.get(number, 0) > 0)
+    decided.pruned = chosen
+    decided.budget.freed_tokens = freed
+    decided.budget.decision = (
+        f"budget pruning: {len(chosen)} tool output(s) outside the newest "
+        f"{options.protect_tokens:,} tokens pruned, {freed:,} tokens freed (minimum "
+        f"{options.minimum_tokens:,})"
+    )
+    return decided
+
+
+def plan_lines(
+    lines: list[RawLine], settings: CompressSettings, *, session_ref: str
+) -> SessionPlan:
+    """Both planning passes over lines in memory."""
+    plan = scan(lines, settings)
+    if plan.needs_settling:
+        plan = settle(plan, lines, settings, session_ref=session_ref)
+    return plan
 
 
 @dataclass(slots=True)
@@ -220,7 +510,7 @@ class _Compressor:
         settings: CompressSettings,
         session_ref: str,
         object_id: ObjectId,
-        intact_commit: Callable[[RawLine], str | None] | None,
+        intact_commit: IntactCommit | None,
     ) -> None:
         self.plan = plan
         self.settings = settings
@@ -228,10 +518,17 @@ class _Compressor:
         self.object_id = object_id
         self.intact_commit = intact_commit
         self.calls: dict[str, str] = {}  # toolCallId -> "read 'src/app.ts'"
+        # Tool calls are remembered up to the last line that may be touched, for the stubs.
+        self.last_touched = max(plan.pruned, default=0)
 
     def line(self, line: RawLine) -> OutputLine:
-        if line.number == 1 or line.number >= self.plan.window_start:
+        number = line.number
+        full = number < self.plan.window_start
+        prune = number in self.plan.pruned
+        if number == 1 or not (full or prune or number < self.last_touched):
             return OutputLine(line)
+        if not (full or prune) and b'"assistant"' not in line.data:
+            return OutputLine(line)  # only assistant lines are read here, for their tool calls
         entry = parse_entry(line.data)
         if entry is None:
             return OutputLine(line)
@@ -241,10 +538,13 @@ class _Compressor:
         if message.get("role") == "assistant":
             self._remember_calls(message)
         entry_id = entry.get("id")
-        if MARKER_KEY in entry or not isinstance(entry_id, str):
+        if not (full or prune) or MARKER_KEY in entry or not isinstance(entry_id, str):
             return OutputLine(line)
         show = stubs.show_command(self.session_ref, entry_id)
-        edits = self._edits(line.number, message, show)
+        if full:
+            edits = self._edits(number, message, show, prune)
+        else:
+            edits = self._tool_result_edits(number, message, show, forced=True)
         if not edits:
             return OutputLine(line)
         return self._apply(line, edits)
@@ -259,12 +559,12 @@ class _Compressor:
                 if isinstance(call_id, str) and isinstance(name, str):
                     self.calls[call_id] = _call_descriptor(name, block.get("arguments"))
 
-    def _edits(self, number: int, message: dict[str, Any], show: str) -> list[_Edit]:
+    def _edits(self, number: int, message: dict[str, Any], show: str, prune: bool) -> list[_Edit]:
         role = message.get("role")
         if role == "assistant":
             return self._assistant_edits(message, show)
         if role == "toolResult":
-            return self._tool_result_edits(number, message, show)
+            return self._tool_result_edits(number, message, show, forced=prune)
         if role == "user" and self.settings.strip_user_images:
             return self._user_image_edits(message, show)
         if role == "bashExecution":
@@ -327,7 +627,10 @@ class _Compressor:
                 edits.append(_Edit((*base, key), stubs.argument_stub(key, value, show, line_chars)))
         return edits
 
-    def _tool_result_edits(self, number: int, message: dict[str, Any], show: str) -> list[_Edit]:
+    def _tool_result_edits(
+        self, number: int, message: dict[str, Any], show: str, *, forced: bool = False
+    ) -> list[_Edit]:
+        """Stub the output when it is large or redundant, or when `forced` (budget pruning)."""
         edits: list[_Edit] = []
         content = message.get("content")
         tool = self.calls.get(str(message.get("toolCallId")), str(message.get("toolName", "tool")))
@@ -340,7 +643,7 @@ class _Compressor:
         elif number in self.plan.later_copy:
             reason = f"Identical to the later output in entry {self.plan.later_copy[number]}"
         if isinstance(content, list) and (
-            reason is not None or _size(content) > self.settings.tool_result_max_bytes
+            forced or reason is not None or _size(content) > self.settings.tool_result_max_bytes
         ):
             images = [
                 (str(block.get("mimeType", "image")), stubs.image_size(block.get("data")))
@@ -436,9 +739,10 @@ def compress_lines(
     *,
     session_ref: str,
     object_id: ObjectId = git_blob_id,
-    intact_commit: Callable[[RawLine], str | None] | None = None,
+    intact_commit: IntactCommit | None = None,
 ) -> Iterator[OutputLine]:
-    """Pass 2: yield every line, compressed where it lies before the kept window."""
+    """Pass 2: yield every line, compressed where it lies before the kept window, and with
+    its output stubbed where the plan prunes it."""
     compressor = _Compressor(plan, settings, session_ref, object_id, intact_commit)
     for line in lines:
         yield compressor.line(line)
@@ -454,8 +758,8 @@ def has_marker(data: bytes) -> bool:
 def compress_entry_lines(
     lines: list[RawLine], settings: CompressSettings, session_ref: str
 ) -> tuple[list[RawLine], dict[str, bytes]]:
-    """In-memory convenience: both passes over a list; returns lines and payloads by oid."""
-    plan = scan(lines, settings)
+    """In-memory convenience: every pass over a list; returns lines and payloads by oid."""
+    plan = plan_lines(lines, settings, session_ref=session_ref)
     out: list[RawLine] = []
     payloads: dict[str, bytes] = {}
     for result in compress_lines(lines, plan, settings, session_ref=session_ref):
@@ -467,15 +771,20 @@ def compress_entry_lines(
 
 __all__ = [
     "STRATEGIES",
+    "BudgetPlan",
     "BudgetSettings",
     "CompressSettings",
     "Entry",
     "OutputLine",
     "Payload",
+    "RunMeasure",
     "SessionPlan",
     "compress_entry_lines",
     "compress_lines",
     "git_blob_id",
     "has_marker",
+    "measure_run",
+    "plan_lines",
     "scan",
+    "settle",
 ]

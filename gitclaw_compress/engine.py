@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gitclaw_compress.archive import ArchiveWriter, Repository
-from gitclaw_compress.compress import compress_lines, scan
+from gitclaw_compress.compress import CompressSettings, compress_lines, scan, settle
 from gitclaw_compress.config import Config
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
@@ -38,6 +38,7 @@ class FileReport:
     missing_final_newline: bool = False
     archive_commit: str | None = None
     warnings: list[str] = field(default_factory=list)
+    budget: dict[str, Any] | None = None  # what a budget policy decided (prune.strategy, target)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -148,8 +149,15 @@ class Compression:
         self._pending.clear()
 
     def add(
-        self, path: Path, config: Config, *, keep_turns: int | None = None, force: bool = False
+        self,
+        path: Path,
+        config: Config,
+        *,
+        keep_turns: int | None = None,
+        force: bool = False,
+        settings: CompressSettings | None = None,
     ) -> FileReport:
+        """Compress one file (written by `finish`). `settings` replace the config's."""
         rel = self.repo.relative(path)
         if not path.is_file():
             raise GitClawError(f"{rel}: no such session file")
@@ -164,9 +172,15 @@ class Compression:
         if not force and stat.st_size < config["session.sizeThresholdKB"] * 1024:
             report.status = "below-threshold"
             return report
-        settings = config.compress_settings(keep_turns)
+        if settings is None:
+            settings = config.compress_settings(keep_turns)
         with _open_lines(path) as lines:
             plan = scan(lines, settings)
+        if plan.needs_settling:
+            with _open_lines(path) as lines:
+                plan = settle(plan, lines, settings, session_ref=rel)
+        if plan.budget is not None:
+            report.budget = plan.budget.as_json()
         counts = plan.counts
         report.lines, report.turns, report.kept_turns = counts.lines, plan.turns, plan.kept_turns
         report.blank_lines, report.malformed_lines = counts.blank, counts.malformed
@@ -176,7 +190,7 @@ class Compression:
             report.warnings.append(
                 f"{rel}: {counts.malformed} malformed line(s) passed through untouched"
             )
-        if plan.window_start <= 2:
+        if not plan.touches_anything:
             return report
         intact = IntactLines(self.repo, path, rel)
         ref = config["archive.ref"]

@@ -6,13 +6,15 @@ from pathlib import Path
 
 import click
 
-from gitclaw_compress.archive import Repository
-from gitclaw_compress.commands.common import config_option, echo_json, existing_path, json_option
-from gitclaw_compress.compress import compress_lines, scan
-from gitclaw_compress.config import defaults, load_config
+from gitclaw_compress.commands.common import (
+    config_option,
+    echo_json,
+    existing_path,
+    json_option,
+    read_session,
+)
+from gitclaw_compress.compress import compress_lines, plan_lines
 from gitclaw_compress.engine import restored_lines
-from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.session import check_header, lines_from_bytes
 from gitclaw_compress.stats import KINDS, bytes_by_kind
 
 
@@ -27,26 +29,14 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
     'before' is the original file (restored from the archive where it was compressed);
     'after' is what `compress` gives now (the file as it is, if nothing more would change).
     """
-    if not path.is_file():
-        raise GitClawError(f"{path}: no such session file")
-    data = path.read_bytes()
-    lines = lines_from_bytes(data)
-    check_header(lines[0] if lines else None, str(path))
-    try:
-        repo: Repository | None = Repository(path.absolute())
-    except GitClawError:
-        repo = None
-    if repo is not None:
-        config = load_config(path, repo.root, config_path)
-        ref = config["archive.ref"]
-        original = list(restored_lines(repo, path, ref))
-        session_ref = repo.relative(path)
+    session = read_session(path, config_path)
+    lines, config, session_ref = session.lines, session.config, session.ref
+    if session.repo is not None:
+        original = list(restored_lines(session.repo, path, config["archive.ref"]))
     else:
-        config = load_config(None, path.parent, config_path) if config_path else defaults()
         original = lines
-        session_ref = str(path)
     settings = config.compress_settings(keep_turns)
-    plan = scan(lines, settings)
+    plan = plan_lines(lines, settings, session_ref=session_ref)
     after = [r.line for r in compress_lines(lines, plan, settings, session_ref=session_ref)]
     before_kinds, after_kinds = bytes_by_kind(original), bytes_by_kind(after)
     total_before = sum(len(line.encode()) for line in original)

@@ -1,0 +1,95 @@
+"""`prune PATH…`: budget pruning of old tool outputs, or target mode for a critical context."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gitclaw_compress.commands.common import (
+    config_for,
+    config_option,
+    echo_json,
+    existing_path,
+    human_bytes,
+    json_option,
+    open_repo,
+)
+from gitclaw_compress.engine import Compression, FileReport
+from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
+
+
+def describe(report: FileReport) -> str:
+    decision = (report.budget or {}).get("decision") or ""
+    if report.status in ("compressed", "would-compress"):
+        saved = 1 - report.bytes_after / report.bytes_before if report.bytes_before else 0
+        verb = "pruned" if report.status == "compressed" else "would prune"
+        return (
+            f"{verb} {report.path}: {human_bytes(report.bytes_before)} -> "
+            f"{human_bytes(report.bytes_after)} (-{saved:.1%}); {report.lines_compressed} "
+            f"lines, {report.objects} objects archived; {decision}"
+        )
+    if report.status == "disabled":
+        return f"unchanged {report.path}: session.enabled is false"
+    return f"unchanged {report.path}: {decision or 'nothing to prune'}"
+
+
+@click.command("prune")
+@existing_path(nargs=-1)
+@click.option(
+    "--target",
+    is_flag=True,
+    help="Target mode: compress older content, oldest first, until the context is at or "
+    "under prune.targetPercent (60) of the usable tokens.",
+)
+@click.option(
+    "--target-percent",
+    type=click.IntRange(min=1, max=100),
+    help="Target mode with this percentage instead of prune.targetPercent.",
+)
+@click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
+@click.option("--check", is_flag=True, help="Like --dry-run, but exit 1 if any file would change.")
+@config_option
+@json_option
+def command(
+    paths: tuple[Path, ...],
+    target: bool,
+    target_percent: int | None,
+    dry_run: bool,
+    check: bool,
+    config_path: Path | None,
+    as_json: bool,
+) -> None:
+    """Prune old tool outputs against a token budget, or compress down to a target.
+
+    Without --target: walk back from the newest message, protect the newest
+    prune.protectTokens (40,000) tokens and the newest prune.protectTurns turns, and stub
+    older completed tool outputs, except protected tools (prune.protectedTools), but only
+    if together they free at least prune.minimumTokens (20,000).
+
+    With --target: when the context is above prune.targetPercent of the usable tokens,
+    compress whole older lines, oldest first, until it is at or under it, never inside the
+    newest prune.protectTurns turns.
+
+    The same stubs and the same archive as `compress`: `restore` gives the original back.
+    """
+    if not paths:
+        raise GitClawError("give at least one session file")
+    repo = open_repo(paths[0])
+    reports: list[FileReport] = []
+    with Compression(repo, dry_run=dry_run or check) as run:
+        for path in paths:
+            config = config_for(repo, path, config_path)
+            percent = target_percent or (config["prune.targetPercent"] if target else None)
+            settings = config.compress_settings(strategy="tokens", target_percent=percent)
+            reports.append(run.add(path, config, force=True, settings=settings))
+        run.finish()
+    if as_json:
+        echo_json({"files": [report.as_json() for report in reports]})
+    else:
+        for report in reports:
+            for warning in report.warnings:
+                click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+            click.echo(describe(report))
+    if check and any(report.status == "would-compress" for report in reports):
+        raise click.exceptions.Exit(EXIT_PROBLEMS)
