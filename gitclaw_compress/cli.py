@@ -11,7 +11,16 @@ from typing import Any
 import click
 
 from gitclaw_compress import __version__
-from gitclaw_compress.commands import compress, context, prune, restore, show, stats, verify
+from gitclaw_compress.commands import (
+    compress,
+    context,
+    prune,
+    restore,
+    show,
+    stats,
+    status,
+    verify,
+)
 from gitclaw_compress.errors import GitClawError
 
 
@@ -39,7 +48,7 @@ def cli() -> None:
 
 for command in (compress.command, restore.command, verify.command, stats.command, show.command):
     cli.add_command(command)
-for command in (context.command, prune.command):
+for command in (status.command, context.command, prune.command):
     cli.add_command(command)
 
 

@@ -351,6 +351,23 @@ def test_compress_follows_the_configured_strategy(repo: Path, session_file: Path
     assert cli("restore", REF, "-o", "-", cwd=repo).stdout == original
 
 
+def test_prune_target_brings_a_critical_session_down(repo: Path, session_file: Path) -> None:
+    original = session_file.read_bytes()
+    (repo / "compression.json").write_text(
+        '{"models": {"overrides": {"claude-opus-4-6": {"context_window": 76000, '
+        '"max_output": 4000}}}, "tokens": {"reserve": 0}, "prune": {"protectTurns": 0}}'
+    )
+    status = json.loads(cli("status", "--json", REF, cwd=repo).stdout)
+    assert status["level"] == "critical" and status["usable_tokens"] == 72_000
+    assert status["savings"]["target"]["context_tokens_after"] <= 43_200
+    out = cli("prune", "--target", REF, cwd=repo).stdout.decode()
+    assert out.startswith("pruned") and "target 43,200 tokens (60% of 72,000 usable)" in out
+    after = json.loads(cli("status", "--json", REF, cwd=repo).stdout)
+    assert after["source"] == "estimate" and after["context_tokens"] <= 43_200
+    assert after["level"] == "ok"
+    assert cli("restore", REF, "-o", "-", cwd=repo).stdout == original
+
+
 # --- the corpus --------------------------------------------------------------------------
 
 

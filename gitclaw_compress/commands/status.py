@@ -1,0 +1,88 @@
+"""`status PATH`: context tokens now, the usable tokens, a level, and what would be saved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gitclaw_compress.commands.common import (
+    config_option,
+    echo_json,
+    existing_path,
+    human_bytes,
+    json_option,
+    read_session,
+)
+from gitclaw_compress.engine import IntactLines
+from gitclaw_compress.status import Saving, SessionStatus, session_status
+
+
+def describe_source(status: SessionStatus) -> str:
+    if status.source == "estimate":
+        text = f"estimated with {status.estimator}"
+        return f"{text}; {status.note}" if status.note else text
+    text = f"recorded usage of entry {status.usage_entry}"
+    if status.trailing_tokens:
+        text += f" + {status.trailing_tokens:,} estimated with {status.estimator} after it"
+    return text
+
+
+def describe_saving(name: str, saving: Saving) -> str:
+    if not saving.lines:
+        what = "would change nothing"
+    else:
+        share = 1 - saving.bytes_after / saving.bytes_before if saving.bytes_before else 0.0
+        what = (
+            f"would free {saving.tokens_saved:,} tokens (context {saving.context_tokens_after:,})"
+            f" and {human_bytes(saving.bytes_before - saving.bytes_after)} (-{share:.1%}) "
+            f"in {saving.lines} lines"
+        )
+    text = f"  {name:<8} {what}: {saving.command}"
+    return f"{text}\n           {saving.decision}" if saving.decision else text
+
+
+@click.command("status")
+@existing_path()
+@click.option(
+    "--keep-turns",
+    type=click.IntRange(min=0),
+    help="Turns `compress` would keep, for its saving (default: from the config).",
+)
+@config_option
+@json_option
+def command(path: Path, keep_turns: int | None, config_path: Path | None, as_json: bool) -> None:
+    """How full the session's context is, and what `compress` and `prune` would save.
+
+    The context is what pi gives the model on resume. Its size comes from the usage the
+    provider recorded with the last reply (plus estimates for later messages), or, without
+    usable usage, from the configured estimator (tokens.estimator). The level is ok,
+    warning (tokens.warningPercent, 75) or critical (tokens.criticalPercent, 90) of the
+    usable tokens of the session's model. Nothing is written.
+    """
+    session = read_session(path, config_path)
+    intact = IntactLines(session.repo, path, session.ref) if session.repo is not None else None
+    status = session_status(
+        session.lines,
+        session.config,
+        session.ref,
+        keep_turns=keep_turns,
+        intact_commit=intact.commit_for if intact is not None else None,
+    )
+    if as_json:
+        echo_json(status.as_json())
+        return
+    click.echo(f"{status.path}: {status.level}")
+    click.echo(
+        f"  context  {status.context_tokens:,} tokens, {status.percent}% of "
+        f"{status.usable_tokens:,} usable ({describe_source(status)})"
+    )
+    click.echo(
+        f"  model    {status.model or 'unknown'} ({status.limits_source}): window "
+        f"{status.context_window:,}, output {status.max_output:,}, reserve {status.reserve:,}; "
+        f"warning at {status.warning_percent}%, critical at {status.critical_percent}%"
+    )
+    for name, saving in status.savings.items():
+        click.echo(describe_saving(name, saving))
+    if status.below_size_threshold and status.savings["compress"].lines:
+        click.echo("  (compress leaves files under session.sizeThresholdKB alone without --force)")

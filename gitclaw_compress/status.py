@@ -1,0 +1,170 @@
+"""`status`: how full a session's context is, and what `compress` and `prune` would save.
+
+Pure: lines and a Config in, a report out. The savings are dry runs of the same core that
+`compress` and `prune` run, so they are what those commands would do now.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from gitclaw_compress.compress import (
+    CompressSettings,
+    IntactCommit,
+    git_blob_id,
+    measure_run,
+    plan_lines,
+)
+from gitclaw_compress.config import Config
+from gitclaw_compress.context import (
+    budget_for,
+    build_context,
+    level_for,
+    measure_context,
+    read_infos,
+)
+from gitclaw_compress.session import RawLine
+from gitclaw_compress.tokens import get_estimator
+
+
+@dataclass
+class Saving:
+    """What one command would do to the file now (a dry run)."""
+
+    command: str  # the command line that does it
+    bytes_before: int
+    bytes_after: int
+    lines: int  # lines it would change
+    tokens_saved: int  # estimated context tokens it would free
+    context_tokens_after: int
+    decision: str = ""  # what a budget policy decided, in words
+
+
+@dataclass
+class SessionStatus:
+    path: str
+    model: str | None
+    limits_source: str
+    context_window: int
+    max_output: int
+    reserve: int
+    usable_tokens: int
+    context_tokens: int
+    source: str  # usage, usage+estimate or estimate
+    estimator: str
+    estimated_tokens: int  # the estimate of every message sent, whatever the source
+    percent: float
+    level: str
+    warning_percent: int
+    critical_percent: int
+    messages: int  # messages in the context
+    usage_entry: str | None = None
+    usage_tokens: int | None = None
+    trailing_tokens: int = 0
+    note: str | None = None
+    below_size_threshold: bool = False
+    savings: dict[str, Saving] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _saving(
+    command: str,
+    lines: list[RawLine],
+    settings: CompressSettings,
+    session_ref: str,
+    tokens_now: dict[int, int],
+    context_tokens: int,
+    intact_commit: IntactCommit | None,
+) -> Saving:
+    plan = plan_lines(lines, settings, session_ref=session_ref)
+    run = measure_run(
+        lines,
+        plan,
+        settings,
+        session_ref=session_ref,
+        estimator=get_estimator(settings.budget.estimator),
+        tokens_now=tokens_now,
+        object_id=git_blob_id,
+        intact_commit=intact_commit,
+    )
+    saved = run.tokens_saved
+    return Saving(
+        command=command,
+        bytes_before=run.bytes_before,
+        bytes_after=run.bytes_after,
+        lines=run.lines_changed,
+        tokens_saved=saved,
+        context_tokens_after=context_tokens - saved,
+        decision=plan.budget.decision if plan.budget is not None else "",
+    )
+
+
+def session_status(
+    lines: list[RawLine],
+    config: Config,
+    session_ref: str,
+    *,
+    keep_turns: int | None = None,
+    savings: bool = True,
+    intact_commit: IntactCommit | None = None,
+) -> SessionStatus:
+    """The status of one session; `savings=False` skips the three dry runs.
+
+    `intact_commit` is what `compress` records in markers (the commit where a line is
+    intact), so that the byte counts of the dry runs are exact.
+    """
+    estimator = get_estimator(config["tokens.estimator"])
+    context = build_context(read_infos(lines, estimator))
+    size = measure_context(context, estimator)
+    budget = budget_for(context.model, config["models.overrides"], config["tokens.reserve"])
+    warning, critical = config["tokens.warningPercent"], config["tokens.criticalPercent"]
+    status = SessionStatus(
+        path=session_ref,
+        model=context.model,
+        limits_source=budget.limits_source,
+        context_window=budget.context_window,
+        max_output=budget.max_output,
+        reserve=config["tokens.reserve"],
+        usable_tokens=budget.usable,
+        context_tokens=size.tokens,
+        source=size.source,
+        estimator=size.estimator,
+        estimated_tokens=size.estimated,
+        percent=round(size.tokens * 100 / budget.usable, 1) if budget.usable else 100.0,
+        level=level_for(size.tokens, budget.usable, warning, critical),
+        warning_percent=warning,
+        critical_percent=critical,
+        messages=len(context.messages),
+        usage_entry=size.usage_entry,
+        usage_tokens=size.usage_tokens,
+        trailing_tokens=size.trailing_tokens,
+        note=size.note,
+        below_size_threshold=sum(len(line.encode()) for line in lines)
+        < config["session.sizeThresholdKB"] * 1024,
+    )
+    if not savings:
+        return status
+    tokens_now = context.tokens_by_line()
+    ref = shlex.quote(session_ref)
+    turns = "" if keep_turns is None else f" --keep-turns {keep_turns}"
+    target = config["prune.targetPercent"]
+    runs = {
+        "compress": (
+            f"gitclaw-compress compress{turns} {ref}",
+            config.compress_settings(keep_turns),
+        ),
+        "prune": (f"gitclaw-compress prune {ref}", config.compress_settings(strategy="tokens")),
+        "target": (
+            f"gitclaw-compress prune --target {ref}",
+            config.compress_settings(target_percent=target),
+        ),
+    }
+    for name, (command, settings) in runs.items():
+        status.savings[name] = _saving(
+            command, lines, settings, session_ref, tokens_now, size.tokens, intact_commit
+        )
+    return status

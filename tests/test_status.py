@@ -1,0 +1,149 @@
+"""`status`: context tokens and their source, usable tokens, the level, and the savings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import cli, corpus_files, git, needs_corpus
+from synthetic import SessionBuilder, text, typical_session
+
+SESSION = ".GITCLAW/state/sessions/s.jsonl"
+
+
+@pytest.fixture
+def session(repo: Path) -> Path:
+    path = repo / SESSION
+    path.parent.mkdir(parents=True)
+    path.write_bytes(typical_session(turns=6).data())
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent run")
+    return path
+
+
+def status(repo: Path, *args: str) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads(cli("status", "--json", *args, SESSION, cwd=repo).stdout)
+    return report
+
+
+def test_status_reports_recorded_usage_and_the_models_usable_tokens(
+    repo: Path, session: Path
+) -> None:
+    report = status(repo)
+    # typical_session's last reply recorded totalTokens 18237, and nothing follows it.
+    assert report["context_tokens"] == 18_237
+    assert (report["source"], report["trailing_tokens"]) == ("usage", 0)
+    assert report["usage_entry"] is not None and report["usage_tokens"] == 18_237
+    assert report["model"] == "claude-opus-4-6"
+    assert report["limits_source"] == "builtin:claude-opus-4.6+"
+    assert report["usable_tokens"] == 1_000_000 - 32_000 - 16_384
+    assert report["level"] == "ok" and report["percent"] == 1.9
+    assert report["estimated_tokens"] > 0 and report["messages"] == 6 * 10
+    assert set(report["savings"]) == {"compress", "prune", "target"}
+    human = cli("status", SESSION, cwd=repo).stdout.decode()
+    assert human.startswith(f"{SESSION}: ok") and "recorded usage of entry" in human
+
+
+@pytest.mark.parametrize(
+    ("window", "percents", "level"),
+    [
+        (31_000, {}, "ok"),  # 18,237 of 30,000 usable: 60.8%
+        (25_000, {}, "warning"),  # of 24,000: 76.0%
+        (21_000, {}, "critical"),  # of 20,000: 91.2%
+        (31_000, {"warningPercent": 60}, "warning"),
+        (31_000, {"warningPercent": 50, "criticalPercent": 60}, "critical"),
+        (25_000, {"warningPercent": 80, "criticalPercent": 95}, "ok"),
+    ],
+)
+def test_levels_follow_the_model_overrides_and_the_configured_percentages(
+    repo: Path, session: Path, window: int, percents: dict[str, int], level: str
+) -> None:
+    config = {
+        "tokens": {"reserve": 0, **percents},
+        "models": {"overrides": {"claude-opus-4-6": {"context_window": window, "maxTokens": 1000}}},
+    }
+    (repo / ".GITCLAW" / "compression.json").write_text(json.dumps(config))
+    report = status(repo)
+    assert report["limits_source"] == "override"
+    assert report["usable_tokens"] == window - 1000
+    assert report["level"] == level
+
+
+def test_savings_are_what_compress_and_prune_then_do(repo: Path, session: Path) -> None:
+    report = status(repo, "--keep-turns", "1")
+    compress = report["savings"]["compress"]
+    assert compress["command"] == f"gitclaw-compress compress --keep-turns 1 {SESSION}"
+    assert compress["lines"] > 0 and compress["tokens_saved"] > 0
+    assert compress["bytes_before"] == session.stat().st_size
+    assert compress["context_tokens_after"] == 18_237 - compress["tokens_saved"]
+    cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo)
+    assert session.stat().st_size == compress["bytes_after"]
+    after = status(repo, "--keep-turns", "1")
+    assert after["savings"]["compress"]["lines"] == 0
+    # Messages before the last recorded usage are compressed now: estimate instead.
+    assert after["source"] == "estimate" and "compressed" in after["note"]
+    assert after["context_tokens"] == after["estimated_tokens"]
+
+
+def test_no_recorded_usage_means_an_estimate_with_the_configured_estimator(repo: Path) -> None:
+    builder = SessionBuilder(model="some-unknown-model")
+    builder.user("x" * 4000)
+    builder.assistant(text("y" * 400), stop="stop", total_tokens=0)
+    path = repo / SESSION
+    path.parent.mkdir(parents=True)
+    path.write_bytes(builder.data())
+    report = status(repo)
+    assert (report["source"], report["estimator"], report["context_tokens"]) == (
+        "estimate",
+        "chars4",
+        1100,
+    )
+    assert report["limits_source"] == "fallback" and report["usable_tokens"] == 95_232
+    (repo / "compression.json").write_text('{"tokens": {"estimator": "bytes4"}}')
+    assert status(repo)["estimator"] == "bytes4"
+
+
+def test_status_works_outside_a_repository(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(typical_session().data())
+    report = json.loads(cli("status", "--json", str(path), cwd=tmp_path).stdout)
+    assert report["level"] == "ok" and report["path"] == str(path)
+
+
+def test_a_bad_override_is_a_one_line_error_naming_the_key(repo: Path, session: Path) -> None:
+    (repo / "compression.json").write_text(
+        '{"models": {"overrides": {"gpt-5.4": {"context_window": -1}}}}'
+    )
+    out = cli("status", SESSION, cwd=repo, check=False)
+    assert out.returncode == 3 and out.stderr.count(b"\n") == 1
+    assert b"models.overrides['gpt-5.4']" in out.stderr and b"context_window" in out.stderr
+
+
+@needs_corpus
+def test_status_on_every_corpus_file(repo: Path) -> None:
+    """Every corpus session is far from full: ok, from recorded usage."""
+    folder = repo / ".GITCLAW/state/sessions"
+    folder.mkdir(parents=True)
+    for source in corpus_files():
+        shutil.copyfile(source, folder / source.name)
+        report = json.loads(cli("status", "--json", str(folder / source.name), cwd=repo).stdout)
+        assert report["level"] == "ok", source.name
+        assert report["source"] in ("usage", "usage+estimate"), source.name
+        assert 0 < report["context_tokens"] < report["usable_tokens"] * 0.4, source.name
+        assert report["limits_source"].startswith("builtin:"), source.name
+
+
+def test_prune_saving_is_what_prune_then_does(repo: Path, session: Path) -> None:
+    (repo / "compression.json").write_text(
+        '{"prune": {"protectTokens": 2000, "minimumTokens": 500}}'
+    )
+    prune = status(repo)["savings"]["prune"]
+    assert prune["lines"] > 0 and prune["tokens_saved"] >= 500
+    assert "pruned, " in prune["decision"]
+    report = json.loads(cli("prune", "--json", SESSION, cwd=repo).stdout)["files"][0]
+    assert session.stat().st_size == prune["bytes_after"] == report["bytes_after"]
+    assert report["budget"]["freed_tokens"] == prune["tokens_saved"]
+    assert status(repo)["savings"]["prune"]["lines"] == 0
