@@ -125,6 +125,7 @@ class BudgetPlan:
             "usable_tokens": self.budget.usable,
             "context_tokens": self.size.tokens,
             "source": self.size.source,
+            "protected_from_entry": self.protected_entry,
             "target_tokens": self.target_tokens,
             "freed_tokens": self.freed_tokens,
             "decision": self.decision,
@@ -422,20 +423,23 @@ def settle(
     if budget is None or not plan.needs_settling:
         return plan
     options = settings.budget
-    estimator = get_estimator(options.estimator)
-    tokens_now = budget.context.tokens_by_line()
+    target_mode = budget.target_tokens is not None
+    if target_mode:  # every compression before the floor
+        trial = dataclasses.replace(plan, window_start=budget.floor, pruned=frozenset())
+    else:  # the candidates' outputs only
+        trial = dataclasses.replace(plan, window_start=1, pruned=frozenset(budget.candidates))
+    savings = measure_run(
+        lines,
+        trial,
+        settings,
+        session_ref=session_ref,
+        estimator=get_estimator(options.estimator),
+        tokens_now=budget.context.tokens_by_line(),
+    ).savings
     decided = dataclasses.replace(plan, budget=dataclasses.replace(budget, settled=True))
     assert decided.budget is not None
-    if budget.target_tokens is not None:
-        trial = dataclasses.replace(plan, window_start=budget.floor, pruned=frozenset())
-        savings = measure_run(
-            lines,
-            trial,
-            settings,
-            session_ref=session_ref,
-            estimator=estimator,
-            tokens_now=tokens_now,
-        ).savings
+    if target_mode:
+        assert budget.target_tokens is not None
         context, target = budget.size.tokens, budget.target_tokens
         freed, cut = 0, budget.floor
         for number in sorted(savings):
@@ -453,15 +457,6 @@ def settle(
             + ("" if reached else "; the target is out of reach above the floor")
         )
         return decided
-    trial = dataclasses.replace(plan, window_start=1, pruned=frozenset(budget.candidates))
-    savings = measure_run(
-        lines,
-        trial,
-        settings,
-        session_ref=session_ref,
-        estimator=estimator,
-        tokens_now=tokens_now,
-    ).savings
     freed = sum(savings.get(number, 0) for number in budget.candidates)
     if freed < options.minimum_tokens:
         decided.budget.decision = _below_minimum(freed, len(budget.candidates), options)

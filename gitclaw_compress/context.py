@@ -13,7 +13,7 @@ context without holding whole entries in memory.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -39,7 +39,6 @@ LLM_ROLES = {
 }
 SUMMARY_ROLES = frozenset({"branchSummary", "compactionSummary"})
 PROVIDER_DROPPED_STOPS = frozenset({"error", "aborted"})
-LEVELS = ("ok", "warning", "critical")
 
 
 @dataclass(slots=True)
@@ -55,8 +54,6 @@ class EntryInfo:
     usage: int | None = None  # context size the provider recorded (assistant replies)
     model: str | None = None  # model_change.modelId, or an assistant reply's model
     compressed: bool = False  # the line carries a gitclaw-compress marker
-    original_size: int = 0  # bytes of the original line (from the marker), else of the line
-    size: int = 0  # bytes of the line now
     tool: str | None = None  # toolName of a completed tool output (success or error)
     first_kept: str | None = None  # compaction: where the kept history starts
     provider_drops: bool = False  # an assistant reply that stopped with error or aborted
@@ -140,19 +137,12 @@ def entry_info(
     kind = entry.get("type")
     entry_id = entry.get("id")
     parent_id = entry.get("parentId")
-    marker = entry.get(MARKER_KEY)
     info = EntryInfo(
         number=line.number,
         id=entry_id if isinstance(entry_id, str) else None,
         parent_id=parent_id if isinstance(parent_id, str) else None,
         type=kind if isinstance(kind, str) else None,
-        compressed=isinstance(marker, dict),
-        size=len(line.data),
-    )
-    info.original_size = (
-        marker["size"]
-        if isinstance(marker, dict) and isinstance(marker.get("size"), int)
-        else info.size
+        compressed=isinstance(entry.get(MARKER_KEY), dict),
     )
     if kind == "model_change" and isinstance(entry.get("modelId"), str):
         info.model = entry["modelId"]
@@ -216,7 +206,6 @@ class Context:
     path: list[EntryInfo]  # root to leaf
     compaction: EntryInfo | None
     model: str | None
-    entries: list[EntryInfo] = field(default_factory=list)  # every entry of the file
 
     def sent(self) -> list[EntryInfo]:
         """The messages a provider receives: pi drops replies that ended in error/aborted."""
@@ -234,7 +223,7 @@ def build_context(infos: Sequence[EntryInfo]) -> Context:
         if info.id is not None:
             by_id[info.id] = info
     if not infos:
-        return Context([], [], None, None, list(infos))
+        return Context([], [], None, None)
     path: list[EntryInfo] = []
     seen: set[int] = set()
     current: EntryInfo | None = infos[-1]
@@ -263,7 +252,7 @@ def build_context(infos: Sequence[EntryInfo]) -> Context:
                 emitted.append(info)
         emitted.extend(info for info in path[at + 1 :] if info.type != "compaction")
     messages = [info for info in emitted if info.llm_role is not None]
-    return Context(messages, path, compaction, model, list(infos))
+    return Context(messages, path, compaction, model)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -59,6 +60,20 @@ def corpus_files(kind: str = "pi") -> list[Path]:
 needs_corpus = pytest.mark.skipif(
     not (CORPUS / "pi").is_dir(), reason=f"shared corpus not found at {CORPUS}"
 )
+
+CORPUS_SESSIONS = ".GITCLAW/state/sessions"
+
+
+@pytest.fixture
+def corpus_repo(repo: Path) -> Path:
+    """A repository whose last commit holds every corpus pi session under CORPUS_SESSIONS."""
+    folder = repo / CORPUS_SESSIONS
+    folder.mkdir(parents=True)
+    for path in corpus_files():
+        shutil.copyfile(path, folder / path.name)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "sessions as the agent committed them")
+    return repo
 
 
 def cli(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[bytes]:

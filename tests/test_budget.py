@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from conftest import cli, corpus_files, git, needs_corpus
+from conftest import CORPUS_SESSIONS, cli, corpus_files, git, needs_corpus
 from synthetic import SessionBuilder, text, thinking, tool_call
 
 from gitclaw_compress.compress import (
@@ -100,7 +99,8 @@ def test_budget_pruning_protects_the_newest_tokens() -> None:
     # output 5 crosses 2,500: it and everything older is outside the protected window.
     assert changed(original, compressed) == set(ids[:6])
     assert plan.pruned and plan.budget is not None
-    assert plan.budget.protected_entry is not None
+    # The oldest protected message is the call that output 6 answers.
+    assert plan.budget.protected_entry == f"{int(ids[6], 16) - 1:08x}"
     for entry_id in ids[:6]:
         line = next(orjson.loads(x) for x in compressed.split(b"\n") if entry_id.encode() in x)
         [stub] = line["message"]["content"]
@@ -376,14 +376,9 @@ def sha(data: bytes) -> str:
 
 
 @needs_corpus
-def test_restore_is_byte_identical_on_the_corpus_after_pruning(repo: Path) -> None:
-    folder = repo / ".GITCLAW/state/sessions"
-    folder.mkdir(parents=True)
-    for source in corpus_files():
-        shutil.copyfile(source, folder / source.name)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "sessions as the agent committed them")
-    paths = [f".GITCLAW/state/sessions/{source.name}" for source in corpus_files()]
+def test_restore_is_byte_identical_on_the_corpus_after_pruning(corpus_repo: Path) -> None:
+    repo = corpus_repo
+    paths = [f"{CORPUS_SESSIONS}/{source.name}" for source in corpus_files()]
     (repo / "compression.json").write_text('{"prune": {"minimumTokens": 1000}}')
     cli("prune", *paths, cwd=repo)
     pruned = {path: (repo / path).read_bytes() for path in paths}

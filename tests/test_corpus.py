@@ -3,30 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, cli, corpus_files, git, needs_corpus
+from conftest import CORPUS, CORPUS_SESSIONS, cli, corpus_files, git, needs_corpus
 
 pytestmark = needs_corpus
 
-SESSIONS = ".GITCLAW/state/sessions"
+SESSIONS = CORPUS_SESSIONS
 
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-@pytest.fixture
-def corpus_repo(repo: Path) -> Path:
-    folder = repo / SESSIONS
-    folder.mkdir(parents=True)
-    for path in corpus_files():
-        shutil.copyfile(path, folder / path.name)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "sessions as the agent committed them")
-    return repo
 
 
 def test_restore_is_byte_identical_after_gc_and_size_falls_by_65_percent(

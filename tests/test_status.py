@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, corpus_files, git, needs_corpus
+from conftest import CORPUS_SESSIONS, cli, corpus_files, git, needs_corpus
 from synthetic import SessionBuilder, text, typical_session
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
@@ -123,13 +122,11 @@ def test_a_bad_override_is_a_one_line_error_naming_the_key(repo: Path, session: 
 
 
 @needs_corpus
-def test_status_on_every_corpus_file(repo: Path) -> None:
+def test_status_on_every_corpus_file(corpus_repo: Path) -> None:
     """Every corpus session is far from full: ok, from recorded usage."""
-    folder = repo / ".GITCLAW/state/sessions"
-    folder.mkdir(parents=True)
     for source in corpus_files():
-        shutil.copyfile(source, folder / source.name)
-        report = json.loads(cli("status", "--json", str(folder / source.name), cwd=repo).stdout)
+        path = f"{CORPUS_SESSIONS}/{source.name}"
+        report = json.loads(cli("status", "--json", path, cwd=corpus_repo).stdout)
         assert report["level"] == "ok", source.name
         assert report["source"] in ("usage", "usage+estimate"), source.name
         assert 0 < report["context_tokens"] < report["usable_tokens"] * 0.4, source.name
