@@ -15,6 +15,7 @@ from gitclaw_compress.compress import compress_lines, scan
 from gitclaw_compress.config import Config
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
+from gitclaw_compress.remote import fetch_archive, fetch_command
 from gitclaw_compress.restore import MissingObjectError, read_marker, restore_data
 from gitclaw_compress.session import RawLine, check_header, iter_lines, parse_entry
 
@@ -90,6 +91,7 @@ class Compression:
         self._writers: dict[str, ArchiveWriter] = {}
         self._pending: list[_Pending] = []
         self._stack = contextlib.ExitStack()
+        self._claimed: set[str] = set()
 
     def __enter__(self) -> Compression:
         return self
@@ -106,13 +108,25 @@ class Compression:
             pending.output.discard()
         self._pending.clear()
 
+    def claim(self, path: Path) -> str:
+        """Check that `path` is a file in the repository and lock it for this run.
+
+        Claim every file before the first `add`, so that a bad path or a file locked by
+        another run stops the whole run before anything is written.
+        """
+        rel = self.repo.relative(path)
+        if rel in self._claimed:
+            return rel
+        if not path.is_file():
+            raise GitClawError(f"{rel}: no such session file; nothing was changed")
+        self._stack.enter_context(self.repo.lock(rel, rel))
+        self._claimed.add(rel)
+        return rel
+
     def add(
         self, path: Path, config: Config, *, keep_turns: int | None = None, force: bool = False
     ) -> FileReport:
-        rel = self.repo.relative(path)
-        if not path.is_file():
-            raise GitClawError(f"{rel}: no such session file")
-        self._stack.enter_context(self.repo.lock(rel, rel))
+        rel = self.claim(path)
         clean_stale_temps(path)
         stat = path.stat()
         report = FileReport(rel, "unchanged", stat.st_size, stat.st_size)
@@ -231,29 +245,123 @@ def fetch_hint(ref: str) -> str:
     return f"git fetch origin '{ref.rsplit('/', 1)[0]}/*:{ref.rsplit('/', 1)[0]}/*'"
 
 
-def restored_lines(repo: Repository, path: Path, ref: str) -> Iterator[RawLine]:
+class ArchiveAccess:
+    """Where archived payloads come from: this clone first (the archive ref's objects, then
+    the commits where a line was intact), then, once per run, the archive ref fetched from
+    the remote (`archive.autoFetch`, `archive.remote`)."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        ref: str,
+        *,
+        remote: str = "origin",
+        auto_fetch: bool = False,
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
+        self.repo = repo
+        self.ref = ref
+        self.remote = remote
+        self.auto_fetch = auto_fetch
+        self.notify = notify
+        self.fetched = False  # a fetch was tried in this run
+        self.fetch_error: str | None = None
+        self._archived: set[str] | None = None
+
+    @classmethod
+    def from_config(
+        cls,
+        repo: Repository,
+        config: Config,
+        *,
+        fetch: bool = True,
+        notify: Callable[[str], None] | None = None,
+    ) -> ArchiveAccess:
+        return cls(
+            repo,
+            config["archive.ref"],
+            remote=config["archive.remote"],
+            auto_fetch=fetch and config["archive.autoFetch"],
+            notify=notify,
+        )
+
+    def fetch_once(self) -> bool:
+        """Fetch the archive ref from the remote, once, when allowed; whether it worked."""
+        if self.fetched or not self.auto_fetch or not self.repo.has_remote(self.remote):
+            return False
+        self.fetched = True
+        if self.notify is not None:
+            self.notify(f"fetching {self.ref} from {self.remote} (archive.autoFetch)")
+        try:
+            fetch_archive(self.repo, self.ref, self.remote)
+        except GitClawError as error:
+            self.fetch_error = str(error)
+            return False
+        self._archived = None
+        return True
+
+    def archived(self) -> set[str]:
+        """Every payload id reachable from the archive ref."""
+        if self._archived is None:
+            self._archived = self.repo.archive_oids(self.ref)
+        return self._archived
+
+    def hint(self) -> str:
+        if self.fetch_error is not None:
+            return f"fetching it failed: {self.fetch_error}"
+        if not self.repo.has_remote(self.remote):
+            return (
+                f"this clone has no remote {self.remote!r}; add the repository it came from "
+                f"with `git remote add {self.remote} URL`, then run: "
+                f"{fetch_command(self.ref, self.remote)}"
+            )
+        return f"get the archive with: {fetch_command(self.ref, self.remote)}"
+
+    def restore(
+        self, data: bytes, where: str, from_commit: Callable[[str], bytes | None] | None
+    ) -> bytes:
+        """The original bytes of one line, fetching the archive once if a payload is missing."""
+        try:
+            return restore_data(data, where, self.repo.reader.get, from_commit)
+        except MissingObjectError as error:
+            if not self.fetch_once():
+                raise GitClawError(f"{error}; {self.hint()}") from None
+        try:
+            return restore_data(data, where, self.repo.reader.get, from_commit)
+        except MissingObjectError as error:
+            raise GitClawError(
+                f"{error}, nor on {self.remote}'s {self.ref}; the archive was not pushed "
+                "from the clone that compressed this line"
+            ) from None
+
+
+def restored_lines(
+    repo: Repository, path: Path, ref: str, access: ArchiveAccess | None = None
+) -> Iterator[RawLine]:
     """The original lines of a (possibly compressed) session file."""
     rel = repo.relative(path)
     from_commit = _commit_line_source(repo, rel)
+    access = access if access is not None else ArchiveAccess(repo, ref)
     with _open_lines(path) as lines:
         for line in lines:
-            try:
-                data = restore_data(
-                    line.data, f"{rel}:{line.number}", repo.reader.get, from_commit(line.number)
-                )
-            except MissingObjectError as error:
-                raise GitClawError(f"{error}; get the archive with: {fetch_hint(ref)}") from None
+            data = access.restore(line.data, f"{rel}:{line.number}", from_commit(line.number))
             yield line if data is line.data else RawLine(line.number, data, line.newline)
 
 
-def restore_file(repo: Repository, path: Path, ref: str, output: Path | None) -> int:
+def restore_file(
+    repo: Repository,
+    path: Path,
+    ref: str,
+    output: Path | None,
+    access: ArchiveAccess | None = None,
+) -> int:
     """Write the original file to `output` (in place when None); returns the bytes written."""
     target = output if output is not None else path
     rel = repo.relative(path)
     with repo.lock(rel, rel):
         atomic = AtomicFile(target, mode_from=path if output is not None else None)
         try:
-            written = restore_to_stream(repo, path, ref, atomic.handle)
+            written = restore_to_stream(repo, path, ref, atomic.handle, access)
             atomic.seal()
             atomic.replace()
         except BaseException:
@@ -262,9 +370,15 @@ def restore_file(repo: Repository, path: Path, ref: str, output: Path | None) ->
     return written
 
 
-def restore_to_stream(repo: Repository, path: Path, ref: str, sink: IO[bytes]) -> int:
+def restore_to_stream(
+    repo: Repository,
+    path: Path,
+    ref: str,
+    sink: IO[bytes],
+    access: ArchiveAccess | None = None,
+) -> int:
     written = 0
-    for line in restored_lines(repo, path, ref):
+    for line in restored_lines(repo, path, ref, access):
         encoded = line.encode()
         written += len(encoded)
         sink.write(encoded)
@@ -282,11 +396,31 @@ class VerifyReport:
         return asdict(self)
 
 
-def verify_file(repo: Repository, path: Path, ref: str, archived: set[str]) -> VerifyReport:
-    """Check that every stub resolves, every hash matches, and every object is on the ref."""
+def verify_file(
+    repo: Repository,
+    path: Path,
+    ref: str,
+    archived: set[str] | None = None,
+    access: ArchiveAccess | None = None,
+) -> VerifyReport:
+    """Check that every stub resolves, every hash matches, and every object is on the ref.
+
+    With an `access` that may fetch, a payload missing from the local archive ref makes it
+    fetch the archive from the remote once, then check again.
+    """
     rel = repo.relative(path)
     report = VerifyReport(rel)
     from_commit = _commit_line_source(repo, rel)
+    access = access if access is not None else ArchiveAccess(repo, ref)
+
+    def on_ref(oid: str) -> bool:
+        known = archived if archived is not None else access.archived()
+        if oid in known:
+            return True
+        if archived is None and access.fetch_once():
+            return oid in access.archived()
+        return False
+
     with _open_lines(path) as lines:
         first = True
         for line in lines:
@@ -304,23 +438,25 @@ def verify_file(repo: Repository, path: Path, ref: str, archived: set[str]) -> V
                 report.compressed_lines += 1
                 for _, oid in marker.parts:
                     report.objects += 1
-                    if oid not in archived:
+                    if not on_ref(oid):
                         report.problems.append(
                             f"{where}: object {oid} is not reachable from {ref} "
-                            "(git gc would lose it and git push would not send it)"
+                            "(git gc would lose it and git push would not send it); "
+                            f"{access.hint()}"
                         )
-                restore_data(line.data, where, repo.reader.get, from_commit(line.number))
-            except MissingObjectError as error:
-                report.problems.append(f"{error}; get it with: {fetch_hint(ref)}")
+                access.restore(line.data, where, from_commit(line.number))
             except GitClawError as error:
                 report.problems.append(str(error))
     return report
 
 
-def find_entry(repo: Repository, path: Path, entry_id: str, ref: str) -> bytes:
+def find_entry(
+    repo: Repository, path: Path, entry_id: str, ref: str, access: ArchiveAccess | None = None
+) -> bytes:
     """The original line of the entry with this id (restored from the archive if needed)."""
     rel = repo.relative(path)
     from_commit = _commit_line_source(repo, rel)
+    access = access if access is not None else ArchiveAccess(repo, ref)
     needle = entry_id.encode()
     with _open_lines(path) as lines:
         for line in lines:
@@ -329,10 +465,5 @@ def find_entry(repo: Repository, path: Path, entry_id: str, ref: str) -> bytes:
             entry = parse_entry(line.data)
             if entry is None or entry.get("id") != entry_id:
                 continue
-            try:
-                return restore_data(
-                    line.data, f"{rel}:{line.number}", repo.reader.get, from_commit(line.number)
-                )
-            except MissingObjectError as error:
-                raise GitClawError(f"{error}; get the archive with: {fetch_hint(ref)}") from None
+            return access.restore(line.data, f"{rel}:{line.number}", from_commit(line.number))
     raise GitClawError(f"{rel}: no entry with id {entry_id!r}")
