@@ -1,8 +1,8 @@
 """Helpers for the commit-flow tests: real git repositories, origins, clones, sessions.
 
 The hermetic environment (own HOME, GIT_CONFIG_NOSYSTEM, fixed author and dates) comes from
-the autouse fixture in conftest.py; `hermetic_env` below adds what these tests need on top
-and is safe to use on its own.
+the autouse fixture `hermetic_git` in conftest.py; every process these helpers start
+inherits it.
 """
 
 from __future__ import annotations
