@@ -65,6 +65,7 @@ def changed_files(repo: Repository, patterns: Iterable[str]) -> list[Path]:
     if not specs:
         return []
     out = repo.git(
+        "--no-optional-locks",  # never take the index lock just to refresh it
         "-c",
         "core.quotePath=false",
         "status",

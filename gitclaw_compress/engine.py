@@ -324,15 +324,18 @@ class ArchiveAccess:
         try:
             return restore_data(data, where, self.repo.reader.get, from_commit)
         except MissingObjectError as error:
-            if not self.fetch_once():
-                raise GitClawError(f"{error}; {self.hint()}") from None
-        try:
-            return restore_data(data, where, self.repo.reader.get, from_commit)
-        except MissingObjectError as error:
+            missing = error
+        if self.fetch_once():
+            try:
+                return restore_data(data, where, self.repo.reader.get, from_commit)
+            except MissingObjectError as error:
+                missing = error
+        if self.fetched and self.fetch_error is None:
             raise GitClawError(
-                f"{error}, nor on {self.remote}'s {self.ref}; the archive was not pushed "
+                f"{missing}, nor on {self.remote}'s {self.ref}; the archive was not pushed "
                 "from the clone that compressed this line"
-            ) from None
+            )
+        raise GitClawError(f"{missing}; {self.hint()}")
 
 
 def restored_lines(

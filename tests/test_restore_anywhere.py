@@ -189,3 +189,18 @@ def test_push_with_nothing_to_push(tmp_path: Path) -> None:
     assert b"nothing to push" in out.stdout
     out = ok(origin.work, "fetch")
     assert b"origin has no refs/gitclaw/archive" in out.stdout
+
+
+def test_archive_never_pushed_says_so_in_one_line(tmp_path: Path) -> None:
+    origin = make_origin(tmp_path)
+    write(origin.work / SESSION, session_bytes(4))  # new: never committed intact
+    ok(origin.work, "step", "--keep-turns", "1")
+    commit_all(origin.work)
+    origin.push("main")  # the archive ref stays behind
+    clone = origin.clone(tmp_path / "shallow", "--depth", "1")
+    done = tool(clone, "restore", SESSION)
+    assert b"fetching refs/gitclaw/archive from origin" in done.stderr
+    error = done.stderr.decode().splitlines()[-1]
+    assert done.returncode == 3 and error.startswith("gitclaw-compress: error: ")
+    assert "nor on origin's refs/gitclaw/archive; the archive was not pushed" in error
+    assert marker_count((clone / SESSION).read_bytes()) > 0  # left as it was
