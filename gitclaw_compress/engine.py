@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gitclaw_compress.archive import ArchiveWriter, Repository
-from gitclaw_compress.compress import compress_lines, scan
+from gitclaw_compress.compress import compress_lines, git_blob_id, git_blob_id_sha256, scan
 from gitclaw_compress.config import Config
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
@@ -131,6 +131,8 @@ class Compression:
         self._writers: dict[str, ArchiveWriter] = {}
         self._pending: list[_Pending] = []
         self._stack = contextlib.ExitStack()
+        sha256 = repo.object_format() == "sha256"
+        self.object_id = git_blob_id_sha256 if sha256 else git_blob_id
 
     def __enter__(self) -> Compression:
         return self
@@ -188,7 +190,12 @@ class Compression:
         try:
             with _open_lines(path) as lines:
                 for result in compress_lines(
-                    lines, plan, settings, session_ref=rel, intact_commit=intact.commit_for
+                    lines,
+                    plan,
+                    settings,
+                    session_ref=rel,
+                    object_id=self.object_id,
+                    intact_commit=intact.commit_for,
                 ):
                     encoded = result.line.encode()
                     size_after += len(encoded)

@@ -33,4 +33,4 @@ def command(path: Path, output: Path | None, config_path: Path | None) -> None:
         sys.stdout.buffer.flush()
         return
     written = restore_file(repo, path, ref, output)
-    click.echo(f"restored {output or path}: {written:,} bytes", err=output is None and False)
+    click.echo(f"restored {output or path}: {written:,} bytes")
