@@ -175,8 +175,11 @@ class Compression:
         report.crlf_lines, report.non_utf8_lines = counts.crlf, counts.non_utf8
         report.missing_final_newline = counts.missing_final_newline
         if counts.malformed:
+            where = ", ".join(str(number) for number in counts.malformed_at)
+            more = ", …" if counts.malformed > len(counts.malformed_at) else ""
             report.warnings.append(
-                f"{rel}: {counts.malformed} malformed line(s) passed through untouched"
+                f"{rel}: {counts.malformed} line(s) that are not JSON objects passed through "
+                f"untouched (line {where}{more})"
             )
         if plan.window_start <= 2:
             return report
