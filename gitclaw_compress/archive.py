@@ -24,6 +24,10 @@ DEFAULT_REF = "refs/gitclaw/archive"
 ARCHIVE_IDENTITY = "gitclaw-compress <gitclaw-compress@localhost>"
 # Objects and the ref must be on disk before the session file is replaced.
 DURABLE = ("-c", "core.fsync=committed", "-c", "core.fsyncMethod=fsync")
+# Fast zlib and no delta search while writing (about 3x faster); `git gc` deltifies later.
+FAST_PACK = ("-c", "pack.compression=1")
+NO_DELTA = "--big-file-threshold=1k"
+F_SETPIPE_SZ = 1031  # Linux fcntl; not in Python's fcntl module before 3.10 on all builds
 
 
 def blob_path(oid: str) -> str:
@@ -103,6 +107,13 @@ class Repository:
 
     def has_remote(self, name: str) -> bool:
         return bool(name) and self.git("remote", "get-url", name, check=False).strip() != b""
+
+    def object_info(self, name: str) -> tuple[str, int] | None:
+        """The id and size of an object such as `HEAD:path`, or None if there is none."""
+        out = self.git("cat-file", "--batch-check", input=name.encode() + b"\n").split()
+        if len(out) != 3:  # "<name> missing"
+            return None
+        return out[0].decode(), int(out[2])
 
     def object_format(self) -> str:
         out = self.git("rev-parse", "--show-object-format", check=False).decode().strip()
@@ -218,12 +229,16 @@ class ArchiveWriter:
     def _start(self) -> subprocess.Popen[bytes]:
         if self._process is None:
             self._process = subprocess.Popen(
-                ["git", *DURABLE, "fast-import", "--quiet", "--done"],
+                ["git", *DURABLE, *FAST_PACK, "fast-import", "--quiet", "--done", NO_DELTA],
                 cwd=self.repo.root,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
             )
+            assert self._process.stdin is not None
+            # A 1 MiB pipe lets Python and git work at the same time instead of in turns.
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(self._process.stdin.fileno(), F_SETPIPE_SZ, 1 << 20)
         return self._process
 
     def add(self, oid: str, data: bytes) -> None:

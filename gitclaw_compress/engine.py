@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gitclaw_compress.archive import ArchiveWriter, Repository
-from gitclaw_compress.compress import compress_lines, scan
+from gitclaw_compress.compress import compress_lines, git_blob_id, git_blob_id_sha256, scan
 from gitclaw_compress.config import Config
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
@@ -67,19 +67,60 @@ def _read_header(path: Path, source: str) -> None:
         check_header(next(lines, None), source)
 
 
-def _head_line_digests(repo: Repository, rel: str) -> tuple[str, dict[int, bytes]] | None:
-    """The lines of HEAD's version of the file, to record where each line exists intact."""
-    head = repo.rev_parse("HEAD")
-    if head is None:
+class IntactLines:
+    """Which lines of the file exist byte for byte in HEAD's version, to record that commit.
+
+    pi only appends, so HEAD's blob is usually a byte prefix of the file: then every complete
+    line in that prefix is intact there, found by hashing the prefix as a git blob instead of
+    reading HEAD's copy. Otherwise lines are compared one by one.
+    """
+
+    def __init__(self, repo: Repository, path: Path, rel: str) -> None:
+        self.commit = repo.rev_parse("HEAD")
+        self._prefix_lines = 0
+        self._digests: dict[int, bytes] = {}
+        if self.commit is None:
+            return
+        info = repo.object_info(f"{self.commit}:{rel}")
+        if info is None:
+            return
+        oid, size = info
+        prefix_lines = _blob_prefix_lines(path, size, oid)
+        if prefix_lines is not None:
+            self._prefix_lines = prefix_lines
+            return
+        blob = repo.reader.get(oid)
+        if blob is not None:
+            self._digests = {
+                number: hashlib.blake2b(data, digest_size=16).digest()
+                for number, data in enumerate(blob.split(b"\n"), start=1)
+            }
+
+    def commit_for(self, line: RawLine) -> str | None:
+        if line.number <= self._prefix_lines:
+            return self.commit
+        digest = self._digests.get(line.number)
+        if digest is not None and digest == hashlib.blake2b(line.data, digest_size=16).digest():
+            return self.commit
         return None
-    blob = repo.reader.get(f"{head}:{rel}")
-    if blob is None:
-        return None
-    digests = {
-        number: hashlib.blake2b(data, digest_size=16).digest()
-        for number, data in enumerate(blob.split(b"\n"), start=1)
-    }
-    return head, digests
+
+
+def _blob_prefix_lines(path: Path, size: int, oid: str) -> int | None:
+    """Complete lines in the first `size` bytes of the file if they hash to blob `oid`."""
+    digest = (
+        hashlib.sha1(b"blob %d\0" % size) if len(oid) == 40 else hashlib.sha256(b"blob %d\0" % size)
+    )
+    newlines = 0
+    remaining = size
+    with open(path, "rb") as handle:
+        while remaining:
+            chunk = handle.read(min(remaining, 1 << 20))
+            if not chunk:
+                return None
+            digest.update(chunk)
+            newlines += chunk.count(b"\n")
+            remaining -= len(chunk)
+    return newlines if digest.hexdigest() == oid else None
 
 
 class Compression:
@@ -92,6 +133,8 @@ class Compression:
         self._pending: list[_Pending] = []
         self._stack = contextlib.ExitStack()
         self._claimed: set[str] = set()
+        sha256 = repo.object_format() == "sha256"
+        self.object_id = git_blob_id_sha256 if sha256 else git_blob_id
 
     def __enter__(self) -> Compression:
         return self
@@ -146,19 +189,15 @@ class Compression:
         report.crlf_lines, report.non_utf8_lines = counts.crlf, counts.non_utf8
         report.missing_final_newline = counts.missing_final_newline
         if counts.malformed:
+            where = ", ".join(str(number) for number in counts.malformed_at)
+            more = ", …" if counts.malformed > len(counts.malformed_at) else ""
             report.warnings.append(
-                f"{rel}: {counts.malformed} malformed line(s) passed through untouched"
+                f"{rel}: {counts.malformed} line(s) that are not JSON objects passed through "
+                f"untouched (line {where}{more})"
             )
         if plan.window_start <= 2:
             return report
-        hints = _head_line_digests(self.repo, rel)
-
-        def intact_commit(line: RawLine) -> str | None:
-            if hints is None:
-                return None
-            digest = hashlib.blake2b(line.data, digest_size=16).digest()
-            return hints[0] if hints[1].get(line.number) == digest else None
-
+        intact = IntactLines(self.repo, path, rel)
         ref = config["archive.ref"]
         writer = self._writers.get(ref)
         if writer is None:
@@ -168,7 +207,12 @@ class Compression:
         try:
             with _open_lines(path) as lines:
                 for result in compress_lines(
-                    lines, plan, settings, session_ref=rel, intact_commit=intact_commit
+                    lines,
+                    plan,
+                    settings,
+                    session_ref=rel,
+                    object_id=self.object_id,
+                    intact_commit=intact.commit_for,
                 ):
                     encoded = result.line.encode()
                     size_after += len(encoded)

@@ -16,8 +16,6 @@ import orjson
 JsonPath = tuple[str | int, ...]
 
 _WS = re.compile(rb"[ \t\r\n]*")
-# The "unrolled loop" form keeps long strings inside the C regex engine.
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _SCALAR = re.compile(rb"-?[0-9][0-9.eE+\-]*|true|false|null")
 _STRUCTURE = re.compile(rb'["\[\]{}]')
 
@@ -48,20 +46,42 @@ def _build_trie(paths: Iterable[JsonPath]) -> dict[object, object]:
     return trie
 
 
+_WS_BYTES = frozenset(b" \t\r\n")
+
+
 def _skip_ws(raw: bytes, pos: int) -> int:
+    # JSON.stringify writes no whitespace, so the common case is one byte test.
+    if pos >= len(raw) or raw[pos] not in _WS_BYTES:
+        return pos
     match = _WS.match(raw, pos)
     assert match is not None  # the pattern matches the empty string
     return match.end()
+
+
+def _string_end(raw: bytes, pos: int) -> int:
+    """End of the JSON string whose opening quote is at `pos`.
+
+    bytes.find runs at memchr speed, several times faster than a regex over long strings;
+    a quote preceded by an odd number of backslashes is escaped.
+    """
+    cursor = pos + 1
+    while True:
+        quote = raw.find(b'"', cursor)
+        if quote < 0:
+            raise SpanError(f"unterminated string at byte {pos}")
+        back = quote - 1
+        while raw[back] == 0x5C:  # backslash
+            back -= 1
+        if (quote - 1 - back) % 2 == 0:
+            return quote + 1
+        cursor = quote + 1
 
 
 def _skip_value(raw: bytes, pos: int) -> int:
     """Return the end of the JSON value that starts at `pos`."""
     first = raw[pos : pos + 1]
     if first == b'"':
-        match = _STRING.match(raw, pos)
-        if match is None:
-            raise SpanError(f"unterminated string at byte {pos}")
-        return match.end()
+        return _string_end(raw, pos)
     if first in (b"{", b"["):
         depth = 0
         cursor = pos
@@ -71,10 +91,7 @@ def _skip_value(raw: bytes, pos: int) -> int:
                 raise SpanError(f"unterminated container at byte {pos}")
             char = raw[found.start()]
             if char == 0x22:  # '"'
-                match = _STRING.match(raw, found.start())
-                if match is None:
-                    raise SpanError(f"unterminated string at byte {found.start()}")
-                cursor = match.end()
+                cursor = _string_end(raw, found.start())
                 continue
             depth += 1 if char in (0x7B, 0x5B) else -1
             cursor = found.end()
@@ -109,12 +126,12 @@ def _walk(
         if raw[pos : pos + 1] == b"}":
             return pos + 1
         while True:
-            match = _STRING.match(raw, pos)
-            if match is None:
+            if raw[pos : pos + 1] != b'"':
                 raise SpanError(f"expected a key at byte {pos}")
             member_start = pos
-            key = _decode_key(match.group())
-            pos = _skip_ws(raw, match.end())
+            key_end = _string_end(raw, pos)
+            key = _decode_key(raw[pos:key_end])
+            pos = _skip_ws(raw, key_end)
             if raw[pos : pos + 1] != b":":
                 raise SpanError(f"expected ':' at byte {pos}")
             pos = _skip_ws(raw, pos + 1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import orjson
@@ -110,6 +110,7 @@ class LineCounts:
     non_utf8: int = 0
     missing_final_newline: bool = False
     compressed: int = 0  # lines that already carry a gitclaw-compress marker
+    malformed_at: list[int] = field(default_factory=list)  # the first few, for messages
 
     def observe(self, line: RawLine, entry: Entry | None) -> None:
         self.lines += 1
@@ -122,6 +123,8 @@ class LineCounts:
             return
         if entry is None:
             self.malformed += 1
+            if len(self.malformed_at) < 5:
+                self.malformed_at.append(line.number)
             try:
                 line.data.decode("utf-8")
             except UnicodeDecodeError:

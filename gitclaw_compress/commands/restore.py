@@ -45,4 +45,4 @@ def command(path: Path, output: Path | None, no_fetch: bool, config_path: Path |
         sys.stdout.buffer.flush()
         return
     written = restore_file(repo, path, ref, output, access)
-    click.echo(f"restored {output or path}: {written:,} bytes", err=output is None and False)
+    click.echo(f"restored {output or path}: {written:,} bytes")

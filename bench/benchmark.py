@@ -1,0 +1,207 @@
+"""Throughput and peak memory of compress and restore. A script, not a test: it prints numbers.
+
+    python bench/benchmark.py [--size-mb 100] [--keep-turns 4]
+
+It builds a synthetic pi session of the given size in a temporary git repository, commits it
+(as GitClaw does), then times `compress` and `restore` in-process (no interpreter start-up),
+including the git archive writes. It does the same for each file of ../shared/corpus/pi when
+that folder exists. Peak memory is the process's maximum resident set size (ru_maxrss) and,
+separately, that of the git child processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from gitclaw_compress.archive import Repository
+from gitclaw_compress.config import defaults
+from gitclaw_compress.engine import Compression, restore_to_stream
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "pi"
+MB = 1024 * 1024
+
+
+def synthetic_session(path: Path, size_mb: int) -> None:
+    """Turns of reads, writes, bash runs and an occasional screenshot, until size_mb."""
+    target = size_mb * MB
+    usage = {"input": 1200, "output": 300, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1500}
+    counter = 0
+    parent: str | None = None
+    written = 0
+    with open(path, "wb") as out:
+
+        def add(message: dict[str, object]) -> None:
+            nonlocal counter, parent, written
+            counter += 1
+            entry_id = f"{counter:08x}"
+            line = orjson.dumps(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": "2026-03-01T10:00:00.000Z",
+                    "message": message,
+                }
+            )
+            out.write(line + b"\n")
+            written += len(line) + 1
+            parent = entry_id
+
+        header = {"type": "session", "version": 3, "id": "bench", "timestamp": "2026", "cwd": "/"}
+        out.write(orjson.dumps(header) + b"\n")
+        turn = 0
+        while written < target:
+            turn += 1
+            add({"role": "user", "content": [{"type": "text", "text": f"comment {turn}"}]})
+            for step in range(40):
+                call = f"call_{turn}_{step}"
+                body = "\n".join(
+                    f"{turn}:{step}:{n} def handler_{n}(request): return render(request, 'x')"
+                    for n in range(300)
+                )
+                name, arguments = ("read", {"path": f"src/m{step}.py"})
+                if step % 4 == 1:
+                    name, arguments = ("write", {"path": f"src/m{step}.py", "content": body})
+                add(
+                    {
+                        "role": "assistant",
+                        "api": "anthropic-messages",
+                        "usage": usage,
+                        "stopReason": "toolUse",
+                        "content": [
+                            {
+                                "type": "thinking",
+                                "thinking": "plan " * 200,
+                                "thinkingSignature": "S" * 800,
+                            },
+                            {"type": "toolCall", "id": call, "name": name, "arguments": arguments},
+                        ],
+                    }
+                )
+                content: list[dict[str, object]] = [{"type": "text", "text": body}]
+                if step == 39:
+                    image = base64.b64encode(os.urandom(200_000)).decode()
+                    content.append({"type": "image", "data": image, "mimeType": "image/png"})
+                add(
+                    {
+                        "role": "toolResult",
+                        "toolCallId": call,
+                        "toolName": name,
+                        "content": content,
+                        "isError": False,
+                    }
+                )
+            add(
+                {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "done"}],
+                    "stopReason": "stop",
+                }
+            )
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def max_rss_mb(who: int) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KiB
+
+
+def measure(repo_root: Path, session: Path, keep_turns: int) -> dict[str, float]:
+    repo = Repository(repo_root)
+    size = session.stat().st_size
+    config = defaults()
+    start = time.perf_counter()
+    with Compression(repo) as run:
+        report = run.add(session, config, keep_turns=keep_turns, force=True)
+        run.finish()
+    compress_s = time.perf_counter() - start
+    start = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        restored = restore_to_stream(repo, session, config["archive.ref"], sink)
+    restore_s = time.perf_counter() - start
+    repo.close()
+    assert restored == size, "restore must give back every byte"
+    return {
+        "size_mb": size / MB,
+        "after_mb": report.bytes_after / MB,
+        "compress_s": compress_s,
+        "compress_mbps": size / MB / compress_s,
+        "restore_s": restore_s,
+        "restore_mbps": size / MB / restore_s,
+    }
+
+
+def prepared_repo(folder: Path, source: Path | None, size_mb: int) -> tuple[Path, Path]:
+    root = folder / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "user.name", "bench")
+    git(root, "config", "user.email", "bench@example.invalid")
+    session = root / ".GITCLAW" / "state" / "sessions" / "s.jsonl"
+    session.parent.mkdir(parents=True)
+    if source is None:
+        synthetic_session(session, size_mb)
+    else:
+        session.write_bytes(source.read_bytes())
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "agent run")
+    return root, session
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--size-mb", type=int, default=100)
+    parser.add_argument("--keep-turns", type=int, default=4)
+    options = parser.parse_args()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    header = f"{'input':<44} {'MB':>7} {'after':>7} {'compress':>13} {'restore':>13}"
+    print(header)
+    rows: list[tuple[str, dict[str, float]]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        root, session = prepared_repo(Path(folder), None, options.size_mb)
+        base_rss = max_rss_mb(resource.RUSAGE_SELF)
+        rows.append((f"synthetic {options.size_mb} MB", measure(root, session, options.keep_turns)))
+        peak = max_rss_mb(resource.RUSAGE_SELF)
+        children = max_rss_mb(resource.RUSAGE_CHILDREN)
+    for name, row in rows:
+        print(
+            f"{name:<44} {row['size_mb']:>7.1f} {row['after_mb']:>7.1f} "
+            f"{row['compress_mbps']:>8.1f} MB/s {row['restore_mbps']:>8.1f} MB/s"
+        )
+    print(
+        f"peak RSS: {peak:.0f} MB (before compress {base_rss:.0f} MB, so +{peak - base_rss:.0f} MB "
+        f"for a {rows[0][1]['size_mb']:.0f} MB file); largest git child: {children:.0f} MB"
+    )
+    if CORPUS.is_dir():
+        total_in = total_c = total_r = 0.0
+        for source in sorted(CORPUS.glob("*.jsonl")):
+            with tempfile.TemporaryDirectory() as folder:
+                root, session = prepared_repo(Path(folder), source, 0)
+                row = measure(root, session, 1)
+            total_in += row["size_mb"]
+            total_c += row["compress_s"]
+            total_r += row["restore_s"]
+            print(
+                f"{source.name[:44]:<44} {row['size_mb']:>7.2f} {row['after_mb']:>7.2f} "
+                f"{row['compress_mbps']:>8.1f} MB/s {row['restore_mbps']:>8.1f} MB/s"
+            )
+        print(
+            f"{'corpus (keep-turns 1), total':<44} {total_in:>7.2f} {'':>7} "
+            f"{total_in / total_c:>8.1f} MB/s {total_in / total_r:>8.1f} MB/s"
+        )
+
+
+if __name__ == "__main__":
+    main()
