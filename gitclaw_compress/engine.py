@@ -285,10 +285,6 @@ def _commit_line_source(
     return for_line
 
 
-def fetch_hint(ref: str) -> str:
-    return f"git fetch origin '{ref.rsplit('/', 1)[0]}/*:{ref.rsplit('/', 1)[0]}/*'"
-
-
 class ArchiveAccess:
     """Where archived payloads come from: this clone first (the archive ref's objects, then
     the commits where a line was intact), then, once per run, the archive ref fetched from
