@@ -17,7 +17,13 @@ from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
 from gitclaw_compress.remote import fetch_archive, fetch_command
 from gitclaw_compress.restore import MissingObjectError, read_marker, restore_data
-from gitclaw_compress.session import RawLine, check_header, iter_lines, parse_entry
+from gitclaw_compress.session import (
+    LineCounts,
+    RawLine,
+    check_header,
+    iter_lines,
+    parse_entry,
+)
 
 
 @dataclass
@@ -32,16 +38,14 @@ class FileReport:
     lines_compressed: int = 0
     objects: int = 0
     object_bytes: int = 0
-    blank_lines: int = 0
-    malformed_lines: int = 0
-    crlf_lines: int = 0
-    non_utf8_lines: int = 0
-    missing_final_newline: bool = False
+    counts: LineCounts = field(default_factory=LineCounts)
     archive_commit: str | None = None
     warnings: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        fields = asdict(self)
+        del fields["counts"]
+        return {**fields, **self.counts.as_json()}
 
 
 @dataclass
@@ -185,9 +189,7 @@ class Compression:
             plan = scan(lines, settings)
         counts = plan.counts
         report.lines, report.turns, report.kept_turns = counts.lines, plan.turns, plan.kept_turns
-        report.blank_lines, report.malformed_lines = counts.blank, counts.malformed
-        report.crlf_lines, report.non_utf8_lines = counts.crlf, counts.non_utf8
-        report.missing_final_newline = counts.missing_final_newline
+        report.counts = counts
         if counts.malformed:
             where = ", ".join(str(number) for number in counts.malformed_at)
             more = ", …" if counts.malformed > len(counts.malformed_at) else ""

@@ -112,6 +112,16 @@ class LineCounts:
     compressed: int = 0  # lines that already carry a gitclaw-compress marker
     malformed_at: list[int] = field(default_factory=list)  # the first few, for messages
 
+    def as_json(self) -> dict[str, object]:
+        """The counts of lines passed through untouched, under the names reports use."""
+        return {
+            "blank_lines": self.blank,
+            "malformed_lines": self.malformed,
+            "crlf_lines": self.crlf,
+            "non_utf8_lines": self.non_utf8,
+            "missing_final_newline": self.missing_final_newline,
+        }
+
     def observe(self, line: RawLine, entry: Entry | None) -> None:
         self.lines += 1
         if line.data.endswith(b"\r"):

@@ -9,22 +9,11 @@ from typing import Any
 
 import pytest
 from conftest import cli, git
-from pi_harness import iter_corpus, read_entries, require_pi, run_pi_resume
+from pi_harness import chain_reaches_root, iter_corpus, require_pi, run_pi_resume
 from synthetic import typical_session
 
 SESSIONS = ".GITCLAW/state/sessions"
 CORPUS = list(iter_corpus())
-
-
-def _chain_reaches_root(session: Path) -> bool:
-    entries = [e for e in read_entries(session) if e.get("type") != "session"]
-    by_id = {e["id"]: e for e in entries}
-    current: dict[str, Any] | None = entries[-1] if entries else None
-    while current is not None:
-        if current.get("parentId") is None:
-            return True
-        current = by_id.get(current["parentId"])
-    return False
 
 
 def _signed_thinking(body: dict[str, Any]) -> list[str]:
@@ -53,7 +42,7 @@ def _compress(repo: Path, source: Path, keep_turns: int) -> Path:
 
 
 def _check_resume(original: Path, compressed: Path, tmp_path: Path, api: str) -> None:
-    validate = _chain_reaches_root(original)
+    validate = chain_reaches_root(original)
     before = run_pi_resume(original, tmp_path=tmp_path / "before", api=api, validate=validate)
     after = run_pi_resume(compressed, tmp_path=tmp_path / "after", api=api, validate=validate)
     assert len(after.bodies) == 1, "pi sends exactly one request"
