@@ -19,6 +19,8 @@ from gitclaw_compress.commands import (
     show,
     stats,
     status,
+    step,
+    sync,
     verify,
 )
 from gitclaw_compress.errors import GitClawError
@@ -46,9 +48,19 @@ def cli() -> None:
     """
 
 
-for command in (compress.command, restore.command, verify.command, stats.command, show.command):
-    cli.add_command(command)
-for command in (status.command, context.command, prune.command):
+for command in (
+    compress.command,
+    step.command,
+    restore.command,
+    verify.command,
+    show.command,
+    stats.command,
+    status.command,
+    context.command,
+    prune.command,
+    sync.push_command,
+    sync.fetch_command,
+):
     cli.add_command(command)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from gitclaw_compress.compress import (
     CompressSettings,
     IntactCommit,
+    ObjectId,
     git_blob_id,
     measure_run,
     plan_lines,
@@ -79,6 +80,7 @@ def _saving(
     tokens_now: dict[int, int],
     context_tokens: int,
     intact_commit: IntactCommit | None,
+    object_id: ObjectId,
 ) -> Saving:
     plan = plan_lines(lines, settings, session_ref=session_ref)
     run = measure_run(
@@ -88,7 +90,7 @@ def _saving(
         session_ref=session_ref,
         estimator=get_estimator(settings.budget.estimator),
         tokens_now=tokens_now,
-        object_id=git_blob_id,
+        object_id=object_id,
         intact_commit=intact_commit,
     )
     saved = run.tokens_saved
@@ -111,11 +113,13 @@ def session_status(
     keep_turns: int | None = None,
     savings: bool = True,
     intact_commit: IntactCommit | None = None,
+    object_id: ObjectId = git_blob_id,
 ) -> SessionStatus:
     """The status of one session; `savings=False` skips the three dry runs.
 
-    `intact_commit` is what `compress` records in markers (the commit where a line is
-    intact), so that the byte counts of the dry runs are exact.
+    `intact_commit` (the commit where a line is intact) and `object_id` (SHA-1 or SHA-256
+    blob ids) are what `compress` records in markers, so that the byte counts of the dry
+    runs are exact.
     """
     estimator = get_estimator(config["tokens.estimator"])
     context = build_context(read_infos(lines, estimator))
@@ -165,6 +169,13 @@ def session_status(
     }
     for name, (command, settings) in runs.items():
         status.savings[name] = _saving(
-            command, lines, settings, session_ref, tokens_now, size.tokens, intact_commit
+            command,
+            lines,
+            settings,
+            session_ref,
+            tokens_now,
+            size.tokens,
+            intact_commit,
+            object_id,
         )
     return status

@@ -14,6 +14,7 @@ from gitclaw_compress.commands.common import (
     existing_path,
     json_option,
     read_session,
+    session_path,
 )
 from gitclaw_compress.context import SUMMARY_ROLES, EntryInfo, build_context, read_infos
 from gitclaw_compress.engine import restored_lines
@@ -36,6 +37,7 @@ def command(path: Path, config_path: Path | None, as_json: bool) -> None:
     does. Tokens are estimates (tokens.estimator). The totals compare the context with the
     whole history: the original, restored from the archive, when the file is compressed.
     """
+    path = session_path(path)
     session = read_session(path, config_path)
     estimator = get_estimator(session.config["tokens.estimator"])
     infos = read_infos(session.lines, estimator, preview_chars=PREVIEW_CHARS)

@@ -14,6 +14,7 @@ from gitclaw_compress.commands.common import (
     human_bytes,
     json_option,
     open_repo,
+    session_path,
 )
 from gitclaw_compress.engine import Compression, FileReport
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
@@ -75,6 +76,7 @@ def command(
     """
     if not paths:
         raise GitClawError("give at least one session file")
+    paths = tuple(session_path(path) for path in paths)
     repo = open_repo(paths[0])
     reports: list[FileReport] = []
     with Compression(repo, dry_run=dry_run or check) as run:

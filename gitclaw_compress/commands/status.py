@@ -13,8 +13,10 @@ from gitclaw_compress.commands.common import (
     human_bytes,
     json_option,
     read_session,
+    session_path,
 )
-from gitclaw_compress.engine import IntactLines
+from gitclaw_compress.compress import git_blob_id
+from gitclaw_compress.engine import IntactLines, blob_id_for
 from gitclaw_compress.status import Saving, SessionStatus, session_status
 
 
@@ -60,14 +62,16 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
     warning (tokens.warningPercent, 75) or critical (tokens.criticalPercent, 90) of the
     usable tokens of the session's model. Nothing is written.
     """
+    path = session_path(path)
     session = read_session(path, config_path)
-    intact = IntactLines(session.repo, path, session.ref) if session.repo is not None else None
+    repo = session.repo
     status = session_status(
         session.lines,
         session.config,
         session.ref,
         keep_turns=keep_turns,
-        intact_commit=intact.commit_for if intact is not None else None,
+        intact_commit=IntactLines(repo, path, session.ref).commit_for if repo else None,
+        object_id=blob_id_for(repo) if repo else git_blob_id,
     )
     if as_json:
         echo_json(status.as_json())
