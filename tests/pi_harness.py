@@ -1,0 +1,1059 @@
+"""Run the real pi coding agent offline against a local fake LLM server.
+
+Tests use this module to prove that pi still resumes a session file: pi loads the
+file, rebuilds the model's context and sends one request to :class:`FakeLLMServer`,
+which records the request so the test can look at what the model would have seen.
+
+pi itself is installed by ``.ci/install-pi.sh`` into ``<repo>/.cache/pi`` (or found
+through the ``GITCLAW_PI_BIN`` environment variable). Nothing here touches the
+network except 127.0.0.1.
+
+Typical use from a pytest test::
+
+    from pi_harness import find_pi, pi_context, resume_with_pi
+
+    bodies = resume_with_pi(session_path, api="anthropic", tmp_path=tmp_path)
+    messages = pi_context(session_path)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+PI_CACHE = REPO / ".cache" / "pi"
+PI_PACKAGE_NAME = "@mariozechner/pi-coding-agent"
+CONTEXT_SCRIPT = Path(__file__).resolve().parent / "node" / "context.mjs"
+
+DEFAULT_REPLY = "OK from the fake LLM."
+DEFAULT_PROMPT = "Reply with OK."
+DEFAULT_TIMEOUT = 180.0
+
+# Provider and model used with api="openai-completions": a custom provider that pi does
+# not know, so every assistant message in the session counts as "another model".
+FAKE_PROVIDER = "fake"
+FAKE_MODEL = "fake-model"
+# Model used with api="anthropic" when the session has no anthropic model of its own.
+DEFAULT_ANTHROPIC_MODEL = "claude-opus-4-6"
+
+# Where each pi api expects its base URL to point (relative to the fake server's root).
+# The built-in providers' baseUrls are: anthropic "https://api.anthropic.com" (the SDK adds
+# /v1/messages), openai/openrouter ".../v1" (+ /chat/completions or /responses) and google
+# ".../v1beta" (+ /models/<id>:streamGenerateContent).
+_BASE_PATH_BY_API = {
+    "anthropic-messages": "",
+    "openai-completions": "/v1",
+    "openai-responses": "/v1",
+    "google-generative-ai": "/v1beta",
+}
+
+
+# --------------------------------------------------------------------------------------
+# Fake LLM server
+# --------------------------------------------------------------------------------------
+
+
+def _sse(events: list[tuple[str | None, Any]]) -> bytes:
+    """Encode server-sent events. A payload that is a str is sent as is."""
+    out = []
+    for name, payload in events:
+        data = payload if isinstance(payload, str) else json.dumps(payload)
+        if name is not None:
+            out.append(f"event: {name}\n")
+        out.append(f"data: {data}\n\n")
+    return "".join(out).encode()
+
+
+def _openai_chat_stream(model: str, text: str) -> bytes:
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model}
+    return _sse(
+        [
+            (
+                None,
+                {
+                    **base,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {"role": "assistant", "content": ""},
+                            "finish_reason": None,
+                        }
+                    ],
+                },
+            ),
+            (
+                None,
+                {
+                    **base,
+                    "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+                },
+            ),
+            (None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+            (
+                None,
+                {
+                    **base,
+                    "choices": [],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                },
+            ),
+            (None, "[DONE]"),
+        ]
+    )
+
+
+def _anthropic_stream(model: str, text: str) -> bytes:
+    return _sse(
+        [
+            (
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "msg_fake",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": [],
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": {
+                            "input_tokens": 10,
+                            "output_tokens": 1,
+                            "cache_creation_input_tokens": 0,
+                            "cache_read_input_tokens": 0,
+                        },
+                    },
+                },
+            ),
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            ),
+            ("ping", {"type": "ping"}),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": text},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": 5},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+    )
+
+
+def _openai_responses_stream(model: str, text: str) -> bytes:
+    item_id = "msg_fake"
+    part = {"type": "output_text", "text": "", "annotations": []}
+    done_item = {
+        "type": "message",
+        "id": item_id,
+        "role": "assistant",
+        "status": "completed",
+        "content": [{**part, "text": text}],
+    }
+    response = {
+        "id": "resp_fake",
+        "object": "response",
+        "created_at": 0,
+        "model": model,
+        "status": "in_progress",
+        "output": [],
+    }
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "total_tokens": 15,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0},
+    }
+    events: list[tuple[str | None, Any]] = [
+        ("response.created", {"type": "response.created", "response": response}),
+        (
+            "response.output_item.added",
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {
+                    "type": "message",
+                    "id": item_id,
+                    "role": "assistant",
+                    "status": "in_progress",
+                    "content": [],
+                },
+            },
+        ),
+        (
+            "response.content_part.added",
+            {
+                "type": "response.content_part.added",
+                "item_id": item_id,
+                "output_index": 0,
+                "content_index": 0,
+                "part": part,
+            },
+        ),
+        (
+            "response.output_text.delta",
+            {
+                "type": "response.output_text.delta",
+                "item_id": item_id,
+                "output_index": 0,
+                "content_index": 0,
+                "delta": text,
+            },
+        ),
+        (
+            "response.output_text.done",
+            {
+                "type": "response.output_text.done",
+                "item_id": item_id,
+                "output_index": 0,
+                "content_index": 0,
+                "text": text,
+            },
+        ),
+        (
+            "response.content_part.done",
+            {
+                "type": "response.content_part.done",
+                "item_id": item_id,
+                "output_index": 0,
+                "content_index": 0,
+                "part": {**part, "text": text},
+            },
+        ),
+        (
+            "response.output_item.done",
+            {"type": "response.output_item.done", "output_index": 0, "item": done_item},
+        ),
+        (
+            "response.completed",
+            {
+                "type": "response.completed",
+                "response": {
+                    **response,
+                    "status": "completed",
+                    "output": [done_item],
+                    "usage": usage,
+                },
+            },
+        ),
+    ]
+    for i, (_name, payload) in enumerate(events):
+        payload["sequence_number"] = i
+    return _sse(events)
+
+
+def _google_stream(model: str, text: str) -> bytes:
+    return _sse(
+        [
+            (
+                None,
+                {
+                    "candidates": [
+                        {
+                            "content": {"role": "model", "parts": [{"text": text}]},
+                            "finishReason": "STOP",
+                            "index": 0,
+                        }
+                    ],
+                    "usageMetadata": {
+                        "promptTokenCount": 10,
+                        "candidatesTokenCount": 5,
+                        "totalTokenCount": 15,
+                    },
+                    "modelVersion": model,
+                },
+            ),
+        ]
+    )
+
+
+def protocol_for_path(path: str) -> str | None:
+    """Which LLM protocol a request path belongs to, or None."""
+    route = path.split("?", 1)[0]
+    if route.endswith("/chat/completions"):
+        return "openai-completions"
+    if route.endswith("/messages"):
+        return "anthropic-messages"
+    if route.endswith("/responses"):
+        return "openai-responses"
+    if route.endswith(":streamGenerateContent") or route.endswith(":generateContent"):
+        return "google-generative-ai"
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Request checks: a few rules the real APIs enforce with HTTP 400, so that a broken
+# context fails the pi run here as it would in production. They are deliberately
+# conservative (only rules documented by the providers' error messages).
+# --------------------------------------------------------------------------------------
+
+
+def _check_anthropic(body: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return ["messages: must be a non-empty list"]
+    if messages[0].get("role") != "user":
+        problems.append("messages.0: first message must use the user role")
+    for i, msg in enumerate(messages):
+        role, content = msg.get("role"), msg.get("content")
+        if role not in ("user", "assistant"):
+            problems.append(f"messages.{i}: bad role {role!r}")
+        if isinstance(content, str):
+            if not content.strip():
+                problems.append(f"messages.{i}: text content must be non-empty")
+            continue
+        if not isinstance(content, list) or not content:
+            problems.append(f"messages.{i}: content must be a non-empty list or string")
+            continue
+        for j, block in enumerate(content):
+            kind = block.get("type")
+            where = f"messages.{i}.content.{j}"
+            if kind == "text" and not str(block.get("text", "")).strip():
+                problems.append(f"{where}: text content blocks must contain non-whitespace text")
+            elif kind == "thinking":
+                if role != "assistant":
+                    problems.append(f"{where}: thinking block outside an assistant message")
+                if not isinstance(block.get("thinking"), str):
+                    problems.append(f"{where}.thinking: Field required")
+                if not isinstance(block.get("signature"), str) or not block["signature"]:
+                    problems.append(f"{where}.signature: Field required")
+            elif kind == "redacted_thinking":
+                if not isinstance(block.get("data"), str) or not block["data"]:
+                    problems.append(f"{where}.data: Field required")
+            elif kind == "tool_use" and not isinstance(block.get("input"), dict):
+                problems.append(f"{where}.input: Input should be a valid dictionary")
+        # Every tool_use needs a tool_result right after; every tool_result needs its tool_use.
+        if role == "assistant":
+            uses = [b.get("id") for b in content if b.get("type") == "tool_use"]
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            if uses:
+                nxt_content = nxt.get("content") if nxt else None
+                results = {
+                    b.get("tool_use_id")
+                    for b in (nxt_content if isinstance(nxt_content, list) else [])
+                    if b.get("type") == "tool_result"
+                }
+                missing = [u for u in uses if u not in results]
+                if missing:
+                    problems.append(
+                        f"messages.{i}: tool_use ids were found without tool_result blocks "
+                        f"immediately after: {missing}"
+                    )
+        if role == "user":
+            result_ids = [b.get("tool_use_id") for b in content if b.get("type") == "tool_result"]
+            if result_ids:
+                prev = messages[i - 1] if i > 0 else {}
+                prev_content = prev.get("content")
+                uses_before = {
+                    b.get("id")
+                    for b in (prev_content if isinstance(prev_content, list) else [])
+                    if b.get("type") == "tool_use"
+                }
+                orphans = [r for r in result_ids if r not in uses_before]
+                if orphans:
+                    problems.append(
+                        f"messages.{i}: unexpected tool_use_id found in tool_result blocks: "
+                        f"{orphans}. Each tool_result block must have a corresponding tool_use "
+                        "block in the previous message."
+                    )
+    return problems
+
+
+def _check_openai_chat(body: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return ["messages: must be a non-empty list"]
+    pending: list[str] = []
+    for i, msg in enumerate(messages):
+        role = msg.get("role")
+        if role == "tool":
+            if msg.get("tool_call_id") not in pending:
+                problems.append(
+                    f"messages.[{i}]: messages with role 'tool' must be a response to a "
+                    "preceeding message with 'tool_calls'."
+                )
+            else:
+                pending.remove(msg["tool_call_id"])
+            if not isinstance(msg.get("content"), str | list):
+                problems.append(f"messages.[{i}].content: must be a string or a list")
+            continue
+        if pending:
+            problems.append(
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                f"responding to each 'tool_call_id'. Missing: {pending} (before messages.[{i}])"
+            )
+            pending = []
+        if role == "assistant":
+            calls = msg.get("tool_calls") or []
+            content = msg.get("content")
+            if not calls and not content:
+                problems.append(f"messages.[{i}]: assistant message needs content or tool_calls")
+            for k, call in enumerate(calls):
+                args = call.get("function", {}).get("arguments")
+                if not isinstance(args, str):
+                    problems.append(f"messages.[{i}].tool_calls.[{k}].function.arguments: string")
+                pending.append(call.get("id"))
+    if pending:
+        problems.append(
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            f"responding to each 'tool_call_id'. Missing: {pending}"
+        )
+    return problems
+
+
+def _check_openai_responses(body: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    items = body.get("input")
+    if not isinstance(items, list) or not items:
+        return ["input: must be a non-empty list"]
+    calls: set[str] = set()
+    for i, item in enumerate(items):
+        kind = item.get("type")
+        if kind == "function_call":
+            calls.add(item.get("call_id"))
+            if not isinstance(item.get("arguments"), str):
+                problems.append(f"input[{i}].arguments: must be a string")
+        elif kind == "function_call_output" and item.get("call_id") not in calls:
+            problems.append(
+                f"input[{i}]: No tool call found for function call output "
+                f"with call_id {item.get('call_id')}."
+            )
+        elif kind == "reasoning" and not isinstance(item.get("summary"), list):
+            problems.append(f"input[{i}].summary: Missing required parameter")
+    return problems
+
+
+def _check_google(body: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    contents = body.get("contents")
+    if not isinstance(contents, list) or not contents:
+        return ["contents: must be a non-empty list"]
+    for i, content in enumerate(contents):
+        if not content.get("parts"):
+            problems.append(f"contents[{i}].parts: must not be empty")
+    return problems
+
+
+def check_request(protocol: str | None, body: Any) -> list[str]:
+    """Problems a real API would answer with HTTP 400 (a conservative subset)."""
+    if not isinstance(body, dict):
+        return ["body: not a JSON object"]
+    checker = {
+        "anthropic-messages": _check_anthropic,
+        "openai-completions": _check_openai_chat,
+        "openai-responses": _check_openai_responses,
+        "google-generative-ai": _check_google,
+    }.get(protocol or "")
+    return checker(body) if checker else []
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep pytest output clean
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _record(self, raw: bytes) -> dict[str, Any]:
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        record = {
+            "method": self.command,
+            "path": self.path,
+            "protocol": protocol_for_path(self.path),
+            "headers": {k.lower(): v for k, v in self.headers.items()},
+            "body": body,
+            "raw": raw.decode("utf-8", "replace"),
+            "problems": [],
+        }
+        with self.server.lock:
+            self.server.requests.append(record)
+        return record
+
+    def _send(self, status: int, content_type: str, payload: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        self.wfile.write(payload)
+        self.wfile.flush()
+
+    def do_POST(self) -> None:
+        record = self._record(self._read_body())
+        body = record["body"] if isinstance(record["body"], dict) else {}
+        model = str(body.get("model") or "fake-model")
+        text = self.server.reply
+        protocol = record["protocol"]
+        problems = check_request(protocol, record["body"]) if self.server.validate else []
+        record["problems"] = problems
+        if self.server.error_status is not None or problems:
+            message = "; ".join(problems) or "fake LLM error"
+            error = {
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": message},
+            }
+            status = self.server.error_status or 400
+            self._send(status, "application/json", json.dumps(error).encode())
+        elif protocol == "openai-completions":
+            self._send(200, "text/event-stream", _openai_chat_stream(model, text))
+        elif protocol == "anthropic-messages":
+            self._send(200, "text/event-stream", _anthropic_stream(model, text))
+        elif protocol == "openai-responses":
+            self._send(200, "text/event-stream", _openai_responses_stream(model, text))
+        elif protocol == "google-generative-ai":
+            self._send(200, "text/event-stream", _google_stream(model, text))
+        else:
+            no_route = json.dumps({"error": {"message": f"fake LLM: no route {self.path}"}})
+            self._send(404, "application/json", no_route.encode())
+
+    def do_GET(self) -> None:
+        self._record(b"")
+        self._send(404, "application/json", b'{"error":{"message":"fake LLM: GET not served"}}')
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    requests: list[dict[str, Any]]
+    lock: threading.Lock
+    reply: str
+    error_status: int | None
+    validate: bool
+
+
+class FakeLLMServer:
+    """A local streaming LLM endpoint for pi, on 127.0.0.1 and an ephemeral port.
+
+    It answers OpenAI chat completions (``POST .../chat/completions``), Anthropic
+    Messages (``POST .../messages``), OpenAI Responses (``POST .../responses``) and
+    Gemini (``POST ...:streamGenerateContent``) with one short fixed text, streamed as
+    SSE. Every request is recorded in :attr:`requests` as a dict with ``method``,
+    ``path``, ``protocol``, ``headers`` (lower-case names), ``body`` (parsed JSON) and
+    ``raw`` (the body as text).
+
+    With ``validate`` (the default) each LLM request is first checked against a few rules
+    the real API enforces with HTTP 400 (see :func:`check_request`); a request that breaks
+    one gets a 400 whose message lists the problems (also in the record's ``problems``), so
+    pi fails as it would in production. With ``error_status`` set, every request is
+    answered with that HTTP status and a JSON error body instead.
+
+    Use it as a context manager::
+
+        with FakeLLMServer() as server:
+            ... server.url ...
+        server.requests
+    """
+
+    def __init__(
+        self, reply: str = DEFAULT_REPLY, *, error_status: int | None = None, validate: bool = True
+    ) -> None:
+        self.reply = reply
+        self.error_status = error_status
+        self.validate = validate
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._requests: list[dict[str, Any]] = []
+
+    def __enter__(self) -> FakeLLMServer:
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.requests = self._requests
+        server.lock = threading.Lock()
+        server.reply = self.reply
+        server.error_status = self.error_status
+        server.validate = self.validate
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="fake-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join()
+        self._server = None
+        self._thread = None
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("FakeLLMServer is not running")
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """Root URL, e.g. ``http://127.0.0.1:PORT`` (no trailing slash)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        if self._server is not None:
+            with self._server.lock:
+                return list(self._requests)
+        return list(self._requests)
+
+    @property
+    def llm_requests(self) -> list[dict[str, Any]]:
+        """Only the requests that hit one of the LLM routes."""
+        return [r for r in self.requests if r["protocol"] is not None]
+
+
+# --------------------------------------------------------------------------------------
+# Locating pi
+# --------------------------------------------------------------------------------------
+
+
+def find_pi() -> Path | None:
+    """The pi binary: ``$GITCLAW_PI_BIN`` if set, else ``<repo>/.cache/pi/node_modules/.bin/pi``.
+
+    Returns None when neither is available. A set ``GITCLAW_PI_BIN`` is returned even if it
+    does not exist, so that a wrong setting fails loudly instead of skipping tests.
+    """
+    env = os.environ.get("GITCLAW_PI_BIN")
+    if env:
+        return Path(env)
+    local = PI_CACHE / "node_modules" / ".bin" / "pi"
+    return local if local.exists() else None
+
+
+def find_pi_package() -> Path | None:
+    """The installed ``@mariozechner/pi-coding-agent`` package folder, found from the pi
+    binary (``bin/pi`` is a symlink to ``<package>/dist/cli.js``)."""
+    pi = find_pi()
+    if pi is None or not pi.exists():
+        return None
+    for parent in pi.resolve().parents:
+        manifest = parent / "package.json"
+        if manifest.is_file():
+            try:
+                if json.loads(manifest.read_text()).get("name") == PI_PACKAGE_NAME:
+                    return parent
+            except ValueError:
+                pass
+    return None
+
+
+def pi_version() -> str | None:
+    package = find_pi_package()
+    if package is None:
+        return None
+    return str(json.loads((package / "package.json").read_text())["version"])
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        raise PiError("node is not on PATH")
+    return node
+
+
+class PiError(RuntimeError):
+    """pi (or the node helper) failed; the message holds its stderr."""
+
+
+# --------------------------------------------------------------------------------------
+# Session helpers (Python side, read-only)
+# --------------------------------------------------------------------------------------
+
+
+def read_entries(session_path: Path) -> list[dict[str, Any]]:
+    """Parse a session file the way pi does: split on ``\\n``, skip blank and bad lines."""
+    entries = []
+    for line in Path(session_path).read_text(encoding="utf-8").strip().split("\n"):
+        if not line.strip():
+            continue
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            continue
+    return entries
+
+
+def session_model(session_path: Path) -> dict[str, str | None]:
+    """The model pi would restore on resume: the last ``model_change`` or assistant message
+    on the path from the leaf (the last entry) to the root. Returns provider, modelId and
+    api (the api of the last assistant message on that path, if any)."""
+    entries = [e for e in read_entries(session_path) if e.get("type") != "session"]
+    by_id = {e.get("id"): e for e in entries}
+    path: list[dict[str, Any]] = []
+    current = entries[-1] if entries else None
+    while current is not None:
+        path.append(current)
+        parent = current.get("parentId")
+        current = by_id.get(parent) if parent else None
+    path.reverse()
+    result: dict[str, str | None] = {"provider": None, "modelId": None, "api": None}
+    for entry in path:
+        if entry.get("type") == "model_change":
+            result["provider"] = entry.get("provider")
+            result["modelId"] = entry.get("modelId")
+        elif entry.get("type") == "message" and entry["message"].get("role") == "assistant":
+            message = entry["message"]
+            result["provider"] = message.get("provider")
+            result["modelId"] = message.get("model")
+            result["api"] = message.get("api")
+    return result
+
+
+def copy_session_for_pi(session_path: Path, dest_dir: Path, cwd: Path) -> Path:
+    """Copy a session for a pi run and point the copy's header ``cwd`` at ``cwd``.
+
+    TEST-ONLY: pi (>= 0.65) refuses a session whose header cwd does not exist, and pi
+    appends to the file it resumes. So pi always runs on this copy. Only line 1 of the
+    copy is re-written; every other byte is copied as is. The product's own files never
+    get their header changed.
+    """
+    data = Path(session_path).read_bytes()
+    first, sep, rest = data.partition(b"\n")
+    header = json.loads(first)
+    if not isinstance(header, dict) or header.get("type") != "session":
+        raise ValueError(f"{session_path}: line 1 is not a session header")
+    header["cwd"] = str(cwd)
+    new_first = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode()
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    dest = dest_dir / Path(session_path).name
+    dest.write_bytes(new_first + sep + rest)
+    return dest
+
+
+# --------------------------------------------------------------------------------------
+# Running pi
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class PiRun:
+    """What one pi resume produced."""
+
+    provider: str
+    model: str
+    api: str
+    requests: list[dict[str, Any]]
+    session_copy: Path
+    stdout: str
+    stderr: str
+    returncode: int
+    argv: list[str] = field(default_factory=list)
+
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        """Parsed JSON bodies of the requests that hit an LLM route."""
+        return [r["body"] for r in self.requests if r["protocol"] is not None]
+
+    def appended_entries(self, original: Path) -> list[dict[str, Any]]:
+        """Entries pi appended to the copy (beyond the lines of ``original``)."""
+        n = len(read_entries(original))
+        return read_entries(self.session_copy)[n:]
+
+
+def _hermetic_env(home: Path, agent_dir: Path) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": "C.UTF-8",
+        "PI_CODING_AGENT_DIR": str(agent_dir),
+        "PI_OFFLINE": "1",
+        "PI_TELEMETRY": "0",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+        "NO_COLOR": "1",
+    }
+    for key in ("NODE_EXTRA_CA_CERTS", "SYSTEMROOT"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+def _write_agent_dir(
+    agent_dir: Path, server: FakeLLMServer, provider: str, api: str, model: str
+) -> None:
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    base_url = server.url + _BASE_PATH_BY_API[api]
+    if provider == FAKE_PROVIDER:
+        providers: dict[str, Any] = {
+            FAKE_PROVIDER: {
+                "baseUrl": base_url,
+                "api": api,
+                "apiKey": "x",
+                "models": [{"id": model, "contextWindow": 128000, "maxTokens": 4096}],
+            }
+        }
+    else:
+        # A built-in provider with only baseUrl (and a key) overrides where its built-in
+        # models send requests; the model keeps its real api, provider and id, so pi sees
+        # the session's assistant messages as "the same model" and replays signatures.
+        providers = {provider: {"baseUrl": base_url, "apiKey": "x"}}
+    (agent_dir / "models.json").write_text(json.dumps({"providers": providers}, indent=2))
+    settings = {
+        # One request per resume: no auto-compaction, no retries.
+        "compaction": {"enabled": False},
+        "retry": {"enabled": False, "provider": {"maxRetries": 0}},
+    }
+    (agent_dir / "settings.json").write_text(json.dumps(settings, indent=2))
+
+
+def run_pi_resume(
+    session_path: Path | str,
+    *,
+    tmp_path: Path,
+    api: str = "openai-completions",
+    provider: str | None = None,
+    model: str | None = None,
+    prompt: str = DEFAULT_PROMPT,
+    reply: str = DEFAULT_REPLY,
+    timeout: float = DEFAULT_TIMEOUT,
+    validate: bool = True,
+    allow_unknown_model: bool = False,
+    extra_args: list[str] | None = None,
+) -> PiRun:
+    """Resume ``session_path`` (on a test-only copy) with the real pi and one prompt.
+
+    ``api`` chooses how pi talks to the fake server:
+
+    - ``"openai-completions"``: custom provider ``fake`` / model ``fake-model`` (OpenAI chat
+      completions). Every assistant message is from "another model", so pi turns thinking
+      into plain text and drops signatures.
+    - ``"anthropic"``: built-in provider ``anthropic`` with its baseUrl pointed at the fake.
+      The model is ``model``, else the session's model if that is an anthropic one, else
+      ``claude-opus-4-6``. When it equals the session's model, signed thinking blocks are
+      replayed exactly as a real Anthropic request would carry them.
+    - ``"native"``: the session's own provider and model (or ``provider``/``model``), with
+      that provider's baseUrl pointed at the fake. Works for anthropic-messages,
+      openai-completions (e.g. openrouter), openai-responses (openai) and
+      google-generative-ai (google) models.
+
+    ``validate`` makes the fake server answer 400 to requests that break a rule of the real
+    API (see :func:`check_request`), so pi fails. pi accepts a model id it does not know
+    (it warns and treats it as a custom model, which is never "the same model" as the
+    session's, so signatures are not replayed); unless ``allow_unknown_model`` is set,
+    that warning is an error here.
+
+    Raises :class:`PiError` (with pi's stderr) if pi exits non-zero, times out, sends no
+    LLM request, or does not know the model.
+    """
+    pi = find_pi()
+    if pi is None:
+        raise PiError("pi is not installed: run .ci/install-pi.sh or set GITCLAW_PI_BIN")
+    session_path = Path(session_path)
+    recorded = session_model(session_path)
+
+    if api == "openai-completions":
+        use_provider, use_model, use_api = FAKE_PROVIDER, model or FAKE_MODEL, "openai-completions"
+        if provider is not None:
+            raise ValueError("provider= is fixed to 'fake' for api='openai-completions'")
+    elif api == "anthropic":
+        use_provider, use_api = "anthropic", "anthropic-messages"
+        if model is not None:
+            use_model = model
+        elif recorded["provider"] == "anthropic" and recorded["modelId"]:
+            use_model = str(recorded["modelId"])
+        else:
+            use_model = DEFAULT_ANTHROPIC_MODEL
+    elif api == "native":
+        use_provider = provider or str(recorded["provider"] or "")
+        use_model = model or str(recorded["modelId"] or "")
+        use_api = str(recorded["api"] or "")
+        if not use_provider or not use_model:
+            raise ValueError(f"{session_path}: no model recorded; pass provider= and model=")
+        if use_api not in _BASE_PATH_BY_API:
+            raise ValueError(f"{session_path}: api {use_api!r} is not served by FakeLLMServer")
+    else:
+        raise ValueError(f"unknown api {api!r}")
+
+    run_id = uuid.uuid4().hex[:8]
+    root = Path(tmp_path) / f"pi-run-{run_id}"
+    home = root / "home"
+    agent_dir = root / "agent"
+    workdir = root / "work"
+    for d in (home, agent_dir, workdir):
+        d.mkdir(parents=True)
+    copy = copy_session_for_pi(session_path, root / "session", workdir)
+
+    with FakeLLMServer(reply=reply, validate=validate) as server:
+        _write_agent_dir(agent_dir, server, use_provider, use_api, use_model)
+        env = _hermetic_env(home, agent_dir)
+        if use_provider == "anthropic":
+            env["ANTHROPIC_API_KEY"] = "x"
+        argv = [
+            str(pi),
+            "--provider",
+            use_provider,
+            "--model",
+            use_model,
+            "--session",
+            str(copy),
+            *(extra_args or []),
+            "-p",
+            prompt,
+        ]
+        try:
+            proc = subprocess.run(
+                argv,
+                cwd=workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+            raise PiError(f"pi timed out after {timeout}s\nstderr:\n{stderr}") from exc
+        requests = server.requests
+
+    run = PiRun(
+        provider=use_provider,
+        model=use_model,
+        api=use_api,
+        requests=requests,
+        session_copy=copy,
+        stdout=proc.stdout,
+        stderr=proc.stderr,
+        returncode=proc.returncode,
+        argv=argv,
+    )
+    problems = [p for r in requests for p in r.get("problems", [])]
+    if proc.returncode != 0:
+        raise PiError(
+            f"pi exited with {proc.returncode}\nargv: {argv}\n"
+            f"stderr:\n{proc.stderr}\nstdout:\n{proc.stdout}"
+            + (f"\nfake server rejected the request: {problems}" if problems else "")
+        )
+    if not allow_unknown_model and "not found for provider" in proc.stderr:
+        raise PiError(f"pi does not know model {use_model!r} of {use_provider!r}:\n{proc.stderr}")
+    if not run.bodies:
+        raise PiError(f"pi sent no LLM request\nstderr:\n{proc.stderr}\nstdout:\n{proc.stdout}")
+    return run
+
+
+def resume_with_pi(
+    session_path: Path | str,
+    *,
+    tmp_path: Path,
+    api: str = "openai-completions",
+    **kwargs: Any,
+) -> list[dict[str, Any]]:
+    """Resume ``session_path`` with the real pi; return the JSON bodies it sent to the LLM.
+
+    See :func:`run_pi_resume` for ``api`` and the other keyword arguments.
+    """
+    return run_pi_resume(session_path, tmp_path=tmp_path, api=api, **kwargs).bodies
+
+
+# --------------------------------------------------------------------------------------
+# pi's own context builder (node helper)
+# --------------------------------------------------------------------------------------
+
+
+def pi_context_report(
+    session_path: Path | str, *, full: bool = False, timeout: float = DEFAULT_TIMEOUT
+) -> dict[str, Any]:
+    """Run ``tests/node/context.mjs`` on a session (read-only) and return its JSON report:
+    ``{"messages": [...], "totals": {...}, "model": ..., "thinkingLevel": ..., ...}``."""
+    package = find_pi_package()
+    if package is None:
+        raise PiError("pi is not installed: run .ci/install-pi.sh or set GITCLAW_PI_BIN")
+    argv = [_node(), str(CONTEXT_SCRIPT), str(session_path)]
+    if full:
+        argv.append("--full")
+    scratch = Path(os.environ.get("TMPDIR", "/tmp"))
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(scratch),
+        "PI_CODING_AGENT_DIR": str(scratch / "gitclaw-pi-context-agent-dir"),
+        "PI_OFFLINE": "1",
+        "PI_TELEMETRY": "0",
+        "GITCLAW_PI_PACKAGE_DIR": str(package),
+    }
+    proc = subprocess.run(
+        argv,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise PiError(f"context.mjs exited with {proc.returncode}\nstderr:\n{proc.stderr}")
+    report: dict[str, Any] = json.loads(proc.stdout)
+    return report
+
+
+def pi_context(session_path: Path | str, *, full: bool = False) -> list[dict[str, Any]]:
+    """The messages pi would give the model on resume, in order, as built by pi's own
+    ``buildSessionContext`` + ``convertToLlm``. Each dict has ``role`` (user, assistant or
+    toolResult), ``sourceRole`` (pi's message role before conversion, e.g.
+    compactionSummary), ``entryId``/``entryType`` (the session entry it came from), and a
+    ``blocks`` summary; with ``full=True`` also the whole ``message``."""
+    messages: list[dict[str, Any]] = pi_context_report(session_path, full=full)["messages"]
+    return messages
+
+
+def require_pi(*, node: bool = False) -> Path:
+    """Return the pi binary, or skip the calling test when pi is not installed.
+
+    When the environment variable ``CI`` is set, a missing pi FAILS the test instead of
+    skipping it, so CI cannot pass by silently skipping every pi test. With ``node=True``
+    the node binary (for :func:`pi_context`) is required too.
+    """
+    import pytest
+
+    pi = find_pi()
+    reason = None
+    if pi is None:
+        reason = "pi is not installed (run .ci/install-pi.sh or set GITCLAW_PI_BIN)"
+    elif node and shutil.which("node") is None:
+        reason = "node is not on PATH"
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; CI is set, so this is a failure, not a skip")
+        pytest.skip(reason)
+    assert pi is not None
+    return pi
+
+
+def iter_corpus(corpus_dir: Path | None = None) -> Iterator[Path]:
+    """Session files of the shared corpus (``<repo>/../shared/corpus/pi/*.jsonl``)."""
+    base = corpus_dir or (REPO.parent / "shared" / "corpus" / "pi")
+    if base.is_dir():
+        yield from sorted(base.glob("*.jsonl"))
