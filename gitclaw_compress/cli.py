@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from gitclaw_compress import __version__
-from gitclaw_compress.commands import compress, restore, show, stats, verify
+from gitclaw_compress.commands import compress, restore, show, stats, summarize, verify
 from gitclaw_compress.errors import GitClawError
 
 
@@ -37,7 +37,14 @@ def cli() -> None:
     """
 
 
-for command in (compress.command, restore.command, verify.command, stats.command, show.command):
+for command in (
+    compress.command,
+    restore.command,
+    verify.command,
+    stats.command,
+    show.command,
+    summarize.command,
+):
     cli.add_command(command)
 
 
