@@ -17,6 +17,7 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.engine import Compression, FileReport
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
+from gitclaw_compress.summarize import describe_stage, summary_stage
 
 
 def describe(report: FileReport) -> str:
@@ -72,12 +73,24 @@ def command(
             config = config_for(repo, path, config_path)
             reports.append(run.add(path, config, keep_turns=keep_turns, force=force))
         run.finish()
+    # The opt-in summary stage (summary.enabled): after compression, outside its locks.
+    stages = (
+        []
+        if dry_run or check
+        else summary_stage(repo, paths, lambda path: config_for(repo, path, config_path))
+    )
     if as_json:
-        echo_json({"files": [report.as_json() for report in reports]})
+        document = {"files": [report.as_json() for report in reports]}
+        echo_json({**document, "summaries": [s.as_json() for s in stages]} if stages else document)
     else:
         for report in reports:
             for warning in report.warnings:
                 click.echo(f"gitclaw-compress: warning: {warning}", err=True)
             click.echo(describe(report))
+        for stage in stages:
+            if stage.warning:
+                click.echo(f"gitclaw-compress: warning: {stage.warning}", err=True)
+            elif line := describe_stage(stage):
+                click.echo(line)
     if check and any(report.status == "would-compress" for report in reports):
         raise click.exceptions.Exit(EXIT_PROBLEMS)
