@@ -42,6 +42,7 @@ from gitclaw_compress.summary import (
     extractive_summary,
     llm_summary,
     plan_summary,
+    render_facts,
     summary_tokens,
 )
 from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, get_estimator
@@ -56,7 +57,7 @@ CRITICAL_PERCENT = 90
 @dataclass
 class SummaryReport:
     path: str
-    status: str  # summarized | nothing-to-summarize
+    status: str  # summarized | nothing-to-summarize | not-smaller (nothing written)
     round: int = 0
     mode: str | None = None  # llm | extractive
     provider: str | None = None  # the provider used, "none" for the extractive summary
@@ -156,7 +157,21 @@ def summarize_file(
         if isinstance(plan, NoSummary):
             report.reason = plan.reason
             return report
+        report.round = plan.round
+        report.entries_summarized = len(plan.summarized)
+        report.first_kept_entry_id = plan.first_kept.id
+        report.tokens_before = plan.tokens_before
+        report.tokens_before_estimated = plan.tokens_before_estimated
         facts = extract_facts(plan.history)
+        # What the summary replaces: this round's messages and the previous summary.
+        replaced = plan.tokens_before_estimated - plan.kept_tokens
+        floor = summary_tokens(render_facts(facts, plan.round), estimator)
+        if floor >= replaced:
+            report.reason = (
+                f"the {replaced:,} tokens before the cut are fewer than the facts of a summary "
+                f"(~{floor:,}); keep fewer turns or tokens"
+            )
+            return report
         settings = None if offline else provider_settings(config)
         meta: dict[str, Any] = {"round": plan.round}
         if settings is None:
@@ -189,6 +204,15 @@ def summarize_file(
                     f"({settings.max_tokens}); the extracted facts are complete"
                 )
             meta["model"] = result.model
+        report.tokens_after = summary_tokens(summary, estimator) + plan.kept_tokens
+        report.summary_chars = len(summary)
+        if report.tokens_after >= plan.tokens_before_estimated:
+            report.status = "not-smaller"
+            report.reason = (
+                f"the summary (~{report.tokens_after - plan.kept_tokens:,} tokens) would not "
+                f"be smaller than the {replaced:,} tokens it replaces; nothing was written"
+            )
+            return report
         meta["mode"] = report.mode
         meta["provider"] = report.provider
         meta["entriesSummarized"] = len(plan.summarized)
@@ -202,14 +226,7 @@ def summarize_file(
         )
         _append(path, stat, data, orjson.dumps(entry), rel)
     report.status = "summarized"
-    report.round = plan.round
-    report.entries_summarized = len(plan.summarized)
-    report.first_kept_entry_id = plan.first_kept.id
     report.compaction_id = entry["id"]
-    report.tokens_before = plan.tokens_before
-    report.tokens_before_estimated = plan.tokens_before_estimated
-    report.tokens_after = summary_tokens(summary, estimator) + plan.kept_tokens
-    report.summary_chars = len(summary)
     return report
 
 
@@ -369,6 +386,8 @@ def describe_stage(outcome: StageOutcome) -> str | None:
 
 def describe(report: SummaryReport) -> str:
     """One line for people."""
+    if report.status == "not-smaller":
+        return f"not summarized {report.path}: {report.reason}"
     if report.status != "summarized":
         return f"nothing to summarize in {report.path}: {report.reason}"
     how = (

@@ -478,10 +478,10 @@ def test_restore_gives_back_every_original_entry_after_compress_and_summarize(
 ) -> None:
     path, _ = grown
     original = path.read_bytes()
-    cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo)
+    cli("compress", "--force", "--keep-turns", "3", SESSION, cwd=repo)
     compressed = path.read_bytes()
     assert len(compressed) < len(original)
-    summarize(repo, "--keep-turns", "1")
+    assert summarize(repo, "--keep-turns", "1")["status"] == "summarized"
     compaction_line = path.read_bytes()[len(compressed) :]
     assert compaction_line.count(b"\n") == 1 and b'"type":"compaction"' in compaction_line
     git(repo, "gc", "-q", "--prune=now")
@@ -500,3 +500,40 @@ def test_a_file_without_a_final_newline_gets_one_before_the_entry(
     after = path.read_bytes()
     assert after.startswith(data + b"\n")
     assert json.loads(after[len(data) + 1 :])["type"] == "compaction"
+
+
+def short_first_turn(repo: Path, reply_chars: int) -> Path:
+    path = repo / SESSION
+    path.parent.mkdir(parents=True, exist_ok=True)
+    s = SessionBuilder(model="fake-model")
+    s.user("hi")
+    s.assistant(text("h" * reply_chars), stop="stop")
+    s.user("now the real work")
+    s.assistant(text("done " * 500), stop="stop")
+    path.write_bytes(s.data())
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent run")
+    return path
+
+
+def test_a_summary_that_would_not_shrink_the_context_is_not_written(repo: Path) -> None:
+    path = short_first_turn(repo, 5)
+    digest = sha(path)
+    # Even the facts are larger than the turn they would replace: no LLM call is made.
+    with FakeLLMServer(reply_for("openai")) as server:
+        llm_config(repo, "openai", server)
+        report = summarize(repo, "--keep-turns", "1")
+    assert report["status"] == "nothing-to-summarize" and server.requests == []
+    assert "fewer than the facts of a summary" in report["reason"]
+    assert sha(path) == digest
+    # A long LLM reply is caught after the call: still nothing is written.
+    path = short_first_turn(repo, 2000)
+    digest = sha(path)
+    with FakeLLMServer(default=reply_for("openai", "word " * 4000)) as server:
+        llm_config(repo, "openai", server, max_tokens=9000)
+        report = summarize(repo, "--keep-turns", "1")
+        human = cli("summarize", "--keep-turns", "1", SESSION, cwd=repo).stdout.decode()
+    assert report["status"] == "not-smaller" and "nothing was written" in report["reason"]
+    assert human.startswith(f"not summarized {SESSION}: the summary (~")
+    assert len(server.requests) == 2
+    assert sha(path) == digest
