@@ -30,7 +30,6 @@ import orjson
 from gitclaw_compress.activepath import (
     MESSAGE_ENTRY_TYPES,
     Node,
-    active_path,
     context_nodes,
     latest_compaction,
     message_of_node,
@@ -393,12 +392,6 @@ def _valid_at_or_before(valid: list[bool], position: int, start: int) -> int | N
         if valid[candidate]:
             return candidate
     return None
-
-
-def plan_for_nodes(
-    nodes: list[Node], keep: KeepPolicy, estimator: TokenEstimator
-) -> SummaryPlan | NoSummary:
-    return plan_summary(active_path(nodes), keep, estimator)
 
 
 # --------------------------------------------------------------------------------------

@@ -537,3 +537,35 @@ def test_a_summary_that_would_not_shrink_the_context_is_not_written(repo: Path) 
     assert human.startswith(f"not summarized {SESSION}: the summary (~")
     assert len(server.requests) == 2
     assert sha(path) == digest
+
+
+def test_a_file_that_grows_during_the_llm_call_is_left_to_its_writer(
+    repo: Path, grown: tuple[Path, Growing]
+) -> None:
+    path, _ = grown
+    late = b'{"type":"label","id":"feedface","parentId":null,"timestamp":"T","label":"x"}\n'
+
+    class AppendingClient:
+        """Answers like an LLM, but pi appends to the file while it "thinks"."""
+
+        def complete(self, request: Any) -> Any:
+            with open(path, "ab") as handle:
+                handle.write(late)
+            return make_client(
+                ProviderSettings(provider="openai", base_url=server.url + "/v1", model="m")
+            ).complete(request)
+
+    before = path.read_bytes()
+    with FakeLLMServer(reply_for("openai")) as server:
+        llm_config(repo, "openai", server)
+        config = load_config(path, repo)
+        with pytest.raises(GitClawError, match="changed while it was being summarized"):
+            summarize_file(
+                Repository(repo),
+                path,
+                config,
+                keep=KeepPolicy(turns=1),
+                client_factory=lambda _: AppendingClient(),
+            )
+    assert path.read_bytes() == before + late
+    assert not list(path.parent.glob(".gitclaw-compress-tmp-*"))
