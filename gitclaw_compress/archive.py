@@ -48,6 +48,16 @@ def _git(root: Path, *args: str, input: bytes | None = None, check: bool = True)
     return done.stdout
 
 
+def _rev_parse(cwd: Path, *args: str) -> list[str] | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", *args], cwd=cwd, capture_output=True, check=False
+        )
+    except FileNotFoundError:
+        raise GitClawError("git is not installed or not on PATH") from None
+    return done.stdout.decode().splitlines() if done.returncode == 0 else None
+
+
 class Repository:
     """The work tree that holds the sessions, and its git object store."""
 
@@ -55,25 +65,26 @@ class Repository:
         probe = start if start.is_dir() else start.parent
         if not probe.exists():
             raise GitClawError(f"{start}: no such file or directory")
-        done = subprocess.run(
-            ["git", "rev-parse", "--is-bare-repository", "--show-toplevel", "--git-common-dir"],
-            cwd=probe,
-            capture_output=True,
-            check=False,
-        )
-        if done.returncode != 0:
+        # Asked in two steps: --show-toplevel fails in a bare repository and inside .git.
+        where = _rev_parse(probe, "--is-bare-repository", "--is-inside-git-dir", "--git-common-dir")
+        if where is None:
             raise GitClawError(
                 f"{start}: not inside a git repository; gitclaw-compress keeps what it drops "
                 "in git (run `git init` first); nothing was changed"
             )
-        lines = done.stdout.decode().splitlines()
-        if lines[0] == "true" or len(lines) < 3:
+        if where[0] == "true":
             raise GitClawError(
                 f"{start}: this is a bare git repository; run gitclaw-compress in a clone "
                 "with a work tree; nothing was changed"
             )
-        self.root = Path(lines[1]).resolve()
-        common = Path(lines[2])
+        top = _rev_parse(probe, "--show-toplevel")
+        if where[1] == "true" or not top:
+            raise GitClawError(
+                f"{start}: inside the .git directory, not a work tree; run gitclaw-compress "
+                "from the repository's work tree; nothing was changed"
+            )
+        self.root = Path(top[0]).resolve()
+        common = Path(where[2])
         self.common_dir = (common if common.is_absolute() else probe / common).resolve()
         self._reader: ObjectReader | None = None
 
@@ -93,6 +104,9 @@ class Repository:
     def rev_parse(self, name: str) -> str | None:
         out = self.git("rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", check=False)
         return out.decode().strip() or None
+
+    def has_remote(self, name: str) -> bool:
+        return bool(name) and self.git("remote", "get-url", name, check=False).strip() != b""
 
     def object_info(self, name: str) -> tuple[str, int] | None:
         """The id and size of an object such as `HEAD:path`, or None if there is none."""

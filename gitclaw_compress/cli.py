@@ -11,7 +11,16 @@ from typing import Any
 import click
 
 from gitclaw_compress import __version__
-from gitclaw_compress.commands import compress, restore, show, stats, summarize, verify
+from gitclaw_compress.commands import (
+    compress,
+    restore,
+    show,
+    stats,
+    step,
+    summarize,
+    sync,
+    verify,
+)
 from gitclaw_compress.errors import GitClawError
 
 
@@ -39,10 +48,13 @@ def cli() -> None:
 
 for command in (
     compress.command,
+    step.command,
     restore.command,
     verify.command,
-    stats.command,
     show.command,
+    stats.command,
+    sync.push_command,
+    sync.fetch_command,
     summarize.command,
 ):
     cli.add_command(command)

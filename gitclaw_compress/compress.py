@@ -48,6 +48,13 @@ def git_blob_id(data: bytes) -> str:
     return digest.hexdigest()
 
 
+def git_blob_id_sha256(data: bytes) -> str:
+    """The id git gives `data` as a blob in a repository with the SHA-256 object format."""
+    digest = hashlib.sha256(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class CompressSettings:
     keep_turns: int = 4
@@ -184,7 +191,7 @@ def _call_descriptor(name: str, arguments: object) -> str:
             value = arguments.get(key)
             if isinstance(value, str) and value:
                 first = value.strip().split("\n", 1)[0]
-                return f"{name} {stubs._cut(first, 80)!r}"
+                return f"{name} {stubs.cut(first, 80)!r}"
     return name
 
 

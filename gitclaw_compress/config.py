@@ -22,6 +22,7 @@ from gitclaw_compress.stubs import PreviewSettings
 CONFIG_NAME = "compression.json"
 
 DEFAULT_SESSION_GLOBS = ("*/state/**/sessions/*.jsonl",)
+DEFAULT_MAPPING_GLOBS = ("*/state/issues/*.json", "*/state/pull-requests/*.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +134,34 @@ OPTIONS: tuple[Option, ...] = (
         "`git push origin 'refs/gitclaw/*:refs/gitclaw/*'`.",
     ),
     Option(
+        "archive.remote",
+        str,
+        "origin",
+        "The remote that `push`, `fetch`, `step --push` and the automatic fetch use.",
+    ),
+    Option(
+        "archive.autoFetch",
+        bool,
+        True,
+        "When `restore`, `verify` or `show` needs a payload that this clone lacks (a "
+        "`--depth 1` or single-branch clone), fetch the archive ref from archive.remote "
+        "once, then go on. `false` prints the command that would fetch it instead.",
+    ),
+    Option(
         "sessions.globs",
         list,
         list(DEFAULT_SESSION_GLOBS),
-        "Where session files live, as globs relative to the repository root.",
+        "Where session files live, as globs relative to the repository root (`*` never "
+        "crosses a `/`, `**/` spans any number of folders, hidden folders match). `compress` "
+        "with no path and `--all` look here; read from the root compression.json only.",
+    ),
+    Option(
+        "sessions.mappingGlobs",
+        list,
+        list(DEFAULT_MAPPING_GLOBS),
+        "Mapping files such as `<agent folder>/state/issues/<N>.json`, whose "
+        "`sessionPath` (repository-relative) names the session of an issue. Used by "
+        "`compress`/`step` with no path and by `--issue N`.",
     ),
     # Summarizing compaction (`summarize`, and the opt-in stage of `compress`).
     Option(

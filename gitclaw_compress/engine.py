@@ -11,12 +11,19 @@ from pathlib import Path
 from typing import IO, Any
 
 from gitclaw_compress.archive import ArchiveWriter, Repository
-from gitclaw_compress.compress import compress_lines, scan
+from gitclaw_compress.compress import compress_lines, git_blob_id, git_blob_id_sha256, scan
 from gitclaw_compress.config import Config
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
+from gitclaw_compress.remote import fetch_archive, fetch_command
 from gitclaw_compress.restore import MissingObjectError, read_marker, restore_data
-from gitclaw_compress.session import RawLine, check_header, iter_lines, parse_entry
+from gitclaw_compress.session import (
+    LineCounts,
+    RawLine,
+    check_header,
+    iter_lines,
+    parse_entry,
+)
 
 
 @dataclass
@@ -31,16 +38,14 @@ class FileReport:
     lines_compressed: int = 0
     objects: int = 0
     object_bytes: int = 0
-    blank_lines: int = 0
-    malformed_lines: int = 0
-    crlf_lines: int = 0
-    non_utf8_lines: int = 0
-    missing_final_newline: bool = False
+    counts: LineCounts = field(default_factory=LineCounts)
     archive_commit: str | None = None
     warnings: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        fields = asdict(self)
+        del fields["counts"]
+        return {**fields, **self.counts.as_json()}
 
 
 @dataclass
@@ -131,6 +136,9 @@ class Compression:
         self._writers: dict[str, ArchiveWriter] = {}
         self._pending: list[_Pending] = []
         self._stack = contextlib.ExitStack()
+        self._claimed: set[str] = set()
+        sha256 = repo.object_format() == "sha256"
+        self.object_id = git_blob_id_sha256 if sha256 else git_blob_id
 
     def __enter__(self) -> Compression:
         return self
@@ -147,13 +155,25 @@ class Compression:
             pending.output.discard()
         self._pending.clear()
 
+    def claim(self, path: Path) -> str:
+        """Check that `path` is a file in the repository and lock it for this run.
+
+        Claim every file before the first `add`, so that a bad path or a file locked by
+        another run stops the whole run before anything is written.
+        """
+        rel = self.repo.relative(path)
+        if rel in self._claimed:
+            return rel
+        if not path.is_file():
+            raise GitClawError(f"{rel}: no such session file; nothing was changed")
+        self._stack.enter_context(self.repo.lock(rel, rel))
+        self._claimed.add(rel)
+        return rel
+
     def add(
         self, path: Path, config: Config, *, keep_turns: int | None = None, force: bool = False
     ) -> FileReport:
-        rel = self.repo.relative(path)
-        if not path.is_file():
-            raise GitClawError(f"{rel}: no such session file")
-        self._stack.enter_context(self.repo.lock(rel, rel))
+        rel = self.claim(path)
         clean_stale_temps(path)
         stat = path.stat()
         report = FileReport(rel, "unchanged", stat.st_size, stat.st_size)
@@ -169,12 +189,13 @@ class Compression:
             plan = scan(lines, settings)
         counts = plan.counts
         report.lines, report.turns, report.kept_turns = counts.lines, plan.turns, plan.kept_turns
-        report.blank_lines, report.malformed_lines = counts.blank, counts.malformed
-        report.crlf_lines, report.non_utf8_lines = counts.crlf, counts.non_utf8
-        report.missing_final_newline = counts.missing_final_newline
+        report.counts = counts
         if counts.malformed:
+            where = ", ".join(str(number) for number in counts.malformed_at)
+            more = ", …" if counts.malformed > len(counts.malformed_at) else ""
             report.warnings.append(
-                f"{rel}: {counts.malformed} malformed line(s) passed through untouched"
+                f"{rel}: {counts.malformed} line(s) that are not JSON objects passed through "
+                f"untouched (line {where}{more})"
             )
         if plan.window_start <= 2:
             return report
@@ -188,7 +209,12 @@ class Compression:
         try:
             with _open_lines(path) as lines:
                 for result in compress_lines(
-                    lines, plan, settings, session_ref=rel, intact_commit=intact.commit_for
+                    lines,
+                    plan,
+                    settings,
+                    session_ref=rel,
+                    object_id=self.object_id,
+                    intact_commit=intact.commit_for,
                 ):
                     encoded = result.line.encode()
                     size_after += len(encoded)
@@ -261,33 +287,126 @@ def _commit_line_source(
     return for_line
 
 
-def fetch_hint(ref: str) -> str:
-    return f"git fetch origin '{ref.rsplit('/', 1)[0]}/*:{ref.rsplit('/', 1)[0]}/*'"
+class ArchiveAccess:
+    """Where archived payloads come from: this clone first (the archive ref's objects, then
+    the commits where a line was intact), then, once per run, the archive ref fetched from
+    the remote (`archive.autoFetch`, `archive.remote`)."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        ref: str,
+        *,
+        remote: str = "origin",
+        auto_fetch: bool = False,
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
+        self.repo = repo
+        self.ref = ref
+        self.remote = remote
+        self.auto_fetch = auto_fetch
+        self.notify = notify
+        self.fetched = False  # a fetch was tried in this run
+        self.fetch_error: str | None = None
+        self._archived: set[str] | None = None
+
+    @classmethod
+    def from_config(
+        cls,
+        repo: Repository,
+        config: Config,
+        *,
+        fetch: bool = True,
+        notify: Callable[[str], None] | None = None,
+    ) -> ArchiveAccess:
+        return cls(
+            repo,
+            config["archive.ref"],
+            remote=config["archive.remote"],
+            auto_fetch=fetch and config["archive.autoFetch"],
+            notify=notify,
+        )
+
+    def fetch_once(self) -> bool:
+        """Fetch the archive ref from the remote, once, when allowed; whether it worked."""
+        if self.fetched or not self.auto_fetch or not self.repo.has_remote(self.remote):
+            return False
+        self.fetched = True
+        if self.notify is not None:
+            self.notify(f"fetching {self.ref} from {self.remote} (archive.autoFetch)")
+        try:
+            fetch_archive(self.repo, self.ref, self.remote)
+        except GitClawError as error:
+            self.fetch_error = str(error)
+            return False
+        self._archived = None
+        return True
+
+    def archived(self) -> set[str]:
+        """Every payload id reachable from the archive ref."""
+        if self._archived is None:
+            self._archived = self.repo.archive_oids(self.ref)
+        return self._archived
+
+    def hint(self) -> str:
+        if self.fetch_error is not None:
+            return f"fetching it failed: {self.fetch_error}"
+        if not self.repo.has_remote(self.remote):
+            return (
+                f"this clone has no remote {self.remote!r}; add the repository it came from "
+                f"with `git remote add {self.remote} URL`, then run: "
+                f"{fetch_command(self.ref, self.remote)}"
+            )
+        return f"get the archive with: {fetch_command(self.ref, self.remote)}"
+
+    def restore(
+        self, data: bytes, where: str, from_commit: Callable[[str], bytes | None] | None
+    ) -> bytes:
+        """The original bytes of one line, fetching the archive once if a payload is missing."""
+        try:
+            return restore_data(data, where, self.repo.reader.get, from_commit)
+        except MissingObjectError as error:
+            missing = error
+        if self.fetch_once():
+            try:
+                return restore_data(data, where, self.repo.reader.get, from_commit)
+            except MissingObjectError as error:
+                missing = error
+        if self.fetched and self.fetch_error is None:
+            raise GitClawError(
+                f"{missing}, nor on {self.remote}'s {self.ref}; the archive was not pushed "
+                "from the clone that compressed this line"
+            )
+        raise GitClawError(f"{missing}; {self.hint()}")
 
 
-def restored_lines(repo: Repository, path: Path, ref: str) -> Iterator[RawLine]:
+def restored_lines(
+    repo: Repository, path: Path, ref: str, access: ArchiveAccess | None = None
+) -> Iterator[RawLine]:
     """The original lines of a (possibly compressed) session file."""
     rel = repo.relative(path)
     from_commit = _commit_line_source(repo, rel)
+    access = access if access is not None else ArchiveAccess(repo, ref)
     with _open_lines(path) as lines:
         for line in lines:
-            try:
-                data = restore_data(
-                    line.data, f"{rel}:{line.number}", repo.reader.get, from_commit(line.number)
-                )
-            except MissingObjectError as error:
-                raise GitClawError(f"{error}; get the archive with: {fetch_hint(ref)}") from None
+            data = access.restore(line.data, f"{rel}:{line.number}", from_commit(line.number))
             yield line if data is line.data else RawLine(line.number, data, line.newline)
 
 
-def restore_file(repo: Repository, path: Path, ref: str, output: Path | None) -> int:
+def restore_file(
+    repo: Repository,
+    path: Path,
+    ref: str,
+    output: Path | None,
+    access: ArchiveAccess | None = None,
+) -> int:
     """Write the original file to `output` (in place when None); returns the bytes written."""
     target = output if output is not None else path
     rel = repo.relative(path)
     with repo.lock(rel, rel):
         atomic = AtomicFile(target, mode_from=path if output is not None else None)
         try:
-            written = restore_to_stream(repo, path, ref, atomic.handle)
+            written = restore_to_stream(repo, path, ref, atomic.handle, access)
             atomic.seal()
             atomic.replace()
         except BaseException:
@@ -296,9 +415,15 @@ def restore_file(repo: Repository, path: Path, ref: str, output: Path | None) ->
     return written
 
 
-def restore_to_stream(repo: Repository, path: Path, ref: str, sink: IO[bytes]) -> int:
+def restore_to_stream(
+    repo: Repository,
+    path: Path,
+    ref: str,
+    sink: IO[bytes],
+    access: ArchiveAccess | None = None,
+) -> int:
     written = 0
-    for line in restored_lines(repo, path, ref):
+    for line in restored_lines(repo, path, ref, access):
         encoded = line.encode()
         written += len(encoded)
         sink.write(encoded)
@@ -316,11 +441,31 @@ class VerifyReport:
         return asdict(self)
 
 
-def verify_file(repo: Repository, path: Path, ref: str, archived: set[str]) -> VerifyReport:
-    """Check that every stub resolves, every hash matches, and every object is on the ref."""
+def verify_file(
+    repo: Repository,
+    path: Path,
+    ref: str,
+    archived: set[str] | None = None,
+    access: ArchiveAccess | None = None,
+) -> VerifyReport:
+    """Check that every stub resolves, every hash matches, and every object is on the ref.
+
+    With an `access` that may fetch, a payload missing from the local archive ref makes it
+    fetch the archive from the remote once, then check again.
+    """
     rel = repo.relative(path)
     report = VerifyReport(rel)
     from_commit = _commit_line_source(repo, rel)
+    access = access if access is not None else ArchiveAccess(repo, ref)
+
+    def on_ref(oid: str) -> bool:
+        known = archived if archived is not None else access.archived()
+        if oid in known:
+            return True
+        if archived is None and access.fetch_once():
+            return oid in access.archived()
+        return False
+
     with _open_lines(path) as lines:
         first = True
         for line in lines:
@@ -338,23 +483,25 @@ def verify_file(repo: Repository, path: Path, ref: str, archived: set[str]) -> V
                 report.compressed_lines += 1
                 for _, oid in marker.parts:
                     report.objects += 1
-                    if oid not in archived:
+                    if not on_ref(oid):
                         report.problems.append(
                             f"{where}: object {oid} is not reachable from {ref} "
-                            "(git gc would lose it and git push would not send it)"
+                            "(git gc would lose it and git push would not send it); "
+                            f"{access.hint()}"
                         )
-                restore_data(line.data, where, repo.reader.get, from_commit(line.number))
-            except MissingObjectError as error:
-                report.problems.append(f"{error}; get it with: {fetch_hint(ref)}")
+                access.restore(line.data, where, from_commit(line.number))
             except GitClawError as error:
                 report.problems.append(str(error))
     return report
 
 
-def find_entry(repo: Repository, path: Path, entry_id: str, ref: str) -> bytes:
+def find_entry(
+    repo: Repository, path: Path, entry_id: str, ref: str, access: ArchiveAccess | None = None
+) -> bytes:
     """The original line of the entry with this id (restored from the archive if needed)."""
     rel = repo.relative(path)
     from_commit = _commit_line_source(repo, rel)
+    access = access if access is not None else ArchiveAccess(repo, ref)
     needle = entry_id.encode()
     with _open_lines(path) as lines:
         for line in lines:
@@ -363,10 +510,5 @@ def find_entry(repo: Repository, path: Path, entry_id: str, ref: str) -> bytes:
             entry = parse_entry(line.data)
             if entry is None or entry.get("id") != entry_id:
                 continue
-            try:
-                return restore_data(
-                    line.data, f"{rel}:{line.number}", repo.reader.get, from_commit(line.number)
-                )
-            except MissingObjectError as error:
-                raise GitClawError(f"{error}; get the archive with: {fetch_hint(ref)}") from None
+            return access.restore(line.data, f"{rel}:{line.number}", from_commit(line.number))
     raise GitClawError(f"{rel}: no entry with id {entry_id!r}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import orjson
@@ -110,6 +110,17 @@ class LineCounts:
     non_utf8: int = 0
     missing_final_newline: bool = False
     compressed: int = 0  # lines that already carry a gitclaw-compress marker
+    malformed_at: list[int] = field(default_factory=list)  # the first few, for messages
+
+    def as_json(self) -> dict[str, object]:
+        """The counts of lines passed through untouched, under the names reports use."""
+        return {
+            "blank_lines": self.blank,
+            "malformed_lines": self.malformed,
+            "crlf_lines": self.crlf,
+            "non_utf8_lines": self.non_utf8,
+            "missing_final_newline": self.missing_final_newline,
+        }
 
     def observe(self, line: RawLine, entry: Entry | None) -> None:
         self.lines += 1
@@ -122,6 +133,8 @@ class LineCounts:
             return
         if entry is None:
             self.malformed += 1
+            if len(self.malformed_at) < 5:
+                self.malformed_at.append(line.number)
             try:
                 line.data.decode("utf-8")
             except UnicodeDecodeError:

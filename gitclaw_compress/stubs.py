@@ -18,7 +18,7 @@ def show_command(session_ref: str, entry_id: str) -> str:
     return f"gitclaw-compress show {shlex.quote(session_ref)} {shlex.quote(entry_id)}"
 
 
-def _cut(text: str, limit: int) -> str:
+def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
@@ -42,19 +42,19 @@ def preview(text: str, settings: PreviewSettings) -> str:
     head = lines[:keep]
     tail = lines[keep:][-keep:]
     omitted = len(lines) - len(head) - len(tail)
-    out = [_cut(line, settings.line_chars) for line in head]
+    out = [cut(line, settings.line_chars) for line in head]
     if omitted:
         out.append(f"… {omitted:,} lines omitted …")
-    out.extend(_cut(line, settings.line_chars) for line in tail)
+    out.extend(cut(line, settings.line_chars) for line in tail)
     return "\n".join(out)
 
 
 def first_last(text: str, limit: int) -> str:
     lines = text.rstrip("\n").split("\n")
-    first = _cut(lines[0], limit)
+    first = cut(lines[0], limit)
     if len(lines) == 1:
         return f"first line: {first!r}"
-    return f"first line: {first!r}; last line: {_cut(lines[-1], limit)!r}"
+    return f"first line: {first!r}; last line: {cut(lines[-1], limit)!r}"
 
 
 def image_size(data: object) -> int:

@@ -1052,6 +1052,19 @@ def require_pi(*, node: bool = False) -> Path:
     return pi
 
 
+def chain_reaches_root(session: Path) -> bool:
+    """Whether the parentId chain from the last entry reaches the root (a real file's is cut)."""
+    entries = [e for e in read_entries(session) if e.get("type") != "session"]
+    by_id = {e["id"]: e for e in entries}
+    current: dict[str, Any] | None = entries[-1] if entries else None
+    while current is not None:
+        parent = current.get("parentId")
+        if parent is None:
+            return True
+        current = by_id.get(parent)
+    return False
+
+
 def iter_corpus(corpus_dir: Path | None = None) -> Iterator[Path]:
     """Session files of the shared corpus (``<repo>/../shared/corpus/pi/*.jsonl``)."""
     base = corpus_dir or (REPO.parent / "shared" / "corpus" / "pi")

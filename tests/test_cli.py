@@ -201,3 +201,29 @@ def test_stats_reports_bytes_by_kind(repo: Path, session: Path) -> None:
 def test_version() -> None:
     out = cli("--version", cwd=Path.cwd())
     assert __version__ in out.stdout.decode()
+
+
+def test_sha256_repositories_archive_and_restore(tmp_path: Path) -> None:
+    root = tmp_path / "repo256"
+    root.mkdir()
+    git(root, "init", "-q", "--object-format=sha256")
+    path = root / SESSION
+    path.parent.mkdir(parents=True)
+    original = typical_session(turns=3).data()
+    path.write_bytes(original)
+    cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=root)
+    assert path.read_bytes() != original
+    assert cli("verify", SESSION, cwd=root).returncode == 0
+    assert cli("restore", SESSION, "-o", "-", cwd=root).stdout == original
+
+
+def test_malformed_lines_are_named_in_a_warning_and_pass_through(repo: Path) -> None:
+    lines = typical_session(turns=3).data().split(b"\n")
+    lines.insert(4, b"{not json")
+    path = repo / "s.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    out = cli("compress", "--force", "--keep-turns", "1", "s.jsonl", cwd=repo)
+    assert b"s.jsonl: 1 line(s) that are not JSON objects passed through untouched (line 5)" in (
+        out.stderr
+    )
+    assert path.read_bytes().split(b"\n")[4] == b"{not json"

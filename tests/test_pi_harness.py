@@ -20,11 +20,11 @@ from pi_harness import (
     DEFAULT_REPLY,
     FakeLLMServer,
     PiError,
+    chain_reaches_root,
     check_request,
     copy_session_for_pi,
     iter_corpus,
     pi_context,
-    read_entries,
     require_pi,
     run_pi_resume,
 )
@@ -485,18 +485,6 @@ def test_pi_context_after_compaction(tmp_path: Path) -> None:
 CORPUS = list(iter_corpus())
 
 
-def _chain_reaches_root(session: Path) -> bool:
-    entries = [e for e in read_entries(session) if e.get("type") != "session"]
-    by_id = {e["id"]: e for e in entries}
-    current: dict[str, Any] | None = entries[-1] if entries else None
-    while current is not None:
-        parent = current.get("parentId")
-        if parent is None:
-            return True
-        current = by_id.get(parent)
-    return False
-
-
 @pytest.mark.parametrize(
     "session",
     CORPUS or [pytest.param(None, marks=pytest.mark.skip(reason="no ../shared/corpus/pi"))],
@@ -507,7 +495,7 @@ def test_pi_resumes_corpus_session(session: Path, tmp_path: Path) -> None:
     original = session.read_bytes()
     context = pi_context(session, full=True)
     assert context, "pi builds no context from this file"
-    intact = _chain_reaches_root(session)
+    intact = chain_reaches_root(session)
     # A file whose parentId chain is cut (a real one is) starts with an orphan toolResult,
     # which real APIs reject; pi must still load it and send a request.
     run = run_pi_resume(session, tmp_path=tmp_path, api="native", validate=intact)

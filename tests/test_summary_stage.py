@@ -148,3 +148,20 @@ def test_dry_run_and_check_never_summarize(repo: Path) -> None:
     cli("compress", "--force", "--dry-run", SESSION, cwd=repo)
     cli("compress", "--force", "--check", SESSION, cwd=repo, check=False)
     assert compactions(path) == []
+
+
+def test_step_summarizes_and_stages_the_file(repo: Path) -> None:
+    path = repo / SESSION
+    path.parent.mkdir(parents=True)
+    (repo / "README.md").write_text("x\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-qm", "init")
+    path.write_bytes(session_bytes(90_000))  # the agent just wrote it: untracked
+    (repo / "compression.json").write_text(
+        json.dumps({"summary": {"enabled": True, "keepTurns": 1}})
+    )
+    out = cli("step", "--stage", cwd=repo)
+    line = out.stdout.decode()
+    assert line.count("\n") == 1 and "1 summarized, 1 staged" in line
+    assert len(compactions(path)) == 1
+    assert git(repo, "diff", "--cached", "--name-only").split() == [SESSION]

@@ -11,6 +11,8 @@ import orjson
 
 from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config, load_config
+from gitclaw_compress.engine import ArchiveAccess
+from gitclaw_compress.errors import GitClawError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,6 +23,11 @@ config_option = click.option(
     help="compression.json to use (default: the agent folder's, then the repository's).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+no_fetch_option = click.option(
+    "--no-fetch",
+    is_flag=True,
+    help="Never fetch the archive from the remote; print the command that would instead.",
+)
 
 
 def existing_path(required: bool = True, nargs: int = 1) -> Callable[[F], F]:
@@ -38,6 +45,34 @@ def open_repo(path: Path) -> Repository:
 
 def config_for(repo: Repository, session: Path | None, explicit: Path | None) -> Config:
     return load_config(session, repo.root, explicit)
+
+
+def archive_access(
+    repo: Repository, session: Path | None, explicit: Path | None, no_fetch: bool
+) -> ArchiveAccess:
+    """How restore/verify/show reach archived payloads (fetching once when allowed)."""
+    config = config_for(repo, session, explicit)
+
+    def notify(message: str) -> None:
+        click.echo(f"gitclaw-compress: {message}", err=True)
+
+    return ArchiveAccess.from_config(repo, config, fetch=not no_fetch, notify=notify)
+
+
+def session_path(path: Path) -> Path:
+    """PATH as given, or, when it is relative and missing here, PATH from the repository root.
+
+    Stubs name sessions by their repository-relative path, so the command an agent copies
+    from a stub works from any folder of the checkout.
+    """
+    if path.exists() or path.is_absolute():
+        return path
+    try:
+        root = Repository(Path.cwd()).root
+    except GitClawError:
+        return path
+    candidate = root / path
+    return candidate if candidate.exists() else path
 
 
 def echo_json(value: object) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from gitclaw_compress.commands.common import (
-    config_for,
+    F,
     config_option,
     echo_json,
     existing_path,
@@ -15,9 +16,10 @@ from gitclaw_compress.commands.common import (
     json_option,
     open_repo,
 )
-from gitclaw_compress.engine import Compression, FileReport
-from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
-from gitclaw_compress.summarize import describe_stage, summary_stage
+from gitclaw_compress.engine import FileReport
+from gitclaw_compress.errors import EXIT_PROBLEMS
+from gitclaw_compress.flow import run_flow
+from gitclaw_compress.summarize import describe_stage
 
 
 def describe(report: FileReport) -> str:
@@ -38,8 +40,34 @@ def describe(report: FileReport) -> str:
     return f"unchanged {report.path}: {reasons.get(report.status, report.status)}"
 
 
+discovery_options = (
+    click.option(
+        "--all",
+        "take_all",
+        is_flag=True,
+        help="Every session under sessions.globs (a progress bar shows on a terminal).",
+    ),
+    click.option(
+        "--issue",
+        type=click.IntRange(min=0),
+        help="The session of issue N, named by <agent folder>/state/issues/N.json.",
+    ),
+)
+
+
+def with_discovery_options(function: F) -> F:
+    for option in reversed(discovery_options):
+        function = option(function)
+    return function
+
+
+def stderr_is_tty() -> bool:
+    return sys.stderr.isatty()
+
+
 @click.command("compress")
-@existing_path(nargs=-1)
+@existing_path(required=False, nargs=-1)
+@with_discovery_options
 @click.option(
     "--keep-turns",
     type=click.IntRange(min=0),
@@ -48,14 +76,22 @@ def describe(report: FileReport) -> str:
 @click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
 @click.option("--check", is_flag=True, help="Like --dry-run, but exit 1 if any file would change.")
 @click.option("--force", is_flag=True, help="Ignore session.sizeThresholdKB.")
+@click.option(
+    "--stage",
+    is_flag=True,
+    help="`git add` the files this run rewrote (the pre-commit hook gitclaw-compress-stage).",
+)
 @config_option
 @json_option
 def command(
     paths: tuple[Path, ...],
+    take_all: bool,
+    issue: int | None,
     keep_turns: int | None,
     dry_run: bool,
     check: bool,
     force: bool,
+    stage: bool,
     config_path: Path | None,
     as_json: bool,
 ) -> None:
@@ -63,34 +99,41 @@ def command(
 
     The last N turns and line 1 stay byte for byte; every dropped byte is stored in git
     under the archive ref first, so `gitclaw-compress restore` gives the original back.
+
+    With no PATH, it takes the sessions the agent just touched: session files changed
+    against HEAD (modified, staged or untracked) and those named by changed
+    state/issues/<N>.json mapping files; else the session of the newest mapping file; else
+    the session whose last entry is the newest. Never the newest by mtime.
     """
-    if not paths:
-        raise GitClawError("give at least one session file")
-    repo = open_repo(paths[0])
-    reports: list[FileReport] = []
-    with Compression(repo, dry_run=dry_run or check) as run:
-        for path in paths:
-            config = config_for(repo, path, config_path)
-            reports.append(run.add(path, config, keep_turns=keep_turns, force=force))
-        run.finish()
-    # The opt-in summary stage (summary.enabled): after compression, outside its locks.
-    stages = (
-        []
-        if dry_run or check
-        else summary_stage(repo, paths, lambda path: config_for(repo, path, config_path))
+    repo = open_repo(paths[0] if paths else Path.cwd())
+    result = run_flow(
+        repo,
+        paths,
+        config_path=config_path,
+        take_all=take_all,
+        issue=issue,
+        keep_turns=keep_turns,
+        force=force,
+        dry_run=dry_run or check,
+        do_stage=stage,
+        progress=take_all and not as_json and stderr_is_tty(),
     )
     if as_json:
-        document = {"files": [report.as_json() for report in reports]}
-        echo_json({**document, "summaries": [s.as_json() for s in stages]} if stages else document)
+        echo_json(result.as_json())
     else:
-        for report in reports:
-            for warning in report.warnings:
-                click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+        for warning in result.warnings:
+            click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+        if result.discovery is not None and not result.reports:
+            click.echo(f"gitclaw-compress: no session to compress ({result.discovery.detail})")
+        elif result.discovery is not None:
+            names = ", ".join(report.path for report in result.reports)
+            click.echo(f"gitclaw-compress: {result.discovery.detail}: {names}", err=True)
+        for report in result.reports:
             click.echo(describe(report))
-        for stage in stages:
-            if stage.warning:
-                click.echo(f"gitclaw-compress: warning: {stage.warning}", err=True)
-            elif line := describe_stage(stage):
+        for outcome in result.summaries:  # the opt-in summary stage; its warnings are above
+            if line := describe_stage(outcome):
                 click.echo(line)
-    if check and any(report.status == "would-compress" for report in reports):
+        if result.staged:
+            click.echo(f"staged {', '.join(result.staged)}")
+    if check and any(report.status == "would-compress" for report in result.reports):
         raise click.exceptions.Exit(EXIT_PROBLEMS)

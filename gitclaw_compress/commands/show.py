@@ -8,7 +8,14 @@ from pathlib import Path
 import click
 import orjson
 
-from gitclaw_compress.commands.common import config_for, config_option, existing_path, open_repo
+from gitclaw_compress.commands.common import (
+    archive_access,
+    config_option,
+    existing_path,
+    no_fetch_option,
+    open_repo,
+    session_path,
+)
 from gitclaw_compress.engine import find_entry
 from gitclaw_compress.render import render_entry
 
@@ -17,12 +24,19 @@ from gitclaw_compress.render import render_entry
 @existing_path()
 @click.argument("entry_id")
 @click.option("--raw", is_flag=True, help="Print the original JSON line exactly as it was.")
+@no_fetch_option
 @config_option
-def command(path: Path, entry_id: str, raw: bool, config_path: Path | None) -> None:
-    """Print the full original of the entry ENTRY_ID: tool output, written file, thinking."""
+def command(path: Path, entry_id: str, raw: bool, no_fetch: bool, config_path: Path | None) -> None:
+    """Print the full original of the entry ENTRY_ID: tool output, written file, thinking.
+
+    This is the command the stubs name. PATH may be relative to the repository root, so the
+    command copied from a stub works from any folder of the checkout, and in a `--depth 1`
+    clone it fetches the archive ref once (unless --no-fetch).
+    """
+    path = session_path(path)
     repo = open_repo(path)
-    ref = config_for(repo, path, config_path)["archive.ref"]
-    original = find_entry(repo, path, entry_id, ref)
+    access = archive_access(repo, path, config_path, no_fetch)
+    original = find_entry(repo, path, entry_id, access.ref, access)
     if raw:
         sys.stdout.buffer.write(original + b"\n")
         sys.stdout.buffer.flush()

@@ -63,11 +63,7 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
         "turns": plan.turns,
         "kept_turns": plan.kept_turns,
         "compressed_lines": sum(1 for line in after if b'"gitclawCompress"' in line.data),
-        "blank_lines": counts.blank,
-        "malformed_lines": counts.malformed,
-        "crlf_lines": counts.crlf,
-        "non_utf8_lines": counts.non_utf8,
-        "missing_final_newline": counts.missing_final_newline,
+        **counts.as_json(),
     }
     if as_json:
         echo_json(summary)

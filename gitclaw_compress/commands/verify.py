@@ -7,26 +7,33 @@ from pathlib import Path
 import click
 
 from gitclaw_compress.commands.common import (
+    archive_access,
     config_for,
     config_option,
     echo_json,
     existing_path,
     json_option,
+    no_fetch_option,
     open_repo,
+    session_path,
 )
-from gitclaw_compress.engine import VerifyReport, verify_file
+from gitclaw_compress.engine import ArchiveAccess, VerifyReport, verify_file
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 
 
 @click.command("verify")
 @existing_path(nargs=-1, required=False)
+@no_fetch_option
 @config_option
 @json_option
-def command(paths: tuple[Path, ...], config_path: Path | None, as_json: bool) -> None:
+def command(
+    paths: tuple[Path, ...], no_fetch: bool, config_path: Path | None, as_json: bool
+) -> None:
     """Check compressed session files against the git archive.
 
     Exits 1 and lists the problems if a stub does not resolve, a hash does not match, or an
-    archived object is not reachable from the archive ref.
+    archived object is not reachable from the archive ref. A clone that lacks the archive
+    fetches it from archive.remote once first (unless --no-fetch).
     """
     if not paths:
         from gitclaw_compress.discovery import all_sessions
@@ -35,14 +42,14 @@ def command(paths: tuple[Path, ...], config_path: Path | None, as_json: bool) ->
         paths = tuple(all_sessions(repo, config_for(repo, None, config_path)))
         if not paths:
             raise GitClawError(f"no session files found under {repo.root}")
+    paths = tuple(session_path(path) for path in paths)
     repo = open_repo(paths[0])
-    archived: dict[str, set[str]] = {}
+    accesses: dict[str, ArchiveAccess] = {}
     reports: list[VerifyReport] = []
     for path in paths:
-        ref = config_for(repo, path, config_path)["archive.ref"]
-        if ref not in archived:
-            archived[ref] = repo.archive_oids(ref)
-        reports.append(verify_file(repo, path, ref, archived[ref]))
+        access = archive_access(repo, path, config_path, no_fetch)
+        access = accesses.setdefault(access.ref, access)
+        reports.append(verify_file(repo, path, access.ref, access=access))
     problems = [problem for report in reports for problem in report.problems]
     if as_json:
         echo_json({"ok": not problems, "files": [report.as_json() for report in reports]})

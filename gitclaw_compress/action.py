@@ -1,0 +1,199 @@
+"""The logic of the GitHub Action (action.yml): `python -m gitclaw_compress.action`.
+
+Inputs arrive only as environment variables (action.yml maps each input to one with
+`env:`), never interpolated into a script. It compresses the sessions the agent touched,
+pushes the archive ref, writes a markdown table to $GITHUB_STEP_SUMMARY and step outputs
+to $GITHUB_OUTPUT, and prints one line of stats. Exit codes are the CLI's: 3 on an error.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from gitclaw_compress.archive import Repository
+from gitclaw_compress.engine import FileReport
+from gitclaw_compress.errors import EXIT_ERROR, GitClawError
+from gitclaw_compress.flow import FlowResult, run_flow, summary_line
+from gitclaw_compress.remote import push_archive
+
+PREFIX = "GITCLAW_COMPRESS_"
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    paths: tuple[Path, ...]
+    take_all: bool
+    issue: int | None
+    keep_turns: int | None
+    config: Path | None
+    push: bool
+    remote: str | None
+    summary: bool
+    directory: Path
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(PREFIX + name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("true", "1", "yes", "on"):
+        return True
+    if raw in ("false", "0", "no", "off"):
+        return False
+    input_name = name.lower().replace("_", "-")
+    raise GitClawError(f"input {input_name} must be true or false, got {raw!r}")
+
+
+def _number(env: Mapping[str, str], name: str) -> int | None:
+    raw = env.get(PREFIX + name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit():
+        input_name = name.lower().replace("_", "-")
+        raise GitClawError(f"input {input_name} must be a whole number, got {raw!r}")
+    return int(raw)
+
+
+def read_inputs(env: Mapping[str, str]) -> Inputs:
+    paths_text = env.get(PREFIX + "PATHS", "")
+    config = env.get(PREFIX + "CONFIG", "").strip()
+    remote = env.get(PREFIX + "REMOTE", "").strip()
+    directory = env.get(PREFIX + "WORKING_DIRECTORY", "").strip() or "."
+    return Inputs(
+        paths=tuple(Path(item) for item in shlex.split(paths_text)),
+        take_all=_flag(env, "ALL", False),
+        issue=_number(env, "ISSUE"),
+        keep_turns=_number(env, "KEEP_TURNS"),
+        config=Path(config) if config else None,
+        push=_flag(env, "PUSH", True),
+        remote=remote or None,
+        summary=_flag(env, "SUMMARY", True),
+        directory=Path(directory),
+    )
+
+
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
+
+
+def _turns(report: FileReport) -> str:
+    return f"{report.kept_turns} of {report.turns}" if report.turns else "-"
+
+
+def summary_markdown(result: FlowResult, push_note: str) -> str:
+    """The job summary: one row per session, then a total."""
+    lines = ["### gitclaw-compress", ""]
+    if result.discovery is not None:
+        lines.append(f"Sessions: {_cell(result.discovery.detail)}. {push_note}")
+    else:
+        lines.append(f"Sessions: as given. {push_note}")
+    lines.append("")
+    if not result.reports:
+        lines.append("No session to compress.")
+        return "\n".join(lines) + "\n"
+    lines.append(
+        "| Session | Bytes before | Bytes after | Saved | Turns kept | Objects archived | Result |"
+    )
+    lines.append("|---|---:|---:|---:|---:|---:|---|")
+    for report in result.reports:
+        saved = 1 - report.bytes_after / report.bytes_before if report.bytes_before else 0.0
+        lines.append(
+            f"| `{_cell(report.path)}` | {report.bytes_before:,} | {report.bytes_after:,} "
+            f"| {saved:.1%} | {_turns(report)} | {report.objects:,} | {report.status} |"
+        )
+    before = sum(report.bytes_before for report in result.reports)
+    after = sum(report.bytes_after for report in result.reports)
+    objects = sum(report.objects for report in result.reports)
+    saved = 1 - after / before if before else 0.0
+    lines.append(
+        f"| **Total** | {before:,} | {after:,} | {saved:.1%} | | {objects:,} "
+        f"| {len(result.compressed)} compressed |"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _append(path: str | None, text: str) -> None:
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def _annotation(kind: str, message: str) -> str:
+    escaped = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return f"::{kind} title=gitclaw-compress::{escaped}"
+
+
+def run(env: Mapping[str, str]) -> int:
+    try:
+        inputs = read_inputs(env)
+        os.chdir(inputs.directory)
+        repo = Repository(Path.cwd())
+        result = run_flow(
+            repo,
+            inputs.paths,
+            config_path=inputs.config,
+            take_all=inputs.take_all,
+            issue=inputs.issue,
+            keep_turns=inputs.keep_turns,
+            remote=inputs.remote,
+        )
+    except GitClawError as error:
+        print(_annotation("error", str(error)))
+        print(f"gitclaw-compress: error: {error}", file=sys.stderr)
+        return error.exit_code
+    for warning in result.warnings:
+        print(_annotation("warning", warning))
+    failure: GitClawError | None = None
+    if inputs.push:
+        try:
+            result.push = push_archive(repo, result.ref, result.remote)
+        except GitClawError as error:
+            failure = error
+    if failure is not None:
+        push_note = f"Pushing `{result.ref}` to `{result.remote}` failed."
+    elif result.push is not None and result.push.pushed:
+        push_note = f"Archive `{result.ref}` pushed to `{result.remote}`."
+    elif inputs.push:
+        push_note = f"No `{result.ref}` in this clone, nothing to push."
+    else:
+        push_note = f"Archive `{result.ref}` left ready to push (input push is false)."
+    print(summary_line(result))
+    if inputs.summary:
+        _append(env.get("GITHUB_STEP_SUMMARY"), summary_markdown(result, push_note))
+    outputs = {
+        "sessions": str(len(result.reports)),
+        "compressed": str(len(result.compressed)),
+        "bytes-before": str(sum(report.bytes_before for report in result.reports)),
+        "bytes-after": str(sum(report.bytes_after for report in result.reports)),
+        "objects": str(sum(report.objects for report in result.reports)),
+        "pushed": "true" if result.push is not None and result.push.pushed else "false",
+        "json": orjson.dumps(result.as_json()).decode(),
+    }
+    _append(env.get("GITHUB_OUTPUT"), "".join(f"{k}={v}\n" for k, v in outputs.items()))
+    if failure is not None:
+        print(_annotation("error", str(failure)))
+        print(f"gitclaw-compress: error: {failure}", file=sys.stderr)
+        return failure.exit_code
+    return 0
+
+
+def main() -> None:
+    try:
+        code = run(os.environ)
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as error:  # an unexpected error still reads as one annotated line
+        print(_annotation("error", f"unexpected error: {error!r}"))
+        code = EXIT_ERROR
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

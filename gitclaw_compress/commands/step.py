@@ -1,0 +1,59 @@
+"""`step`: the one command an agent workflow runs between the agent's exit and the commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gitclaw_compress.commands.common import config_option, echo_json, json_option, open_repo
+from gitclaw_compress.commands.compress import stderr_is_tty, with_discovery_options
+from gitclaw_compress.flow import run_flow, summary_line
+
+
+@click.command("step")
+@with_discovery_options
+@click.option("--keep-turns", type=click.IntRange(min=0), help="Keep this many recent turns.")
+@click.option("--stage", is_flag=True, help="`git add` the files it rewrote.")
+@click.option(
+    "--push/--no-push",
+    default=False,
+    help="Push the archive ref to archive.remote afterwards (merging if the remote moved).",
+)
+@click.option("--remote", help="The remote to push to (default: archive.remote, origin).")
+@config_option
+@json_option
+def command(
+    take_all: bool,
+    issue: int | None,
+    keep_turns: int | None,
+    stage: bool,
+    push: bool,
+    remote: str | None,
+    config_path: Path | None,
+    as_json: bool,
+) -> None:
+    """Compress the session(s) the agent just wrote; print one line of stats.
+
+    Run it after the agent exits and before `git add -A && git commit`. It finds the
+    sessions like `compress` with no path, compresses them, and leaves the archive ref ready
+    to push (`--push` pushes it). Warnings go to stderr; stdout gets exactly one line.
+    """
+    repo = open_repo(Path.cwd())
+    result = run_flow(
+        repo,
+        config_path=config_path,
+        take_all=take_all,
+        issue=issue,
+        keep_turns=keep_turns,
+        do_stage=stage,
+        do_push=push,
+        remote=remote,
+        progress=take_all and not as_json and stderr_is_tty(),
+    )
+    if as_json:
+        echo_json(result.as_json())
+        return
+    for warning in result.warnings:
+        click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+    click.echo(summary_line(result))

@@ -1,0 +1,53 @@
+"""`push` and `fetch`: move the archive ref between clones, merging instead of forcing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gitclaw_compress.commands.common import config_for, config_option, open_repo
+from gitclaw_compress.remote import fetch_archive, push_archive
+
+remote_option = click.option(
+    "--remote", help="The remote to use (default: archive.remote, which defaults to origin)."
+)
+
+
+@click.command("push")
+@remote_option
+@config_option
+def push_command(remote: str | None, config_path: Path | None) -> None:
+    """Push the archive ref, so that other clones can restore what was compressed here.
+
+    If another run pushed first, the two archives are merged (their union) and pushed
+    again; nothing is ever forced.
+    """
+    repo = open_repo(Path.cwd())
+    config = config_for(repo, None, config_path)
+    ref, remote = config["archive.ref"], remote or config["archive.remote"]
+    result = push_archive(repo, ref, remote)
+    if not result.pushed:
+        click.echo(f"nothing to push: this clone has no {ref}")
+        return
+    merged = " (merged with the remote's archive first)" if result.merged else ""
+    click.echo(f"pushed {ref} to {remote}{merged}")
+
+
+@click.command("fetch")
+@remote_option
+@config_option
+def fetch_command(remote: str | None, config_path: Path | None) -> None:
+    """Fetch the archive ref from the remote and merge it into this clone's.
+
+    This is what a `--depth 1` or single-branch clone needs before `restore`; `restore`,
+    `verify` and `show` do it by themselves unless archive.autoFetch is false.
+    """
+    repo = open_repo(Path.cwd())
+    config = config_for(repo, None, config_path)
+    ref, remote = config["archive.ref"], remote or config["archive.remote"]
+    result = fetch_archive(repo, ref, remote)
+    if result.remote_tip is None:
+        click.echo(f"{remote} has no {ref}; nothing fetched")
+        return
+    click.echo(f"fetched {ref} from {remote}; {ref} is now {result.local_tip}")

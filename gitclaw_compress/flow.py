@@ -1,0 +1,232 @@
+"""The commit flow: choose the sessions, compress them, stage them, push the archive.
+
+Shared by `compress`, `step` and the GitHub Action, so that all three behave the same.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gitclaw_compress.archive import Repository
+from gitclaw_compress.config import Config, load_config
+from gitclaw_compress.discovery import Discovery, all_sessions, discover
+from gitclaw_compress.engine import Compression, FileReport
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.remote import PushResult, push_archive
+from gitclaw_compress.session import check_header, iter_lines
+from gitclaw_compress.summarize import StageOutcome, summary_stage
+
+
+@dataclass
+class FlowResult:
+    reports: list[FileReport] = field(default_factory=list)
+    discovery: Discovery | None = None
+    staged: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    push: PushResult | None = None
+    summaries: list[StageOutcome] = field(default_factory=list)  # the opt-in summary stage
+    ref: str = "refs/gitclaw/archive"
+    remote: str = "origin"
+
+    @property
+    def compressed(self) -> list[FileReport]:
+        return [r for r in self.reports if r.status in ("compressed", "would-compress")]
+
+    def as_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {"files": [report.as_json() for report in self.reports]}
+        if self.discovery is not None:
+            document["selected"] = {
+                "reason": self.discovery.reason,
+                "detail": self.discovery.detail,
+            }
+        document["staged"] = self.staged
+        document["archive"] = {
+            "ref": self.ref,
+            "remote": self.remote,
+            "pushed": self.push.pushed if self.push else False,
+            "merged": self.push.merged if self.push else False,
+            "tip": self.push.tip if self.push else None,
+        }
+        document["warnings"] = self.warnings
+        if self.summaries:
+            document["summaries"] = [outcome.as_json() for outcome in self.summaries]
+        return document
+
+    @property
+    def summarized(self) -> list[str]:
+        """Files the summary stage appended a compaction entry to."""
+        return [
+            o.path
+            for o in self.summaries
+            if o.report is not None and o.report.status == "summarized"
+        ]
+
+
+def _is_session(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            check_header(next(iter_lines(handle), None), str(path))
+    except (GitClawError, OSError):
+        return False
+    return True
+
+
+def select(
+    repo: Repository,
+    config: Config,
+    paths: tuple[Path, ...] | list[Path],
+    *,
+    take_all: bool = False,
+    issue: int | None = None,
+    warnings: list[str],
+) -> tuple[list[Path], Discovery | None]:
+    """The files to work on: the paths given, every session (`--all`), or discovery."""
+    if paths:
+        if take_all or issue is not None:
+            raise GitClawError("give session paths, or --all, or --issue N, not several")
+        return list(paths), None
+    if take_all and issue is not None:
+        raise GitClawError("give --all or --issue N, not both")
+    if take_all:
+        found = Discovery(all_sessions(repo, config), "all", "every session file")
+    else:
+        found = discover(repo, config, issue=issue, warnings=warnings)
+    chosen = []
+    for path in found.paths:
+        if _is_session(path):
+            chosen.append(path)
+        else:
+            warnings.append(f"{repo.relative(path)}: not a pi v3 session file; skipped")
+    return chosen, found
+
+
+def _progress(paths: list[Path], show: bool) -> Iterator[Path]:
+    if not show:
+        yield from paths
+        return
+    with click.progressbar(paths, label="compressing", file=sys.stderr) as bar:
+        yield from bar
+
+
+def compress_paths(
+    repo: Repository,
+    paths: list[Path],
+    *,
+    config_path: Path | None,
+    keep_turns: int | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+    progress: bool = False,
+) -> list[FileReport]:
+    """Compress files of one repository in one run; nothing is written if any of them fails."""
+    reports: list[FileReport] = []
+    with Compression(repo, dry_run=dry_run) as run:
+        for path in paths:  # every path checked and locked before the first write
+            run.claim(path)
+        for path in _progress(paths, progress):
+            config = load_config(path, repo.root, config_path)
+            reports.append(run.add(path, config, keep_turns=keep_turns, force=force))
+        run.finish()
+    return reports
+
+
+def stage(repo: Repository, reports: list[FileReport], also: list[str] | None = None) -> list[str]:
+    """`git add` the files this run rewrote (and only those): compressed, or ``also``
+    (summarized)."""
+    files = [report.path for report in reports if report.status == "compressed"]
+    files += [path for path in also or [] if path not in files]
+    if files:
+        repo.git("add", "--", *files)
+    return files
+
+
+def run_flow(
+    repo: Repository,
+    paths: tuple[Path, ...] | list[Path] = (),
+    *,
+    config_path: Path | None = None,
+    take_all: bool = False,
+    issue: int | None = None,
+    keep_turns: int | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+    do_stage: bool = False,
+    do_push: bool = False,
+    remote: str | None = None,
+    progress: bool = False,
+) -> FlowResult:
+    """Select, compress, then (optionally) stage and push the archive ref."""
+    root_config = load_config(None, repo.root, config_path)
+    result = FlowResult(
+        ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
+    )
+    chosen, result.discovery = select(
+        repo, root_config, paths, take_all=take_all, issue=issue, warnings=result.warnings
+    )
+    result.reports = compress_paths(
+        repo,
+        chosen,
+        config_path=config_path,
+        keep_turns=keep_turns,
+        force=force,
+        dry_run=dry_run,
+        progress=progress,
+    )
+    for report in result.reports:
+        result.warnings.extend(report.warnings)
+    if not dry_run:  # the opt-in summary stage (summary.enabled), outside compression's locks
+        result.summaries = summary_stage(
+            repo, chosen, lambda path: load_config(path, repo.root, config_path)
+        )
+        result.warnings.extend(o.warning for o in result.summaries if o.warning)
+    if do_stage and not dry_run:
+        result.staged = stage(repo, result.reports, result.summarized)
+    if do_push and not dry_run:
+        result.push = push_archive(repo, result.ref, result.remote)
+    return result
+
+
+def summary_line(result: FlowResult) -> str:
+    """The one line of stats that `step` prints."""
+    reports = result.reports
+    how = f" ({result.discovery.detail})" if result.discovery is not None else ""
+    if not reports:
+        detail = result.discovery.detail if result.discovery is not None else "none given"
+        return f"gitclaw-compress: no session to compress ({detail})"
+    count = f"{len(reports)} session{'s' if len(reports) != 1 else ''}{how}"
+    done = result.compressed
+    if not done:
+        reasons: dict[str, int] = {}
+        for report in reports:
+            reasons[report.status] = reasons.get(report.status, 0) + 1
+        why = ", ".join(f"{n} {status}" for status, n in sorted(reasons.items()))
+        line = f"gitclaw-compress: {count}: nothing to compress ({why})"
+        if result.summarized:  # the summary stage still appended to some
+            line += f", {len(result.summarized)} summarized"
+            if result.staged:
+                line += f", {len(result.staged)} staged"
+        return line
+    before = sum(r.bytes_before for r in reports)
+    after = sum(r.bytes_after for r in reports)
+    saved = 1 - after / before if before else 0.0
+    objects = sum(r.objects for r in done)
+    line = (
+        f"gitclaw-compress: {count}: {len(done)} compressed, {before:,} -> {after:,} bytes "
+        f"(-{saved:.1%}), {objects:,} objects archived on {result.ref}"
+    )
+    if result.summarized:
+        line += f", {len(result.summarized)} summarized"
+    if result.staged:
+        line += f", {len(result.staged)} staged"
+    if result.push is not None and result.push.pushed:
+        merged = " (merged with the remote's archive)" if result.push.merged else ""
+        line += f"; pushed to {result.remote}{merged}"
+    elif not any(r.status == "would-compress" for r in done):
+        line += "; push it with: gitclaw-compress push"
+    return line

@@ -1,0 +1,169 @@
+"""Moving the archive ref between clones: fetch it, push it, and merge two archives.
+
+Two runs (two CI jobs, two clones) can each add a commit to the archive ref. The archive is
+content-addressed (`blobs/<oid[:2]>/<oid[2:]>`), so two archives always merge without
+conflict: the merge commit's tree is the union of both trees. `push_archive` and
+`fetch_archive` merge when the other side moved, so neither ever drops the other's payloads
+and neither ever needs `--force`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+
+from gitclaw_compress.archive import ARCHIVE_IDENTITY, DURABLE, Repository
+from gitclaw_compress.errors import GitClawError
+
+FETCH_SCRATCH = "refs/gitclaw-compress/fetched"  # outside refs/gitclaw/*: never pushed
+PUSH_ATTEMPTS = 4
+
+
+def fetch_command(ref: str, remote: str) -> str:
+    """The one command a user runs to get the archive when it is missing."""
+    return "gitclaw-compress fetch" + ("" if remote == "origin" else f" --remote {remote}")
+
+
+def _last_line(stderr: bytes, code: int) -> str:
+    lines = [line for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else f"exit code {code}"
+
+
+def _run(repo: Repository, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=repo.root, capture_output=True, check=False)
+
+
+def _is_ancestor(repo: Repository, older: str, newer: str) -> bool:
+    return _run(repo, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
+
+def _tree_entries(repo: Repository, commit: str) -> dict[str, str]:
+    """path -> blob id of every payload in an archive commit."""
+    out = repo.git("ls-tree", "-r", "-z", commit)
+    entries: dict[str, str] = {}
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, path = record.split(b"\t", 1)
+        entries[path.decode()] = meta.split(b" ")[2].decode()
+    return entries
+
+
+def merge_archive(repo: Repository, ref: str, other: str) -> str:
+    """Bring the commit `other` into the archive ref; returns the ref's new tip.
+
+    Fast-forwards when it can; otherwise writes a merge commit whose tree is the union.
+    """
+    local = repo.rev_parse(ref)
+    if local is None:
+        repo.git("update-ref", ref, other, "0" * len(other))
+        return other
+    if local == other or _is_ancestor(repo, other, local):
+        return local
+    if _is_ancestor(repo, local, other):
+        repo.git("update-ref", ref, other, local)
+        return other
+    ours, theirs = _tree_entries(repo, local), _tree_entries(repo, other)
+    message = b"gitclaw-compress: merge archives"
+    stream = [
+        b"commit %s\n" % ref.encode(),
+        b"committer %s %d +0000\n" % (ARCHIVE_IDENTITY.encode(), int(time.time())),
+        b"data %d\n%s\n" % (len(message), message),
+        b"from %s\n" % local.encode(),
+        b"merge %s\n" % other.encode(),
+    ]
+    for path, oid in sorted(theirs.items()):
+        if path not in ours:
+            stream.append(b"M 100644 %s %s\n" % (oid.encode(), path.encode()))
+    stream.append(b"\ndone\n")
+    repo.git(*DURABLE, "fast-import", "--quiet", "--done", input=b"".join(stream))
+    tip = repo.rev_parse(ref)
+    if tip is None or tip == local:
+        raise GitClawError(f"could not merge the fetched archive into {ref}")
+    return tip
+
+
+def _fetch_tip(repo: Repository, remote: str, ref: str) -> tuple[str | None, str]:
+    """Fetch the remote's archive ref; (its tip or None when the remote has none, error)."""
+    done = _run(repo, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{FETCH_SCRATCH}")
+    if done.returncode != 0:
+        detail = _last_line(done.stderr, done.returncode)
+        if "couldn't find remote ref" in detail:
+            return None, ""
+        return None, detail
+    tip = repo.rev_parse(FETCH_SCRATCH)
+    return tip, ""
+
+
+def _drop_scratch(repo: Repository) -> None:
+    _run(repo, "update-ref", "-d", FETCH_SCRATCH)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    remote_tip: str | None  # None: the remote has no archive ref
+    local_tip: str | None
+
+
+def fetch_archive(repo: Repository, ref: str, remote: str) -> FetchResult:
+    """Fetch the archive ref from `remote` and merge it into the local one."""
+    if not repo.has_remote(remote):
+        raise GitClawError(
+            f"no remote named {remote!r} in {repo.root}; add it with `git remote add "
+            f"{remote} URL` (or set archive.remote) and fetch again"
+        )
+    with repo.lock(f"archive-ref:{ref}", ref):
+        try:
+            tip, error = _fetch_tip(repo, remote, ref)
+            if error:
+                raise GitClawError(f"git fetch {remote} {ref} failed: {error}")
+            if tip is None:
+                return FetchResult(None, repo.rev_parse(ref))
+            local = merge_archive(repo, ref, tip)
+        finally:
+            _drop_scratch(repo)
+    repo.close()  # a fresh `git cat-file` sees the fetched packs for certain
+    return FetchResult(tip, local)
+
+
+@dataclass(frozen=True, slots=True)
+class PushResult:
+    pushed: bool  # False: there was no local archive ref, nothing to push
+    tip: str | None
+    merged: bool  # the remote had moved; its archive was merged in first
+
+
+def push_archive(repo: Repository, ref: str, remote: str) -> PushResult:
+    """Push the archive ref; if the remote moved, merge its archive in and push again."""
+    if repo.rev_parse(ref) is None:
+        return PushResult(False, None, False)
+    if not repo.has_remote(remote):
+        raise GitClawError(
+            f"no remote named {remote!r} to push {ref} to; add it with `git remote add "
+            f"{remote} URL` (or set archive.remote)"
+        )
+    merged = False
+    with repo.lock(f"archive-ref:{ref}", ref):
+        for _ in range(PUSH_ATTEMPTS):
+            local = repo.rev_parse(ref)
+            assert local is not None
+            done = _run(repo, "push", "--quiet", "--no-verify", remote, f"{ref}:{ref}")
+            if done.returncode == 0:
+                return PushResult(True, local, merged)
+            push_error = _last_line(done.stderr, done.returncode)
+            try:
+                tip, fetch_error = _fetch_tip(repo, remote, ref)
+                if tip is None or _is_ancestor(repo, tip, local):
+                    # Not a race with another run: the push itself failed.
+                    raise GitClawError(
+                        f"git push {remote} {ref} failed: {fetch_error or push_error}"
+                    )
+                merge_archive(repo, ref, tip)
+                merged = True
+            finally:
+                _drop_scratch(repo)
+    raise GitClawError(
+        f"git push {remote} {ref} kept being rejected after {PUSH_ATTEMPTS} merges; run "
+        "`gitclaw-compress push` again"
+    )

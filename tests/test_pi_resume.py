@@ -1,0 +1,77 @@
+"""A compressed session still resumes in the real pi: one well-formed request, every tool call
+with its result, every signed thinking block unchanged, and a smaller request than before."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import cli, git
+from pi_harness import chain_reaches_root, iter_corpus, require_pi, run_pi_resume
+from synthetic import typical_session
+
+SESSIONS = ".GITCLAW/state/sessions"
+CORPUS = list(iter_corpus())
+
+
+def _signed_thinking(body: dict[str, Any]) -> list[str]:
+    """What a provider checks byte for byte: Anthropic thinking signatures, OpenAI reasoning."""
+    found: list[str] = []
+    for message in body.get("messages", []):
+        for block in message.get("content") if isinstance(message.get("content"), list) else []:
+            if block.get("type") in ("thinking", "redacted_thinking"):
+                found.append(
+                    repr((block.get("thinking"), block.get("signature"), block.get("data")))
+                )
+    for item in body.get("input", []) if isinstance(body.get("input"), list) else []:
+        if item.get("type") == "reasoning":
+            found.append(repr(item))
+    return found
+
+
+def _compress(repo: Path, source: Path, keep_turns: int) -> Path:
+    path = repo / SESSIONS / source.name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, path)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent run")
+    cli("compress", "--force", "--keep-turns", str(keep_turns), str(path), cwd=repo)
+    return path
+
+
+def _check_resume(original: Path, compressed: Path, tmp_path: Path, api: str) -> None:
+    validate = chain_reaches_root(original)
+    before = run_pi_resume(original, tmp_path=tmp_path / "before", api=api, validate=validate)
+    after = run_pi_resume(compressed, tmp_path=tmp_path / "after", api=api, validate=validate)
+    assert len(after.bodies) == 1, "pi sends exactly one request"
+    # The fake server applies the rules real APIs enforce: tool calls paired with results,
+    # no empty text blocks, signed thinking well formed.
+    assert after.requests[0]["problems"] == []
+    assert len(after.requests[0]["raw"]) < len(before.requests[0]["raw"])
+    kept = _signed_thinking(after.bodies[0])
+    sent_before = _signed_thinking(before.bodies[0])
+    assert all(block in sent_before for block in kept), "a signed thinking block changed"
+
+
+@pytest.mark.parametrize(
+    "source",
+    CORPUS or [pytest.param(None, marks=pytest.mark.skip(reason="no ../shared/corpus/pi"))],
+    ids=[p.name for p in CORPUS] or ["no-corpus"],
+)
+def test_compressed_corpus_session_resumes_in_pi(source: Path, repo: Path, tmp_path: Path) -> None:
+    require_pi()
+    compressed = _compress(repo, source, keep_turns=1)
+    if compressed.read_bytes() == source.read_bytes():
+        pytest.skip("compress leaves this file unchanged at --keep-turns 1")
+    _check_resume(source, compressed, tmp_path, api="native")
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai-completions"])
+def test_compressed_synthetic_session_resumes_in_pi(api: str, repo: Path, tmp_path: Path) -> None:
+    require_pi()
+    source = tmp_path / "synthetic.jsonl"
+    source.write_bytes(typical_session(turns=4).data())
+    compressed = _compress(repo, source, keep_turns=1)
+    _check_resume(source, compressed, tmp_path, api=api)

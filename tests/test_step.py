@@ -1,0 +1,74 @@
+"""`step`, the orchestrator's one command, and `compress --stage`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from flow_helpers import (
+    SESSIONS,
+    commit_all,
+    git,
+    make_origin,
+    marker_count,
+    ok,
+    session_bytes,
+    write,
+)
+
+
+def test_step_prints_one_line_and_leaves_the_archive_ready_to_push(tmp_path: Path) -> None:
+    origin = make_origin(tmp_path)
+    session = write(origin.work / f"{SESSIONS}/a.jsonl", session_bytes(5))
+    out = ok(origin.work, "step", "--keep-turns", "1")
+    line = out.stdout.decode()
+    assert line.count("\n") == 1 and out.stderr == b""
+    assert line.startswith("gitclaw-compress: 1 session (changed against HEAD): 1 compressed, ")
+    assert f"{len(session_bytes(5)):,} -> {session.stat().st_size:,} bytes" in line
+    assert line.rstrip().endswith("push it with: gitclaw-compress push")
+    assert git(origin.work, "status", "--porcelain", "--untracked-files=all").startswith("??")
+    assert git(origin.bare, "for-each-ref") == ""  # nothing pushed yet
+    assert git(origin.work, "rev-parse", "refs/gitclaw/archive")
+    out = ok(origin.work, "push")
+    assert out.stdout == b"pushed refs/gitclaw/archive to origin\n"
+    assert git(origin.bare, "for-each-ref", "refs/gitclaw/archive") != ""
+
+
+def test_step_push_and_json(tmp_path: Path) -> None:
+    origin = make_origin(tmp_path)
+    write(origin.work / f"{SESSIONS}/a.jsonl", session_bytes(5))
+    out = ok(origin.work, "step", "--keep-turns", "1", "--push", "--json")
+    document = json.loads(out.stdout)
+    assert document["selected"]["reason"] == "changed"
+    assert document["archive"]["pushed"] is True
+    tip = git(origin.bare, "rev-parse", "refs/gitclaw/archive").strip()
+    assert document["archive"]["tip"] == tip
+    [report] = document["files"]
+    assert report["status"] == "compressed" and report["kept_turns"] == 1
+    assert report["objects"] > 0 and report["bytes_after"] < report["bytes_before"]
+
+
+def test_step_with_nothing_to_do_still_prints_one_line(tmp_path: Path) -> None:
+    origin = make_origin(tmp_path)
+    write(origin.work / f"{SESSIONS}/a.jsonl", session_bytes(2))
+    out = ok(origin.work, "step")
+    assert out.stdout.decode().count("\n") == 1
+    assert "nothing to compress (1 below-threshold)" in out.stdout.decode()
+
+
+def test_compress_stage_adds_only_what_it_rewrote(tmp_path: Path) -> None:
+    origin = make_origin(tmp_path)
+    big = write(origin.work / f"{SESSIONS}/big.jsonl", session_bytes(5))
+    small = write(origin.work / f"{SESSIONS}/small.jsonl", session_bytes(1))
+    notes = write(origin.work / "notes.txt", b"not staged\n")
+    commit_all(origin.work)
+    for path in (big, small, notes):
+        with open(path, "ab") as handle:
+            handle.write(b"\n")
+    out = ok(origin.work, "compress", "--keep-turns", "1", "--force", "--stage")
+    assert b"staged .GITCLAW/state/sessions/big.jsonl" in out.stdout
+    status = git(origin.work, "status", "--porcelain").splitlines()
+    assert f"M  {SESSIONS}/big.jsonl" in status
+    assert f" M {SESSIONS}/small.jsonl" in status and " M notes.txt" in status
+    staged = git(origin.work, "show", f":{SESSIONS}/big.jsonl").encode()
+    assert marker_count(staged) > 0 and staged == big.read_bytes()
