@@ -20,6 +20,7 @@ from gitclaw_compress.commands import (
     stats,
     status,
     step,
+    summarize,
     sync,
     verify,
 )
@@ -60,6 +61,7 @@ for command in (
     prune.command,
     sync.push_command,
     sync.fetch_command,
+    summarize.command,
 ):
     cli.add_command(command)
 

@@ -256,6 +256,112 @@ OPTIONS: tuple[Option, ...] = (
         "`sessionPath` (repository-relative) names the session of an issue. Used by "
         "`compress`/`step` with no path and by `--issue N`.",
     ),
+    # Summarizing compaction (`summarize`, and the opt-in stage of `compress`).
+    Option(
+        "summary.provider",
+        str,
+        "none",
+        "The LLM that writes summaries: `openai` (any OpenAI-compatible chat completions "
+        "server: OpenAI, OpenRouter, Ollama, vLLM, llama.cpp), `anthropic` (the Messages "
+        "API), or `none` for the extractive summary that needs no LLM.",
+        choices=("none", "openai", "anthropic"),
+    ),
+    Option(
+        "summary.base_url",
+        str,
+        "",
+        "The API's base URL; empty for the provider's own (`https://api.openai.com/v1`, "
+        "`https://api.anthropic.com`). OpenRouter: `https://openrouter.ai/api/v1`; Ollama: "
+        "`http://localhost:11434/v1`.",
+    ),
+    Option(
+        "summary.model",
+        str,
+        "",
+        "The model that writes summaries (required with a provider). A cheaper model than "
+        "the agent's is the normal choice.",
+    ),
+    Option(
+        "summary.api_key_env",
+        str,
+        "",
+        "The environment variable that holds the API key. Empty: `ANTHROPIC_API_KEY` for "
+        "anthropic, no key for openai (a local server).",
+    ),
+    Option(
+        "summary.max_tokens",
+        int,
+        1500,
+        "The most tokens the LLM may write for one summary.",
+        minimum=1,
+    ),
+    Option(
+        "summary.timeout_s",
+        int,
+        120,
+        "Seconds to wait for the LLM to connect or send the next bytes.",
+        minimum=1,
+    ),
+    Option(
+        "summary.max_retries",
+        int,
+        3,
+        "Retries after a timeout, a connection error, HTTP 429 or 5xx, with exponential "
+        "backoff (or the server's Retry-After).",
+        minimum=0,
+    ),
+    Option(
+        "summary.keepTurns",
+        int,
+        0,
+        "Keep this many most recent turns after the summary (`--keep-turns`). 0: keep "
+        "`summary.keepTokens` instead.",
+        minimum=0,
+    ),
+    Option(
+        "summary.keepTokens",
+        int,
+        20000,
+        "Keep at least this many of the newest (estimated) tokens after the summary "
+        "(`--keep-tokens`), as pi's own compaction does.",
+        minimum=1,
+    ),
+    Option(
+        "summary.toolResultMaxChars",
+        int,
+        2000,
+        "In the prompt, each tool result keeps this many characters (head and tail).",
+        minimum=0,
+    ),
+    Option(
+        "summary.maxInputTokens",
+        int,
+        60000,
+        "The conversation in the prompt is cut to about this many tokens (the oldest and "
+        "the newest messages stay; the facts cover the rest).",
+        minimum=1000,
+    ),
+    Option(
+        "summary.enabled",
+        bool,
+        False,
+        "Run `summarize` as a stage of `compress` when the context reaches `summary.whenLevel`.",
+    ),
+    Option(
+        "summary.whenLevel",
+        str,
+        "critical",
+        "The context level that triggers the stage: `warning` (75% of the usable context) "
+        "or `critical` (90%).",
+        choices=("warning", "critical"),
+    ),
+    Option(
+        "summary.blockCommitOnFailure",
+        bool,
+        False,
+        "When the stage's LLM call fails, fail `compress` (and so the commit) instead of "
+        "printing one warning line.",
+    ),
 )
 
 OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
@@ -335,14 +441,14 @@ def _check_value(option: Option, value: Any, where: str) -> Any:
             f"{where}: {option.key} must be {names.get(kind, kind.__name__)}, "
             f"got {orjson.dumps(value).decode()[:60]}"
         )
-    if option.minimum is not None and value < option.minimum:
-        raise GitClawError(f"{where}: {option.key} must be at least {option.minimum}")
-    if option.maximum is not None and value > option.maximum:
-        raise GitClawError(f"{where}: {option.key} must be at most {option.maximum}")
     if option.choices is not None and value not in option.choices:
         raise GitClawError(
             f"{where}: {option.key} must be one of {', '.join(option.choices)}, got {value!r}"
         )
+    if option.minimum is not None and value < option.minimum:
+        raise GitClawError(f"{where}: {option.key} must be at least {option.minimum}")
+    if option.maximum is not None and value > option.maximum:
+        raise GitClawError(f"{where}: {option.key} must be at most {option.maximum}")
     if option.key == "models.overrides":
         _check_overrides(value, f"{where}: {option.key}")
     if kind is list and not all(isinstance(item, str) for item in value):

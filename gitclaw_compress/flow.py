@@ -20,6 +20,7 @@ from gitclaw_compress.engine import Compression, FileReport
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.remote import PushResult, push_archive
 from gitclaw_compress.session import check_header, iter_lines
+from gitclaw_compress.summarize import StageOutcome, summary_stage
 
 
 @dataclass
@@ -29,6 +30,7 @@ class FlowResult:
     staged: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     push: PushResult | None = None
+    summaries: list[StageOutcome] = field(default_factory=list)  # the opt-in summary stage
     ref: str = "refs/gitclaw/archive"
     remote: str = "origin"
 
@@ -52,7 +54,18 @@ class FlowResult:
             "tip": self.push.tip if self.push else None,
         }
         document["warnings"] = self.warnings
+        if self.summaries:
+            document["summaries"] = [outcome.as_json() for outcome in self.summaries]
         return document
+
+    @property
+    def summarized(self) -> list[str]:
+        """Files the summary stage appended a compaction entry to."""
+        return [
+            o.path
+            for o in self.summaries
+            if o.report is not None and o.report.status == "summarized"
+        ]
 
 
 def _is_session(path: Path) -> bool:
@@ -123,9 +136,11 @@ def compress_paths(
     return reports
 
 
-def stage(repo: Repository, reports: list[FileReport]) -> list[str]:
-    """`git add` the files this run rewrote (and only those)."""
+def stage(repo: Repository, reports: list[FileReport], also: list[str] | None = None) -> list[str]:
+    """`git add` the files this run rewrote (and only those): compressed, or ``also``
+    (summarized)."""
     files = [report.path for report in reports if report.status == "compressed"]
+    files += [path for path in also or [] if path not in files]
     if files:
         repo.git("add", "--", *files)
     return files
@@ -165,8 +180,13 @@ def run_flow(
     )
     for report in result.reports:
         result.warnings.extend(report.warnings)
+    if not dry_run:  # the opt-in summary stage (summary.enabled), outside compression's locks
+        result.summaries = summary_stage(
+            repo, chosen, lambda path: load_config(path, repo.root, config_path)
+        )
+        result.warnings.extend(o.warning for o in result.summaries if o.warning)
     if do_stage and not dry_run:
-        result.staged = stage(repo, result.reports)
+        result.staged = stage(repo, result.reports, result.summarized)
     if do_push and not dry_run:
         result.push = push_archive(repo, result.ref, result.remote)
     return result
@@ -186,7 +206,12 @@ def summary_line(result: FlowResult) -> str:
         for report in reports:
             reasons[report.status] = reasons.get(report.status, 0) + 1
         why = ", ".join(f"{n} {status}" for status, n in sorted(reasons.items()))
-        return f"gitclaw-compress: {count}: nothing to compress ({why})"
+        line = f"gitclaw-compress: {count}: nothing to compress ({why})"
+        if result.summarized:  # the summary stage still appended to some
+            line += f", {len(result.summarized)} summarized"
+            if result.staged:
+                line += f", {len(result.staged)} staged"
+        return line
     before = sum(r.bytes_before for r in reports)
     after = sum(r.bytes_after for r in reports)
     saved = 1 - after / before if before else 0.0
@@ -195,6 +220,8 @@ def summary_line(result: FlowResult) -> str:
         f"gitclaw-compress: {count}: {len(done)} compressed, {before:,} -> {after:,} bytes "
         f"(-{saved:.1%}), {objects:,} objects archived on {result.ref}"
     )
+    if result.summarized:
+        line += f", {len(result.summarized)} summarized"
     if result.staged:
         line += f", {len(result.staged)} staged"
     if result.push is not None and result.push.pushed:

@@ -19,6 +19,7 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.engine import FileReport
 from gitclaw_compress.errors import EXIT_PROBLEMS
 from gitclaw_compress.flow import run_flow
+from gitclaw_compress.summarize import describe_stage
 
 
 def describe(report: FileReport) -> str:
@@ -129,6 +130,9 @@ def command(
             click.echo(f"gitclaw-compress: {result.discovery.detail}: {names}", err=True)
         for report in result.reports:
             click.echo(describe(report))
+        for outcome in result.summaries:  # the opt-in summary stage; its warnings are above
+            if line := describe_stage(outcome):
+                click.echo(line)
         if result.staged:
             click.echo(f"staged {', '.join(result.staged)}")
     if check and any(report.status == "would-compress" for report in result.reports):

@@ -1,0 +1,401 @@
+"""Summarizing compaction on a file: plan, ask the LLM (or not), append a pi compaction entry.
+
+The whole round runs under the same per-file lock as `compress`. The file is read once;
+the new entry is appended by writing the old bytes and the new line to a temp file and
+renaming it over the original (:class:`AtomicFile`), and only after the summary exists: when
+the LLM fails, nothing was written and the file is exactly as it was. Existing lines are never
+changed; a missing final newline is the only byte added before the new line.
+
+:func:`maybe_summarize` is the opt-in stage of `compress`: it runs a round when the context
+reaches ``summary.whenLevel``, and turns an LLM failure into one warning unless
+``summary.blockCommitOnFailure`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from gitclaw_compress.activepath import Node, active_path, context_nodes, parse_nodes
+from gitclaw_compress.archive import Repository
+from gitclaw_compress.config import Config
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
+from gitclaw_compress.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
+from gitclaw_compress.models import DEFAULT_RESERVE_TOKENS, lookup_model, usable_tokens
+from gitclaw_compress.session import check_header, lines_from_bytes
+from gitclaw_compress.summary import (
+    KeepPolicy,
+    NoSummary,
+    PromptLimits,
+    build_prompt,
+    compaction_entry,
+    context_tokens,
+    extract_facts,
+    extractive_summary,
+    llm_summary,
+    plan_summary,
+    render_facts,
+    summary_tokens,
+)
+from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, get_estimator
+
+ClientFactory = Callable[[ProviderSettings], LLMClient]
+
+LEVELS = ("ok", "warning", "critical")
+WARNING_PERCENT = 75
+CRITICAL_PERCENT = 90
+
+
+@dataclass
+class SummaryReport:
+    path: str
+    status: str  # summarized | nothing-to-summarize | not-smaller (nothing written)
+    round: int = 0
+    mode: str | None = None  # llm | extractive
+    provider: str | None = None  # the provider used, "none" for the extractive summary
+    model: str | None = None
+    keep: str = ""
+    entries_summarized: int = 0
+    first_kept_entry_id: str | None = None
+    compaction_id: str | None = None
+    tokens_before: int = 0  # pi's number, also written as tokensBefore
+    tokens_before_estimated: int = 0
+    tokens_after: int = 0  # estimated: the summary plus the kept messages
+    summary_chars: int = 0
+    attempts: int = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reason: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def provider_settings(config: Config) -> ProviderSettings | None:
+    """The LLM settings, or None when ``summary.provider`` is ``none``."""
+    provider = config["summary.provider"]
+    if provider == "none":
+        return None
+    return ProviderSettings(
+        provider=provider,
+        base_url=config["summary.base_url"] or None,
+        model=config["summary.model"],
+        api_key_env=config["summary.api_key_env"] or None,
+        max_tokens=config["summary.max_tokens"],
+        timeout_s=float(config["summary.timeout_s"]),
+        max_retries=config["summary.max_retries"],
+    )
+
+
+def keep_policy(
+    config: Config, keep_turns: int | None = None, keep_tokens: int | None = None
+) -> KeepPolicy:
+    """Command-line choice first, then ``summary.keepTurns`` (if > 0), then keepTokens."""
+    if keep_turns is not None and keep_tokens is not None:
+        raise GitClawError("give --keep-turns or --keep-tokens, not both")
+    if keep_turns is not None:
+        return KeepPolicy(turns=keep_turns)
+    if keep_tokens is not None:
+        return KeepPolicy(tokens=keep_tokens)
+    if config["summary.keepTurns"] > 0:
+        return KeepPolicy(turns=config["summary.keepTurns"])
+    return KeepPolicy(tokens=config["summary.keepTokens"])
+
+
+def new_entry_id(taken: set[str]) -> str:
+    """8 hex characters not used by any entry of the file, as pi makes them."""
+    while True:
+        candidate = secrets.token_hex(4)
+        if candidate not in taken:
+            return candidate
+
+
+def iso_now() -> str:
+    """The current time as JavaScript's toISOString writes it: milliseconds and Z."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def _stat_key(stat: os.stat_result) -> tuple[int, int, int]:
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
+def summarize_file(
+    repo: Repository,
+    path: Path,
+    config: Config,
+    *,
+    keep: KeepPolicy | None = None,
+    offline: bool = False,
+    client_factory: ClientFactory = make_client,
+    now: Callable[[], str] = iso_now,
+) -> SummaryReport:
+    """Run one round on ``path`` and append its compaction entry (see the module doc)."""
+    rel = repo.relative(path)
+    if not path.is_file():
+        raise GitClawError(f"{rel}: no such session file")
+    keep = keep or keep_policy(config)
+    estimator = get_estimator(DEFAULT_ESTIMATOR)
+    with repo.lock(rel, rel):
+        clean_stale_temps(path)
+        stat = path.stat()
+        data = path.read_bytes()
+        lines = lines_from_bytes(data)
+        check_header(lines[0] if lines else None, rel)
+        nodes = parse_nodes(lines)
+        plan = plan_summary(active_path(nodes), keep, estimator)
+        report = SummaryReport(rel, "nothing-to-summarize", keep=keep.describe())
+        if isinstance(plan, NoSummary):
+            report.reason = plan.reason
+            return report
+        report.round = plan.round
+        report.entries_summarized = len(plan.summarized)
+        report.first_kept_entry_id = plan.first_kept.id
+        report.tokens_before = plan.tokens_before
+        report.tokens_before_estimated = plan.tokens_before_estimated
+        facts = extract_facts(plan.history)
+        # What the summary replaces: this round's messages and the previous summary.
+        replaced = plan.tokens_before_estimated - plan.kept_tokens
+        floor = summary_tokens(render_facts(facts, plan.round), estimator)
+        if floor >= replaced:
+            report.reason = (
+                f"the {replaced:,} tokens before the cut are fewer than the facts of a summary "
+                f"(~{floor:,}); keep fewer turns or tokens"
+            )
+            return report
+        settings = None if offline else provider_settings(config)
+        meta: dict[str, Any] = {"round": plan.round}
+        if settings is None:
+            summary = extractive_summary(plan, facts)
+            report.mode, report.provider = "extractive", "none"
+        else:
+            limits = PromptLimits(
+                tool_result_chars=config["summary.toolResultMaxChars"],
+                max_input_tokens=config["summary.maxInputTokens"],
+            )
+            system, user = build_prompt(plan, facts, limits, settings.max_tokens)
+            request = CompletionRequest.from_settings(settings, system=system, user=user)
+            try:
+                result = client_factory(settings).complete(request)
+            except GitClawError as error:
+                raise GitClawError(
+                    f"{rel}: no summary written, the file is unchanged: {error} "
+                    "(or use --offline for an extractive summary)"
+                ) from None
+            summary = llm_summary(
+                plan, facts, result.text, model=result.model, provider=settings.provider
+            )
+            report.mode, report.provider, report.model = "llm", settings.provider, result.model
+            report.attempts = result.attempts
+            report.input_tokens = result.usage.input_tokens
+            report.output_tokens = result.usage.output_tokens
+            if result.stop_reason in ("length", "max_tokens"):
+                report.warnings.append(
+                    f"{rel}: the summary stopped at summary.max_tokens "
+                    f"({settings.max_tokens}); the extracted facts are complete"
+                )
+            meta["model"] = result.model
+        report.tokens_after = summary_tokens(summary, estimator) + plan.kept_tokens
+        report.summary_chars = len(summary)
+        if report.tokens_after >= plan.tokens_before_estimated:
+            report.status = "not-smaller"
+            report.reason = (
+                f"the summary (~{report.tokens_after - plan.kept_tokens:,} tokens) would not "
+                f"be smaller than the {replaced:,} tokens it replaces; nothing was written"
+            )
+            return report
+        meta["mode"] = report.mode
+        meta["provider"] = report.provider
+        meta["entriesSummarized"] = len(plan.summarized)
+        entry = compaction_entry(
+            plan,
+            facts,
+            summary,
+            entry_id=new_entry_id({node.id for node in nodes}),
+            timestamp=now(),
+            meta=meta,
+        )
+        _append(path, stat, data, orjson.dumps(entry), rel)
+    report.status = "summarized"
+    report.compaction_id = entry["id"]
+    return report
+
+
+def _append(path: Path, stat: os.stat_result, data: bytes, line: bytes, rel: str) -> None:
+    """Write ``data`` plus ``line`` to a temp file and rename it over ``path``."""
+    output = AtomicFile(path)
+    try:
+        output.handle.write(data)
+        if data and not data.endswith(b"\n"):
+            output.handle.write(b"\n")
+        output.handle.write(line + b"\n")
+        output.seal()
+        if _stat_key(path.stat()) != _stat_key(stat):
+            raise GitClawError(f"{rel}: changed while it was being summarized; run again")
+        output.replace()
+    except BaseException:
+        output.discard()
+        raise
+
+
+# --------------------------------------------------------------------------------------
+# The opt-in stage of `compress`
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class ContextLevel:
+    tokens: int
+    usable: int
+    percent: float
+    level: str  # ok | warning | critical
+    source: str  # usage | estimate:<estimator>
+    model: str | None
+
+
+def session_model(path: list[Node]) -> str | None:
+    """The model pi would resume with: the last model_change or assistant model on the path."""
+    model = None
+    for node in path:
+        if node.type == "model_change" and isinstance(node.entry.get("modelId"), str):
+            model = node.entry["modelId"]
+        elif node.type == "message":
+            message = node.entry.get("message")
+            if (
+                isinstance(message, dict)
+                and message.get("role") == "assistant"
+                and isinstance(message.get("model"), str)
+            ):
+                model = message["model"]
+    return model
+
+
+def context_level(path: list[Node]) -> ContextLevel:
+    """How full the context is that pi would resume with, against the model's usable tokens.
+
+    The tokens are pi's number (the last recorded usage plus estimates after it), except
+    that usage recorded before the latest compaction is not trusted, as in pi: then every
+    message is estimated. The usable context is the model's window minus its output
+    reserve and pi's compaction reserve (models.usable_tokens). Levels: warning at 75%,
+    critical at 90%.
+    """
+    estimator = get_estimator(DEFAULT_ESTIMATOR)
+    tokens, _, source = context_tokens(context_nodes(path), estimator, trusted_only=True)
+    model = session_model(path)
+    limits, _ = lookup_model(model or "")
+    usable = max(usable_tokens(limits, DEFAULT_RESERVE_TOKENS), 1)
+    percent = 100.0 * tokens / usable
+    level = "ok"
+    if percent >= CRITICAL_PERCENT:
+        level = "critical"
+    elif percent >= WARNING_PERCENT:
+        level = "warning"
+    return ContextLevel(tokens, usable, percent, level, source, model)
+
+
+@dataclass
+class StageOutcome:
+    path: str
+    ran: bool
+    level: str | None = None
+    percent: float | None = None
+    report: SummaryReport | None = None
+    warning: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "path": self.path,
+            "ran": self.ran,
+            "level": self.level,
+            "percent": None if self.percent is None else round(self.percent, 1),
+            "warning": self.warning,
+        }
+        document["summary"] = self.report.as_json() if self.report else None
+        return document
+
+
+def maybe_summarize(
+    repo: Repository,
+    path: Path,
+    config: Config,
+    *,
+    client_factory: ClientFactory = make_client,
+) -> StageOutcome:
+    """The hook stage: summarize when the context level reaches ``summary.whenLevel``.
+
+    Disabled unless ``summary.enabled``. A failure (the LLM, a lock, a bad file) becomes
+    ``warning`` and the file stays as it was, unless ``summary.blockCommitOnFailure`` is
+    set: then the error is raised.
+    """
+    rel = repo.relative(path)
+    outcome = StageOutcome(rel, ran=False)
+    if not config["summary.enabled"]:
+        return outcome
+    try:
+        lines = lines_from_bytes(path.read_bytes())
+        check_header(lines[0] if lines else None, rel)
+        level = context_level(active_path(parse_nodes(lines)))
+        outcome.level, outcome.percent = level.level, level.percent
+        if LEVELS.index(level.level) < LEVELS.index(config["summary.whenLevel"]):
+            return outcome
+        outcome.ran = True
+        outcome.report = summarize_file(repo, path, config, client_factory=client_factory)
+    except (GitClawError, OSError) as error:
+        if config["summary.blockCommitOnFailure"]:
+            if isinstance(error, GitClawError):
+                raise
+            raise GitClawError(f"{rel}: summary stage failed: {error}") from None
+        message = str(error)
+        outcome.warning = "summary stage failed: " + (
+            message if message.startswith(rel) else f"{rel}: {message}"
+        )
+    return outcome
+
+
+def summary_stage(
+    repo: Repository,
+    paths: Iterable[Path],
+    config_of: Callable[[Path], Config],
+    *,
+    client_factory: ClientFactory = make_client,
+) -> list[StageOutcome]:
+    """:func:`maybe_summarize` on each path whose config enables the stage."""
+    outcomes = []
+    for path in paths:
+        config = config_of(path)
+        if config["summary.enabled"]:
+            outcomes.append(maybe_summarize(repo, path, config, client_factory=client_factory))
+    return outcomes
+
+
+def describe_stage(outcome: StageOutcome) -> str | None:
+    """One line for people, or None when the stage did not run."""
+    if outcome.report is not None:
+        return describe(outcome.report)
+    return None
+
+
+def describe(report: SummaryReport) -> str:
+    """One line for people."""
+    if report.status == "not-smaller":
+        return f"not summarized {report.path}: {report.reason}"
+    if report.status != "summarized":
+        return f"nothing to summarize in {report.path}: {report.reason}"
+    how = (
+        "extractive, no LLM" if report.mode == "extractive" else f"{report.provider} {report.model}"
+    )
+    return (
+        f"summarized {report.path}: round {report.round}, {report.entries_summarized} entries "
+        f"({how}); context {report.tokens_before:,} -> ~{report.tokens_after:,} tokens; "
+        f"kept {report.keep} from entry {report.first_kept_entry_id}; compaction entry "
+        f"{report.compaction_id}"
+    )
