@@ -4,7 +4,8 @@ Two passes over the lines. `scan` finds the turns, the window of recent turns to
 which tool outputs are redundant. `compress_lines` rewrites entries before the window by
 splicing small JSON values over large ones, and appends a marker that records, for each
 splice, the path and the git object id of the original bytes, plus the sha256 of the whole
-original line. `restore.restore_data` reverses it byte for byte.
+original line and the number of lines the file had then. `restore.restore_data` reverses it
+byte for byte.
 """
 
 from __future__ import annotations
@@ -705,6 +706,9 @@ class _Compressor:
             "sha256": hashlib.sha256(data).hexdigest(),
             "size": len(data),
             "parts": parts,
+            # The file's length when this line was compressed: a reply on a later line was
+            # written after it, so the usage that reply recorded counts the compressed line.
+            "lines": self.plan.counts.lines,
         }
         commit = self.intact_commit(line) if self.intact_commit else None
         if commit:

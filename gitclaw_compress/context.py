@@ -54,6 +54,7 @@ class EntryInfo:
     usage: int | None = None  # context size the provider recorded (assistant replies)
     model: str | None = None  # model_change.modelId, or an assistant reply's model
     compressed: bool = False  # the line carries a gitclaw-compress marker
+    compressed_at: int | None = None  # the file's line count when it was compressed
     tool: str | None = None  # toolName of a completed tool output (success or error)
     first_kept: str | None = None  # compaction: where the kept history starts
     provider_drops: bool = False  # an assistant reply that stopped with error or aborted
@@ -137,13 +138,16 @@ def entry_info(
     kind = entry.get("type")
     entry_id = entry.get("id")
     parent_id = entry.get("parentId")
+    marker = entry.get(MARKER_KEY)
     info = EntryInfo(
         number=line.number,
         id=entry_id if isinstance(entry_id, str) else None,
         parent_id=parent_id if isinstance(parent_id, str) else None,
         type=kind if isinstance(kind, str) else None,
-        compressed=isinstance(entry.get(MARKER_KEY), dict),
+        compressed=isinstance(marker, dict),
     )
+    if isinstance(marker, dict) and type(marker.get("lines")) is int:
+        info.compressed_at = marker["lines"]
     if kind == "model_change" and isinstance(entry.get("modelId"), str):
         info.model = entry["modelId"]
     elif kind == "compaction":
@@ -273,8 +277,9 @@ def measure_context(context: Context, estimator: TokenEstimator) -> ContextSize:
     """pi's estimateContextTokens: the last recorded usage plus estimates for what follows.
 
     Recorded usage is used only when it still describes the context: not when a compaction
-    came after the reply that recorded it, and not when messages before that reply carry a
-    gitclaw-compress marker (the provider may have counted them before they were compressed).
+    came after the reply that recorded it, and not when a message before that reply was
+    compressed after the reply was written (its marker records a file at least as long as
+    the reply's line number, or no length at all): the provider counted it uncompressed.
     Then every message is estimated instead.
     """
     sent = context.sent()
@@ -292,10 +297,15 @@ def measure_context(context: Context, estimator: TokenEstimator) -> ContextSize:
     if compaction is not None and reply.number < compaction.number:
         stale = "it was recorded before the compaction"
     else:
-        compressed = sum(1 for info in sent[:last] if info.compressed)
-        if compressed:
+        later = sum(
+            1
+            for info in sent[:last]
+            if info.compressed
+            and (info.compressed_at is None or info.compressed_at >= reply.number)
+        )
+        if later:
             stale = (
-                f"{compressed} earlier message(s) are compressed and may have been counted "
+                f"{later} earlier message(s) were compressed after it, and it counted them "
                 "before they were"
             )
     if stale is not None:

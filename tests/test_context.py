@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from conftest import cli, corpus_files, git
 from pi_harness import pi_context, require_pi
@@ -24,7 +25,7 @@ from gitclaw_compress.context import (
     measure_context,
     read_infos,
 )
-from gitclaw_compress.session import join_lines, lines_from_bytes
+from gitclaw_compress.session import MARKER_KEY, join_lines, lines_from_bytes
 from gitclaw_compress.tokens import get_estimator
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
@@ -156,6 +157,31 @@ def test_usage_is_not_trusted_after_compaction_or_compression() -> None:
     size = measure_context(context_of(compressed), CHARS4)
     assert size.source == "estimate" and size.note is not None and "compressed" in size.note
     assert measure_context(context_of(data), CHARS4).source == "usage"
+
+
+def test_usage_recorded_after_a_compression_is_trusted_again() -> None:
+    session = SessionBuilder()
+    session.user("go")
+    session.assistant(tool_call("r", "read", {"path": "a"}))
+    session.tool_result("r", "read", big_text("a", 200))
+    session.assistant(text("done"), stop="stop", total_tokens=40_000)
+    lines, _ = compress_entry_lines(
+        lines_from_bytes(session.data()), CompressSettings(keep_turns=0), "s"
+    )
+    compressed = join_lines(lines)
+    marker = orjson.loads(compressed.split(b"\n")[4])[MARKER_KEY]
+    assert marker["lines"] == len(session.lines)  # the file's length when it was compressed
+    # pi resumes the compressed file and records the usage of what it sent.
+    count = len(session.lines)
+    session.user("and now?")
+    session.assistant(text("all good"), stop="stop", total_tokens=9_000)
+    appended = compressed + b"".join(line + b"\n" for line in session.lines[count:])
+    size = measure_context(context_of(appended), CHARS4)
+    assert (size.source, size.tokens, size.note) == ("usage", 9_000, None)
+    # A marker that does not say when (an older one) is not trusted.
+    old = appended.replace(b',"lines":%d' % count, b"")
+    assert old != appended
+    assert measure_context(context_of(old), CHARS4).source == "estimate"
 
 
 @pytest.mark.parametrize(

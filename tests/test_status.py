@@ -85,6 +85,16 @@ def test_savings_are_what_compress_and_prune_then_do(repo: Path, session: Path) 
     # Messages before the last recorded usage are compressed now: estimate instead.
     assert after["source"] == "estimate" and "compressed" in after["note"]
     assert after["context_tokens"] == after["estimated_tokens"]
+    # Once pi has replied to the compressed file, its recorded usage counts again.
+    git(repo, "commit", "-qam", "compressed")
+    lines = session.read_bytes().split(b"\n")
+    reply = json.loads(lines[-2])
+    reply.update(id="feedf00d", parentId=reply["id"])
+    reply["message"]["usage"]["totalTokens"] = 12_345
+    with open(session, "ab") as handle:
+        handle.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+    again = status(repo, "--keep-turns", "1")
+    assert (again["source"], again["context_tokens"]) == ("usage", 12_345)
 
 
 def test_no_recorded_usage_means_an_estimate_with_the_configured_estimator(repo: Path) -> None:
