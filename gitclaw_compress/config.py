@@ -351,8 +351,8 @@ OPTIONS: tuple[Option, ...] = (
         "summary.whenLevel",
         str,
         "critical",
-        "The context level that triggers the stage: `warning` (75% of the usable context) "
-        "or `critical` (90%).",
+        "The context level that triggers the stage, as `status` reports it: `warning` "
+        "(tokens.warningPercent of the usable context) or `critical` (tokens.criticalPercent).",
         choices=("warning", "critical"),
     ),
     Option(

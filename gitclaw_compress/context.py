@@ -39,6 +39,7 @@ LLM_ROLES = {
 }
 SUMMARY_ROLES = frozenset({"branchSummary", "compactionSummary"})
 PROVIDER_DROPPED_STOPS = frozenset({"error", "aborted"})
+LEVELS = ("ok", "warning", "critical")  # in order; level_for gives one of them
 
 
 @dataclass(slots=True)

@@ -20,6 +20,9 @@ from gitclaw_compress.compress import (
 )
 from gitclaw_compress.config import Config
 from gitclaw_compress.context import (
+    Budget,
+    Context,
+    ContextSize,
     budget_for,
     build_context,
     level_for,
@@ -72,6 +75,35 @@ class SessionStatus:
         return asdict(self)
 
 
+@dataclass(frozen=True, slots=True)
+class Fullness:
+    """How full the context pi resumes with is, against the usable tokens of its model."""
+
+    context: Context
+    size: ContextSize
+    budget: Budget
+    percent: float
+    level: str  # ok | warning | critical
+
+
+def context_fullness(lines: list[RawLine], config: Config) -> Fullness:
+    """The context, its size and its level, with the config's estimator, reserve, model
+    overrides and level percentages. `status` reports it; the summary stage of `compress`
+    runs at `summary.whenLevel` of it."""
+    estimator = get_estimator(config["tokens.estimator"])
+    context = build_context(read_infos(lines, estimator))
+    size = measure_context(context, estimator)
+    budget = budget_for(context.model, config["models.overrides"], config["tokens.reserve"])
+    level = level_for(
+        size.tokens,
+        budget.usable,
+        config["tokens.warningPercent"],
+        config["tokens.criticalPercent"],
+    )
+    percent = round(size.tokens * 100 / budget.usable, 1) if budget.usable else 100.0
+    return Fullness(context, size, budget, percent, level)
+
+
 def _saving(
     command: str,
     lines: list[RawLine],
@@ -121,11 +153,8 @@ def session_status(
     blob ids) are what `compress` records in markers, so that the byte counts of the dry
     runs are exact.
     """
-    estimator = get_estimator(config["tokens.estimator"])
-    context = build_context(read_infos(lines, estimator))
-    size = measure_context(context, estimator)
-    budget = budget_for(context.model, config["models.overrides"], config["tokens.reserve"])
-    warning, critical = config["tokens.warningPercent"], config["tokens.criticalPercent"]
+    fullness = context_fullness(lines, config)
+    context, size, budget = fullness.context, fullness.size, fullness.budget
     status = SessionStatus(
         path=session_ref,
         model=context.model,
@@ -138,10 +167,10 @@ def session_status(
         source=size.source,
         estimator=size.estimator,
         estimated_tokens=size.estimated,
-        percent=round(size.tokens * 100 / budget.usable, 1) if budget.usable else 100.0,
-        level=level_for(size.tokens, budget.usable, warning, critical),
-        warning_percent=warning,
-        critical_percent=critical,
+        percent=fullness.percent,
+        level=fullness.level,
+        warning_percent=config["tokens.warningPercent"],
+        critical_percent=config["tokens.criticalPercent"],
         messages=len(context.messages),
         usage_entry=size.usage_entry,
         usage_tokens=size.usage_tokens,

@@ -23,21 +23,21 @@ from typing import Any
 
 import orjson
 
-from gitclaw_compress.activepath import Node, active_path, context_nodes, parse_nodes
+from gitclaw_compress.activepath import active_path, parse_nodes
 from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config
+from gitclaw_compress.context import LEVELS
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
 from gitclaw_compress.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
-from gitclaw_compress.models import DEFAULT_RESERVE_TOKENS, lookup_model, usable_tokens
 from gitclaw_compress.session import check_header, lines_from_bytes
+from gitclaw_compress.status import context_fullness
 from gitclaw_compress.summary import (
     KeepPolicy,
     NoSummary,
     PromptLimits,
     build_prompt,
     compaction_entry,
-    context_tokens,
     extract_facts,
     extractive_summary,
     llm_summary,
@@ -48,10 +48,6 @@ from gitclaw_compress.summary import (
 from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, get_estimator
 
 ClientFactory = Callable[[ProviderSettings], LLMClient]
-
-LEVELS = ("ok", "warning", "critical")
-WARNING_PERCENT = 75
-CRITICAL_PERCENT = 90
 
 
 @dataclass
@@ -253,56 +249,6 @@ def _append(path: Path, stat: os.stat_result, data: bytes, line: bytes, rel: str
 
 
 @dataclass
-class ContextLevel:
-    tokens: int
-    usable: int
-    percent: float
-    level: str  # ok | warning | critical
-    source: str  # usage | estimate:<estimator>
-    model: str | None
-
-
-def session_model(path: list[Node]) -> str | None:
-    """The model pi would resume with: the last model_change or assistant model on the path."""
-    model = None
-    for node in path:
-        if node.type == "model_change" and isinstance(node.entry.get("modelId"), str):
-            model = node.entry["modelId"]
-        elif node.type == "message":
-            message = node.entry.get("message")
-            if (
-                isinstance(message, dict)
-                and message.get("role") == "assistant"
-                and isinstance(message.get("model"), str)
-            ):
-                model = message["model"]
-    return model
-
-
-def context_level(path: list[Node]) -> ContextLevel:
-    """How full the context is that pi would resume with, against the model's usable tokens.
-
-    The tokens are pi's number (the last recorded usage plus estimates after it), except
-    that usage recorded before the latest compaction is not trusted, as in pi: then every
-    message is estimated. The usable context is the model's window minus its output
-    reserve and pi's compaction reserve (models.usable_tokens). Levels: warning at 75%,
-    critical at 90%.
-    """
-    estimator = get_estimator(DEFAULT_ESTIMATOR)
-    tokens, _, source = context_tokens(context_nodes(path), estimator, trusted_only=True)
-    model = session_model(path)
-    limits, _ = lookup_model(model or "")
-    usable = max(usable_tokens(limits, DEFAULT_RESERVE_TOKENS), 1)
-    percent = 100.0 * tokens / usable
-    level = "ok"
-    if percent >= CRITICAL_PERCENT:
-        level = "critical"
-    elif percent >= WARNING_PERCENT:
-        level = "warning"
-    return ContextLevel(tokens, usable, percent, level, source, model)
-
-
-@dataclass
 class StageOutcome:
     path: str
     ran: bool
@@ -343,9 +289,9 @@ def maybe_summarize(
     try:
         lines = lines_from_bytes(path.read_bytes())
         check_header(lines[0] if lines else None, rel)
-        level = context_level(active_path(parse_nodes(lines)))
-        outcome.level, outcome.percent = level.level, level.percent
-        if LEVELS.index(level.level) < LEVELS.index(config["summary.whenLevel"]):
+        fullness = context_fullness(lines, config)
+        outcome.level, outcome.percent = fullness.level, fullness.percent
+        if LEVELS.index(fullness.level) < LEVELS.index(config["summary.whenLevel"]):
             return outcome
         outcome.ran = True
         outcome.report = summarize_file(repo, path, config, client_factory=client_factory)

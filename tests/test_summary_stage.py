@@ -11,9 +11,9 @@ from conftest import cli, git
 from fake_llm_http import FakeLLMServer, error_reply, openai_reply
 from synthetic import SessionBuilder, big_text, text, tool_call
 
-from gitclaw_compress.activepath import active_path, parse_nodes
+from gitclaw_compress.config import defaults, parse_config
 from gitclaw_compress.session import lines_from_bytes
-from gitclaw_compress.summarize import context_level
+from gitclaw_compress.status import context_fullness
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
 USABLE = 128_000 - 16_384 - 16_384  # fake-model: the fallback window, output and reserve
@@ -61,10 +61,15 @@ def compactions(path: Path) -> list[dict[str, Any]]:
 
 def test_level_follows_recorded_usage_against_usable_tokens() -> None:
     for tokens, level in ((50_000, "ok"), (72_000, "warning"), (86_000, "critical")):
-        nodes = parse_nodes(lines_from_bytes(session_bytes(tokens)))
-        found = context_level(active_path(nodes))
-        assert found.usable == USABLE and found.source == "usage"
-        assert found.tokens == tokens and found.level == level
+        found = context_fullness(lines_from_bytes(session_bytes(tokens)), defaults())
+        assert found.budget.usable == USABLE and found.size.source == "usage"
+        assert found.size.tokens == tokens and found.level == level
+
+
+def test_level_is_the_one_status_gives_with_the_configured_percentages() -> None:
+    config = parse_config(b'{"tokens": {"warningPercent": 50, "criticalPercent": 60}}', "c")
+    found = context_fullness(lines_from_bytes(session_bytes(50_000)), config)
+    assert found.level == "warning"  # 50,000 of 95,232 usable: 52.5%
 
 
 def test_stage_runs_at_the_critical_level_and_not_again_after(repo: Path) -> None:
