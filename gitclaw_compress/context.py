@@ -12,9 +12,9 @@ context without holding whole entries in memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import orjson
 
@@ -67,19 +67,32 @@ class EntryInfo:
         return LLM_ROLES.get(self.role) if self.role is not None else None
 
 
-def _message_for(entry: Entry) -> dict[str, Any] | None:
-    """The pi message an entry yields when it is on the path (as buildSessionContext makes it)."""
+def message_of_entry(entry: Entry) -> dict[str, Any] | None:
+    """The pi message an entry yields when it is on the path (as buildSessionContext makes it).
+
+    ``message`` entries give their message; ``custom_message`` a ``custom`` message;
+    ``branch_summary`` (with a summary) a ``branchSummary``; ``compaction`` a
+    ``compactionSummary``. Any other entry gives none.
+    """
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
         return message if isinstance(message, dict) else None
     if kind == "custom_message":
-        return {"role": "custom", "content": entry.get("content")}
+        return {
+            "role": "custom",
+            "customType": entry.get("customType"),
+            "content": entry.get("content"),
+        }
     if kind == "branch_summary":
         summary = entry.get("summary")
         return {"role": "branchSummary", "summary": summary} if summary else None
     if kind == "compaction":
-        return {"role": "compactionSummary", "summary": entry.get("summary")}
+        return {
+            "role": "compactionSummary",
+            "summary": entry.get("summary"),
+            "tokensBefore": entry.get("tokensBefore"),
+        }
     return None
 
 
@@ -154,7 +167,7 @@ def entry_info(
     elif kind == "compaction":
         first_kept = entry.get("firstKeptEntryId")
         info.first_kept = first_kept if isinstance(first_kept, str) else None
-    message = _message_for(entry)
+    message = message_of_entry(entry)
     if message is None:
         return info
     role = message.get("role")
@@ -189,18 +202,95 @@ def parse_like_pi(data: bytes) -> Entry | None:
     return value if isinstance(value, dict) else None
 
 
-def read_infos(
-    lines: Iterable[RawLine], estimator: TokenEstimator, *, preview_chars: int = 0
-) -> list[EntryInfo]:
-    """EntryInfo for every entry pi would load: line 1 (the header) and bad lines are skipped."""
-    infos: list[EntryInfo] = []
+def iter_entries(lines: Iterable[RawLine]) -> Iterator[tuple[RawLine, Entry]]:
+    """Every entry pi would load, with its line: line 1 (the header) and bad lines skipped."""
     for line in lines:
         if line.number == 1:
             continue
         entry = parse_like_pi(line.data)
         if entry is not None and entry.get("type") != "session":
-            infos.append(entry_info(line, entry, estimator, preview_chars=preview_chars))
-    return infos
+            yield line, entry
+
+
+def read_infos(
+    lines: Iterable[RawLine], estimator: TokenEstimator, *, preview_chars: int = 0
+) -> list[EntryInfo]:
+    """EntryInfo for every entry pi would load: line 1 (the header) and bad lines are skipped."""
+    return [
+        entry_info(line, entry, estimator, preview_chars=preview_chars)
+        for line, entry in iter_entries(lines)
+    ]
+
+
+class PathItem(Protocol):
+    """What walking the path and choosing the context need of an entry."""
+
+    @property
+    def number(self) -> int: ...  # line number: unique per entry, even without an id
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def parent_id(self) -> str | None: ...
+    @property
+    def type(self) -> str | None: ...
+    @property
+    def first_kept(self) -> str | None: ...  # compaction: firstKeptEntryId
+
+
+Item = TypeVar("Item", bound=PathItem)
+
+
+def active_path(items: Sequence[Item]) -> list[Item]:
+    """The entries from the root to the leaf (the last entry), following ``parentId``.
+
+    A later duplicate id wins, as in pi's Map; a missing parent ends the walk; a cycle is
+    cut where an entry (told apart by line, so entries without ids count) comes back.
+    """
+    if not items:
+        return []
+    by_id: dict[str, Item] = {}
+    for item in items:
+        if item.id is not None:
+            by_id[item.id] = item
+    path: list[Item] = []
+    seen: set[int] = set()
+    current: Item | None = items[-1]
+    while current is not None and current.number not in seen:
+        seen.add(current.number)
+        path.append(current)
+        current = by_id.get(current.parent_id) if current.parent_id else None
+    path.reverse()
+    return path
+
+
+def latest_compaction(path: Sequence[Item]) -> int | None:
+    """The position in ``path`` of the last compaction entry, or None."""
+    for position in range(len(path) - 1, -1, -1):
+        if path[position].type == "compaction":
+            return position
+    return None
+
+
+def context_entries(path: Sequence[Item]) -> list[Item]:
+    """The entries of ``path`` that pi's buildSessionContext turns into messages, in order.
+
+    Without a compaction on the path, every entry. With one, the latest compaction (standing
+    for its summary), the entries from its ``firstKeptEntryId`` up to it, then the entries
+    after it; other compaction entries give nothing. Callers keep the entries that yield a
+    message.
+    """
+    at = latest_compaction(path)
+    if at is None:
+        return list(path)
+    compaction = path[at]
+    emitted = [compaction]
+    kept = False
+    for item in path[:at]:
+        kept = kept or (item.id is not None and item.id == compaction.first_kept)
+        if kept and item.type != "compaction":
+            emitted.append(item)
+    emitted.extend(item for item in path[at + 1 :] if item.type != "compaction")
+    return emitted
 
 
 @dataclass(slots=True)
@@ -223,39 +313,14 @@ class Context:
 
 def build_context(infos: Sequence[EntryInfo]) -> Context:
     """pi's buildSessionContext followed by convertToLlm, on EntryInfo."""
-    by_id: dict[str, EntryInfo] = {}
-    for info in infos:
-        if info.id is not None:
-            by_id[info.id] = info
-    if not infos:
-        return Context([], [], None, None)
-    path: list[EntryInfo] = []
-    seen: set[int] = set()
-    current: EntryInfo | None = infos[-1]
-    while current is not None and current.number not in seen:
-        seen.add(current.number)
-        path.append(current)
-        current = by_id.get(current.parent_id) if current.parent_id else None
-    path.reverse()
+    path = active_path(infos)
     model: str | None = None
-    compaction: EntryInfo | None = None
     for info in path:
         if info.model is not None and info.type in ("model_change", "message"):
             model = info.model
-        if info.type == "compaction":
-            compaction = info
-    emitted: list[EntryInfo] = []
-    if compaction is None:
-        emitted = [info for info in path if info.type != "compaction"]
-    else:
-        emitted.append(compaction)
-        at = next(i for i, info in enumerate(path) if info is compaction)
-        kept = False
-        for info in path[:at]:
-            kept = kept or (info.id is not None and info.id == compaction.first_kept)
-            if kept and info.type != "compaction":
-                emitted.append(info)
-        emitted.extend(info for info in path[at + 1 :] if info.type != "compaction")
+    at = latest_compaction(path)
+    compaction = path[at] if at is not None else None
+    emitted = context_entries(path)
     messages = [info for info in emitted if info.llm_role is not None]
     return Context(messages, path, compaction, model)
 

@@ -216,7 +216,7 @@ def summarize_file(
             plan,
             facts,
             summary,
-            entry_id=new_entry_id({node.id for node in nodes}),
+            entry_id=new_entry_id({node.id for node in nodes if node.id is not None}),
             timestamp=now(),
             meta=meta,
         )

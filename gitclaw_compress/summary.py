@@ -272,7 +272,7 @@ def valid_cuts(path: Sequence[Node]) -> list[bool]:
         candidate = kind in ("custom_message", "branch_summary") or (
             kind == "message" and role in ("user", "assistant", "bashExecution", "custom")
         )
-        valid.append(candidate and running == 0)
+        valid.append(candidate and running == 0 and node.id is not None)
     return valid
 
 
@@ -324,14 +324,20 @@ def plan_summary(
         return NoSummary("the session has no entries")
     if path[-1].type == "compaction":
         return NoSummary("the session already ends with a compaction entry")
+    if path[-1].id is None:
+        return NoSummary("the last entry has no id for a compaction entry to follow")
     previous_at = latest_compaction(path)
     start = 0
     previous = None
     if previous_at is not None:
         previous = path[previous_at]
-        first_kept = previous.entry.get("firstKeptEntryId")
         start = next(
-            (i for i, n in enumerate(path[:previous_at]) if n.id == first_kept), previous_at + 1
+            (
+                i
+                for i, n in enumerate(path[:previous_at])
+                if n.id is not None and n.id == previous.first_kept
+            ),
+            previous_at + 1,
         )
     where = "since the last summary" if previous is not None else "in the session"
     valid = valid_cuts(path)
@@ -482,11 +488,11 @@ def extract_facts(history: Sequence[Node]) -> Facts:
             if images:
                 text = (text + f"\n[{images} image(s)]").strip()
             if facts.task is None:
-                facts.task_entry_id = node.id
+                facts.task_entry_id = node.label
                 facts.task_chars = len(text)
-                facts.task = text if len(text) <= TASK_MAX_CHARS else _cut_task(text, node.id)
+                facts.task = text if len(text) <= TASK_MAX_CHARS else _cut_task(text, node.label)
             else:
-                facts.requests.append((node.id, one_line(text, REQUEST_CHARS)))
+                facts.requests.append((node.label, one_line(text, REQUEST_CHARS)))
             decisions.extend(f'user: "{s}"' for s in _sentences(text, _USER_CONSTRAINT))
         elif role == "assistant":
             facts.assistant_messages += 1
@@ -586,26 +592,26 @@ def _errors(
             for other, reply in later:
                 if reply.get("role") == "toolResult" and reply.get("toolName") == name:
                     if reply.get("isError") is True:
-                        outcome = f"the next {name} call failed too (entry {other.id})"
+                        outcome = f"the next {name} call failed too (entry {other.label})"
                     else:
                         outcome = (
                             f"resolved: the next {name} call succeeded "
-                            f"({what(reply)}, entry {other.id})"
+                            f"({what(reply)}, entry {other.label})"
                         )
                     break
             errors.append(
-                ErrorFact(node.id, what(message), one_line(first), outcome, _next_reply(later))
+                ErrorFact(node.label, what(message), one_line(first), outcome, _next_reply(later))
             )
         elif role == "assistant" and message.get("stopReason") == "error":
             detail = message.get("errorMessage")
             outcome = "no later reply before the cut"
             for other, reply in later:
                 if reply.get("role") == "assistant" and reply.get("stopReason") != "error":
-                    outcome = f"resolved: the next model request succeeded (entry {other.id})"
+                    outcome = f"resolved: the next model request succeeded (entry {other.label})"
                     break
             errors.append(
                 ErrorFact(
-                    node.id,
+                    node.label,
                     "model API",
                     one_line(detail if isinstance(detail, str) and detail else "error"),
                     outcome,
@@ -913,7 +919,7 @@ def build_prompt(
 def header(plan: SummaryPlan, how: str) -> str:
     return (
         f"{HEADER_PREFIX}{plan.round} ({how}; gitclaw-compress). It covers "
-        f"{len(plan.summarized)} entries up to entry {plan.path[plan.cut - 1].id}; the messages "
+        f"{len(plan.summarized)} entries up to entry {plan.path[plan.cut - 1].label}; the messages "
         "after it are kept word for word."
     )
 
@@ -968,7 +974,7 @@ def extractive_summary(plan: SummaryPlan, facts: Facts) -> str:
         calls = sum(len(_tool_calls(m)) for _, m in turn)
         reply = _last_reply(turn)
         lines.append(
-            f"- (entry {node.id}) {request} [{calls} tool calls] → "
+            f"- (entry {node.label}) {request} [{calls} tool calls] → "
             + (f'"{one_line(reply, 300)}"' if reply else "(no reply text)")
         )
     out.append("\n".join(lines))
@@ -979,7 +985,7 @@ def extractive_summary(plan: SummaryPlan, facts: Facts) -> str:
         if message.get("role") == "user":
             request = trim_middle(content_text(message.get("content")).strip(), 1000)
             current.append(
-                f"The last request before the cut (entry {node.id}):\n\n{_quote(request)}"
+                f"The last request before the cut (entry {node.label}):\n\n{_quote(request)}"
             )
         reply = _last_reply(last)
         if reply:

@@ -9,6 +9,7 @@ from conftest import corpus_files, needs_corpus
 from synthetic import SessionBuilder, big_text, text, thinking, tool_call, typical_session
 
 from gitclaw_compress.activepath import Node, active_path, context_nodes, parse_nodes
+from gitclaw_compress.context import build_context, read_infos
 from gitclaw_compress.session import lines_from_bytes
 from gitclaw_compress.summary import (
     EXTRACTIVE_NOTE,
@@ -111,6 +112,29 @@ def test_active_path_follows_parent_ids_from_the_last_entry() -> None:
     path = path_of(s.data())
     assert [n.id for n in path][1:] == [first, two, last]
     assert abandoned not in {n.id for n in path}
+
+
+def test_the_path_is_read_as_pi_reads_it_invalid_utf8_and_entries_without_ids() -> None:
+    s = SessionBuilder()
+    first = s.user("one")
+    reply = s.assistant(text("a"), stop="stop")
+    data = s.data().rstrip(b"\n") + b"\n"
+    data += (
+        b'{"type":"message","id":"bad00001","parentId":"' + reply.encode() + b'",'
+        b'"message":{"role":"user","content":"caf\xe9"}}\n'
+        b'{"type":"message","parentId":"bad00001","message":{"role":"user","content":"no id"}}\n'
+    )
+    path = path_of(data)
+    assert [n.id for n in path][-4:] == [first, reply, "bad00001", None]
+    assert path[-2].entry["message"]["content"] == "caf\ufffd"
+    infos = read_infos(lines_from_bytes(data), EST)
+    assert [n.line for n in context_nodes(path)] == [
+        i.number for i in build_context(infos).messages
+    ]
+    # a compaction entry must name real ids: no cut at, and no parent from, an id-less entry
+    assert not valid_cuts(path)[-1]
+    refused = plan_summary(path, KeepPolicy(turns=1), EST)
+    assert isinstance(refused, NoSummary) and "no id" in refused.reason
 
 
 def test_a_missing_parent_cuts_the_path_there() -> None:
