@@ -38,6 +38,7 @@ from gitclaw_compress.session import (
     Entry,
     LineCounts,
     RawLine,
+    content_text,
     message_of,
     parse_entry,
     role_of,
@@ -191,24 +192,6 @@ class OutputLine:
         return bool(self.payloads)
 
 
-def _text_of(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    )
-
-
-def _content_key(content: object) -> bytes:
-    return hashlib.blake2b(orjson.dumps(content), digest_size=16).digest()
-
-
 def scan(lines: Iterable[RawLine], settings: CompressSettings) -> SessionPlan:
     """Pass 1: find the turns and the redundant tool outputs.
 
@@ -248,11 +231,11 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings) -> SessionPlan:
             if len(serialized) >= settings.redundancy_min_bytes:
                 key = hashlib.blake2b(serialized, digest_size=16).digest()
                 copies.setdefault(key, []).append((line.number, entry_id))
-                text = _text_of(content)
+                text = content_text(content)
                 if settings.redundancy_min_bytes <= len(text) <= QUOTE_SCAN_MAX_CHARS:
                     pending_quotes.append((line.number, text))
         elif role == "assistant":
-            reply = _text_of(message.get("content"))
+            reply = content_text(message.get("content"))
             if reply.strip():
                 for number, text in pending_quotes:
                     if text in reply:
@@ -655,7 +638,7 @@ class _Compressor:
             ]
             stub = stubs.tool_output_stub(
                 tool=tool,
-                text=_text_of(content),
+                text=content_text(content),
                 images=images,
                 failed=message.get("isError") is True,
                 reason=reason,

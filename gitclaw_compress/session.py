@@ -75,6 +75,21 @@ def role_of(entry: Entry) -> str | None:
     return role if isinstance(role, str) else None
 
 
+def content_text(content: object) -> str:
+    """The text of a message content: the string, or its text blocks joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    )
+
+
 def might_be_user_message(data: bytes) -> bool:
     """Cheap pre-filter: a user message line always contains the JSON string "user"."""
     return b'"user"' in data

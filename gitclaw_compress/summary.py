@@ -34,6 +34,7 @@ from gitclaw_compress.activepath import (
     latest_compaction,
     message_of_node,
 )
+from gitclaw_compress.session import content_text
 from gitclaw_compress.tokens import TokenEstimator, estimate_message_tokens, usage_context_tokens
 
 HEADER_PREFIX = "Continuation summary, round "
@@ -117,21 +118,6 @@ def trim_middle(text: str, limit: int) -> str:
     trimmed = len(text) - head - tail
     end = text[-tail:] if tail else ""
     return f"{text[:head]}\n[... {trimmed:,} characters trimmed ...]\n{end}"
-
-
-def content_text(content: object) -> str:
-    """The text of a message content: the string, or its text blocks joined by newlines."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    )
 
 
 def _images(content: object) -> int:
