@@ -43,16 +43,37 @@ def main() -> None:
         parent = entry_id
 
     usage = {"input": 1200, "output": 300, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1500}
+
+    def reply(stop: str, *content: dict[str, object]) -> None:
+        add(
+            {
+                "role": "assistant",
+                "api": "anthropic-messages",
+                "provider": "anthropic",
+                "model": "claude-sonnet-4-5",
+                "usage": usage,
+                "stopReason": stop,
+                "content": list(content),
+            }
+        )
+
+    def result(call_id: str, tool: str, text: str) -> None:
+        add(
+            {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": tool,
+                "content": [{"type": "text", "text": text}],
+                "isError": False,
+            }
+        )
+
     for turn in range(1, 7):
+        request = f"Issue comment {turn}: please extend the report generator."
         add(
             {
                 "role": "user",
-                "content": [
-                    {
-                        "type": "text",
-                        "text": f"Issue comment {turn}: please extend the report generator.",
-                    }
-                ],
+                "content": [{"type": "text", "text": request}],
                 "timestamp": 1772359200000 + turn,
             }
         )
@@ -61,76 +82,30 @@ def main() -> None:
             body = "\n".join(
                 f"def section_{i}():\n    return 'section {i} of {path}'" for i in range(120)
             )
-            add(
+            thought = f"I should read {path} first. " * 12
+            reply(
+                "toolUse",
+                {"type": "thinking", "thinking": thought, "thinkingSignature": "RXF" * 300},
                 {
-                    "role": "assistant",
-                    "api": "anthropic-messages",
-                    "provider": "anthropic",
-                    "model": "claude-sonnet-4-5",
-                    "usage": usage,
-                    "stopReason": "toolUse",
-                    "content": [
-                        {
-                            "type": "thinking",
-                            "thinking": f"I should read {path} first. " * 12,
-                            "thinkingSignature": "RXF" * 300,
-                        },
-                        {
-                            "type": "toolCall",
-                            "id": f"toolu_{turn}_{step}",
-                            "name": "read",
-                            "arguments": {"path": path},
-                        },
-                    ],
-                }
+                    "type": "toolCall",
+                    "id": f"r{turn}_{step}",
+                    "name": "read",
+                    "arguments": {"path": path},
+                },
             )
-            add(
+            result(f"r{turn}_{step}", "read", body)
+            written = {"path": path, "content": body + "\n# extended\n"}
+            reply(
+                "toolUse",
                 {
-                    "role": "toolResult",
-                    "toolCallId": f"toolu_{turn}_{step}",
-                    "toolName": "read",
-                    "content": [{"type": "text", "text": body}],
-                    "isError": False,
-                }
+                    "type": "toolCall",
+                    "id": f"w{turn}_{step}",
+                    "name": "write",
+                    "arguments": written,
+                },
             )
-            add(
-                {
-                    "role": "assistant",
-                    "api": "anthropic-messages",
-                    "provider": "anthropic",
-                    "model": "claude-sonnet-4-5",
-                    "usage": usage,
-                    "stopReason": "toolUse",
-                    "content": [
-                        {
-                            "type": "toolCall",
-                            "id": f"toolu_w{turn}_{step}",
-                            "name": "write",
-                            "arguments": {"path": path, "content": body + "\n# extended\n"},
-                        }
-                    ],
-                }
-            )
-            add(
-                {
-                    "role": "toolResult",
-                    "toolCallId": f"toolu_w{turn}_{step}",
-                    "toolName": "write",
-                    "content": [{"type": "text", "text": f"Wrote {path}"}],
-                    "isError": False,
-                }
-            )
-        add(
-            {
-                "role": "assistant",
-                "api": "anthropic-messages",
-                "provider": "anthropic",
-                "model": "claude-sonnet-4-5",
-                "usage": usage,
-                "stopReason": "stop",
-                "content": [{"type": "text", "text": f"Turn {turn} done: extended 4 files."}],
-            }
-        )
+            result(f"w{turn}_{step}", "write", f"Wrote {path}")
+        reply("stop", {"type": "text", "text": f"Turn {turn} done: extended 4 files."})
     sys.stdout.write("\n".join(out) + "\n")
 
 
