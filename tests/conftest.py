@@ -52,6 +52,16 @@ def repo(tmp_path: Path) -> Iterator[Path]:
     yield root
 
 
+def commit_session(repo: Path, relpath: str, data: bytes) -> Path:
+    """Write a session into the repository and commit it, as the agent's run does."""
+    path = repo / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent run")
+    return path
+
+
 def corpus_files(kind: str = "pi") -> list[Path]:
     folder = CORPUS / kind
     return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []

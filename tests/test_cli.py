@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import cli, git
+from conftest import cli, commit_session, git
 from synthetic import typical_session
 
 from gitclaw_compress import __version__
@@ -22,12 +22,7 @@ def sha(path: Path) -> str:
 
 @pytest.fixture
 def session(repo: Path) -> Path:
-    path = repo / SESSION
-    path.parent.mkdir(parents=True)
-    path.write_bytes(typical_session(turns=6).data())
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "agent run")
-    return path
+    return commit_session(repo, SESSION, typical_session(turns=6).data())
 
 
 def test_compress_restore_byte_identical_after_gc(repo: Path, session: Path) -> None:

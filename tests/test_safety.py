@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import cli, git
+from conftest import cli, commit_session
 from synthetic import typical_session
 
 from gitclaw_compress.archive import Repository
@@ -18,12 +18,7 @@ SESSION = ".GITCLAW/state/sessions/s.jsonl"
 
 @pytest.fixture
 def session(repo: Path) -> Path:
-    path = repo / SESSION
-    path.parent.mkdir(parents=True)
-    path.write_bytes(typical_session(turns=4).data())
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "agent run")
-    return path
+    return commit_session(repo, SESSION, typical_session(turns=4).data())
 
 
 def test_an_interrupt_before_the_rename_leaves_the_original_and_no_temp_file(

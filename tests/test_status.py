@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS_SESSIONS, cli, corpus_files, git, needs_corpus
+from conftest import CORPUS_SESSIONS, cli, commit_session, corpus_files, git, needs_corpus
 from synthetic import SessionBuilder, text, typical_session
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
@@ -15,12 +15,7 @@ SESSION = ".GITCLAW/state/sessions/s.jsonl"
 
 @pytest.fixture
 def session(repo: Path) -> Path:
-    path = repo / SESSION
-    path.parent.mkdir(parents=True)
-    path.write_bytes(typical_session(turns=6).data())
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "agent run")
-    return path
+    return commit_session(repo, SESSION, typical_session(turns=6).data())
 
 
 def status(repo: Path, *args: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import orjson
 
 from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config, defaults, load_config
-from gitclaw_compress.engine import ArchiveAccess
+from gitclaw_compress.engine import ArchiveAccess, FileReport
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.session import RawLine, check_header, lines_from_bytes
 
@@ -114,3 +114,13 @@ def human_bytes(count: int) -> str:
             return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
         size /= 1024
     raise AssertionError("unreachable")
+
+
+def change_summary(verb: str, report: FileReport, tail: str) -> str:
+    """One line for a file that was (or would be) rewritten: sizes, lines, objects, `tail`."""
+    saved = 1 - report.bytes_after / report.bytes_before if report.bytes_before else 0
+    return (
+        f"{verb} {report.path}: {human_bytes(report.bytes_before)} -> "
+        f"{human_bytes(report.bytes_after)} (-{saved:.1%}); {report.lines_compressed} "
+        f"lines, {report.objects} objects archived; {tail}"
+    )

@@ -9,10 +9,10 @@ import click
 
 from gitclaw_compress.commands.common import (
     F,
+    change_summary,
     config_option,
     echo_json,
     existing_path,
-    human_bytes,
     json_option,
     open_repo,
 )
@@ -24,14 +24,9 @@ from gitclaw_compress.summarize import describe_stage
 
 def describe(report: FileReport) -> str:
     if report.status in ("compressed", "would-compress"):
-        saved = 1 - report.bytes_after / report.bytes_before if report.bytes_before else 0
         verb = "compressed" if report.status == "compressed" else "would compress"
-        return (
-            f"{verb} {report.path}: {human_bytes(report.bytes_before)} -> "
-            f"{human_bytes(report.bytes_after)} (-{saved:.1%}); {report.lines_compressed} "
-            f"lines, {report.objects} objects archived; kept the last {report.kept_turns} "
-            f"of {report.turns} turns"
-        )
+        kept = f"kept the last {report.kept_turns} of {report.turns} turns"
+        return change_summary(verb, report, kept)
     reasons = {
         "unchanged": "nothing new to compress",
         "below-threshold": "smaller than session.sizeThresholdKB",

@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 
 from gitclaw_compress.commands.common import (
+    change_summary,
     config_for,
     config_option,
     echo_json,
     existing_path,
-    human_bytes,
     json_option,
     open_repo,
     session_path,
@@ -23,13 +23,8 @@ from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 def describe(report: FileReport) -> str:
     decision = (report.budget or {}).get("decision") or ""
     if report.status in ("compressed", "would-compress"):
-        saved = 1 - report.bytes_after / report.bytes_before if report.bytes_before else 0
         verb = "pruned" if report.status == "compressed" else "would prune"
-        return (
-            f"{verb} {report.path}: {human_bytes(report.bytes_before)} -> "
-            f"{human_bytes(report.bytes_after)} (-{saved:.1%}); {report.lines_compressed} "
-            f"lines, {report.objects} objects archived; {decision}"
-        )
+        return change_summary(verb, report, decision)
     if report.status == "disabled":
         return f"unchanged {report.path}: session.enabled is false"
     return f"unchanged {report.path}: {decision or 'nothing to prune'}"
