@@ -33,7 +33,6 @@ from gitclaw_compress.context import (
 from gitclaw_compress.jsonspan import JsonPath, locate, object_close, splice
 from gitclaw_compress.models import DEFAULT_RESERVE_TOKENS
 from gitclaw_compress.session import (
-    MARKER_BYTES,
     MARKER_KEY,
     Entry,
     LineCounts,
@@ -737,13 +736,6 @@ def compress_lines(
         yield compressor.line(line)
 
 
-def has_marker(data: bytes) -> bool:
-    if MARKER_BYTES not in data:
-        return False
-    entry = parse_entry(data)
-    return entry is not None and isinstance(entry.get(MARKER_KEY), dict)
-
-
 def compress_entry_lines(
     lines: list[RawLine], settings: CompressSettings, session_ref: str
 ) -> tuple[list[RawLine], dict[str, bytes]]:
@@ -771,7 +763,6 @@ __all__ = [
     "compress_entry_lines",
     "compress_lines",
     "git_blob_id",
-    "has_marker",
     "measure_run",
     "plan_lines",
     "scan",

@@ -90,11 +90,6 @@ def content_text(content: object) -> str:
     )
 
 
-def might_be_user_message(data: bytes) -> bool:
-    """Cheap pre-filter: a user message line always contains the JSON string "user"."""
-    return b'"user"' in data
-
-
 def check_header(line: RawLine | None, source: str) -> Entry:
     """Line 1 must be a pi session header; pi rewrites files whose header is broken."""
     if line is None:
