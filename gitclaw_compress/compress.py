@@ -30,17 +30,17 @@ from gitclaw_compress.context import (
     measure_context,
     parse_like_pi,
 )
-from gitclaw_compress.jsonspan import JsonPath, locate, object_close, splice
+from gitclaw_compress.formats import Format, detect
+from gitclaw_compress.formats.base import PRUNE, Edit, FileRules, Scope
+from gitclaw_compress.formats.pi import message_of
+from gitclaw_compress.jsonspan import locate, object_close, splice
 from gitclaw_compress.models import DEFAULT_RESERVE_TOKENS
 from gitclaw_compress.session import (
     MARKER_KEY,
     Entry,
     LineCounts,
     RawLine,
-    content_text,
-    message_of,
     parse_entry,
-    role_of,
 )
 from gitclaw_compress.tokens import (
     DEFAULT_ESTIMATOR,
@@ -49,13 +49,7 @@ from gitclaw_compress.tokens import (
     get_estimator,
 )
 
-# OpenAI pairs function calls with their encrypted reasoning items; dropping those risks a
-# rejected request, so their thinking blocks are never touched.
-RESPONSES_APIS = frozenset({"openai-responses", "openai-codex-responses", "azure-openai-responses"})
-PATH_ARGUMENTS = frozenset({"path", "file_path", "filePath", "offset", "limit", "timeout"})
-SMALL_ARGUMENT_BYTES = 160  # argument values up to this size are always kept
 MIN_SAVING_BYTES = 48  # a splice must save more than its share of the marker
-QUOTE_SCAN_MAX_CHARS = 65536  # tool outputs larger than this are never checked for quoting
 MARKER_VERSION = 1
 
 ObjectId = Callable[[bytes], str]
@@ -148,16 +142,12 @@ class SessionPlan:
     budget policy chose) get their output stubbed wherever they are.
     """
 
+    format: Format
+    rules: FileRules  # the format's per-file state, filled in pass 1
     window_start: int  # lines from here on are the kept window, byte for byte
     turns: int
     kept_turns: int
     counts: LineCounts
-    later_copy: dict[int, str] = field(
-        default_factory=dict
-    )  # line -> id of a later identical output
-    quoted_by: dict[int, str] = field(
-        default_factory=dict
-    )  # line -> id of the reply that quotes it
     pruned: frozenset[int] = frozenset()
     budget: BudgetPlan | None = None
 
@@ -191,20 +181,19 @@ class OutputLine:
         return bool(self.payloads)
 
 
-def scan(lines: Iterable[RawLine], settings: CompressSettings) -> SessionPlan:
-    """Pass 1: find the turns and the redundant tool outputs.
+def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> SessionPlan:
+    """Pass 1: find the turns, and let the format see every line.
 
-    With a budget policy (`settings.budget.active`) it also reads what the model sees and
-    how many tokens that is, and picks the candidates; `settle` then decides (see there).
+    With a budget policy (`settings.budget.active`) on a format that supports it, it also
+    reads what the model sees and how many tokens that is, and picks the candidates; `settle`
+    then decides (see there).
     """
     budget = settings.budget
-    estimator = get_estimator(budget.estimator) if budget.active else None
+    estimator = get_estimator(budget.estimator) if budget.active and PRUNE in fmt.features else None
+    rules = fmt.rules(settings)
     infos: list[EntryInfo] = []
     counts = LineCounts()
-    user_lines: list[int] = []
-    copies: dict[bytes, list[tuple[int, str]]] = {}
-    quoted_by: dict[int, str] = {}
-    pending_quotes: list[tuple[int, str]] = []
+    turn_starts: list[int] = []
     for line in lines:
         entry = parse_entry(line.data)
         counts.observe(line, entry)
@@ -214,54 +203,26 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings) -> SessionPlan:
                 infos.append(entry_info(line, loaded, estimator))
         if entry is None:
             continue
-        role = role_of(entry)
-        if role == "user":
-            user_lines.append(line.number)
-            pending_quotes.clear()
-        if not settings.eliminate_redundancy or MARKER_KEY in entry:
-            continue
-        entry_id = entry.get("id")
-        message = message_of(entry)
-        if message is None or not isinstance(entry_id, str):
-            continue
-        if role == "toolResult":
-            content = message.get("content")
-            serialized = orjson.dumps(content)
-            if len(serialized) >= settings.redundancy_min_bytes:
-                key = hashlib.blake2b(serialized, digest_size=16).digest()
-                copies.setdefault(key, []).append((line.number, entry_id))
-                text = content_text(content)
-                if settings.redundancy_min_bytes <= len(text) <= QUOTE_SCAN_MAX_CHARS:
-                    pending_quotes.append((line.number, text))
-        elif role == "assistant":
-            reply = content_text(message.get("content"))
-            if reply.strip():
-                for number, text in pending_quotes:
-                    if text in reply:
-                        quoted_by[number] = entry_id
-                pending_quotes.clear()
-    later_copy: dict[int, str] = {}
-    for occurrences in copies.values():
-        last_id = occurrences[-1][1]
-        for number, _ in occurrences[:-1]:
-            later_copy[number] = last_id
+        if fmt.is_turn_start(entry):
+            turn_starts.append(line.number)
+        rules.observe(line.number, entry)
     keep = settings.keep_turns
     if keep == 0:
         window_start = counts.lines + 1
-    elif len(user_lines) > keep:
-        window_start = user_lines[-keep]
+    elif len(turn_starts) > keep:
+        window_start = turn_starts[-keep]
     else:
         window_start = 1
     plan = SessionPlan(
+        format=fmt,
+        rules=rules,
         window_start=window_start,
-        turns=len(user_lines),
-        kept_turns=min(keep, len(user_lines)),
+        turns=len(turn_starts),
+        kept_turns=min(keep, len(turn_starts)),
         counts=counts,
-        later_copy=later_copy,
-        quoted_by=quoted_by,
     )
     if estimator is not None:
-        _plan_budget(plan, infos, user_lines, budget, estimator)
+        _plan_budget(plan, infos, turn_starts, budget, estimator)
     return plan
 
 
@@ -463,207 +424,81 @@ def settle(
 
 
 def plan_lines(
-    lines: list[RawLine], settings: CompressSettings, *, session_ref: str
+    lines: list[RawLine],
+    settings: CompressSettings,
+    *,
+    session_ref: str,
+    fmt: Format | None = None,
 ) -> SessionPlan:
-    """Both planning passes over lines in memory."""
-    plan = scan(lines, settings)
+    """Both planning passes over lines in memory (the format found from them if not given)."""
+    if fmt is None:
+        fmt = detect(lines, session_ref)
+    plan = scan(lines, settings, fmt)
     if plan.needs_settling:
         plan = settle(plan, lines, settings, session_ref=session_ref)
     return plan
 
 
-@dataclass(slots=True)
-class _Edit:
-    path: JsonPath
-    value: object
+# The JSON type of a value from its first byte: a stub must keep it.
+_JSON_KIND = {
+    ord('"'): "string",
+    ord("["): "array",
+    ord("{"): "object",
+    ord("t"): "bool",
+    ord("f"): "bool",
+    ord("n"): "null",
+}
+# Raw U+2028/U+2029 are valid JSON but end a line for some readers (Copilot CLI's).
+_LINE_SEPARATORS = (("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
 
 
-def _call_descriptor(name: str, arguments: object) -> str:
-    if isinstance(arguments, dict):
-        for key in ("path", "file_path", "filePath", "url", "pattern", "query", "command"):
-            value = arguments.get(key)
-            if isinstance(value, str) and value:
-                first = value.strip().split("\n", 1)[0]
-                return f"{name} {stubs.cut(first, 80)!r}"
-    return name
+def _json_kind(raw: bytes) -> str:
+    return _JSON_KIND.get(raw[0], "number") if raw else ""
 
 
-class _Compressor:
+def encode_stub(value: object) -> bytes:
+    """A stub as one line of JSON that every agent's reader accepts."""
+    data = orjson.dumps(value)
+    for raw, escaped in _LINE_SEPARATORS:
+        data = data.replace(raw, escaped)
+    return data
+
+
+class _Rewriter:
+    """Pass 2: ask the format for edits on the lines the plan touches, and apply them."""
+
     def __init__(
         self,
         plan: SessionPlan,
-        settings: CompressSettings,
         session_ref: str,
+        settings: CompressSettings,
         object_id: ObjectId,
         intact_commit: IntactCommit | None,
     ) -> None:
         self.plan = plan
-        self.settings = settings
         self.session_ref = session_ref
+        self.settings = settings
         self.object_id = object_id
         self.intact_commit = intact_commit
-        self.calls: dict[str, str] = {}  # toolCallId -> "read 'src/app.ts'"
-        # Tool calls are remembered up to the last line that may be touched, for the stubs.
-        self.last_touched = max(plan.pruned, default=0)
 
     def line(self, line: RawLine) -> OutputLine:
         number = line.number
         full = number < self.plan.window_start
         prune = number in self.plan.pruned
-        if number == 1 or not (full or prune or number < self.last_touched):
+        if not (full or prune):
             return OutputLine(line)
-        if not (full or prune) and b'"assistant"' not in line.data:
-            return OutputLine(line)  # only assistant lines are read here, for their tool calls
         entry = parse_entry(line.data)
-        if entry is None:
+        if entry is None or MARKER_KEY in entry:
             return OutputLine(line)
-        message = message_of(entry)
-        if message is None:
-            return OutputLine(line)
-        if message.get("role") == "assistant":
-            self._remember_calls(message)
-        entry_id = entry.get("id")
-        if not (full or prune) or MARKER_KEY in entry or not isinstance(entry_id, str):
-            return OutputLine(line)
-        show = stubs.show_command(self.session_ref, entry_id)
-        if full:
-            edits = self._edits(number, message, show, prune)
-        else:
-            edits = self._tool_result_edits(number, message, show, forced=True)
+        entry_id = self.plan.format.entry_id(entry)
+        show = stubs.show_command(self.session_ref, entry_id or f"L{number}")
+        scope = Scope(number, full, prune, show, self.settings)
+        edits = self.plan.rules.edits(entry, scope)
         if not edits:
             return OutputLine(line)
         return self._apply(line, edits)
 
-    def _remember_calls(self, message: dict[str, Any]) -> None:
-        content = message.get("content")
-        if not isinstance(content, list):
-            return
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "toolCall":
-                call_id, name = block.get("id"), block.get("name")
-                if isinstance(call_id, str) and isinstance(name, str):
-                    self.calls[call_id] = _call_descriptor(name, block.get("arguments"))
-
-    def _edits(self, number: int, message: dict[str, Any], show: str, prune: bool) -> list[_Edit]:
-        role = message.get("role")
-        if role == "assistant":
-            return self._assistant_edits(message, show)
-        if role == "toolResult":
-            return self._tool_result_edits(number, message, show, forced=prune)
-        if role == "user" and self.settings.strip_user_images:
-            return self._user_image_edits(message, show)
-        if role == "bashExecution":
-            output = message.get("output")
-            if isinstance(output, str) and _size(output) > self.settings.tool_result_max_bytes:
-                stub = stubs.bash_output_stub(output, show, self.settings.preview)
-                return [_Edit(("message", "output"), stub)]
-        return []
-
-    def _assistant_edits(self, message: dict[str, Any], show: str) -> list[_Edit]:
-        content = message.get("content")
-        if not isinstance(content, list):
-            return []
-        edits: list[_Edit] = []
-        strip_thinking = (
-            self.settings.strip_thinking
-            and message.get("api") not in RESPONSES_APIS
-            and _has_visible_blocks(content)
-        )
-        for index, block in enumerate(content):
-            if not isinstance(block, dict):
-                continue
-            base: JsonPath = ("message", "content", index)
-            kind = block.get("type")
-            if kind == "thinking" and strip_thinking and not block.get("redacted"):
-                # Emptied, never stubbed: pi drops empty thinking blocks, and text put here
-                # would reach the model as its own words or break a signature.
-                for key in ("thinking", "thinkingSignature"):
-                    if isinstance(block.get(key), str) and block[key]:
-                        edits.append(_Edit((*base, key), ""))
-            elif kind == "toolCall":
-                if isinstance(block.get("partialJson"), str) and block["partialJson"]:
-                    edits.append(_Edit((*base, "partialJson"), ""))
-                arguments = block.get("arguments")
-                if isinstance(arguments, dict) and (
-                    _size(arguments) > self.settings.tool_call_max_bytes
-                ):
-                    edits.extend(self._argument_edits(arguments, (*base, "arguments"), show))
-        return edits
-
-    def _argument_edits(self, arguments: dict[str, Any], base: JsonPath, show: str) -> list[_Edit]:
-        edits: list[_Edit] = []
-        line_chars = self.settings.preview.line_chars
-        for key, value in arguments.items():
-            if key in PATH_ARGUMENTS or _size(value) <= SMALL_ARGUMENT_BYTES:
-                continue
-            if key == "command" and isinstance(value, str):
-                if len(value) > self.settings.bash_command_max_chars:
-                    stub = stubs.command_stub(value, self.settings.bash_command_max_chars, show)
-                    edits.append(_Edit((*base, key), stub))
-            elif key == "edits" and isinstance(value, list):
-                for index, item in enumerate(value):
-                    if not isinstance(item, dict):
-                        continue
-                    for name, text in item.items():
-                        if _size(text) > SMALL_ARGUMENT_BYTES:
-                            stub = stubs.argument_stub(name, text, show, line_chars)
-                            edits.append(_Edit((*base, key, index, name), stub))
-            else:
-                edits.append(_Edit((*base, key), stubs.argument_stub(key, value, show, line_chars)))
-        return edits
-
-    def _tool_result_edits(
-        self, number: int, message: dict[str, Any], show: str, *, forced: bool = False
-    ) -> list[_Edit]:
-        """Stub the output when it is large or redundant, or when `forced` (budget pruning)."""
-        edits: list[_Edit] = []
-        content = message.get("content")
-        tool = self.calls.get(str(message.get("toolCallId")), str(message.get("toolName", "tool")))
-        reason = None
-        if number in self.plan.quoted_by:
-            reason = (
-                f"The next assistant reply (entry {self.plan.quoted_by[number]}) "
-                "quotes it word for word"
-            )
-        elif number in self.plan.later_copy:
-            reason = f"Identical to the later output in entry {self.plan.later_copy[number]}"
-        if isinstance(content, list) and (
-            forced or reason is not None or _size(content) > self.settings.tool_result_max_bytes
-        ):
-            images = [
-                (str(block.get("mimeType", "image")), stubs.image_size(block.get("data")))
-                for block in content
-                if isinstance(block, dict) and block.get("type") == "image"
-            ]
-            stub = stubs.tool_output_stub(
-                tool=tool,
-                text=content_text(content),
-                images=images,
-                failed=message.get("isError") is True,
-                reason=reason,
-                show=show,
-                settings=self.settings.preview,
-            )
-            edits.append(_Edit(("message", "content"), [{"type": "text", "text": stub}]))
-        details = message.get("details")
-        if details and (size := _size(details)) > self.settings.tool_result_max_bytes:
-            stub = stubs.details_stub(size, show)
-            edits.append(_Edit(("message", "details"), {"type": "text", "text": stub}))
-        return edits
-
-    def _user_image_edits(self, message: dict[str, Any], show: str) -> list[_Edit]:
-        content = message.get("content")
-        if not isinstance(content, list):
-            return []
-        edits: list[_Edit] = []
-        for index, block in enumerate(content):
-            if isinstance(block, dict) and block.get("type") == "image":
-                mime = str(block.get("mimeType", "image"))
-                stub = stubs.image_stub("User", mime, stubs.image_size(block.get("data")), show)
-                edits.append(_Edit(("message", "content", index), {"type": "text", "text": stub}))
-        return edits
-
-    def _apply(self, line: RawLine, edits: list[_Edit]) -> OutputLine:
+    def _apply(self, line: RawLine, edits: list[Edit]) -> OutputLine:
         data = line.data
         spans = locate(data, [edit.path for edit in edits])
         splices: list[tuple[int, int, bytes]] = []
@@ -674,7 +509,12 @@ class _Compressor:
             if span is None:
                 continue
             original = data[span.start : span.end]
-            replacement = orjson.dumps(edit.value)
+            replacement = encode_stub(edit.value)
+            if _json_kind(replacement) != _json_kind(original):
+                raise AssertionError(
+                    f"{self.plan.format.name}: a stub at {edit.path} would change the JSON "
+                    f"type from {_json_kind(original)} to {_json_kind(replacement)}"
+                )
             if len(original) - len(replacement) <= MIN_SAVING_BYTES:
                 continue
             oid = self.object_id(original)
@@ -704,22 +544,6 @@ class _Compressor:
         return OutputLine(RawLine(line.number, new_data, line.newline), tuple(payloads), len(data))
 
 
-def _size(value: object) -> int:
-    return len(orjson.dumps(value))
-
-
-def _has_visible_blocks(content: list[Any]) -> bool:
-    """Whether the message keeps something once its thinking is emptied."""
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "toolCall":
-            return True
-        if block.get("type") == "text" and str(block.get("text", "")).strip():
-            return True
-    return False
-
-
 def compress_lines(
     lines: Iterable[RawLine],
     plan: SessionPlan,
@@ -731,9 +555,9 @@ def compress_lines(
 ) -> Iterator[OutputLine]:
     """Pass 2: yield every line, compressed where it lies before the kept window, and with
     its output stubbed where the plan prunes it."""
-    compressor = _Compressor(plan, settings, session_ref, object_id, intact_commit)
+    rewriter = _Rewriter(plan, session_ref, settings, object_id, intact_commit)
     for line in lines:
-        yield compressor.line(line)
+        yield rewriter.line(line)
 
 
 def compress_entry_lines(

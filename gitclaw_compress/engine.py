@@ -23,12 +23,12 @@ from gitclaw_compress.compress import (
 from gitclaw_compress.config import Config
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
+from gitclaw_compress.formats import detect_file
 from gitclaw_compress.remote import fetch_archive, fetch_command
 from gitclaw_compress.restore import MissingObjectError, read_marker, restore_data
 from gitclaw_compress.session import (
     LineCounts,
     RawLine,
-    check_header,
     iter_lines,
     parse_entry,
 )
@@ -43,6 +43,7 @@ class FileReport:
     lines: int = 0
     turns: int = 0
     kept_turns: int = 0
+    format: str = ""  # the format's name, once the file was recognized
     lines_compressed: int = 0
     objects: int = 0
     object_bytes: int = 0
@@ -73,11 +74,6 @@ def _stat_key(stat: os.stat_result) -> tuple[int, int, int]:
 def _open_lines(path: Path) -> Iterator[Iterator[RawLine]]:
     with open(path, "rb") as handle:
         yield iter_lines(handle)
-
-
-def _read_header(path: Path, source: str) -> None:
-    with _open_lines(path) as lines:
-        check_header(next(lines, None), source)
 
 
 class IntactLines:
@@ -200,14 +196,15 @@ class Compression:
         if not config["session.enabled"]:
             report.status = "disabled"
             return report
-        _read_header(path, rel)
+        fmt = detect_file(path, rel)
+        report.format = fmt.name
         if not force and stat.st_size < config["session.sizeThresholdKB"] * 1024:
             report.status = "below-threshold"
             return report
         if settings is None:
             settings = config.compress_settings(keep_turns)
         with _open_lines(path) as lines:
-            plan = scan(lines, settings)
+            plan = scan(lines, settings, fmt)
         if plan.needs_settling:
             with _open_lines(path) as lines:
                 plan = settle(plan, lines, settings, session_ref=rel)
@@ -492,16 +489,13 @@ def verify_file(
             return oid in access.archived()
         return False
 
+    try:
+        detect_file(path, rel)
+    except GitClawError as error:
+        report.problems.append(str(error))
     with _open_lines(path) as lines:
-        first = True
         for line in lines:
             where = f"{rel}:{line.number}"
-            if first:
-                first = False
-                try:
-                    check_header(line, rel)
-                except GitClawError as error:
-                    report.problems.append(str(error))
             try:
                 marker = read_marker(line.data, where)
                 if marker is None:
@@ -524,17 +518,33 @@ def verify_file(
 def find_entry(
     repo: Repository, path: Path, entry_id: str, ref: str, access: ArchiveAccess | None = None
 ) -> bytes:
-    """The original line of the entry with this id (restored from the archive if needed)."""
+    """The original line of the entry with this id, or of line N for `L<N>` (restored from the
+    archive if needed)."""
     rel = repo.relative(path)
     from_commit = _commit_line_source(repo, rel)
     access = access if access is not None else ArchiveAccess(repo, ref)
+    fmt = detect_file(path, rel)
+    number = _line_ref(entry_id)
     needle = entry_id.encode()
     with _open_lines(path) as lines:
         for line in lines:
-            if needle not in line.data:
+            if number is not None:
+                if line.number != number:
+                    continue
+            elif needle not in line.data:
                 continue
-            entry = parse_entry(line.data)
-            if entry is None or entry.get("id") != entry_id:
-                continue
+            else:
+                entry = parse_entry(line.data)
+                if entry is None or fmt.entry_id(entry) != entry_id:
+                    continue
             return access.restore(line.data, f"{rel}:{line.number}", from_commit(line.number))
+    if number is not None:
+        raise GitClawError(f"{rel}: no line {number}")
     raise GitClawError(f"{rel}: no entry with id {entry_id!r}")
+
+
+def _line_ref(ref: str) -> int | None:
+    """N for a line reference "L<N>", the form stubs use for lines without an id."""
+    if ref.startswith("L") and ref[1:].isdigit() and int(ref[1:]) > 0:
+        return int(ref[1:])
+    return None

@@ -18,8 +18,8 @@ from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.discovery import Discovery, all_sessions, discover
 from gitclaw_compress.engine import Compression, FileReport
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import detect_file, supported
 from gitclaw_compress.remote import PushResult, push_archive
-from gitclaw_compress.session import check_header, iter_lines
 from gitclaw_compress.summarize import StageOutcome, summary_stage
 
 
@@ -70,8 +70,7 @@ class FlowResult:
 
 def _is_session(path: Path) -> bool:
     try:
-        with open(path, "rb") as handle:
-            check_header(next(iter_lines(handle), None), str(path))
+        detect_file(path, str(path))
     except (GitClawError, OSError):
         return False
     return True
@@ -102,7 +101,10 @@ def select(
         if _is_session(path):
             chosen.append(path)
         else:
-            warnings.append(f"{repo.relative(path)}: not a pi v3 session file; skipped")
+            warnings.append(
+                f"{repo.relative(path)}: not a pi v3 session file nor another supported "
+                f"transcript ({supported()}); skipped"
+            )
     return chosen, found
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import orjson
 
-from gitclaw_compress.session import Entry, message_of
+from gitclaw_compress.formats.pi import message_of
+from gitclaw_compress.session import Entry
 from gitclaw_compress.stubs import image_size
 
 

@@ -1,4 +1,4 @@
-"""Reading pi session files as raw lines: nothing is decoded until it is needed."""
+"""Reading session transcripts as raw lines: nothing is decoded until it is needed."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import orjson
-
-from gitclaw_compress.errors import GitClawError
 
 MARKER_KEY = "gitclawCompress"
 MARKER_BYTES = b'"gitclawCompress"'
@@ -60,53 +58,6 @@ def parse_entry(data: bytes) -> Entry | None:
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def message_of(entry: Entry) -> dict[str, Any] | None:
-    if entry.get("type") != "message":
-        return None
-    message = entry.get("message")
-    return message if isinstance(message, dict) else None
-
-
-def role_of(entry: Entry) -> str | None:
-    message = message_of(entry)
-    role = message.get("role") if message is not None else None
-    return role if isinstance(role, str) else None
-
-
-def content_text(content: object) -> str:
-    """The text of a message content: the string, or its text blocks joined by newlines."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    )
-
-
-def check_header(line: RawLine | None, source: str) -> Entry:
-    """Line 1 must be a pi session header; pi rewrites files whose header is broken."""
-    if line is None:
-        raise GitClawError(f"{source}: empty file, not a pi session")
-    header = parse_entry(line.data)
-    if header is None or header.get("type") != "session":
-        raise GitClawError(
-            f"{source}:1: not a pi session header (expected a JSON object with "
-            '"type":"session"); the file was not changed'
-        )
-    version = header.get("version", 1)
-    if version != 3:
-        raise GitClawError(
-            f"{source}:1: pi session version {version!r} is not supported (only 3); "
-            "resume it once in pi to migrate it; the file was not changed"
-        )
-    return header
 
 
 @dataclass(slots=True)

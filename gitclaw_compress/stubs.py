@@ -14,6 +14,10 @@ class PreviewSettings:
     line_chars: int = 120  # each preview line is cut to this many characters
 
 
+def is_stub(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(STUB_PREFIX)
+
+
 def show_command(session_ref: str, entry_id: str) -> str:
     return f"gitclaw-compress show {shlex.quote(session_ref)} {shlex.quote(entry_id)}"
 

@@ -29,8 +29,10 @@ from gitclaw_compress.config import Config
 from gitclaw_compress.context import LEVELS
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
+from gitclaw_compress.formats import detect, unsupported
+from gitclaw_compress.formats.base import SUMMARIZE
 from gitclaw_compress.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
-from gitclaw_compress.session import check_header, lines_from_bytes
+from gitclaw_compress.session import lines_from_bytes
 from gitclaw_compress.status import context_fullness
 from gitclaw_compress.summary import (
     KeepPolicy,
@@ -146,7 +148,9 @@ def summarize_file(
         stat = path.stat()
         data = path.read_bytes()
         lines = lines_from_bytes(data)
-        check_header(lines[0] if lines else None, rel)
+        fmt = detect(lines, rel)
+        if SUMMARIZE not in fmt.features:
+            raise unsupported(fmt, "summarize")
         nodes = parse_nodes(lines)
         plan = plan_summary(active_path(nodes), keep, estimator)
         report = SummaryReport(rel, "nothing-to-summarize", keep=keep.describe())
@@ -288,7 +292,8 @@ def maybe_summarize(
         return outcome
     try:
         lines = lines_from_bytes(path.read_bytes())
-        check_header(lines[0] if lines else None, rel)
+        if SUMMARIZE not in detect(lines, rel).features:
+            return outcome
         fullness = context_fullness(lines, config)
         outcome.level, outcome.percent = fullness.level, fullness.percent
         if LEVELS.index(fullness.level) < LEVELS.index(config["summary.whenLevel"]):

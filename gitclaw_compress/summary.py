@@ -34,7 +34,7 @@ from gitclaw_compress.activepath import (
     latest_compaction,
     message_of_node,
 )
-from gitclaw_compress.session import content_text
+from gitclaw_compress.formats.pi import content_text
 from gitclaw_compress.tokens import TokenEstimator, estimate_message_tokens, usage_context_tokens
 
 HEADER_PREFIX = "Continuation summary, round "

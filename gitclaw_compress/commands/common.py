@@ -14,7 +14,8 @@ from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config, defaults, load_config
 from gitclaw_compress.engine import ArchiveAccess, FileReport
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.session import RawLine, check_header, lines_from_bytes
+from gitclaw_compress.formats import Format, detect
+from gitclaw_compress.session import RawLine, lines_from_bytes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -82,6 +83,7 @@ class SessionFile:
     """A session read for a read-only command; inside a git repository or not."""
 
     lines: list[RawLine]
+    format: Format
     config: Config
     ref: str  # the repository-relative path, or the path as given outside a repository
     repo: Repository | None
@@ -92,15 +94,16 @@ def read_session(path: Path, explicit: Path | None) -> SessionFile:
     if not path.is_file():
         raise GitClawError(f"{path}: no such session file")
     lines = lines_from_bytes(path.read_bytes())
-    check_header(lines[0] if lines else None, str(path))
+    fmt = detect(lines, str(path))
     try:
         repo: Repository | None = Repository(path.absolute())
     except GitClawError:
         repo = None
     if repo is not None:
-        return SessionFile(lines, load_config(path, repo.root, explicit), repo.relative(path), repo)
+        config = load_config(path, repo.root, explicit)
+        return SessionFile(lines, fmt, config, repo.relative(path), repo)
     config = load_config(None, path.parent, explicit) if explicit else defaults()
-    return SessionFile(lines, config, str(path), None)
+    return SessionFile(lines, fmt, config, str(path), None)
 
 
 def echo_json(value: object) -> None:

@@ -19,6 +19,8 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.context import SUMMARY_ROLES, EntryInfo, build_context, read_infos
 from gitclaw_compress.engine import restored_lines
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import unsupported
+from gitclaw_compress.formats.base import CONTEXT
 from gitclaw_compress.session import MARKER_BYTES
 from gitclaw_compress.tokens import get_estimator
 
@@ -39,6 +41,8 @@ def command(path: Path, config_path: Path | None, as_json: bool) -> None:
     """
     path = session_path(path)
     session = read_session(path, config_path)
+    if CONTEXT not in session.format.features:
+        raise unsupported(session.format, "context")
     estimator = get_estimator(session.config["tokens.estimator"])
     infos = read_infos(session.lines, estimator, preview_chars=PREVIEW_CHARS)
     context = build_context(infos)

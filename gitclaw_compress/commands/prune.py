@@ -18,6 +18,8 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.engine import Compression, FileReport
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
+from gitclaw_compress.formats import detect_file, unsupported
+from gitclaw_compress.formats.base import PRUNE
 
 
 def describe(report: FileReport) -> str:
@@ -77,6 +79,9 @@ def command(
     with Compression(repo, dry_run=dry_run or check) as run:
         for path in paths:
             config = config_for(repo, path, config_path)
+            fmt = detect_file(path, repo.relative(path))
+            if PRUNE not in fmt.features:
+                raise unsupported(fmt, "prune")
             percent = target_percent or (config["prune.targetPercent"] if target else None)
             settings = config.compress_settings(strategy="tokens", target_percent=percent)
             reports.append(run.add(path, config, force=True, settings=settings))

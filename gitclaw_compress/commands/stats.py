@@ -15,7 +15,7 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.compress import compress_lines, plan_lines
 from gitclaw_compress.engine import restored_lines
-from gitclaw_compress.stats import KINDS, bytes_by_kind
+from gitclaw_compress.stats import bytes_by_kind, kinds_of
 
 
 @click.command("stats")
@@ -36,18 +36,21 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
     else:
         original = lines
     settings = config.compress_settings(keep_turns)
-    plan = plan_lines(lines, settings, session_ref=session_ref)
+    fmt = session.format
+    plan = plan_lines(lines, settings, session_ref=session_ref, fmt=fmt)
     after = [r.line for r in compress_lines(lines, plan, settings, session_ref=session_ref)]
-    before_kinds, after_kinds = bytes_by_kind(original), bytes_by_kind(after)
+    before_kinds, after_kinds = bytes_by_kind(original, fmt), bytes_by_kind(after, fmt)
+    kinds = kinds_of(fmt)
     total_before = sum(len(line.encode()) for line in original)
     total_after = sum(len(line.encode()) for line in after)
     counts = plan.counts
     summary = {
         "path": session_ref,
+        "format": fmt.name,
         "bytes_before": total_before,
         "bytes_after": total_after,
         "kinds": {
-            kind: {"before": before_kinds[kind], "after": after_kinds[kind]} for kind in KINDS
+            kind: {"before": before_kinds[kind], "after": after_kinds[kind]} for kind in kinds
         },
         "lines": counts.lines,
         "turns": plan.turns,
@@ -58,10 +61,10 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
     if as_json:
         echo_json(summary)
         return
-    width = max(len(kind) for kind in KINDS)
+    width = max(len(kind) for kind in kinds)
     click.echo(f"{session_ref}: {counts.lines} lines, {plan.turns} turns")
     click.echo(f"{'kind':<{width}}  {'before':>12}  {'share':>6}  {'after':>12}  {'share':>6}")
-    for kind in KINDS:
+    for kind in kinds:
         before, after_size = before_kinds[kind], after_kinds[kind]
         if not before and not after_size:
             continue

@@ -17,6 +17,8 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.compress import git_blob_id
 from gitclaw_compress.engine import IntactLines, blob_id_for
+from gitclaw_compress.formats import unsupported
+from gitclaw_compress.formats.base import CONTEXT
 from gitclaw_compress.status import Saving, SessionStatus, session_status
 
 
@@ -64,6 +66,8 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
     """
     path = session_path(path)
     session = read_session(path, config_path)
+    if CONTEXT not in session.format.features:
+        raise unsupported(session.format, "status")
     repo = session.repo
     status = session_status(
         session.lines,

@@ -1,0 +1,59 @@
+"""The agent formats, one module each, and the one place that tells them apart: by content.
+
+A file's name says nothing reliable (people commit transcripts under any name), so a format
+is chosen from the first parsed lines of the file; then the format checks the file itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import pi
+from gitclaw_compress.formats.base import SNIFF_LINES, Format
+from gitclaw_compress.session import RawLine, iter_lines, parse_entry
+
+FORMATS: dict[str, Format] = {fmt.name: fmt for fmt in (pi.FORMAT,)}
+
+
+def supported() -> str:
+    """The formats for a message: "pi, Claude Code, …"."""
+    return ", ".join(fmt.title for fmt in FORMATS.values())
+
+
+def detect(lines: Iterable[RawLine], source: str) -> Format:
+    """The format of a file from its first lines; checked by that format, or an error."""
+    first: RawLine | None = None
+    entries = []
+    for line in lines:
+        if first is None:
+            first = line
+        entry = parse_entry(line.data)
+        if entry is not None:
+            entries.append(entry)
+            if len(entries) >= SNIFF_LINES:
+                break
+    if first is None:
+        raise GitClawError(f"{source}: empty file, not a session transcript")
+    for fmt in FORMATS.values():
+        if fmt.recognize(entries):
+            fmt.check(first, source)
+            return fmt
+    raise GitClawError(
+        f"{source}: not a session transcript of a supported format ({supported()}); "
+        "the file was not changed"
+    )
+
+
+def detect_file(path: Path, source: str) -> Format:
+    with open(path, "rb") as handle:
+        return detect(iter_lines(handle), source)
+
+
+def unsupported(fmt: Format, command: str) -> GitClawError:
+    """The one-line answer of a command that cannot serve this format yet."""
+    return GitClawError(f"{command} does not support {fmt.title} transcripts yet")
+
+
+__all__ = ["FORMATS", "Format", "detect", "detect_file", "supported", "unsupported"]

@@ -1,0 +1,99 @@
+"""What every agent format provides. The core names no format's fields, only these.
+
+A format is a module in this package with one `FORMAT` object that satisfies `Format`. The
+core reads a file in two passes (see compress.py):
+
+1. every line, in order: `Format.is_turn_start` finds the turns, and the format's
+   `FileRules.observe` gathers what it needs later (tool names by call id, duplicate outputs,
+   the newest settings line, …);
+2. every line the core decided to touch: `FileRules.edits` says which JSON values to replace,
+   and with what. The core splices those values over the original bytes, archives what they
+   replaced, and appends the marker. It refuses an edit whose stub changes the JSON type.
+
+A format never edits what its agent needs to resume: headers, ids, links, types, signed or
+encrypted reasoning. It says so in `sealed`, which the contract tests check on every line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from gitclaw_compress.jsonspan import JsonPath
+from gitclaw_compress.session import Entry, RawLine
+
+if TYPE_CHECKING:
+    from gitclaw_compress.compress import CompressSettings
+
+# What a format can do beyond compress, restore, verify, show and stats (which all formats do).
+CONTEXT = "context"  # `context` and `status`: what the model sees on resume, in tokens
+PRUNE = "prune"  # budget pruning and target mode
+SUMMARIZE = "summarize"  # an LLM summary the agent resumes from
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the JSON value at `path` (from the line's top-level object) with `value`.
+
+    `value` must have the JSON type of the value it replaces: a string stays a string, an
+    array an array, an object an object.
+    """
+
+    path: JsonPath
+    value: object
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What the core decided for one line, and what a stub needs to say."""
+
+    number: int  # 1-based line number
+    full: bool  # before the kept window: every compression of the format applies
+    prune: bool  # a budget policy chose this line's tool output, wherever it is
+    show: str  # the command that prints this line's original, for the stub text
+    settings: CompressSettings
+
+
+class FileRules(Protocol):
+    """One format's state for one file during one run."""
+
+    def observe(self, number: int, entry: Entry) -> None:
+        """Pass 1: see every parsed line in order (lines that do not parse are skipped)."""
+
+    def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Pass 2: the values to replace on a line the core touches (none: keep it)."""
+
+
+class Format(Protocol):
+    name: str  # short and stable: config keys, JSON reports, counts ("pi", "claude", …)
+    title: str  # for people: "pi", "Claude Code", …
+    features: frozenset[str]  # CONTEXT, PRUNE, SUMMARIZE: what it supports beyond compress
+
+    def recognize(self, entries: Sequence[Entry]) -> bool:
+        """Whether the first parsed lines of a file (up to `SNIFF_LINES`) are this format's."""
+
+    def check(self, first: RawLine | None, source: str) -> None:
+        """Raise GitClawError, naming `source` and the line, if the file cannot be touched."""
+
+    def is_turn_start(self, entry: Entry) -> bool:
+        """Whether a line starts a turn: what a person typed, not a tool result."""
+
+    def entry_id(self, entry: Entry) -> str | None:
+        """The id `show` finds the line by; None when the line has none (then `L<number>`)."""
+
+    def rules(self, settings: CompressSettings) -> FileRules:
+        """Fresh per-file state for one run."""
+
+    kinds: tuple[str, ...]  # the kinds of bytes `measure` reports, for `stats`
+
+    def measure(self, entry: Entry) -> Iterable[tuple[str, int]]:
+        """(kind, bytes) of the bulk of a line, for `stats`: a kind of `kinds`, or "stubs" for
+        values that are stubs already (`stubs.is_stub`). The rest counts as metadata."""
+
+    def sealed(self, entry: Entry) -> Iterable[tuple[str, Any]]:
+        """(name, value) pairs that no compression may change: ids, links, types, signed or
+        encrypted reasoning. The contract tests compare them before and after."""
+
+
+SNIFF_LINES = 16  # parsed lines `recognize` sees at most

@@ -1,0 +1,447 @@
+"""pi (pi-mono's coding agent), session format v3: every field name and resume rule of pi.
+
+A file is JSONL: line 1 is the header `{"type":"session","version":3,…}`, every other line an
+entry with `id` and `parentId`. Messages are `{"type":"message","message":{"role":…}}`; a turn
+starts at a user message. What pi needs to resume, and so what is never touched: line 1, every
+`id`/`parentId`/`type`, user and assistant text, thinking of the OpenAI Responses APIs (its
+signature is an encrypted reasoning item). Thinking of other APIs is emptied, never stubbed:
+pi drops empty thinking blocks, while text put there would reach the model as its own words or
+break a signature. A stub in a tool result is a `{"type":"text"}` block, the only kind pi's
+converters join.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from gitclaw_compress import stubs
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats.base import CONTEXT, PRUNE, SUMMARIZE, Edit, Scope
+from gitclaw_compress.jsonspan import JsonPath
+from gitclaw_compress.session import MARKER_KEY, Entry, RawLine, parse_entry
+
+if TYPE_CHECKING:
+    from gitclaw_compress.compress import CompressSettings
+
+ENTRY_TYPES = frozenset(
+    {
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+    }
+)
+# OpenAI pairs function calls with their encrypted reasoning items; dropping those risks a
+# rejected request, so their thinking blocks are never touched.
+RESPONSES_APIS = frozenset({"openai-responses", "openai-codex-responses", "azure-openai-responses"})
+PATH_ARGUMENTS = frozenset({"path", "file_path", "filePath", "offset", "limit", "timeout"})
+SMALL_ARGUMENT_BYTES = 160  # argument values up to this size are always kept
+QUOTE_SCAN_MAX_CHARS = 65536  # tool outputs larger than this are never checked for quoting
+
+
+def message_of(entry: Entry) -> dict[str, Any] | None:
+    if entry.get("type") != "message":
+        return None
+    message = entry.get("message")
+    return message if isinstance(message, dict) else None
+
+
+def role_of(entry: Entry) -> str | None:
+    message = message_of(entry)
+    role = message.get("role") if message is not None else None
+    return role if isinstance(role, str) else None
+
+
+def content_text(content: object) -> str:
+    """The text of a message content: the string, or its text blocks joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    )
+
+
+def check_header(line: RawLine | None, source: str) -> Entry:
+    """Line 1 must be a pi session header; pi rewrites files whose header is broken."""
+    if line is None:
+        raise GitClawError(f"{source}: empty file, not a pi session")
+    header = parse_entry(line.data)
+    if header is None or header.get("type") != "session":
+        raise GitClawError(
+            f"{source}:1: not a pi session header (expected a JSON object with "
+            '"type":"session"); the file was not changed'
+        )
+    version = header.get("version", 1)
+    if version != 3:
+        raise GitClawError(
+            f"{source}:1: pi session version {version!r} is not supported (only 3); "
+            "resume it once in pi to migrate it; the file was not changed"
+        )
+    return header
+
+
+def _size(value: object) -> int:
+    return len(orjson.dumps(value))
+
+
+def call_descriptor(name: str, arguments: object) -> str:
+    """A tool call in a few words, for the stub of its result: "read 'src/app.ts'"."""
+    if isinstance(arguments, dict):
+        for key in ("path", "file_path", "filePath", "url", "pattern", "query", "command"):
+            value = arguments.get(key)
+            if isinstance(value, str) and value:
+                first = value.strip().split("\n", 1)[0]
+                return f"{name} {stubs.cut(first, 80)!r}"
+    return name
+
+
+def _has_visible_blocks(content: list[Any]) -> bool:
+    """Whether the message keeps something once its thinking is emptied."""
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "toolCall":
+            return True
+        if block.get("type") == "text" and str(block.get("text", "")).strip():
+            return True
+    return False
+
+
+class PiRules:
+    """pi's rules for one file: tool calls by id, and which outputs are redundant."""
+
+    def __init__(self, settings: CompressSettings) -> None:
+        self.settings = settings
+        self.calls: dict[str, str] = {}  # toolCallId -> "read 'src/app.ts'"
+        self.later_copy: dict[int, str] = {}  # line -> id of a later identical output
+        self.quoted_by: dict[int, str] = {}  # line -> id of the reply that quotes it
+        self._copies: dict[bytes, list[tuple[int, str]]] = {}
+        self._pending_quotes: list[tuple[int, str]] = []
+        self._copies_settled = False
+
+    def observe(self, number: int, entry: Entry) -> None:
+        message = message_of(entry)
+        if message is None:
+            return
+        role = message.get("role")
+        if role == "user":
+            self._pending_quotes.clear()
+        if role == "assistant":
+            self._remember_calls(message)
+        if not self.settings.eliminate_redundancy or MARKER_KEY in entry:
+            return
+        entry_id = entry.get("id")
+        if not isinstance(entry_id, str):
+            return
+        if role == "toolResult":
+            content = message.get("content")
+            serialized = orjson.dumps(content)
+            if len(serialized) >= self.settings.redundancy_min_bytes:
+                key = hashlib.blake2b(serialized, digest_size=16).digest()
+                self._copies.setdefault(key, []).append((number, entry_id))
+                text = content_text(content)
+                if self.settings.redundancy_min_bytes <= len(text) <= QUOTE_SCAN_MAX_CHARS:
+                    self._pending_quotes.append((number, text))
+        elif role == "assistant":
+            reply = content_text(message.get("content"))
+            if reply.strip():
+                for quoted, text in self._pending_quotes:
+                    if text in reply:
+                        self.quoted_by[quoted] = entry_id
+                self._pending_quotes.clear()
+
+    def _remember_calls(self, message: dict[str, Any]) -> None:
+        content = message.get("content")
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "toolCall":
+                call_id, name = block.get("id"), block.get("name")
+                if isinstance(call_id, str) and isinstance(name, str):
+                    self.calls[call_id] = call_descriptor(name, block.get("arguments"))
+
+    def _settle_copies(self) -> None:
+        if self._copies_settled:
+            return
+        for occurrences in self._copies.values():
+            last_id = occurrences[-1][1]
+            for number, _ in occurrences[:-1]:
+                self.later_copy[number] = last_id
+        self._copies.clear()
+        self._copies_settled = True
+
+    def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        self._settle_copies()
+        message = message_of(entry)
+        if message is None:
+            return []
+        if not scope.full:
+            if message.get("role") != "toolResult":
+                return []
+            return self._tool_result_edits(scope.number, message, scope, forced=True)
+        role = message.get("role")
+        if role == "assistant":
+            return self._assistant_edits(message, scope)
+        if role == "toolResult":
+            return self._tool_result_edits(scope.number, message, scope, forced=scope.prune)
+        if role == "user" and self.settings.strip_user_images:
+            return self._user_image_edits(message, scope)
+        if role == "bashExecution":
+            output = message.get("output")
+            if isinstance(output, str) and _size(output) > self.settings.tool_result_max_bytes:
+                stub = stubs.bash_output_stub(output, scope.show, self.settings.preview)
+                return [Edit(("message", "output"), stub)]
+        return []
+
+    def _assistant_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
+        content = message.get("content")
+        if not isinstance(content, list):
+            return []
+        edits: list[Edit] = []
+        strip_thinking = (
+            self.settings.strip_thinking
+            and message.get("api") not in RESPONSES_APIS
+            and _has_visible_blocks(content)
+        )
+        for index, block in enumerate(content):
+            if not isinstance(block, dict):
+                continue
+            base: JsonPath = ("message", "content", index)
+            kind = block.get("type")
+            if kind == "thinking" and strip_thinking and not block.get("redacted"):
+                for key in ("thinking", "thinkingSignature"):
+                    if isinstance(block.get(key), str) and block[key]:
+                        edits.append(Edit((*base, key), ""))
+            elif kind == "toolCall":
+                if isinstance(block.get("partialJson"), str) and block["partialJson"]:
+                    edits.append(Edit((*base, "partialJson"), ""))
+                arguments = block.get("arguments")
+                if isinstance(arguments, dict) and (
+                    _size(arguments) > self.settings.tool_call_max_bytes
+                ):
+                    edits.extend(self._argument_edits(arguments, (*base, "arguments"), scope))
+        return edits
+
+    def _argument_edits(
+        self, arguments: dict[str, Any], base: JsonPath, scope: Scope
+    ) -> list[Edit]:
+        edits: list[Edit] = []
+        show = scope.show
+        line_chars = self.settings.preview.line_chars
+        for key, value in arguments.items():
+            if key in PATH_ARGUMENTS or _size(value) <= SMALL_ARGUMENT_BYTES:
+                continue
+            if key == "command" and isinstance(value, str):
+                if len(value) > self.settings.bash_command_max_chars:
+                    stub = stubs.command_stub(value, self.settings.bash_command_max_chars, show)
+                    edits.append(Edit((*base, key), stub))
+            elif key == "edits" and isinstance(value, list):
+                for index, item in enumerate(value):
+                    if not isinstance(item, dict):
+                        continue
+                    for name, text in item.items():
+                        if _size(text) > SMALL_ARGUMENT_BYTES:
+                            stub = stubs.argument_stub(name, text, show, line_chars)
+                            edits.append(Edit((*base, key, index, name), stub))
+            else:
+                edits.append(Edit((*base, key), stubs.argument_stub(key, value, show, line_chars)))
+        return edits
+
+    def _tool_result_edits(
+        self, number: int, message: dict[str, Any], scope: Scope, *, forced: bool
+    ) -> list[Edit]:
+        """Stub the output when it is large or redundant, or when `forced` (budget pruning)."""
+        edits: list[Edit] = []
+        content = message.get("content")
+        tool = self.calls.get(str(message.get("toolCallId")), str(message.get("toolName", "tool")))
+        reason = None
+        if number in self.quoted_by:
+            reason = (
+                f"The next assistant reply (entry {self.quoted_by[number]}) quotes it word for word"
+            )
+        elif number in self.later_copy:
+            reason = f"Identical to the later output in entry {self.later_copy[number]}"
+        if isinstance(content, list) and (
+            forced or reason is not None or _size(content) > self.settings.tool_result_max_bytes
+        ):
+            images = [
+                (str(block.get("mimeType", "image")), stubs.image_size(block.get("data")))
+                for block in content
+                if isinstance(block, dict) and block.get("type") == "image"
+            ]
+            stub = stubs.tool_output_stub(
+                tool=tool,
+                text=content_text(content),
+                images=images,
+                failed=message.get("isError") is True,
+                reason=reason,
+                show=scope.show,
+                settings=self.settings.preview,
+            )
+            edits.append(Edit(("message", "content"), [{"type": "text", "text": stub}]))
+        details = message.get("details")
+        if details and (size := _size(details)) > self.settings.tool_result_max_bytes:
+            stub = stubs.details_stub(size, scope.show)
+            edits.append(Edit(("message", "details"), {"type": "text", "text": stub}))
+        return edits
+
+    def _user_image_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
+        content = message.get("content")
+        if not isinstance(content, list):
+            return []
+        edits: list[Edit] = []
+        for index, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "image":
+                mime = str(block.get("mimeType", "image"))
+                stub = stubs.image_stub(
+                    "User", mime, stubs.image_size(block.get("data")), scope.show
+                )
+                edits.append(Edit(("message", "content", index), {"type": "text", "text": stub}))
+        return edits
+
+
+def _sealed_blocks(message: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return
+    api = message.get("api")
+    for index, block in enumerate(content):
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        yield f"content[{index}].type", kind
+        if kind == "toolCall":
+            yield f"content[{index}].id", block.get("id")
+            yield f"content[{index}].name", block.get("name")
+        elif kind == "text" and message.get("role") in ("user", "assistant"):
+            yield f"content[{index}].text", block.get("text")
+        elif kind == "thinking" and (api in RESPONSES_APIS or block.get("redacted")):
+            yield f"content[{index}].thinking", block.get("thinking")
+            yield f"content[{index}].thinkingSignature", block.get("thinkingSignature")
+
+
+def _measure_blocks(role: str, content: object) -> Iterator[tuple[str, int]]:
+    if isinstance(content, str):
+        yield ("user text" if role == "user" else "assistant text"), _size(content)
+        return
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if stubs.is_stub(text):
+                yield "stubs", _size(text)
+            elif role in ("toolResult", "user"):
+                yield f"{role} text", _size(text)
+            else:
+                yield "assistant text", _size(text)
+        elif kind == "image":
+            yield (
+                ("user images" if role == "user" else "toolResult images"),
+                _sized(block.get("data")),
+            )
+        elif kind == "thinking":
+            yield "thinking text", _sized(block.get("thinking"))
+            yield "thinking signatures", _sized(block.get("thinkingSignature"))
+        elif kind == "toolCall":
+            arguments = block.get("arguments", {})
+            stub_bytes = (
+                sum(_size(value) for value in arguments.values() if stubs.is_stub(value))
+                if isinstance(arguments, dict)
+                else 0
+            )
+            yield "stubs", stub_bytes
+            yield "toolCall arguments", _sized(arguments) - stub_bytes
+            yield "toolCall partialJson", _sized(block.get("partialJson"))
+
+
+def _sized(value: object) -> int:
+    return 0 if value is None else _size(value)
+
+
+class PiFormat:
+    name = "pi"
+    title = "pi"
+    features = frozenset({CONTEXT, PRUNE, SUMMARIZE})
+    kinds: tuple[str, ...] = (
+        "toolResult text",
+        "toolResult images",
+        "toolResult details",
+        "toolCall arguments",
+        "toolCall partialJson",
+        "thinking text",
+        "thinking signatures",
+        "user text",
+        "user images",
+        "assistant text",
+    )
+
+    def measure(self, entry: Entry) -> Iterator[tuple[str, int]]:
+        message = message_of(entry)
+        if message is None:
+            return
+        role = str(message.get("role"))
+        yield from _measure_blocks(role, message.get("content"))
+        details = message.get("details")
+        if details is not None:
+            if isinstance(details, dict) and stubs.is_stub(details.get("text")):
+                yield "stubs", _size(details)
+            else:
+                yield "toolResult details", _size(details)
+        if role == "bashExecution":
+            yield "toolResult text", _sized(message.get("output"))
+
+    def recognize(self, entries: Sequence[Entry]) -> bool:
+        # The header decides; a file whose line 1 is broken but whose entries are pi's is
+        # still pi's, so that `check` can say what is wrong with it.
+        return any(
+            (entry.get("type") == "session" and "version" in entry)
+            or (entry.get("type") in ENTRY_TYPES and "parentId" in entry)
+            for entry in entries
+        )
+
+    def check(self, first: RawLine | None, source: str) -> None:
+        check_header(first, source)
+
+    def is_turn_start(self, entry: Entry) -> bool:
+        return role_of(entry) == "user"
+
+    def entry_id(self, entry: Entry) -> str | None:
+        entry_id = entry.get("id")
+        return entry_id if isinstance(entry_id, str) else None
+
+    def rules(self, settings: CompressSettings) -> PiRules:
+        return PiRules(settings)
+
+    def sealed(self, entry: Entry) -> Iterator[tuple[str, Any]]:
+        for key in ("type", "id", "parentId", "version", "cwd", "firstKeptEntryId"):
+            if key in entry:
+                yield key, entry[key]
+        message = message_of(entry)
+        if message is None:
+            return
+        for key in ("role", "toolCallId", "toolName", "isError", "api", "usage", "stopReason"):
+            if key in message:
+                yield f"message.{key}", message[key]
+        yield from _sealed_blocks(message)
+
+
+FORMAT = PiFormat()
