@@ -320,11 +320,13 @@ def _sealed_blocks(message: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     if not isinstance(content, list):
         return
     api = message.get("api")
+    role = message.get("role")
     for index, block in enumerate(content):
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
-        yield f"content[{index}].type", kind
+        if role == "assistant":  # a tool result's blocks become one text stub
+            yield f"content[{index}].type", kind
         if kind == "toolCall":
             yield f"content[{index}].id", block.get("id")
             yield f"content[{index}].name", block.get("name")

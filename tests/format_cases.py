@@ -1,0 +1,34 @@
+"""The transcripts every format's contract is checked on: synthetic ones that always exist,
+and the corpus files of that format when the shared corpus is there.
+
+Each format adds its synthetic cases to `SYNTHETIC` (a name and a function that returns the
+file's bytes) and its corpus folder to `CORPUS_FOLDERS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import CORPUS
+from synthetic import compaction_session, typical_session
+
+SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
+    "pi": [
+        ("typical-anthropic", lambda: typical_session().data()),
+        ("typical-responses", lambda: typical_session(api="openai-responses").data()),
+        ("compaction", lambda: compaction_session().data()),
+    ],
+}
+
+# The corpus folder and the glob of each format's files in it.
+CORPUS_FOLDERS: dict[str, tuple[str, str]] = {
+    "pi": ("pi", "*.jsonl"),
+}
+
+
+def corpus_cases(name: str) -> list[Path]:
+    folder, pattern = CORPUS_FOLDERS.get(name, ("", ""))
+    if not folder or not (CORPUS / folder).is_dir():
+        return []
+    return sorted((CORPUS / folder).glob(pattern))
