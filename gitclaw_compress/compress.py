@@ -33,7 +33,7 @@ from gitclaw_compress.context import (
 from gitclaw_compress.formats import Format, detect
 from gitclaw_compress.formats.base import PRUNE, Edit, FileRules, Scope
 from gitclaw_compress.formats.pi import message_of
-from gitclaw_compress.jsonspan import locate, object_close, splice
+from gitclaw_compress.jsonspan import JsonPath, locate, object_close, splice
 from gitclaw_compress.models import DEFAULT_RESERVE_TOKENS
 from gitclaw_compress.session import (
     MARKER_KEY,
@@ -464,6 +464,74 @@ def encode_stub(value: object) -> bytes:
     return data
 
 
+def _value_at(entry: Entry, path: JsonPath) -> tuple[bool, object]:
+    value: object = entry
+    for step in path:
+        try:
+            value = value[step]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            return False, None
+    return True, value
+
+
+def _found_spans(
+    data: bytes, entry: Entry, edits: list[Edit]
+) -> dict[JsonPath, tuple[int, int]] | None:
+    """The spans of the edited values found by searching for their serialized bytes.
+
+    Writers of these files (JSON.stringify, serde) write what orjson writes for most values,
+    and a value whose bytes, with its key, stand exactly once in the line is found by one
+    `bytes.find` instead of a walk through the line. None when any value is not found exactly
+    once; `_apply` then checks the result by parsing it, and walks the line if it differs.
+    """
+    spans: dict[JsonPath, tuple[int, int]] = {}
+    for edit in edits:
+        found, value = _value_at(entry, edit.path)
+        if not found:
+            continue
+        try:
+            needle = orjson.dumps(value)
+        except TypeError:  # nested too deep for orjson's writer
+            return None
+        offset = 0
+        key = edit.path[-1] if edit.path else None
+        if isinstance(key, str):
+            prefix = orjson.dumps(key) + b":"
+            needle, offset = prefix + needle, len(prefix)
+        position = data.find(needle)
+        if position < 0 or data.find(needle, position + 1) >= 0:
+            return None
+        spans[edit.path] = (position + offset, position + len(needle))
+    return spans
+
+
+def _replaced(entry: Entry, edits: list[Edit]) -> Entry:
+    """A copy of `entry` with each edit's value in place (containers copied along the path)."""
+    result = dict(entry)
+    for edit in edits:
+        node: Any = result
+        for step in edit.path[:-1]:
+            child = node[step]
+            node[step] = child = dict(child) if isinstance(child, dict) else list(child)
+            node = child
+        node[edit.path[-1]] = edit.value
+    return result
+
+
+def _locate(data: bytes, edits: list[Edit]) -> dict[JsonPath, Any]:
+    return locate(data, [edit.path for edit in edits])
+
+
+@dataclass(slots=True)
+class _Splices:
+    """The edits that are worth it on one line: byte ranges, marker parts, archived payloads."""
+
+    pieces: list[tuple[int, int, bytes]] = field(default_factory=list)
+    parts: list[dict[str, object]] = field(default_factory=list)
+    payloads: list[Payload] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
+
+
 class _Rewriter:
     """Pass 2: ask the format for edits on the lines the plan touches, and apply them."""
 
@@ -496,19 +564,35 @@ class _Rewriter:
         edits = self.plan.rules.edits(entry, scope)
         if not edits:
             return OutputLine(line)
-        return self._apply(line, edits)
+        return self._apply(line, entry, edits)
 
-    def _apply(self, line: RawLine, edits: list[Edit]) -> OutputLine:
+    def _apply(self, line: RawLine, entry: Entry, edits: list[Edit]) -> OutputLine:
+        found = _found_spans(line.data, entry, edits)
+        if found is not None:
+            splices = self._splices(line, edits, found)
+            if not splices.pieces:
+                return OutputLine(line)
+            # A value's bytes may have stood twice in a way the search could not tell apart:
+            # the result must parse to the entry with exactly these values replaced.
+            if orjson.loads(splice(line.data, splices.pieces)) == _replaced(entry, splices.edits):
+                return self._marked(line, splices)
+        located = {path: (span.start, span.end) for path, span in _locate(line.data, edits).items()}
+        splices = self._splices(line, edits, located)
+        if not splices.pieces:
+            return OutputLine(line)
+        return self._marked(line, splices)
+
+    def _splices(
+        self, line: RawLine, edits: list[Edit], spans: dict[JsonPath, tuple[int, int]]
+    ) -> _Splices:
         data = line.data
-        spans = locate(data, [edit.path for edit in edits])
-        splices: list[tuple[int, int, bytes]] = []
-        parts: list[dict[str, object]] = []
-        payloads: list[Payload] = []
+        result = _Splices()
         for edit in edits:
             span = spans.get(edit.path)
             if span is None:
                 continue
-            original = data[span.start : span.end]
+            start, end = span
+            original = data[start:end]
             replacement = encode_stub(edit.value)
             if _json_kind(replacement) != _json_kind(original):
                 raise AssertionError(
@@ -518,16 +602,19 @@ class _Rewriter:
             if len(original) - len(replacement) <= MIN_SAVING_BYTES:
                 continue
             oid = self.object_id(original)
-            splices.append((span.start, span.end, replacement))
-            parts.append({"path": list(edit.path), "oid": oid})
-            payloads.append(Payload(oid, original))
-        if not splices:
-            return OutputLine(line)
+            result.pieces.append((start, end, replacement))
+            result.parts.append({"path": list(edit.path), "oid": oid})
+            result.payloads.append(Payload(oid, original))
+            result.edits.append(edit)
+        return result
+
+    def _marked(self, line: RawLine, splices: _Splices) -> OutputLine:
+        data = line.data
         marker: dict[str, object] = {
             "v": MARKER_VERSION,
             "sha256": hashlib.sha256(data).hexdigest(),
             "size": len(data),
-            "parts": parts,
+            "parts": splices.parts,
             # The file's length when this line was compressed: a reply on a later line was
             # written after it, so the usage that reply recorded counts the compressed line.
             "lines": self.plan.counts.lines,
@@ -537,11 +624,12 @@ class _Rewriter:
             marker["commit"] = commit
         close = object_close(data)
         member = b',"' + MARKER_KEY.encode() + b'":' + orjson.dumps(marker)
-        splices.append((close, close, member))
-        new_data = splice(data, splices)
+        new_data = splice(data, [*splices.pieces, (close, close, member)])
         if len(new_data) >= len(data):
             return OutputLine(line)
-        return OutputLine(RawLine(line.number, new_data, line.newline), tuple(payloads), len(data))
+        return OutputLine(
+            RawLine(line.number, new_data, line.newline), tuple(splices.payloads), len(data)
+        )
 
 
 def compress_lines(

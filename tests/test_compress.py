@@ -299,3 +299,50 @@ def test_base64_test_helper_is_valid() -> None:
     session.user("x", images=[("image/png", b"abc")])
     block = entries(session.data())[-1]["message"]["content"][1]
     assert base64.b64decode(block["data"]) == b"abc"
+
+
+def _one_old_result(content: str, tail: bytes = b"") -> bytes:
+    """A session whose first turn has one large tool output (serialized by hand)."""
+    session = SessionBuilder()
+    session.user("first")
+    session.assistant([tool_call("c1", "read", {"path": "a.txt"})])
+    session.tool_result("c1", "read", content)
+    session.user("second")
+    lines = session.data().split(b"\n")
+    index = next(i for i, line in enumerate(lines) if b'"toolResult"' in line)
+    lines[index] = lines[index][:-1] + tail + b"}"
+    return b"\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        # The same bytes under the same key stand twice: the search cannot tell them apart.
+        b',"copy":{"content":' + orjson.dumps([{"type": "text", "text": "x" * 3000}]) + b"}",
+        # A number written as JavaScript writes it, which orjson writes differently.
+        b',"cost":0.000005',
+    ],
+    ids=["same-bytes-twice", "javascript-number"],
+)
+def test_values_found_by_search_or_by_walking_restore_exactly(tail: bytes) -> None:
+    original = _one_old_result("x" * 3000, tail)
+    compressed, payloads = run(original, keep_turns=1)
+    assert len(compressed) < len(original) - 2000
+    assert restore(compressed, payloads) == original
+
+
+def test_a_line_written_with_spaces_is_walked_and_restores_exactly() -> None:
+    session = SessionBuilder()
+    session.user("first")
+    session.assistant([tool_call("c1", "read", {"path": "a.txt"})])
+    session.tool_result("c1", "read", "y" * 3000)
+    session.user("second")
+    spaced = b"\n".join(
+        orjson.dumps(orjson.loads(line), option=orjson.OPT_INDENT_2).replace(b"\n", b" ")
+        if b'"toolResult"' in line
+        else line
+        for line in session.data().split(b"\n")
+    )
+    compressed, payloads = run(spaced, keep_turns=1)
+    assert len(compressed) < len(spaced) - 2000
+    assert restore(compressed, payloads) == spaced
