@@ -305,7 +305,7 @@ def _one_old_result(content: str, tail: bytes = b"") -> bytes:
     """A session whose first turn has one large tool output (serialized by hand)."""
     session = SessionBuilder()
     session.user("first")
-    session.assistant([tool_call("c1", "read", {"path": "a.txt"})])
+    session.assistant(tool_call("c1", "read", {"path": "a.txt"}))
     session.tool_result("c1", "read", content)
     session.user("second")
     lines = session.data().split(b"\n")
@@ -334,7 +334,7 @@ def test_values_found_by_search_or_by_walking_restore_exactly(tail: bytes) -> No
 def test_a_line_written_with_spaces_is_walked_and_restores_exactly() -> None:
     session = SessionBuilder()
     session.user("first")
-    session.assistant([tool_call("c1", "read", {"path": "a.txt"})])
+    session.assistant(tool_call("c1", "read", {"path": "a.txt"}))
     session.tool_result("c1", "read", "y" * 3000)
     session.user("second")
     spaced = b"\n".join(
