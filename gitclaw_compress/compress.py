@@ -160,6 +160,8 @@ class SessionPlan:
     )  # line -> id of the reply that quotes it
     pruned: frozenset[int] = frozenset()
     budget: BudgetPlan | None = None
+    # Lines nested deeper than orjson.dumps goes (255 levels): passed through untouched.
+    too_deep: list[int] = field(default_factory=list)
 
     @property
     def touches_anything(self) -> bool:
@@ -205,6 +207,7 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings) -> SessionPlan:
     copies: dict[bytes, list[tuple[int, str]]] = {}
     quoted_by: dict[int, str] = {}
     pending_quotes: list[tuple[int, str]] = []
+    too_deep: list[int] = []
     for line in lines:
         entry = parse_entry(line.data)
         counts.observe(line, entry)
@@ -226,7 +229,11 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings) -> SessionPlan:
             continue
         if role == "toolResult":
             content = message.get("content")
-            serialized = orjson.dumps(content)
+            try:
+                serialized = orjson.dumps(content)
+            except orjson.JSONEncodeError:  # orjson.loads reads deeper than dumps writes
+                too_deep.append(line.number)
+                continue
             if len(serialized) >= settings.redundancy_min_bytes:
                 key = hashlib.blake2b(serialized, digest_size=16).digest()
                 copies.setdefault(key, []).append((line.number, entry_id))
@@ -259,6 +266,7 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings) -> SessionPlan:
         counts=counts,
         later_copy=later_copy,
         quoted_by=quoted_by,
+        too_deep=too_deep,
     )
     if estimator is not None:
         _plan_budget(plan, infos, user_lines, budget, estimator)
@@ -733,7 +741,12 @@ def compress_lines(
     its output stubbed where the plan prunes it."""
     compressor = _Compressor(plan, settings, session_ref, object_id, intact_commit)
     for line in lines:
-        yield compressor.line(line)
+        try:
+            output = compressor.line(line)
+        except orjson.JSONEncodeError:  # nested deeper than orjson.dumps goes
+            plan.too_deep.append(line.number)
+            output = OutputLine(line)
+        yield output
 
 
 def compress_entry_lines(
