@@ -62,6 +62,10 @@ class FileRecord:
         return cls(parts[0], int(parts[1]), int(parts[2]))
 
 
+class GitFailureError(GitClawError):
+    """A git child process failed or died: the command could not do its job (exit 3)."""
+
+
 def git_failure(command: str, stderr: bytes | str, code: int, where: str = "") -> GitClawError:
     """One line for a git child that failed: the command, its last stderr line, no traceback."""
     text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
@@ -72,7 +76,7 @@ def git_failure(command: str, stderr: bytes | str, code: int, where: str = "") -
         detail = f"killed by signal {-code}"
     else:
         detail = f"exit code {code}"
-    return GitClawError(f"git {command} failed{where}: {detail}")
+    return GitFailureError(f"git {command} failed{where}: {detail}")
 
 
 def _run_git(
@@ -186,9 +190,13 @@ class Repository:
         """What compress wrote for the session whose header hashes to `key` (see FileRecord)."""
         if self.rev_parse(ref) is None:
             return []
-        out = self.git("ls-tree", "-z", "--name-only", f"{ref}:{record_folder(key)}", check=False)
+        done = _run_git(self.root, "ls-tree", "-z", "--name-only", f"{ref}:{record_folder(key)}")
+        if done.returncode != 0:
+            if b"Not a valid object name" in done.stderr:
+                return []  # no record for this session yet
+            raise git_failure("ls-tree", done.stderr, done.returncode)
         records = []
-        for name in out.split(b"\0"):
+        for name in done.stdout.split(b"\0"):
             record = FileRecord.parse(name.decode("utf-8", "replace"))
             if record is not None:
                 records.append(record)
@@ -255,7 +263,7 @@ class ObjectReader:
             code = self._process.wait()
         self._errors.seek(0)
         error = git_failure("cat-file --batch", self._errors.read(), code)
-        return GitClawError(f"reading object {name}: {error}")
+        return GitFailureError(f"reading object {name}: {error}")
 
     def get(self, name: str) -> bytes | None:
         """The content of an object (an oid or `<rev>:<path>`), or None if it is missing."""
@@ -421,4 +429,4 @@ class ArchiveWriter:
             self._errors = None
         if code != 0:
             error = git_failure("fast-import", errors, code)
-            raise GitClawError(f"{error}; nothing was changed")
+            raise GitFailureError(f"{error}; nothing was changed")

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from gitclaw_compress.archive import ArchiveWriter, FileRecord, Repository
+from gitclaw_compress.archive import ArchiveWriter, FileRecord, GitFailureError, Repository
 from gitclaw_compress.compress import (
     CompressSettings,
     ObjectId,
@@ -605,11 +605,25 @@ def check_file(
         "damaged",
         len(records),
         problems=[
+            *_marker_problems(path, rel),
             f"{rel}: the file differs from every version gitclaw-compress wrote "
             f"({len(records)} recorded on {ref}) and no staged or committed version matches "
-            "one; a compressed line was altered"
+            "one; a compressed line was altered",
         ],
     )
+
+
+def _marker_problems(path: Path, rel: str) -> list[str]:
+    """The lines whose marker cannot be read, named first when a file is damaged."""
+    problems = []
+    with _open_lines(path) as lines:
+        for line in lines:
+            if MARKER_BYTES in line.data:
+                try:
+                    read_marker(line.data, f"{rel}:{line.number}")
+                except GitClawError as error:
+                    problems.append(str(error))
+    return problems
 
 
 def _repair_from(
@@ -640,6 +654,8 @@ def _repair_from(
         where = f"{rel}:{want.number}"
         try:
             original = access.restore(want.data, where, from_commit(want.number))
+        except GitFailureError:
+            raise
         except GitClawError:
             original = None
         if have.data == original and have.newline == want.newline:
@@ -823,8 +839,11 @@ def verify_file(
                             "store (the line still restores from the commit where it is "
                             "intact); run `git fsck`, then `gitclaw-compress fetch`"
                         )
+            except GitFailureError:
+                raise  # git itself failed: verify could not do its job (exit 3)
             except GitClawError as error:
                 report.problems.append(str(error))
+    report.problems = list(dict.fromkeys(report.problems))  # a damaged line is named once
     return report
 
 
