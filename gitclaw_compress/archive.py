@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.fileio import disk_error
 
 DEFAULT_REF = "refs/gitclaw/archive"
 ARCHIVE_IDENTITY = "gitclaw-compress <gitclaw-compress@localhost>"
@@ -222,9 +223,13 @@ class Repository:
     def lock(self, name: str, what: str) -> Iterator[None]:
         """An exclusive lock in the git dir; another run holding it is an error, not a wait."""
         folder = self.common_dir / "gitclaw-compress" / "locks"
-        folder.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha1(name.encode()).hexdigest()[:16]
-        with open(folder / f"{digest}.lock", "a+b") as handle:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = open(folder / f"{digest}.lock", "a+b")  # noqa: SIM115 (closed below)
+        except OSError as error:
+            raise disk_error(error, folder, f"locking {what}") from None
+        with handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

@@ -505,6 +505,16 @@ class ArchiveAccess:
     ) -> bytes:
         """The original bytes of one line, fetching the archive once if a payload is missing."""
         try:
+            return self._restore(data, where, from_commit)
+        except GitFailureError as error:
+            if str(error).startswith(where):
+                raise
+            raise GitFailureError(f"{where}: {error}") from None
+
+    def _restore(
+        self, data: bytes, where: str, from_commit: Callable[[str], bytes | None] | None
+    ) -> bytes:
+        try:
             return restore_data(data, where, self._get, from_commit, self.notes)
         except MissingObjectError as error:
             missing = error
@@ -725,6 +735,8 @@ def restore_file(
             except OSError as error:
                 raise disk_error(error, target, "writing") from None
         git_dir = repo.git_dir if _inside(target, repo.root) else None
+        if output is not None:
+            clean_stale_temps(target, git_dir)
         atomic = AtomicFile(target, mode_from=path if output is not None else None, git_dir=git_dir)
         try:
             written = restore_to_stream(repo, path, ref, atomic, access)
@@ -733,6 +745,13 @@ def restore_file(
         except OSError as error:
             atomic.discard()
             raise disk_error(error, target, "writing") from None
+        except KeyboardInterrupt:
+            atomic.discard()
+            if atomic.replaced:  # the interrupt came just after the rename
+                raise GitClawError(
+                    f"interrupted after restoring {output or rel}", exit_code=130
+                ) from None
+            raise
         except BaseException:
             atomic.discard()
             raise

@@ -227,6 +227,7 @@ class AtomicFile:
         except OSError as error:
             raise disk_error(error, target, "creating a temp file") from None
         self.temp = Path(name)
+        self.replaced = False  # the rename happened (a late interrupt must not deny it)
         self.handle: IO[bytes] = os.fdopen(fd, "wb")
         source = mode_from if mode_from is not None else target
         self._mode = source.stat().st_mode & 0o7777 if source.exists() else None
@@ -255,7 +256,9 @@ class AtomicFile:
         """
         name = rel if rel is not None else str(self.target)
         if not self.target.exists():
-            self._rename()
+            with signals_deferred():
+                self._rename()
+                self.replaced = True
             return
         backup = self.temp.with_name(self.temp.name + ".old")
         with _no_writers(self.target, name) as lease_intact:
@@ -278,6 +281,7 @@ class AtomicFile:
                         os.replace(backup, self.target)
                         fsync_directory(self.target.absolute().parent)
                         raise in_use_error(name)
+                    self.replaced = True
             finally:
                 if backup is not None:
                     backup.unlink(missing_ok=True)

@@ -257,3 +257,19 @@ def test_a_full_disk_is_one_line_and_changes_nothing(small_disk: Path) -> None:
     done = cli("restore", SESSION, "-o", str(small_disk / "out.jsonl"), cwd=repo, check=False)
     line = one_line(done.stderr)
     assert done.returncode == 3 and "no space left" in line.lower(), line
+
+
+def test_a_read_only_filesystem_is_one_line_and_changes_nothing(small_disk: Path) -> None:
+    repo = small_disk / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    original = typical_session(turns=6).data()
+    path = commit_session(repo, SESSION, original)
+    cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo)
+    git(repo, "commit", "-qam", "compressed")
+    compressed = path.read_bytes()
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    done = cli("restore", SESSION, cwd=repo, check=False)  # in place: a temp file is needed
+    line = one_line(done.stderr)
+    assert done.returncode == 3 and "read-only" in line.lower(), line
+    assert path.read_bytes() == compressed
