@@ -194,3 +194,44 @@ def test_an_interrupt_before_the_archive_commit_changes_nothing_and_says_so(
     assert session.read_bytes() == before
     assert not list((in_repo / ".git" / "gitclaw-compress" / "tmp").iterdir())
     assert not list(session.parent.glob(TEMP_PREFIX + "*"))
+
+
+def test_a_killed_fast_import_is_one_line_and_changes_nothing(
+    in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitclaw_compress.archive import ArchiveWriter
+
+    before = session.read_bytes()
+    original_add = ArchiveWriter.add
+
+    def add_then_kill(self: ArchiveWriter, oid: str, data: bytes) -> None:
+        original_add(self, oid, data)
+        process = self._process
+        if process is not None and process.poll() is None:
+            process.kill()  # SIGKILL to the child alone, as a fault campaign does
+            process.wait()
+
+    monkeypatch.setattr(ArchiveWriter, "add", add_then_kill)
+    code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 3, err
+    assert err.count("\n") == 1 and "git fast-import failed" in err, err
+    assert "killed by signal 9" in err and "nothing was changed" in err, err
+    assert session.read_bytes() == before
+
+
+def test_temp_files_of_killed_runs_are_removed_by_the_next_run(
+    in_repo: Path, session: Path
+) -> None:
+    tmp = in_repo / ".git" / "gitclaw-compress" / "tmp"
+    tmp.mkdir(parents=True)
+    stale = tmp / (fileio._temp_prefix(session) + "killed")
+    stale.write_bytes(b"half written")
+    other = tmp / (fileio._temp_prefix(session.with_name("other.jsonl")) + "running")
+    other.write_bytes(b"another session's run")
+    code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 0, err
+    assert not stale.exists() and other.exists()
+    stale.write_bytes(b"a killed in-place restore")
+    code, _, err = run("restore", SESSION)
+    assert code == 0, err
+    assert not stale.exists() and other.exists()
