@@ -597,16 +597,23 @@ def check_file(
     records = repo.file_records(ref, header_key(first.data))
     if not records:
         return FileCheck("unrecorded")
-    if _matching_record(_file_chunks(path), records) is not None:
+    matched = _matching_record(_file_chunks(path), records)
+    if matched is not None and matched.size == max(record.size for record in records):
         return FileCheck("matched", len(records))
+    # A later version that compress wrote may be staged or committed: compare with it, so
+    # that damage to what only that version covers is found too.
     access = access if access is not None else ArchiveAccess(repo, ref)
     for name, label in ((f":{rel}", "the staged version"), (f"HEAD:{rel}", "HEAD")):
         blob = repo.reader.get(name)
         if blob is None:
             continue
         record = _matching_record(iter([blob]), records)
-        if record is not None:
-            return _repair_from(repo, path, rel, blob[: record.size], record, label, access)
+        if record is not None and (matched is None or record.size > matched.size):
+            reference = blob[: record.size]
+            verified = matched.lines if matched is not None else 0
+            return _repair_from(repo, path, rel, reference, label, access, verified)
+    if matched is not None:
+        return FileCheck("matched", len(records))
     with _open_lines(path) as lines:
         has_markers = any(MARKER_BYTES in line.data for line in lines)
     if not has_markers:  # restored in place, or never compressed under this header
@@ -641,41 +648,56 @@ def _repair_from(
     path: Path,
     rel: str,
     reference: bytes,
-    record: FileRecord,
     label: str,
     access: ArchiveAccess,
+    verified_lines: int,
 ) -> FileCheck:
-    """Compare the file line by line with a version compress wrote (see FileCheck)."""
+    """Compare the file line by line with a version compress wrote (see FileCheck).
+
+    The first `verified_lines` are covered by an older record that the file matches (it is
+    an older version that compress wrote, maybe with lines appended). Any other line passes
+    when it is the reference's line, or, without a marker, the reference line's original
+    (restored in place, or appended to an older version). Any other line is damaged, and
+    the reference's line replaces it.
+    """
     check = FileCheck("repaired", reference=label)
     from_commit = _commit_line_source(repo, rel)
     expected = lines_from_bytes(reference)
     with _open_lines(path) as lines:
         current = list(lines)
-    if len(current) < len(expected):
+
+    def original(data: bytes, number: int) -> bytes | None:
+        try:
+            return access.restore(data, f"{rel}:{number}", from_commit(number))
+        except GitFailureError:
+            raise
+        except GitClawError:
+            return None
+
+    for want, have in zip(expected, current, strict=False):
+        if have.data == want.data and have.newline == want.newline:
+            continue
+        if want.number <= verified_lines:
+            continue  # the record that the file matches covers this line
+        # A plain line may be the original (restored in place, or an older version);
+        # a line with a marker that is not the reference's was altered.
+        plain = MARKER_BYTES not in have.data and have.newline == want.newline
+        if plain and have.data == original(want.data, want.number):
+            continue
+        check.replacements[want.number] = want.data
+        check.problems.append(
+            f"{rel}:{want.number}: the line differs from what gitclaw-compress wrote; "
+            f"{label} holds it intact (restore takes it from there)"
+        )
+    if len(current) < len(expected) and (check.replacements or not verified_lines):
         check.status = "damaged"
         check.problems.append(
             f"{rel}: {len(current)} lines, but gitclaw-compress wrote {len(expected)}; "
             "lines were cut or joined"
         )
-        return check
-    for want, have in zip(expected, current, strict=False):
-        if have.data == want.data and have.newline == want.newline:
-            continue
-        where = f"{rel}:{want.number}"
-        try:
-            original = access.restore(want.data, where, from_commit(want.number))
-        except GitFailureError:
-            raise
-        except GitClawError:
-            original = None
-        if have.data == original and have.newline == want.newline:
-            continue  # restored in place since
-        check.replacements[want.number] = want.data
-        check.problems.append(
-            f"{where}: the line differs from what gitclaw-compress wrote; {label} holds "
-            "it intact (restore takes it from there)"
-        )
-    if any(parse_entry(line.data) is None for line in current[len(expected) :]):
+    elif check.replacements and any(
+        parse_entry(line.data) is None for line in current[len(expected) :]
+    ):
         # A line after the recorded ones that is not JSON may be a piece of a split line.
         check.status = "damaged"
         check.problems.append(
