@@ -235,3 +235,28 @@ def test_temp_files_of_killed_runs_are_removed_by_the_next_run(
     code, _, err = run("restore", SESSION)
     assert code == 0, err
     assert not stale.exists() and other.exists()
+
+
+def test_an_interrupt_while_fast_import_finishes_is_reported_without_internals(
+    in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after fast-import's input was closed: aborting must not write to it again."""
+    from gitclaw_compress.archive import ArchiveWriter
+
+    before = session.read_bytes()
+    original_finish = ArchiveWriter._finish
+    calls: list[int] = []
+
+    def interrupted_finish(self: ArchiveWriter, process: subprocess.Popen[bytes]) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            assert process.stdin is not None
+            process.stdin.close()
+            raise KeyboardInterrupt
+        original_finish(self, process)
+
+    monkeypatch.setattr(ArchiveWriter, "_finish", interrupted_finish)
+    code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 130 and err == "gitclaw-compress: interrupted; nothing was changed\n", err
+    assert session.read_bytes() == before
+    assert len(calls) == 2  # abort finished fast-import cleanly
