@@ -13,12 +13,15 @@ import contextlib
 import fcntl
 import hashlib
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.fileio import disk_error
 
 DEFAULT_REF = "refs/gitclaw/archive"
 ARCHIVE_IDENTITY = "gitclaw-compress <gitclaw-compress@localhost>"
@@ -34,28 +37,76 @@ def blob_path(oid: str) -> str:
     return f"blobs/{oid[:2]}/{oid[2:]}"
 
 
-def _git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+def record_folder(key: str) -> str:
+    return f"files/{key[:2]}/{key[2:]}"
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """What one compress run wrote for one session: the sha256 and size of the whole file it
+    wrote, and its number of lines. Kept as an empty file named `<sha256>-<size>-<lines>`
+    under `files/<key[:2]>/<key[2:]>/` in the archive tree, where the key is the sha256 of
+    the session's header line (line 1 never changes, so a renamed session keeps its key)."""
+
+    sha256: str
+    size: int
+    lines: int
+
+    def name(self) -> str:
+        return f"{self.sha256}-{self.size}-{self.lines}"
+
+    @classmethod
+    def parse(cls, name: str) -> FileRecord | None:
+        parts = name.split("-")
+        if len(parts) != 3 or len(parts[0]) != 64 or not (parts[1] + parts[2]).isdigit():
+            return None
+        return cls(parts[0], int(parts[1]), int(parts[2]))
+
+
+class GitFailureError(GitClawError):
+    """A git child process failed or died: the command could not do its job (exit 3)."""
+
+
+def git_failure(command: str, stderr: bytes | str, code: int, where: str = "") -> GitClawError:
+    """One line for a git child that failed: the command, its last stderr line, no traceback."""
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if lines:
+        detail = lines[-1]
+    elif code < 0:
+        detail = f"killed by signal {-code}"
+    else:
+        detail = f"exit code {code}"
+    return GitFailureError(f"git {command} failed{where}: {detail}")
+
+
+def _run_git(
+    root: Path, *args: str, input: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
     try:
-        done = subprocess.run(
+        return subprocess.run(
             ["git", *args], cwd=root, input=input, capture_output=True, check=False
         )
     except FileNotFoundError:
         raise GitClawError("git is not installed or not on PATH") from None
+
+
+def _git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+    done = _run_git(root, *args, input=input)
     if check and done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        detail = message[-1] if message else f"exit code {done.returncode}"
-        raise GitClawError(f"git {args[0]} failed in {root}: {detail}")
+        raise git_failure(args[0], done.stderr, done.returncode, f" in {root}")
     return done.stdout
 
 
 def _rev_parse(cwd: Path, *args: str) -> list[str] | None:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", *args], cwd=cwd, capture_output=True, check=False
-        )
-    except FileNotFoundError:
-        raise GitClawError("git is not installed or not on PATH") from None
-    return done.stdout.decode().splitlines() if done.returncode == 0 else None
+    done = _run_git(cwd, "rev-parse", *args)
+    if done.returncode == 0:
+        return done.stdout.decode().splitlines()
+    if any(sign in done.stderr for sign in (b"not a git repository", b"work tree")):
+        return None  # the caller words these for the user
+    if not done.stderr.strip():
+        return None
+    raise git_failure("rev-parse", done.stderr, done.returncode, f" in {cwd}")
 
 
 class Repository:
@@ -101,9 +152,15 @@ class Repository:
     def git(self, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
         return _git(self.root, *args, input=input, check=check)
 
+    @property
+    def git_dir(self) -> Path:
+        return self.common_dir
+
     def rev_parse(self, name: str) -> str | None:
-        out = self.git("rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", check=False)
-        return out.decode().strip() or None
+        done = _run_git(self.root, "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}")
+        if done.returncode != 0 and done.stderr.strip():  # a failing git, not a missing ref
+            raise git_failure("rev-parse", done.stderr, done.returncode)
+        return done.stdout.decode().strip() or None
 
     def has_remote(self, name: str) -> bool:
         return bool(name) and self.git("remote", "get-url", name, check=False).strip() != b""
@@ -111,7 +168,7 @@ class Repository:
     def object_info(self, name: str) -> tuple[str, int] | None:
         """The id and size of an object such as `HEAD:path`, or None if there is none."""
         out = self.git("cat-file", "--batch-check", input=name.encode() + b"\n").split()
-        if len(out) != 3:  # "<name> missing"
+        if len(out) != 3 or not out[2].isdigit():  # "<name> missing"
             return None
         return out[0].decode(), int(out[2])
 
@@ -130,6 +187,27 @@ class Repository:
             self._reader.close()
             self._reader = None
 
+    def file_records(self, ref: str, key: str) -> list[FileRecord]:
+        """What compress wrote for the session whose header hashes to `key` (see FileRecord)."""
+        if self.rev_parse(ref) is None:
+            return []
+        done = _run_git(self.root, "ls-tree", "-z", "--name-only", f"{ref}:{record_folder(key)}")
+        if done.returncode != 0:
+            if b"Not a valid object name" in done.stderr:
+                return []  # no record for this session yet
+            raise git_failure("ls-tree", done.stderr, done.returncode)
+        records = []
+        for name in done.stdout.split(b"\0"):
+            record = FileRecord.parse(name.decode("utf-8", "replace"))
+            if record is not None:
+                records.append(record)
+        return records
+
+    def leftovers(self) -> list[Path]:
+        """Temp packs and crash reports that killed `git fast-import` runs leave behind."""
+        found = sorted((self.common_dir / "objects" / "pack").glob("tmp_pack_*"))
+        return found + sorted(self.common_dir.glob("fast_import_crash_*"))
+
     def archive_oids(self, ref: str) -> set[str]:
         """Every payload id reachable from the archive ref (empty if there is no ref yet)."""
         if self.rev_parse(ref) is None:
@@ -145,9 +223,13 @@ class Repository:
     def lock(self, name: str, what: str) -> Iterator[None]:
         """An exclusive lock in the git dir; another run holding it is an error, not a wait."""
         folder = self.common_dir / "gitclaw-compress" / "locks"
-        folder.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha1(name.encode()).hexdigest()[:16]
-        with open(folder / f"{digest}.lock", "a+b") as handle:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = open(folder / f"{digest}.lock", "a+b")  # noqa: SIM115 (closed below)
+        except OSError as error:
+            raise disk_error(error, folder, f"locking {what}") from None
+        with handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -165,48 +247,73 @@ class ObjectReader:
     """Reads objects through one long-lived `git cat-file --batch`."""
 
     def __init__(self, root: Path) -> None:
-        self._process = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
-            cwd=root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        # stderr goes to a file: a pipe nobody reads could fill up and stall git.
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as git)
+        try:
+            self._process = subprocess.Popen(
+                ["git", "cat-file", "--batch"],
+                cwd=root,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._errors,
+                process_group=0,  # Ctrl-C interrupts us, not our reader mid-answer
+            )
+        except FileNotFoundError:
+            raise GitClawError("git is not installed or not on PATH") from None
+
+    def _died(self, name: str) -> GitClawError:
+        code = self._process.poll()
+        if code is None:
+            self._process.kill()
+            code = self._process.wait()
+        self._errors.seek(0)
+        error = git_failure("cat-file --batch", self._errors.read(), code)
+        return GitFailureError(f"reading object {name}: {error}")
 
     def get(self, name: str) -> bytes | None:
         """The content of an object (an oid or `<rev>:<path>`), or None if it is missing."""
         assert self._process.stdin is not None and self._process.stdout is not None
-        if "\n" in name:
+        if "\n" in name or not name:
             return None
-        self._process.stdin.write(name.encode() + b"\n")
-        self._process.stdin.flush()
+        try:
+            self._process.stdin.write(name.encode() + b"\n")
+            self._process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            raise self._died(name) from None
         header = self._process.stdout.readline()
+        if not header:
+            raise self._died(name)
+        if header.rstrip(b"\n").endswith((b" missing", b" ambiguous")):
+            return None
         parts = header.split()
-        if len(parts) != 3:
-            return None  # "<name> missing" or "ambiguous"
+        if len(parts) != 3 or not parts[2].isdigit():
+            raise self._died(name)
         size = int(parts[2])
         data = self._read_exactly(self._process.stdout, size)
-        self._process.stdout.read(1)  # the newline after the content
+        if data is None or self._process.stdout.read(1) != b"\n":  # the newline after it
+            raise self._died(name)
         return data
 
     @staticmethod
-    def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
         chunks = []
         remaining = size
         while remaining:
             chunk = stream.read(remaining)
             if not chunk:
-                raise GitClawError("git cat-file ended early")
+                return None
             chunks.append(chunk)
             remaining -= len(chunk)
         return b"".join(chunks)
 
     def close(self) -> None:
         if self._process.stdin:
-            self._process.stdin.close()
+            with contextlib.suppress(OSError):
+                self._process.stdin.close()
         self._process.wait()
         if self._process.stdout:
             self._process.stdout.close()
+        self._errors.close()
 
 
 class ArchiveWriter:
@@ -220,6 +327,8 @@ class ArchiveWriter:
         self.ref = ref
         self._process: subprocess.Popen[bytes] | None = None
         self._marks: dict[str, int] = {}
+        self._records: list[str] = []
+        self._errors: IO[bytes] | None = None
         self.bytes_written = 0
 
     @property
@@ -228,13 +337,18 @@ class ArchiveWriter:
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._process is None:
-            self._process = subprocess.Popen(
-                ["git", *DURABLE, *FAST_PACK, "fast-import", "--quiet", "--done", NO_DELTA],
-                cwd=self.repo.root,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-            )
+            self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as git)
+            try:
+                self._process = subprocess.Popen(
+                    ["git", *DURABLE, *FAST_PACK, "fast-import", "--quiet", "--done", NO_DELTA],
+                    cwd=self.repo.root,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=self._errors,
+                    process_group=0,  # Ctrl-C reaches us; we end fast-import cleanly
+                )
+            except FileNotFoundError:
+                raise GitClawError("git is not installed or not on PATH") from None
             assert self._process.stdin is not None
             # A 1 MiB pipe lets Python and git work at the same time instead of in turns.
             with contextlib.suppress(OSError):
@@ -247,11 +361,21 @@ class ArchiveWriter:
         process = self._start()
         assert process.stdin is not None
         mark = len(self._marks) + 1
+        self._send(process, b"blob\nmark :%d\ndata %d\n" % (mark, len(data)), data, b"\n")
         self._marks[oid] = mark
-        process.stdin.write(b"blob\nmark :%d\ndata %d\n" % (mark, len(data)))
-        process.stdin.write(data)
-        process.stdin.write(b"\n")
         self.bytes_written += len(data)
+
+    def record(self, key: str, record: FileRecord) -> None:
+        """Note in the next commit what compress wrote for one session (see FileRecord)."""
+        self._records.append(f"{record_folder(key)}/{record.name()}")
+
+    def _send(self, process: subprocess.Popen[bytes], *chunks: bytes) -> None:
+        assert process.stdin is not None
+        try:
+            for chunk in chunks:
+                process.stdin.write(chunk)
+        except (BrokenPipeError, ValueError):
+            self._fail(process)
 
     def commit(self, message: str) -> str | None:
         """Make every added blob reachable from the ref; returns the new archive commit."""
@@ -271,8 +395,12 @@ class ArchiveWriter:
             stream.append(b"from %s\n" % parent.encode())
         for oid, mark in self._marks.items():
             stream.append(b"M 100644 :%d %s\n" % (mark, blob_path(oid).encode()))
+        for path in self._records:
+            stream.append(b"M 100644 :%d %s\n" % (len(self._marks) + 2, path.encode()))
         stream.append(b"\ndone\n")
-        process.stdin.write(b"".join(stream))
+        if self._records:  # the empty blob that names the records
+            self._send(process, b"blob\nmark :%d\ndata 0\n\n" % (len(self._marks) + 2))
+        self._send(process, b"".join(stream))
         self._finish(process)
         new_tip = self.repo.rev_parse(self.ref)
         if new_tip is None or new_tip == parent:
@@ -282,18 +410,28 @@ class ArchiveWriter:
     def abort(self) -> None:
         if self._process is not None:
             assert self._process.stdin is not None
-            with contextlib.suppress(BrokenPipeError):
+            with contextlib.suppress(OSError, ValueError):  # it may be dead or closed already
                 self._process.stdin.write(b"done\n")
             with contextlib.suppress(GitClawError):
                 self._finish(self._process)
 
+    def _fail(self, process: subprocess.Popen[bytes]) -> None:
+        """fast-import died while we wrote to it: say why, in one line."""
+        self._finish(process)
+        raise GitClawError("git fast-import ended early; nothing was changed")
+
     def _finish(self, process: subprocess.Popen[bytes]) -> None:
-        assert process.stdin is not None and process.stderr is not None
-        with contextlib.suppress(BrokenPipeError):
+        assert process.stdin is not None
+        with contextlib.suppress(OSError, ValueError):
             process.stdin.close()
-        error = process.stderr.read().decode("utf-8", "replace").strip()
         code = process.wait()
         self._process = None
+        errors = b""
+        if self._errors is not None:
+            self._errors.seek(0)
+            errors = self._errors.read()
+            self._errors.close()
+            self._errors = None
         if code != 0:
-            detail = error.splitlines()[-1] if error else f"exit code {code}"
-            raise GitClawError(f"git fast-import failed: {detail}; nothing was changed")
+            error = git_failure("fast-import", errors, code)
+            raise GitFailureError(f"{error}; nothing was changed")

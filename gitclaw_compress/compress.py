@@ -150,6 +150,8 @@ class SessionPlan:
     counts: LineCounts
     pruned: frozenset[int] = frozenset()
     budget: BudgetPlan | None = None
+    # Lines nested deeper than orjson.dumps goes (255 levels): passed through untouched.
+    too_deep: list[int] = field(default_factory=list)
 
     @property
     def touches_anything(self) -> bool:
@@ -194,6 +196,7 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
     infos: list[EntryInfo] = []
     counts = LineCounts()
     turn_starts: list[int] = []
+    too_deep: list[int] = []
     for line in lines:
         entry = parse_entry(line.data)
         counts.observe(line, entry)
@@ -205,7 +208,10 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
             continue
         if fmt.is_turn_start(entry):
             turn_starts.append(line.number)
-        rules.observe(line.number, entry)
+        try:
+            rules.observe(line.number, entry)
+        except orjson.JSONEncodeError:  # orjson.loads reads deeper than dumps writes
+            too_deep.append(line.number)
     keep = settings.keep_turns
     if keep == 0:
         window_start = counts.lines + 1
@@ -220,6 +226,7 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
         turns=len(turn_starts),
         kept_turns=min(keep, len(turn_starts)),
         counts=counts,
+        too_deep=too_deep,
     )
     if estimator is not None:
         _plan_budget(plan, infos, turn_starts, budget, estimator)
@@ -645,7 +652,12 @@ def compress_lines(
     its output stubbed where the plan prunes it."""
     rewriter = _Rewriter(plan, session_ref, settings, object_id, intact_commit)
     for line in lines:
-        yield rewriter.line(line)
+        try:
+            output = rewriter.line(line)
+        except orjson.JSONEncodeError:  # nested deeper than orjson.dumps goes
+            plan.too_deep.append(line.number)
+            output = OutputLine(line)
+        yield output
 
 
 def compress_entry_lines(

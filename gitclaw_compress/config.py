@@ -458,9 +458,31 @@ def _check_value(option: Option, value: Any, where: str) -> Any:
             f"{where}: session.keepBackup=false is not supported: gitclaw-compress always keeps "
             "dropped content in the git archive; set it to true or remove it"
         )
-    if option.key == "archive.ref" and not value.startswith("refs/"):
-        raise GitClawError(f"{where}: archive.ref must start with refs/, got {value!r}")
+    if option.key == "archive.ref":
+        _check_archive_ref(value, where)
     return value
+
+
+ARCHIVE_REF_PREFIX = "refs/gitclaw/"
+
+
+def _check_archive_ref(value: str, where: str) -> None:
+    """The archive lives under refs/gitclaw/ (never a branch), under a valid ref name
+    (the rules of `git check-ref-format`)."""
+    if not value.startswith(ARCHIVE_REF_PREFIX) or value == ARCHIVE_REF_PREFIX:
+        raise GitClawError(
+            f"{where}: archive.ref must be a ref under {ARCHIVE_REF_PREFIX}, got {value!r}"
+        )
+    bad = (
+        any(part in ("", ".", "..") or part.startswith(".") for part in value.split("/"))
+        or any(part.endswith(".lock") for part in value.split("/"))
+        or ".." in value
+        or "@{" in value
+        or value.endswith((".", "/"))
+        or any(ord(char) < 0x20 or char in " ~^:?*[\\\x7f" for char in value)
+    )
+    if bad:
+        raise GitClawError(f"{where}: archive.ref {value!r} is not a valid git ref name")
 
 
 def _check_overrides(value: dict[str, Any], where: str) -> None:

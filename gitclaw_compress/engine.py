@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from gitclaw_compress.archive import ArchiveWriter, Repository
+from gitclaw_compress.archive import ArchiveWriter, FileRecord, GitFailureError, Repository
 from gitclaw_compress.compress import (
     CompressSettings,
     ObjectId,
@@ -22,14 +24,23 @@ from gitclaw_compress.compress import (
 )
 from gitclaw_compress.config import Config
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
+from gitclaw_compress.fileio import (
+    AtomicFile,
+    FileInUseError,
+    clean_stale_temps,
+    disk_error,
+    is_special,
+    signals_deferred,
+)
 from gitclaw_compress.formats import detect_file
 from gitclaw_compress.remote import fetch_archive, fetch_command
 from gitclaw_compress.restore import MissingObjectError, read_marker, restore_data
 from gitclaw_compress.session import (
+    MARKER_BYTES,
     LineCounts,
     RawLine,
     iter_lines,
+    lines_from_bytes,
     parse_entry,
 )
 
@@ -37,7 +48,8 @@ from gitclaw_compress.session import (
 @dataclass
 class FileReport:
     path: str
-    status: str  # compressed | unchanged | would-compress | below-threshold | disabled
+    # compressed | unchanged | would-compress | below-threshold | disabled | in-use
+    status: str
     bytes_before: int
     bytes_after: int
     lines: int = 0
@@ -66,14 +78,32 @@ class _Pending:
     ref: str
 
 
-def _stat_key(stat: os.stat_result) -> tuple[int, int, int]:
-    return (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+def header_key(header: bytes) -> str:
+    """The key of a session's records in the archive: line 1 never changes."""
+    return hashlib.sha256(header).hexdigest()
 
 
 @contextlib.contextmanager
 def _open_lines(path: Path) -> Iterator[Iterator[RawLine]]:
     with open(path, "rb") as handle:
         yield iter_lines(handle)
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM unwinds like Ctrl-C, so temp files are removed and the message is true."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class IntactLines:
@@ -150,12 +180,15 @@ class Compression:
         self.object_id = blob_id_for(repo)
 
     def __enter__(self) -> Compression:
+        self._stack.enter_context(terminate_as_interrupt())
         return self
 
     def __exit__(self, kind: object, error: object, trace: object) -> None:
-        if error is not None:
-            self._abort()
-        self._stack.close()
+        try:
+            if error is not None:
+                self._abort()
+        finally:
+            self._stack.close()
 
     def _abort(self) -> None:
         for writer in self._writers.values():
@@ -170,7 +203,7 @@ class Compression:
         Claim every file before the first `add`, so that a bad path or a file locked by
         another run stops the whole run before anything is written.
         """
-        rel = self.repo.relative(path)
+        rel = self.repo.relative(self.real_path(path))
         if rel in self._claimed:
             return rel
         if not path.is_file():
@@ -178,6 +211,20 @@ class Compression:
         self._stack.enter_context(self.repo.lock(rel, rel))
         self._claimed.add(rel)
         return rel
+
+    def real_path(self, path: Path) -> Path:
+        """The file to rewrite: a symlink's target when it lies in the repository, so that
+        the link stays a link and the stubs name the file that was compressed."""
+        if not path.is_symlink():
+            return path
+        target = path.resolve()
+        try:
+            target.relative_to(self.repo.root)
+        except ValueError:
+            raise GitClawError(
+                f"{path}: a symlink to {target}, outside the git repository; nothing was changed"
+            ) from None
+        return target
 
     def add(
         self,
@@ -190,7 +237,8 @@ class Compression:
     ) -> FileReport:
         """Compress one file (written by `finish`). `settings` replace the config's."""
         rel = self.claim(path)
-        clean_stale_temps(path)
+        path = self.real_path(path)
+        clean_stale_temps(path, self.repo.git_dir)
         stat = path.stat()
         report = FileReport(rel, "unchanged", stat.st_size, stat.st_size)
         if not config["session.enabled"]:
@@ -198,6 +246,7 @@ class Compression:
             return report
         fmt = detect_file(path, rel)
         report.format = fmt.name
+        _refuse_damaged_markers(path, rel)
         if not force and stat.st_size < config["session.sizeThresholdKB"] * 1024:
             report.status = "below-threshold"
             return report
@@ -210,6 +259,7 @@ class Compression:
                 plan = settle(plan, lines, settings, session_ref=rel)
         if plan.budget is not None:
             report.budget = plan.budget.as_json()
+        self._warn_too_deep(plan, rel, report)
         counts = plan.counts
         report.lines, report.turns, report.kept_turns = counts.lines, plan.turns, plan.kept_turns
         report.counts = counts
@@ -227,8 +277,10 @@ class Compression:
         writer = self._writers.get(ref)
         if writer is None:
             writer = self._writers[ref] = ArchiveWriter(self.repo, ref)
-        output = None if self.dry_run else AtomicFile(path)
+        output = None if self.dry_run else AtomicFile(path, git_dir=self.repo.git_dir)
         size_after = 0
+        digest = hashlib.sha256()
+        header = b""
         try:
             with _open_lines(path) as lines:
                 for result in compress_lines(
@@ -241,8 +293,11 @@ class Compression:
                 ):
                     encoded = result.line.encode()
                     size_after += len(encoded)
+                    digest.update(encoded)
+                    if result.line.number == 1:
+                        header = result.line.data
                     if output is not None:
-                        output.handle.write(encoded)
+                        output.write(encoded)
                     if result.changed:
                         report.lines_compressed += 1
                         for payload in result.payloads:
@@ -252,10 +307,15 @@ class Compression:
                                 writer.add(payload.oid, payload.data)
             if output is not None:
                 output.seal()
+        except OSError as error:
+            if output is not None:
+                output.discard()
+            raise disk_error(error, path, "reading") from None
         except BaseException:
             if output is not None:
                 output.discard()
             raise
+        self._warn_too_deep(plan, rel, report)
         report.bytes_after = size_after
         if report.lines_compressed == 0:
             if output is not None:
@@ -266,11 +326,27 @@ class Compression:
             report.status = "would-compress"
             return report
         report.status = "compressed"
+        writer.record(header_key(header), FileRecord(digest.hexdigest(), size_after, counts.lines))
         self._pending.append(_Pending(output, stat, report, ref))
         return report
 
+    @staticmethod
+    def _warn_too_deep(plan: Any, rel: str, report: FileReport) -> None:
+        too_deep = getattr(plan, "too_deep", None)
+        if not too_deep:
+            return
+        where = ", ".join(str(number) for number in sorted(set(too_deep))[:5])
+        warning = f"{rel}: line(s) {where} nested too deeply to handle passed through untouched"
+        if warning not in report.warnings:
+            report.warnings.append(warning)
+
     def finish(self) -> None:
-        """Make the archive durable, then replace each file atomically."""
+        """Make the archive durable, then replace each file atomically.
+
+        A file that another process holds open for writing, or that changed since it was
+        read, is left as it was (status "in-use", with a warning): an agent that is still
+        running must not block a commit, and must not lose what it appends.
+        """
         for ref, writer in self._writers.items():
             files = sorted({p.report.path for p in self._pending if p.ref == ref})
             if not files:
@@ -280,14 +356,45 @@ class Compression:
             for pending in self._pending:
                 if pending.ref == ref:
                     pending.report.archive_commit = commit
-        for pending in self._pending:
-            if _stat_key(pending.output.target.stat()) != _stat_key(pending.stat):
+        replaced: list[str] = []
+        try:
+            while self._pending:
+                pending = self._pending[0]
+                with signals_deferred():  # the rename and its bookkeeping happen together
+                    try:
+                        pending.output.replace(pending.report.path, pending.stat)
+                        replaced.append(pending.report.path)
+                    except FileInUseError as busy:
+                        pending.output.discard()
+                        report = pending.report
+                        report.status = "in-use"
+                        report.bytes_after = report.bytes_before
+                        report.warnings.append(str(busy))
+                    self._pending.pop(0)
+        except KeyboardInterrupt:
+            if replaced:
+                left = [pending.report.path for pending in self._pending]
                 raise GitClawError(
-                    f"{pending.report.path}: changed while it was being compressed; run again"
-                )
-        for pending in self._pending:
-            pending.output.replace()
-        self._pending.clear()
+                    f"interrupted after compressing {', '.join(replaced)}"
+                    + (f"; {', '.join(left)} not changed" if left else "")
+                    + "; every file is either the old one or the new one",
+                    exit_code=130,
+                ) from None
+            raise
+
+
+def _refuse_damaged_markers(path: Path, rel: str) -> None:
+    """A line that names the marker key but cannot be read: compressing over it would
+    record the damage as the truth, so stop here."""
+    with _open_lines(path) as lines:
+        for line in lines:
+            if MARKER_BYTES in line.data:
+                try:
+                    read_marker(line.data, f"{rel}:{line.number}")
+                except GitClawError as error:
+                    raise GitClawError(
+                        f"{error}; run `gitclaw-compress verify {rel}`; nothing was changed"
+                    ) from None
 
 
 def _commit_line_source(
@@ -332,6 +439,14 @@ class ArchiveAccess:
         self.fetched = False  # a fetch was tried in this run
         self.fetch_error: str | None = None
         self._archived: set[str] | None = None
+        self.missing: set[str] = set()  # payloads not in the object store, for verify
+        self.notes: list[str] = []  # lines restored from their commit, and why, for verify
+
+    def _get(self, oid: str) -> bytes | None:
+        data = self.repo.reader.get(oid)
+        if data is None:
+            self.missing.add(oid)
+        return data
 
     @classmethod
     def from_config(
@@ -387,12 +502,23 @@ class ArchiveAccess:
     ) -> bytes:
         """The original bytes of one line, fetching the archive once if a payload is missing."""
         try:
-            return restore_data(data, where, self.repo.reader.get, from_commit)
+            return self._restore(data, where, from_commit)
+        except GitFailureError as error:
+            if str(error).startswith(where):
+                raise
+            raise GitFailureError(f"{where}: {error}") from None
+
+    def _restore(
+        self, data: bytes, where: str, from_commit: Callable[[str], bytes | None] | None
+    ) -> bytes:
+        try:
+            return restore_data(data, where, self._get, from_commit, self.notes)
         except MissingObjectError as error:
             missing = error
         if self.fetch_once():
+            self.missing.clear()
             try:
-                return restore_data(data, where, self.repo.reader.get, from_commit)
+                return restore_data(data, where, self._get, from_commit, self.notes)
             except MissingObjectError as error:
                 missing = error
         if self.fetched and self.fetch_error is None:
@@ -403,16 +529,205 @@ class ArchiveAccess:
         raise GitClawError(f"{missing}; {self.hint()}")
 
 
-def restored_lines(
+@dataclass
+class FileCheck:
+    """The whole-file check: the file against what compress recorded when it wrote it.
+
+    Each compress run records, in the archive, the sha256, size and line count of the file
+    it wrote (FileRecord, keyed by the header line). The file passes when its first `size`
+    bytes hash to one of those records: every line compress wrote is then exactly as it
+    wrote it, whatever changed inside it; lines after that prefix were appended since, and
+    each compressed line among them is still checked by its own marker. When no record
+    matches, a staged or committed version that matches one is the reference: each line of
+    the file must be that version's line or its restored original, and a line that is
+    neither is damaged and is restored from the reference instead.
+    """
+
+    status: str  # matched | unrecorded | repaired | damaged
+    records: int = 0
+    reference: str | None = None  # where a repair takes its lines from
+    replacements: dict[int, bytes] = field(default_factory=dict)  # line -> line to restore
+    problems: list[str] = field(default_factory=list)
+
+
+def _matching_record(chunks: Iterator[bytes], records: list[FileRecord]) -> FileRecord | None:
+    """The longest record whose size and sha256 match a prefix of the streamed bytes."""
+    wanted = sorted(records, key=lambda record: record.size)
+    digest = hashlib.sha256()
+    position = 0
+    found = None
+    index = 0
+    for chunk in chunks:
+        while index < len(wanted) and wanted[index].size <= position + len(chunk):
+            record = wanted[index]
+            probe = digest.copy()
+            probe.update(chunk[: record.size - position])
+            if probe.hexdigest() == record.sha256:
+                found = record
+            index += 1
+        digest.update(chunk)
+        position += len(chunk)
+        if index == len(wanted):
+            break
+    while index < len(wanted):  # records longer than the file never match
+        if wanted[index].size == position and digest.hexdigest() == wanted[index].sha256:
+            found = wanted[index]
+        index += 1
+    return found
+
+
+def _file_chunks(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            yield chunk
+
+
+def check_file(
     repo: Repository, path: Path, ref: str, access: ArchiveAccess | None = None
+) -> FileCheck:
+    """Check the whole file against the records of the archive (see FileCheck)."""
+    rel = repo.relative(path)
+    with _open_lines(path) as lines:
+        first = next(lines, None)
+    if first is None:
+        return FileCheck("unrecorded")
+    records = repo.file_records(ref, header_key(first.data))
+    if not records:
+        return FileCheck("unrecorded")
+    matched = _matching_record(_file_chunks(path), records)
+    if matched is not None and matched.size == max(record.size for record in records):
+        return FileCheck("matched", len(records))
+    # A later version that compress wrote may be staged or committed: compare with it, so
+    # that damage to what only that version covers is found too.
+    access = access if access is not None else ArchiveAccess(repo, ref)
+    for name, label in ((f":{rel}", "the staged version"), (f"HEAD:{rel}", "HEAD")):
+        blob = repo.reader.get(name)
+        if blob is None:
+            continue
+        record = _matching_record(iter([blob]), records)
+        if record is not None and (matched is None or record.size > matched.size):
+            reference = blob[: record.size]
+            verified = matched.lines if matched is not None else 0
+            return _repair_from(repo, path, rel, reference, label, access, verified)
+    if matched is not None:
+        return FileCheck("matched", len(records))
+    with _open_lines(path) as lines:
+        has_markers = any(MARKER_BYTES in line.data for line in lines)
+    if not has_markers:  # restored in place, or never compressed under this header
+        return FileCheck("unrecorded", len(records))
+    return FileCheck(
+        "damaged",
+        len(records),
+        problems=[
+            *_marker_problems(path, rel),
+            f"{rel}: the file differs from every version gitclaw-compress wrote "
+            f"({len(records)} recorded on {ref}) and no staged or committed version matches "
+            "one; a compressed line was altered",
+        ],
+    )
+
+
+def _marker_problems(path: Path, rel: str) -> list[str]:
+    """The lines whose marker cannot be read, named first when a file is damaged."""
+    problems = []
+    with _open_lines(path) as lines:
+        for line in lines:
+            if MARKER_BYTES in line.data:
+                try:
+                    read_marker(line.data, f"{rel}:{line.number}")
+                except GitClawError as error:
+                    problems.append(str(error))
+    return problems
+
+
+def _repair_from(
+    repo: Repository,
+    path: Path,
+    rel: str,
+    reference: bytes,
+    label: str,
+    access: ArchiveAccess,
+    verified_lines: int,
+) -> FileCheck:
+    """Compare the file line by line with a version compress wrote (see FileCheck).
+
+    The first `verified_lines` are covered by an older record that the file matches (it is
+    an older version that compress wrote, maybe with lines appended). Any other line passes
+    when it is the reference's line, or, without a marker, the reference line's original
+    (restored in place, or appended to an older version). Any other line is damaged, and
+    the reference's line replaces it.
+    """
+    check = FileCheck("repaired", reference=label)
+    from_commit = _commit_line_source(repo, rel)
+    expected = lines_from_bytes(reference)
+    with _open_lines(path) as lines:
+        current = list(lines)
+
+    def original(data: bytes, number: int) -> bytes | None:
+        try:
+            return access.restore(data, f"{rel}:{number}", from_commit(number))
+        except GitFailureError:
+            raise
+        except GitClawError:
+            return None
+
+    for want, have in zip(expected, current, strict=False):
+        if have.data == want.data and have.newline == want.newline:
+            continue
+        if want.number <= verified_lines:
+            continue  # the record that the file matches covers this line
+        # A plain line may be the original (restored in place, or an older version);
+        # a line with a marker that is not the reference's was altered.
+        plain = MARKER_BYTES not in have.data and have.newline == want.newline
+        if plain and have.data == original(want.data, want.number):
+            continue
+        check.replacements[want.number] = want.data
+        check.problems.append(
+            f"{rel}:{want.number}: the line differs from what gitclaw-compress wrote; "
+            f"{label} holds it intact (restore takes it from there)"
+        )
+    if len(current) < len(expected) and (check.replacements or not verified_lines):
+        check.status = "damaged"
+        check.problems.append(
+            f"{rel}: {len(current)} lines, but gitclaw-compress wrote {len(expected)}; "
+            "lines were cut or joined"
+        )
+    elif check.replacements and any(
+        parse_entry(line.data) is None for line in current[len(expected) :]
+    ):
+        # A line after the recorded ones that is not JSON may be a piece of a split line.
+        check.status = "damaged"
+        check.problems.append(
+            f"{rel}: lines after line {len(expected)} are not all JSON objects; a damaged "
+            "line may have been split, so nothing is restored from history"
+        )
+    elif not check.replacements:
+        check.status = "matched"
+    return check
+
+
+def restored_lines(
+    repo: Repository,
+    path: Path,
+    ref: str,
+    access: ArchiveAccess | None = None,
+    check: FileCheck | None = None,
 ) -> Iterator[RawLine]:
-    """The original lines of a (possibly compressed) session file."""
+    """The original lines of a (possibly compressed) session file.
+
+    A file that fails the whole-file check is refused; a damaged line is taken from the
+    version that the check found intact, when there is one.
+    """
     rel = repo.relative(path)
     from_commit = _commit_line_source(repo, rel)
     access = access if access is not None else ArchiveAccess(repo, ref)
+    check = check if check is not None else check_file(repo, path, ref, access)
+    if check.status == "damaged":
+        raise GitClawError(f"{check.problems[0]}; nothing was restored")
     with _open_lines(path) as lines:
         for line in lines:
-            data = access.restore(line.data, f"{rel}:{line.number}", from_commit(line.number))
+            source = check.replacements.get(line.number, line.data)
+            data = access.restore(source, f"{rel}:{line.number}", from_commit(line.number))
             yield line if data is line.data else RawLine(line.number, data, line.newline)
 
 
@@ -423,26 +738,58 @@ def restore_file(
     output: Path | None,
     access: ArchiveAccess | None = None,
 ) -> int:
-    """Write the original file to `output` (in place when None); returns the bytes written."""
-    target = output if output is not None else path
+    """Write the original file to `output` (in place when None); returns the bytes written.
+
+    A device or pipe is written as a stream; a symlink is followed, never replaced.
+    """
+    target = (output if output is not None else path).resolve()
     rel = repo.relative(path)
     with repo.lock(rel, rel):
-        atomic = AtomicFile(target, mode_from=path if output is not None else None)
+        if output is None:
+            clean_stale_temps(target, repo.git_dir)
+        if output is not None and is_special(target):
+            try:
+                with open(target, "wb") as sink:
+                    return restore_to_stream(repo, path, ref, sink, access)
+            except OSError as error:
+                raise disk_error(error, target, "writing") from None
+        git_dir = repo.git_dir if _inside(target, repo.root) else None
+        if output is not None:
+            clean_stale_temps(target, git_dir)
+        atomic = AtomicFile(target, mode_from=path if output is not None else None, git_dir=git_dir)
         try:
-            written = restore_to_stream(repo, path, ref, atomic.handle, access)
+            written = restore_to_stream(repo, path, ref, atomic, access)
             atomic.seal()
-            atomic.replace()
+            atomic.replace(rel if output is None else str(output))
+        except OSError as error:
+            atomic.discard()
+            raise disk_error(error, target, "writing") from None
+        except KeyboardInterrupt:
+            atomic.discard()
+            if atomic.replaced:  # the interrupt came just after the rename
+                raise GitClawError(
+                    f"interrupted after restoring {output or rel}", exit_code=130
+                ) from None
+            raise
         except BaseException:
             atomic.discard()
             raise
     return written
 
 
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
 def restore_to_stream(
     repo: Repository,
     path: Path,
     ref: str,
-    sink: IO[bytes],
+    sink: IO[bytes] | AtomicFile,
     access: ArchiveAccess | None = None,
 ) -> int:
     written = 0
@@ -459,6 +806,8 @@ class VerifyReport:
     compressed_lines: int = 0
     objects: int = 0
     problems: list[str] = field(default_factory=list)
+    whole_file: str = "unrecorded"  # matched | unrecorded | repaired | damaged (FileCheck)
+    leftovers: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -471,7 +820,8 @@ def verify_file(
     archived: set[str] | None = None,
     access: ArchiveAccess | None = None,
 ) -> VerifyReport:
-    """Check that every stub resolves, every hash matches, and every object is on the ref.
+    """Check the whole file, that every stub resolves, every hash matches, and every object
+    is in the object store and on the ref.
 
     With an `access` that may fetch, a payload missing from the local archive ref makes it
     fetch the archive from the remote once, then check again.
@@ -480,6 +830,10 @@ def verify_file(
     report = VerifyReport(rel)
     from_commit = _commit_line_source(repo, rel)
     access = access if access is not None else ArchiveAccess(repo, ref)
+    check = check_file(repo, path, ref, access)
+    report.whole_file = check.status
+    report.problems.extend(check.problems)
+    report.leftovers = [str(leftover) for leftover in repo.leftovers()]
 
     def on_ref(oid: str) -> bool:
         known = archived if archived is not None else access.archived()
@@ -496,8 +850,9 @@ def verify_file(
     with _open_lines(path) as lines:
         for line in lines:
             where = f"{rel}:{line.number}"
+            data = check.replacements.get(line.number, line.data)
             try:
-                marker = read_marker(line.data, where)
+                marker = read_marker(data, where)
                 if marker is None:
                     continue
                 report.compressed_lines += 1
@@ -509,9 +864,21 @@ def verify_file(
                             "(git gc would lose it and git push would not send it); "
                             f"{access.hint()}"
                         )
-                access.restore(line.data, where, from_commit(line.number))
+                del access.notes[:]
+                access.restore(data, where, from_commit(line.number))
+                report.problems.extend(access.notes)
+                for _, oid in marker.parts:
+                    if oid in access.missing:
+                        report.problems.append(
+                            f"{where}: archived object {oid} is missing from the object "
+                            "store (the line still restores from the commit where it is "
+                            "intact); run `git fsck`, then `gitclaw-compress fetch`"
+                        )
+            except GitFailureError:
+                raise  # git itself failed: verify could not do its job (exit 3)
             except GitClawError as error:
                 report.problems.append(str(error))
+    report.problems = list(dict.fromkeys(report.problems))  # a damaged line is named once
     return report
 
 

@@ -1,26 +1,98 @@
-"""Atomic replacement of a file: a temp file beside it, fsync, rename, fsync the folder."""
+"""Atomic replacement of a file: a temp file, fsync, a guarded rename, fsync the folder.
+
+Temp files live in `.git/gitclaw-compress/tmp/` when that folder is on the same filesystem
+as the target (so the rename stays atomic and `git add -A` never sees them); otherwise
+beside the target, under a name the tool lists in `.git/info/exclude`.
+
+The rename never happens under a live writer. On Linux a read lease (`F_SETLEASE`) is
+taken on the target first: it fails while any process has the file open for writing, and
+while it is held an `open` for writing blocks until it is released. The last check that
+the file did not change, and the rename, happen under the lease. If a writer's `open`
+arrived in that window anyway (it was resolved to the old file before the rename), the old
+file is put back and nothing is changed. Where leases are not available, `/proc/*/fd` is
+scanned for writers instead (the window between scan and rename then stays open); where
+neither exists, there is no check (see docs/integrity.md).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import glob
+import hashlib
 import os
+import signal
+import stat as stat_module
 import tempfile
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
+from gitclaw_compress.errors import GitClawError
+
 TEMP_PREFIX = ".gitclaw-compress-tmp-"
+F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)  # Linux values, in case the build lacks them
+F_GETLEASE = getattr(fcntl, "F_GETLEASE", 1025)
+# Errors of a full or read-only disk: one line, never a traceback.
+DISK_ERRORS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG}
+
+# Test injection point: called after the last check and just before the rename.
+before_rename: Callable[[Path], None] | None = None
+
+
+class FileInUseError(GitClawError):
+    """Another process has the file open for writing (or wrote to it during the run)."""
 
 
 def _temp_prefix(target: Path) -> str:
+    # The absolute path's hash keeps two sessions with the same name apart in one folder.
+    digest = hashlib.sha1(str(target.absolute()).encode()).hexdigest()[:12]
+    return f"{TEMP_PREFIX}{target.name}.{digest}."
+
+
+def _legacy_temp_prefix(target: Path) -> str:
     return f"{TEMP_PREFIX}{target.name}."
 
 
-def clean_stale_temps(target: Path) -> None:
+def temp_folder(target: Path, git_dir: Path | None) -> Path:
+    """Where temp files for `target` go: the git dir's tmp folder if the rename can be atomic."""
+    folder = target.absolute().parent
+    if git_dir is None:
+        return folder
+    tmp = git_dir / "gitclaw-compress" / "tmp"
+    try:
+        tmp.mkdir(parents=True, exist_ok=True)
+        if tmp.stat().st_dev == folder.stat().st_dev:
+            return tmp
+    except OSError:
+        pass
+    _exclude_temp_names(git_dir)
+    return folder
+
+
+def _exclude_temp_names(git_dir: Path) -> None:
+    """List the temp names in .git/info/exclude, for a work tree on another filesystem."""
+    exclude = git_dir / "info" / "exclude"
+    pattern = TEMP_PREFIX + "*"
+    with contextlib.suppress(OSError):
+        if exclude.exists() and pattern in exclude.read_text(errors="replace").splitlines():
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with open(exclude, "a") as handle:
+            handle.write(f"# temp files of gitclaw-compress runs\n{pattern}\n")
+
+
+def clean_stale_temps(target: Path, git_dir: Path | None = None) -> None:
     """Temp files left by a killed run on this file (the caller holds the file's lock)."""
-    for stale in target.parent.glob(glob.escape(_temp_prefix(target)) + "*"):
-        with contextlib.suppress(OSError):
-            stale.unlink()
+    places = [(target.absolute().parent, _legacy_temp_prefix(target))]
+    if git_dir is not None:
+        places.append((git_dir / "gitclaw-compress" / "tmp", _temp_prefix(target)))
+    for folder, prefix in places:
+        for stale in folder.glob(glob.escape(prefix) + "*"):
+            with contextlib.suppress(OSError):
+                stale.unlink()
 
 
 def fsync_directory(path: Path) -> None:
@@ -31,33 +103,206 @@ def fsync_directory(path: Path) -> None:
         os.close(fd)
 
 
+def disk_error(error: OSError, target: Path, doing: str) -> GitClawError:
+    """One line for an OSError while writing: the file, what failed, and the reason."""
+    reason = error.strerror or type(error).__name__
+    if error.errno in DISK_ERRORS:
+        reason = {
+            errno.ENOSPC: "no space left on the device",
+            errno.EROFS: "the filesystem is read-only",
+            errno.EDQUOT: "disk quota exceeded",
+            errno.EFBIG: "file too large",
+        }[error.errno]
+    return GitClawError(f"{target}: {doing} failed: {reason}; nothing was changed")
+
+
+def writers_of(path: Path) -> list[int] | None:
+    """Ids of other processes that hold `path` open for writing; None without /proc."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return None
+    try:
+        wanted = os.stat(path)
+    except OSError:
+        return []
+    me = os.getpid()
+    found = []
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            fds = os.scandir(f"/proc/{entry.name}/fd")
+        except OSError:
+            continue
+        with fds:
+            for fd in fds:
+                try:
+                    held = os.stat(fd.path)
+                    if (held.st_dev, held.st_ino) != (wanted.st_dev, wanted.st_ino):
+                        continue
+                    info = Path(f"/proc/{entry.name}/fdinfo/{fd.name}").read_text()
+                except OSError:
+                    continue
+                rows = [row for row in info.splitlines() if row.startswith("flags")]
+                flags = int(rows[0].split()[1], 8) if rows else 0
+                if flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
+                    found.append(int(entry.name))
+                    break
+    return found
+
+
+def in_use_error(rel: str, pids: list[int] | None = None) -> FileInUseError:
+    who = f" (process {', '.join(map(str, pids))})" if pids else ""
+    return FileInUseError(f"{rel}: in use by another process{who}; nothing was changed")
+
+
+@contextlib.contextmanager
+def _no_writers(target: Path, rel: str) -> Iterator[Callable[[], bool]]:
+    """Hold a read lease on `target`; yields a check that the lease was not broken since."""
+    fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+    leased = False
+    previous: signal._HANDLER = None
+    main_thread = threading.current_thread() is threading.main_thread()
+    try:
+        if main_thread and hasattr(signal, "SIGIO"):
+            # A lease break is announced by SIGIO, whose default action ends the process.
+            previous = signal.signal(signal.SIGIO, signal.SIG_IGN)
+            try:
+                fcntl.fcntl(fd, F_SETLEASE, fcntl.F_RDLCK)
+                leased = True
+            except OSError as error:
+                if error.errno == errno.EAGAIN:
+                    raise in_use_error(rel, writers_of(target)) from None
+        if not leased:  # no leases here (filesystem, permissions, platform): scan instead
+            pids = writers_of(target)
+            if pids:
+                raise in_use_error(rel, pids)
+
+        def intact() -> bool:
+            return not leased or fcntl.fcntl(fd, F_GETLEASE) == fcntl.F_RDLCK
+
+        yield intact
+    finally:
+        if leased:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, F_SETLEASE, fcntl.F_UNLCK)
+        os.close(fd)
+        if main_thread and hasattr(signal, "SIGIO"):
+            signal.signal(signal.SIGIO, previous if previous is not None else signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block is done, so that it runs whole or not at all."""
+    deferred = {signal.SIGINT, signal.SIGTERM}
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, deferred)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _stat_key(stat: os.stat_result) -> tuple[int, int, int]:
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
 class AtomicFile:
-    """Write the new content with `handle`, `seal()` it, then `replace()` the target.
+    """Write the new content with `write`, `seal()` it, then `replace()` the target.
 
     Until `replace()`, the target is untouched; a crash leaves the old file and a stale temp
     file that the next run on the same target removes.
     """
 
-    def __init__(self, target: Path, mode_from: Path | None = None) -> None:
+    def __init__(
+        self, target: Path, mode_from: Path | None = None, git_dir: Path | None = None
+    ) -> None:
         self.target = target
-        folder = target.absolute().parent
-        fd, name = tempfile.mkstemp(dir=folder, prefix=_temp_prefix(target))
+        folder = temp_folder(target, git_dir)
+        self._git_dir = git_dir
+        try:
+            fd, name = tempfile.mkstemp(dir=folder, prefix=_temp_prefix(target))
+        except OSError as error:
+            raise disk_error(error, target, "creating a temp file") from None
         self.temp = Path(name)
+        self.replaced = False  # the rename happened (a late interrupt must not deny it)
         self.handle: IO[bytes] = os.fdopen(fd, "wb")
         source = mode_from if mode_from is not None else target
         self._mode = source.stat().st_mode & 0o7777 if source.exists() else None
 
-    def seal(self) -> None:
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
-        self.handle.close()
-        if self._mode is not None:
-            os.chmod(self.temp, self._mode)
+    def write(self, data: bytes) -> None:
+        try:
+            self.handle.write(data)
+        except OSError as error:
+            raise disk_error(error, self.target, "writing") from None
 
-    def replace(self) -> None:
-        os.replace(self.temp, self.target)
-        fsync_directory(self.target.absolute().parent)
+    def seal(self) -> None:
+        try:
+            self.handle.flush()
+            os.fsync(self.handle.fileno())
+            self.handle.close()
+            if self._mode is not None:
+                os.chmod(self.temp, self._mode)
+        except OSError as error:
+            raise disk_error(error, self.target, "writing") from None
+
+    def replace(self, rel: str | None = None, expected: os.stat_result | None = None) -> None:
+        """Rename the temp file over the target, unless another process writes to it.
+
+        `expected`: the target's stat when it was read; a different one means it changed
+        (FileInUseError, nothing is changed).
+        """
+        name = rel if rel is not None else str(self.target)
+        if not self.target.exists():
+            with signals_deferred():
+                self._rename()
+                self.replaced = True
+            return
+        backup = self.temp.with_name(self.temp.name + ".old")
+        with _no_writers(self.target, name) as lease_intact:
+            if expected is not None and _stat_key(self.target.stat()) != _stat_key(expected):
+                raise FileInUseError(
+                    f"{name}: changed while it was being compressed (another process "
+                    "writes to it); nothing was changed"
+                )
+            try:
+                os.link(self.target, backup)  # the way back if a writer slips in
+            except OSError:
+                backup = None  # type: ignore[assignment]
+            try:
+                with signals_deferred():
+                    if before_rename is not None:
+                        before_rename(self.target)
+                    self._rename()
+                    if backup is not None and not lease_intact():
+                        # A writer opened the old file during the rename: put it back.
+                        os.replace(backup, self.target)
+                        fsync_directory(self.target.absolute().parent)
+                        raise in_use_error(name)
+                    self.replaced = True
+            finally:
+                if backup is not None:
+                    backup.unlink(missing_ok=True)
+
+    def _rename(self) -> None:
+        try:
+            os.replace(self.temp, self.target)
+            fsync_directory(self.target.absolute().parent)
+        except OSError as error:
+            raise disk_error(error, self.target, "replacing the file") from None
 
     def discard(self) -> None:
-        self.handle.close()
+        with contextlib.suppress(OSError):
+            self.handle.close()
         self.temp.unlink(missing_ok=True)
+
+
+def is_special(path: Path) -> bool:
+    """A device, pipe or socket: written as a stream, never replaced by a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat_module.S_ISREG(mode) and not stat_module.S_ISDIR(mode)

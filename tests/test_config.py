@@ -57,7 +57,14 @@ def test_comments_and_partial_files_are_fine() -> None:
     [
         (b'{"session": {"previewLines": -1}}', "session.previewLines must be at least 0"),
         (b'{"sessions": {"globs": [1]}}', "sessions.globs must be a list of strings"),
-        (b'{"archive": {"ref": "gitclaw"}}', "archive.ref must start with refs/"),
+        (b'{"archive": {"ref": "gitclaw"}}', "archive.ref must be a ref under refs/gitclaw/"),
+        (
+            b'{"archive": {"ref": "refs/heads/main"}}',
+            "archive.ref must be a ref under refs/gitclaw/",
+        ),
+        (b'{"archive": {"ref": "refs/gitclaw/../../x"}}', "is not a valid git ref name"),
+        (b'{"archive": {"ref": "refs/gitclaw/a b"}}', "is not a valid git ref name"),
+        (b'{"archive": {"ref": "refs/gitclaw/x.lock"}}', "is not a valid git ref name"),
         (b'{"session": []}', "session must be an object"),
         (b"[]", "must be a JSON object"),
         (b'{"prune": {"strategy": "newest"}}', "prune.strategy must be one of turns, tokens, both"),

@@ -26,7 +26,7 @@ def test_an_interrupt_before_the_rename_leaves_the_original_and_no_temp_file(
 ) -> None:
     original = session.read_bytes()
 
-    def interrupted(self: AtomicFile) -> None:
+    def interrupted(self: AtomicFile, *args: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(AtomicFile, "replace", interrupted)

@@ -31,6 +31,7 @@ def describe(report: FileReport) -> str:
         "unchanged": "nothing new to compress",
         "below-threshold": "smaller than session.sizeThresholdKB",
         "disabled": "session.enabled is false",
+        "in-use": "in use by another process; nothing was changed",
     }
     return f"unchanged {report.path}: {reasons.get(report.status, report.status)}"
 

@@ -62,5 +62,11 @@ def command(
             )
             for problem in report.problems:
                 click.echo(f"  {problem}")
+        leftovers = sorted({item for report in reports for item in report.leftovers})
+        if leftovers:  # killed git runs leave these; git never removes them by itself
+            click.echo(
+                f"note: {len(leftovers)} leftover(s) of killed git runs, safe to delete while "
+                f"no git command runs: {', '.join(leftovers)}"
+            )
     if problems:
         raise click.exceptions.Exit(EXIT_PROBLEMS)

@@ -1,0 +1,244 @@
+"""Damage to compressed files and to the archive: restore never returns wrong bytes with
+success, and verify never says ok when something is wrong.
+
+Each trial damages one compressed line (a byte flip or a truncation at a random position,
+or a broken marker) or one archived object (deleted, or its content swapped), then runs
+verify and restore in process. A trial ends one of three ways: restore refused (an error),
+restore gave the original bytes (from the commit that holds the intact line), or restore
+gave wrong bytes without an error, which must never happen.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS_SESSIONS, commit_session, corpus_files, git, needs_corpus
+from synthetic import typical_session
+
+from gitclaw_compress.archive import Repository
+from gitclaw_compress.config import defaults
+from gitclaw_compress.engine import (
+    ArchiveAccess,
+    Compression,
+    restored_lines,
+    verify_file,
+)
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.session import MARKER_BYTES, join_lines
+
+SESSION = ".GITCLAW/state/sessions/s.jsonl"
+REF = "refs/gitclaw/archive"
+
+
+@dataclass
+class Tally:
+    trials: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    verify_missed: list[str] = field(default_factory=list)
+
+    def line(self, label: str) -> str:
+        return (
+            f"{label}: {self.trials} trials, {self.outcomes['refused']} refused, "
+            f"{self.outcomes['restored']} restored from history, "
+            f"{self.outcomes['wrong']} wrong with exit 0"
+        )
+
+
+def compress(repo: Path, path: Path) -> None:
+    with Compression(Repository(repo)) as run:
+        report = run.add(path, defaults(), keep_turns=1, force=True)
+        run.finish()
+    assert report.status == "compressed"
+
+
+def attempt(repo: Path, path: Path, original: bytes, tally: Tally, what: str) -> None:
+    """Run verify and restore on the damaged state; count the outcome."""
+    repository = Repository(repo)
+    try:
+        verified = verify_file(repository, path, REF, access=ArchiveAccess(repository, REF))
+        if not verified.problems:
+            tally.verify_missed.append(what)
+        try:
+            restored = join_lines(restored_lines(repository, path, REF))
+        except GitClawError as error:
+            assert "\n" not in str(error) and "Error(" not in str(error), str(error)
+            tally.outcomes["refused"] += 1
+            return
+        tally.outcomes["restored" if restored == original else "wrong"] += 1
+        if restored != original:
+            tally.verify_missed.append(f"WRONG BYTES: {what}")
+    finally:
+        repository.close()
+        tally.trials += 1
+
+
+def compressed_line_spans(data: bytes) -> list[tuple[int, int]]:
+    spans = []
+    start = 0
+    for line in data.split(b"\n"):
+        if MARKER_BYTES in line:
+            spans.append((start, start + len(line)))
+        start += len(line) + 1
+    return spans
+
+
+def damage_lines(
+    repo: Path, path: Path, original: bytes, seeds: range, tally: Tally, label: str
+) -> None:
+    """Flip a byte or cut a compressed line at a random position, one damage per trial."""
+    compressed = path.read_bytes()
+    spans = compressed_line_spans(compressed)
+    assert spans
+    for seed in seeds:
+        rng = random.Random(seed)
+        start, end = rng.choice(spans)
+        position = rng.randrange(start, end)
+        if seed % 2:
+            flipped = compressed[position] ^ (1 << rng.randrange(8))
+            damaged = compressed[:position] + bytes([flipped]) + compressed[position + 1 :]
+            what = f"{label} seed {seed}: flip at {position}"
+        else:
+            damaged = compressed[:position] + compressed[end:]
+            what = f"{label} seed {seed}: cut line at {position}..{end}"
+        path.write_bytes(damaged)
+        attempt(repo, path, original, tally, what)
+    path.write_bytes(compressed)
+
+
+BROKEN_MARKERS = [
+    (b'"v":1', b'"v":9'),
+    (b'"sha256":"', b'"sha256":"0'),
+    (b'"size":', b'"size":-'),
+    (b'"parts":[', b'"parts":[1,'),
+    (b'"oid":"', b'"oid":"HEAD:../x'),
+    (b'"path":["', b'"path":[true,"'),
+    (b'"commit":"', b'"commit":"HEAD '),
+    (b'"gitclawCompress":{', b'"gitclawCompress":[{'),
+]
+
+
+def break_markers(repo: Path, path: Path, original: bytes, tally: Tally, label: str) -> None:
+    compressed = path.read_bytes()
+    for old, new in BROKEN_MARKERS:
+        if old not in compressed:
+            continue
+        spot = compressed.rindex(old)  # in the last compressed line that has it
+        path.write_bytes(compressed[:spot] + new + compressed[spot + len(old) :])
+        attempt(repo, path, original, tally, f"{label}: marker {new!r}")
+    path.write_bytes(compressed)
+
+
+def loose_object(repo: Path, oid: str) -> Path:
+    return repo / ".git" / "objects" / oid[:2] / oid[2:]
+
+
+def damage_objects(repo: Path, path: Path, original: bytes, tally: Tally, label: str) -> None:
+    """Delete one archived object, or swap its content for another blob's."""
+    git(repo, "-c", "pack.compression=0", "repack", "-q")  # nothing loose yet; unpack below
+    packs = list((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    moved = repo.parent / "packs"
+    moved.mkdir(exist_ok=True)
+    for pack in packs:  # explode into loose objects, which a test can delete or swap
+        data = pack.read_bytes()
+        for suffix in (".pack", ".idx", ".rev"):
+            sibling = pack.with_suffix(suffix)
+            if sibling.exists():
+                shutil.move(sibling, moved / sibling.name)
+        subprocess.run(["git", "unpack-objects", "-q"], cwd=repo, input=data, check=True)
+    oids = sorted(
+        line.split()[2] for line in git(repo, "ls-tree", "-r", REF, "--", "blobs").splitlines()
+    )
+    assert len(oids) >= 2
+    first, second = oids[0], oids[1]
+    for what, change in (("deleted", "delete"), ("swapped", "swap")):
+        saved = loose_object(repo, first).read_bytes()
+        target = loose_object(repo, first)
+        os.chmod(target, 0o644)
+        if change == "delete":
+            target.unlink()
+        else:
+            target.write_bytes(loose_object(repo, second).read_bytes())
+        attempt(repo, path, original, tally, f"{label}: object {what}")
+        target.write_bytes(saved)
+
+
+def run_suite(repo: Path, relpath: str, original: bytes, seeds: range, label: str) -> Tally:
+    tally = Tally()
+    path = commit_session(repo, relpath, original)
+    compress(repo, path)
+    git(repo, "commit", "-qam", "compressed")  # HEAD now holds the compressed file intact
+    damage_lines(repo, path, original, seeds, tally, f"{label} (committed)")
+    break_markers(repo, path, original, tally, f"{label} (committed)")
+    # The same damage before the compressed file was ever committed: nothing to repair from.
+    git(repo, "reset", "-q", "--soft", "HEAD~1")
+    git(repo, "reset", "-q")
+    damage_lines(repo, path, original, seeds, tally, f"{label} (uncommitted)")
+    break_markers(repo, path, original, tally, f"{label} (uncommitted)")
+    damage_objects(repo, path, original, tally, label)
+    return tally
+
+
+def report(tally: Tally, label: str, both: bool = True) -> None:
+    print(tally.line(label), file=sys.stderr)
+    assert tally.outcomes["wrong"] == 0, tally.verify_missed
+    assert not tally.verify_missed, tally.verify_missed
+    assert tally.outcomes["restored"] and (tally.outcomes["refused"] or not both)
+
+
+def test_damage_to_a_synthetic_session_is_refused_or_repaired(repo: Path) -> None:
+    original = typical_session(turns=8).data()
+    tally = run_suite(repo, SESSION, original, range(60), "synthetic")
+    report(tally, "synthetic")
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", ["gitopenclaw__b1f6c294.jsonl", "github-openclaw__issue-68.jsonl"])
+def test_damage_to_corpus_sessions_is_refused_or_repaired(repo: Path, name: str) -> None:
+    source = next((path for path in corpus_files() if path.name == name), None)
+    if source is None:
+        pytest.skip(f"{name} is not in the corpus")
+    original = source.read_bytes()
+    tally = run_suite(repo, f"{CORPUS_SESSIONS}/{name}", original, range(24), name)
+    report(tally, name)
+
+
+def test_two_runs_with_appends_between_and_an_older_version_checked_out(repo: Path) -> None:
+    """Records of two runs: damage anywhere is still caught, and an older compressed version
+    that is checked out again verifies and restores."""
+    full = typical_session(turns=10).data()
+    lines = full.split(b"\n")
+    users = [i for i, line in enumerate(lines) if b'"role":"user"' in line]
+    first = b"\n".join(lines[: users[6]]) + b"\n"
+    path = commit_session(repo, SESSION, first)
+    compress(repo, path)
+    git(repo, "commit", "-qam", "run 1 compressed")
+    with open(path, "ab") as handle:
+        handle.write(full[len(first) :])
+    git(repo, "commit", "-qam", "agent appended")
+    compress(repo, path)
+    git(repo, "commit", "-qam", "run 2 compressed")
+    assert len(Repository(repo).file_records(REF, _key(path))) == 2
+
+    tally = Tally()
+    damage_lines(repo, path, full, range(30), tally, "two runs")
+    report(tally, "two runs", both=False)  # committed: every damaged line is in HEAD
+
+    git(repo, "checkout", "HEAD~2", "--", SESSION)  # run 1's file, as it was committed
+    repository = Repository(repo)
+    verified = verify_file(repository, path, REF)
+    assert not verified.problems and verified.whole_file == "matched", verified.problems
+    assert join_lines(restored_lines(repository, path, REF)) == first
+
+
+def _key(path: Path) -> str:
+    from gitclaw_compress.engine import header_key
+
+    return header_key(path.read_bytes().split(b"\n", 1)[0])

@@ -1,0 +1,262 @@
+"""A session that an agent is still writing to is never renamed away from the agent.
+
+The writer is a real second process that holds the file open in append mode; the test
+talks to it through pipes (append now, close now), never through sleeps.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import commit_session
+from synthetic import typical_session
+
+from gitclaw_compress import fileio
+from gitclaw_compress.cli import cli
+from gitclaw_compress.fileio import TEMP_PREFIX
+
+SESSION = ".GITCLAW/state/sessions/s.jsonl"
+APPENDED = b'{"type":"custom","id":"%08d","parentId":null,"timestamp":"2026-02-20T12:00:00.000Z"}\n'
+
+WRITER = """
+import sys
+with open(sys.argv[1], "ab", buffering=0) as handle:
+    print("open", flush=True)
+    for command in sys.stdin:
+        if command.strip() == "close":
+            break
+        handle.write(command.split(" ", 1)[1].encode())
+        print("written", flush=True)
+print("closed", flush=True)
+"""
+
+
+class Writer:
+    """An agent-like process with the session open for appending."""
+
+    def __init__(self, path: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.read() == "open"
+
+    def read(self) -> str:
+        assert self.process.stdout is not None
+        return self.process.stdout.readline().strip()
+
+    def append(self, line: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write("append " + line.decode())
+        self.process.stdin.flush()
+        assert self.read() == "written"
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write("close\n")
+        self.process.stdin.flush()
+        assert self.read() == "closed"
+        self.process.wait()
+
+
+@pytest.fixture
+def session(repo: Path) -> Path:
+    return commit_session(repo, SESSION, typical_session(turns=6).data())
+
+
+@pytest.fixture
+def in_repo(repo: Path) -> Iterator[Path]:
+    cwd = Path.cwd()
+    os.chdir(repo)
+    try:
+        yield repo
+    finally:
+        os.chdir(cwd)
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_a_writer_holding_the_file_open_keeps_every_appended_byte(
+    in_repo: Path, session: Path
+) -> None:
+    before = session.read_bytes()
+    writer = Writer(session)
+    try:
+        writer.append(APPENDED % 1)
+        code, out, err = run("compress", "--force", "--keep-turns", "1", "--stage", SESSION)
+        writer.append(APPENDED % 2)
+    finally:
+        writer.close()
+    assert code == 0, err  # the hook must not block the commit
+    assert "in use by another process" in err and "nothing was changed" in err
+    assert err.count("\n") == 1, err
+    assert "staged" not in out
+    assert session.read_bytes() == before + APPENDED % 1 + APPENDED % 2
+    # Once the agent is done, the next run compresses it, and restore gives it all back.
+    code, out, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 0 and "compressed" in out, err
+    code, out, _ = run("restore", SESSION, "-o", "-")
+    assert out.encode() == before + APPENDED % 1 + APPENDED % 2
+
+
+def lease_breaking() -> bool:
+    """Whether a lease on some file is being broken by an open (see /proc/locks)."""
+    return "BREAKING" in Path("/proc/locks").read_text()
+
+
+def test_an_append_between_the_last_check_and_the_rename_is_not_lost(
+    in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent that opens the file for each append does so at the worst moment."""
+    before = session.read_bytes()
+    appender: list[subprocess.Popen[bytes]] = []
+
+    def append_now(target: Path) -> None:
+        # Not in session's folder: temp files live where `git add -A` never looks.
+        assert not list(target.parent.glob(TEMP_PREFIX + "*"))
+        appender.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    "import sys; open(sys.argv[1], 'ab').write(sys.argv[2].encode())",
+                    str(target),
+                    (APPENDED % 3).decode(),
+                ]
+            )
+        )
+        # Wait until its open is blocked on our lease, or it is done (no lease here).
+        while appender[0].poll() is None and not lease_breaking():
+            pass
+
+    monkeypatch.setattr(fileio, "before_rename", append_now)
+    code, out, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert appender[0].wait() == 0
+    monkeypatch.setattr(fileio, "before_rename", None)
+    data = session.read_bytes()
+    if data.startswith(before):  # the rename was taken back: the writer kept the old file
+        assert data == before + APPENDED % 3
+        assert code == 0 and "in use by another process" in err, err
+    else:  # the append landed before the lease (no leases here): it is in the new file
+        assert data.endswith(APPENDED % 3)
+        code, out, _ = run("restore", SESSION, "-o", "-")
+        assert out.encode() == before + APPENDED % 3
+
+
+def test_an_interrupt_after_the_rename_says_the_file_was_compressed(
+    in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = session.read_bytes()
+
+    def interrupt(target: Path) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # held back until the rename is done
+
+    monkeypatch.setattr(fileio, "before_rename", interrupt)
+    code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    monkeypatch.setattr(fileio, "before_rename", None)
+    assert code == 130
+    assert "interrupted after compressing" in err and "nothing was changed" not in err, err
+    assert session.read_bytes() != before
+    code, out, _ = run("restore", SESSION, "-o", "-")
+    assert out.encode() == before
+    assert not list((in_repo / ".git" / "gitclaw-compress" / "tmp").iterdir())
+
+
+def test_an_interrupt_before_the_archive_commit_changes_nothing_and_says_so(
+    in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitclaw_compress.archive import ArchiveWriter
+
+    before = session.read_bytes()
+    original_commit = ArchiveWriter.commit
+
+    def interrupted(self: ArchiveWriter, message: str) -> str | None:
+        os.kill(os.getpid(), signal.SIGTERM)  # SIGTERM unwinds like Ctrl-C
+        return original_commit(self, message)
+
+    monkeypatch.setattr(ArchiveWriter, "commit", interrupted)
+    code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 130 and "interrupted; nothing was changed" in err, err
+    assert session.read_bytes() == before
+    assert not list((in_repo / ".git" / "gitclaw-compress" / "tmp").iterdir())
+    assert not list(session.parent.glob(TEMP_PREFIX + "*"))
+
+
+def test_a_killed_fast_import_is_one_line_and_changes_nothing(
+    in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitclaw_compress.archive import ArchiveWriter
+
+    before = session.read_bytes()
+    original_add = ArchiveWriter.add
+
+    def add_then_kill(self: ArchiveWriter, oid: str, data: bytes) -> None:
+        original_add(self, oid, data)
+        process = self._process
+        if process is not None and process.poll() is None:
+            process.kill()  # SIGKILL to the child alone, as a fault campaign does
+            process.wait()
+
+    monkeypatch.setattr(ArchiveWriter, "add", add_then_kill)
+    code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 3, err
+    assert err.count("\n") == 1 and "git fast-import failed" in err, err
+    assert "killed by signal 9" in err and "nothing was changed" in err, err
+    assert session.read_bytes() == before
+
+
+def test_temp_files_of_killed_runs_are_removed_by_the_next_run(
+    in_repo: Path, session: Path
+) -> None:
+    tmp = in_repo / ".git" / "gitclaw-compress" / "tmp"
+    tmp.mkdir(parents=True)
+    stale = tmp / (fileio._temp_prefix(session) + "killed")
+    stale.write_bytes(b"half written")
+    other = tmp / (fileio._temp_prefix(session.with_name("other.jsonl")) + "running")
+    other.write_bytes(b"another session's run")
+    code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 0, err
+    assert not stale.exists() and other.exists()
+    stale.write_bytes(b"a killed in-place restore")
+    code, _, err = run("restore", SESSION)
+    assert code == 0, err
+    assert not stale.exists() and other.exists()
+
+
+def test_an_interrupt_while_fast_import_finishes_is_reported_without_internals(
+    in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after fast-import's input was closed: aborting must not write to it again."""
+    from gitclaw_compress.archive import ArchiveWriter
+
+    before = session.read_bytes()
+    original_finish = ArchiveWriter._finish
+    calls: list[int] = []
+
+    def interrupted_finish(self: ArchiveWriter, process: subprocess.Popen[bytes]) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            assert process.stdin is not None
+            process.stdin.close()
+            raise KeyboardInterrupt
+        original_finish(self, process)
+
+    monkeypatch.setattr(ArchiveWriter, "_finish", interrupted_finish)
+    code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 130 and err == "gitclaw-compress: interrupted; nothing was changed\n", err
+    assert session.read_bytes() == before
+    assert len(calls) == 2  # abort finished fast-import cleanly
