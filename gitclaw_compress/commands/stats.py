@@ -16,6 +16,7 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.compress import compress_lines, plan_lines
 from gitclaw_compress.engine import restored_lines
 from gitclaw_compress.stats import KINDS, bytes_by_kind
+from gitclaw_compress.units import human_bytes, plural, size_change
 
 
 @click.command("stats")
@@ -59,19 +60,19 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
         echo_json(summary)
         return
     width = max(len(kind) for kind in KINDS)
-    click.echo(f"{session_ref}: {counts.lines} lines, {plan.turns} turns")
-    click.echo(f"{'kind':<{width}}  {'before':>12}  {'share':>6}  {'after':>12}  {'share':>6}")
+    click.echo(f"{session_ref}: {plural(counts.lines, 'line')}, {plural(plan.turns, 'turn')}")
+    click.echo(f"{'kind':<{width}}  {'before':>10}  {'share':>6}  {'after':>10}  {'share':>6}")
     for kind in KINDS:
         before, after_size = before_kinds[kind], after_kinds[kind]
         if not before and not after_size:
             continue
         click.echo(
-            f"{kind:<{width}}  {before:>12,}  {before / max(total_before, 1):>6.1%}  "
-            f"{after_size:>12,}  {after_size / max(total_after, 1):>6.1%}"
+            f"{kind:<{width}}  {human_bytes(before):>10}  {before / max(total_before, 1):>6.1%}  "
+            f"{human_bytes(after_size):>10}  {after_size / max(total_after, 1):>6.1%}"
         )
-    saved = 1 - total_after / total_before if total_before else 0.0
     click.echo(
-        f"{'total':<{width}}  {total_before:>12,}  {'':>6}  {total_after:>12,}  -{saved:.1%}"
+        f"{'total':<{width}}  {human_bytes(total_before):>10}  {'':>6}  "
+        f"{human_bytes(total_after):>10}  {size_change(total_before, total_after)}"
     )
     click.echo(
         f"passed through untouched: {counts.blank} blank, {counts.malformed} malformed, "

@@ -18,6 +18,7 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.compress import git_blob_id
 from gitclaw_compress.engine import IntactLines, blob_id_for
 from gitclaw_compress.status import Saving, SessionStatus, session_status
+from gitclaw_compress.units import plural, size_change
 
 
 def describe_source(status: SessionStatus) -> str:
@@ -34,11 +35,11 @@ def describe_saving(name: str, saving: Saving) -> str:
     if not saving.lines:
         what = "would change nothing"
     else:
-        share = 1 - saving.bytes_after / saving.bytes_before if saving.bytes_before else 0.0
+        share = size_change(saving.bytes_before, saving.bytes_after)
         what = (
             f"would free {saving.tokens_saved:,} tokens (context {saving.context_tokens_after:,})"
-            f" and {human_bytes(saving.bytes_before - saving.bytes_after)} (-{share:.1%}) "
-            f"in {saving.lines} lines"
+            f" and {human_bytes(saving.bytes_before - saving.bytes_after)} ({share}) "
+            f"in {plural(saving.lines, 'line')}"
         )
     text = f"  {name:<8} {what}: {saving.command}"
     return f"{text}\n           {saving.decision}" if saving.decision else text
