@@ -16,6 +16,8 @@ from gitclaw_compress import __version__
 from gitclaw_compress.commands import (
     compress,
     context,
+    doctor,
+    hooks,
     prune,
     restore,
     show,
@@ -101,6 +103,10 @@ for command in (
     sync.push_command,
     sync.fetch_command,
     summarize.command,
+    doctor.command,
+    hooks.install_command,
+    hooks.uninstall_command,
+    hooks.pre_push_command,
 ):
     cli.add_command(command)
 
