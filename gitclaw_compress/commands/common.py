@@ -12,8 +12,10 @@ import orjson
 
 from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config, defaults, load_config
+from gitclaw_compress.discovery import Discovery
 from gitclaw_compress.engine import ArchiveAccess, FileReport
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.flow import select
 from gitclaw_compress.session import (
     MARKER_BYTES,
     RawLine,
@@ -175,3 +177,35 @@ def change_summary(verb: str, report: FileReport, tail: str) -> str:
         f"); {plural(report.lines_compressed, 'line')} compressed, "
         f"{plural(report.objects, 'object')} {archived}; {tail}"
     )
+
+
+def sessions_to_report(
+    path: Path | None, config_path: Path | None, warnings: list[str]
+) -> tuple[list[Path], Discovery | None]:
+    """PATH, or with no PATH the sessions `compress` would take (see discovery.py)."""
+    if path is not None:
+        return [session_path(path)], None
+    repo = open_repo(Path.cwd())
+    config = load_config(None, repo.root, config_path)
+    return select(repo, config, (), warnings=warnings)
+
+
+def echo_reports(
+    documents: list[dict[str, Any]],
+    found: Discovery | None,
+    warnings: list[str],
+    as_json: bool,
+) -> None:
+    """The JSON of one session as before, or of the discovered ones with why they were chosen;
+    the warnings of discovery, and a line when it found nothing."""
+    if as_json:
+        if found is None:
+            echo_json(documents[0])
+        else:
+            selected = {"reason": found.reason, "detail": found.detail}
+            echo_json({"selected": selected, "files": documents, "warnings": warnings})
+        return
+    for warning in warnings:
+        click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+    if found is not None and not documents:
+        click.echo(f"gitclaw-compress: no session found ({found.detail})")

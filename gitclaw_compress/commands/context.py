@@ -10,11 +10,11 @@ import click
 from gitclaw_compress.commands.common import (
     SessionFile,
     config_option,
-    echo_json,
+    echo_reports,
     existing_path,
     json_option,
     read_session,
-    session_path,
+    sessions_to_report,
 )
 from gitclaw_compress.context import SUMMARY_ROLES, EntryInfo, build_context, read_infos
 from gitclaw_compress.engine import restored_lines
@@ -26,18 +26,26 @@ PREVIEW_CHARS = 72
 
 
 @click.command("context")
-@existing_path()
+@existing_path(required=False)
 @config_option
 @json_option
-def command(path: Path, config_path: Path | None, as_json: bool) -> None:
+def command(path: Path | None, config_path: Path | None, as_json: bool) -> None:
     """List the messages pi gives the model on resume: role, tokens and a preview.
 
     It follows the parentId chain from the last entry and honours compaction entries (the
     summary first, then the entries from firstKeptEntryId on), as pi's buildSessionContext
     does. Tokens are estimates (tokens.estimator). The totals compare the context with the
     whole history: the original, restored from the archive, when the file is compressed.
+    With no PATH, the sessions `compress` would take.
     """
-    path = session_path(path)
+    warnings: list[str] = []
+    paths, found = sessions_to_report(path, config_path, warnings)
+    documents = [report(one, config_path, show=not as_json) for one in paths]
+    echo_reports(documents, found, warnings, as_json)
+
+
+def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any]:
+    """The context of one session: printed when `show`, returned as its JSON document."""
     session = read_session(path, config_path)
     estimator = get_estimator(session.config["tokens.estimator"])
     infos = read_infos(session.lines, estimator, preview_chars=PREVIEW_CHARS)
@@ -72,18 +80,16 @@ def command(path: Path, config_path: Path | None, as_json: bool) -> None:
         "compression_ratio": round(history / context_tokens, 2) if context_tokens else None,
     }
     leaf = context.path[-1].id if context.path else None
-    if as_json:
-        echo_json(
-            {
-                "path": session.ref,
-                "model": context.model,
-                "leaf": leaf,
-                "estimator": estimator.name,
-                "messages": messages,
-                "totals": totals,
-            }
-        )
-        return
+    document = {
+        "path": session.ref,
+        "model": context.model,
+        "leaf": leaf,
+        "estimator": estimator.name,
+        "messages": messages,
+        "totals": totals,
+    }
+    if not show:
+        return document
     click.echo(f"{session.ref}: leaf {leaf}, model {context.model or 'unknown'}")
     click.echo(f"{'#':>4}  {'role':<10} {'entry':<8} {'line':>5} {'tokens':>7}  preview")
     for item in messages:
@@ -101,6 +107,7 @@ def command(path: Path, config_path: Path | None, as_json: bool) -> None:
         f"({history_source}), compression ratio {ratio if ratio is not None else '-'}"
     )
     click.echo("(~ compressed by gitclaw-compress; x not sent: the reply ended in error/aborted)")
+    return document
 
 
 def _history_tokens(session: SessionFile, path: Path, infos: list[EntryInfo]) -> tuple[int, str]:

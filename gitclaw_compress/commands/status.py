@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from gitclaw_compress.commands.common import (
     config_option,
-    echo_json,
+    echo_reports,
     existing_path,
     human_bytes,
     json_option,
     read_session,
-    session_path,
+    sessions_to_report,
 )
 from gitclaw_compress.compress import git_blob_id
 from gitclaw_compress.engine import IntactLines, blob_id_for
@@ -46,7 +47,7 @@ def describe_saving(name: str, saving: Saving) -> str:
 
 
 @click.command("status")
-@existing_path()
+@existing_path(required=False)
 @click.option(
     "--keep-turns",
     type=click.IntRange(min=0),
@@ -54,7 +55,9 @@ def describe_saving(name: str, saving: Saving) -> str:
 )
 @config_option
 @json_option
-def command(path: Path, keep_turns: int | None, config_path: Path | None, as_json: bool) -> None:
+def command(
+    path: Path | None, keep_turns: int | None, config_path: Path | None, as_json: bool
+) -> None:
     """How full the session's context is, and what `compress` and `prune` would save.
 
     The context is what pi gives the model on resume. Its size comes from the usage the
@@ -62,8 +65,20 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
     usable usage, from the configured estimator (tokens.estimator). The level is ok,
     warning (tokens.warningPercent, 75) or critical (tokens.criticalPercent, 90) of the
     usable tokens of the session's model. Nothing is written.
+
+    With no PATH, it reports on the sessions `compress` would take (the ones the agent just
+    touched).
     """
-    path = session_path(path)
+    warnings: list[str] = []
+    paths, found = sessions_to_report(path, config_path, warnings)
+    documents = [report(one, keep_turns, config_path, show=not as_json) for one in paths]
+    echo_reports(documents, found, warnings, as_json)
+
+
+def report(
+    path: Path, keep_turns: int | None, config_path: Path | None, *, show: bool
+) -> dict[str, Any]:
+    """The status of one session: printed when `show`, returned as its JSON document."""
     session = read_session(path, config_path)
     repo = session.repo
     status = session_status(
@@ -74,9 +89,8 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
         intact_commit=IntactLines(repo, path, session.ref).commit_for if repo else None,
         object_id=blob_id_for(repo) if repo else git_blob_id,
     )
-    if as_json:
-        echo_json(status.as_json())
-        return
+    if not show:
+        return status.as_json()
     click.echo(f"{status.path}: {status.level}")
     click.echo(
         f"  context  {status.context_tokens:,} tokens, {status.percent}% of "
@@ -91,3 +105,4 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
         click.echo(describe_saving(name, saving))
     if status.below_size_threshold and status.savings["compress"].lines:
         click.echo("  (compress leaves files under session.sizeThresholdKB alone without --force)")
+    return status.as_json()
