@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,6 +142,24 @@ def parse_push_lines(text: str) -> list[PushedRef]:
             raise GitClawError(f"pre-push input line {number}: expected 4 fields, got {line!r}")
         refs.append(PushedRef(fields[0], fields[1], fields[2]))
     return refs
+
+
+def pre_commit_push(env: Mapping[str, str]) -> tuple[str, list[PushedRef]]:
+    """The remote and the pushed ref, from the variables pre-commit sets for pre-push hooks.
+
+    pre-commit leaves PRE_COMMIT_TO_REF out when the push sends the whole history (a new
+    remote), so the local branch's name stands for its commit then.
+    """
+    remote = env.get("PRE_COMMIT_REMOTE_NAME", "")
+    local_branch = env.get("PRE_COMMIT_LOCAL_BRANCH", "")
+    commit = env.get("PRE_COMMIT_TO_REF", "") or local_branch
+    if not remote or not commit:
+        raise GitClawError(
+            "pre-push needs REMOTE (and git's refs on stdin), or pre-commit's "
+            "PRE_COMMIT_REMOTE_NAME and PRE_COMMIT_LOCAL_BRANCH; the hooks pass them"
+        )
+    remote_branch = env.get("PRE_COMMIT_REMOTE_BRANCH", "") or "refs/heads/"
+    return remote, [PushedRef(local_branch or commit, commit, remote_branch)]
 
 
 def holds_compressed_sessions(repo: Repository, commit: str, globs: list[str]) -> bool:

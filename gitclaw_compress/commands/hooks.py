@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from gitclaw_compress.hooks import (
     hook_state,
     install,
     parse_push_lines,
+    pre_commit_push,
     uninstall,
 )
 from gitclaw_compress.remote import push_archive
@@ -58,20 +60,27 @@ def uninstall_command(as_json: bool) -> None:
 
 
 @click.command("pre-push")
-@click.argument("remote")
+@click.argument("remote", required=False)
 @click.argument("url", required=False)
 @config_option
 @json_option
-def pre_push_command(remote: str, url: str | None, config_path: Path | None, as_json: bool) -> None:
+def pre_push_command(
+    remote: str | None, url: str | None, config_path: Path | None, as_json: bool
+) -> None:
     """Run by the pre-push hook: git passes REMOTE, URL and the refs on stdin.
 
     When a pushed branch holds compressed sessions, push the archive ref to REMOTE first
     (merging if the remote's archive moved; never forced). If that fails, the push stops.
+    Run by pre-commit's pre-push stage (hook gitclaw-compress-push-archive), it reads the
+    remote and the ref from pre-commit's PRE_COMMIT_* variables instead.
     """
+    if remote is None:
+        target, pushed = pre_commit_push(os.environ)
+    else:
+        target, pushed = remote, parse_push_lines(sys.stdin.read())
     repo = open_repo(Path.cwd())
     config = config_for(repo, None, config_path)
     ref = config["archive.ref"]
-    pushed = parse_push_lines(sys.stdin.read())
     branches = branches_needing_archive(repo, pushed, config["sessions.globs"])
     document: dict[str, object] = {"ok": True, "branches": branches, "ref": ref}
     if not branches:
@@ -79,22 +88,22 @@ def pre_push_command(remote: str, url: str | None, config_path: Path | None, as_
         if as_json:
             echo_json(document)
         return
-    if not repo.has_remote(remote):
+    if not repo.has_remote(target):
         # `git push URL`: no remote name to push the archive to by itself.
         click.echo(
             f"gitclaw-compress: warning: pushing to a URL, not a remote; send the archive "
-            f"with: git push {remote} '{ref}:{ref}'",
+            f"with: git push {target} '{ref}:{ref}'",
             err=True,
         )
         document["pushed"] = False
         if as_json:
             echo_json(document)
         return
-    result = push_archive(repo, ref, remote)
+    result = push_archive(repo, ref, target)
     document.update({"pushed": result.pushed, "merged": result.merged, "tip": result.tip})
     if as_json:
         echo_json(document)
         return
     if result.pushed:
         merged = " (merged with the remote's archive first)" if result.merged else ""
-        click.echo(f"gitclaw-compress: pushed {ref} to {remote}{merged}", err=True)
+        click.echo(f"gitclaw-compress: pushed {ref} to {target}{merged}", err=True)
