@@ -190,12 +190,13 @@ def run(env: Mapping[str, str]) -> int:
     else:
         push_note = f"Archive `{result.ref}` left ready to push (input push is false)."
     print(summary_line(result))
+    originals = original_sizes(repo, result)
     if inputs.summary:
-        originals = original_sizes(repo, result)
         _append(env.get("GITHUB_STEP_SUMMARY"), summary_markdown(result, push_note, originals))
     outputs = {
         "sessions": str(len(result.reports)),
         "compressed": str(len(result.compressed)),
+        "bytes-original": str(sum(originals.get(r.path, r.bytes_before) for r in result.reports)),
         "bytes-before": str(sum(report.bytes_before for report in result.reports)),
         "bytes-after": str(sum(report.bytes_after for report in result.reports)),
         "objects": str(sum(report.objects for report in result.reports)),

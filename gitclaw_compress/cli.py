@@ -30,6 +30,7 @@ from gitclaw_compress.commands import (
 )
 from gitclaw_compress.commands.common import JSON_META_KEY
 from gitclaw_compress.errors import EXIT_ERROR, GitClawError
+from gitclaw_compress.fileio import TEMP_PREFIX
 
 # Set to 1 to get the traceback of an unexpected error instead of its one line.
 TRACEBACK_ENV = "GITCLAW_COMPRESS_TRACEBACK"
@@ -39,6 +40,8 @@ def describe_os_error(error: OSError) -> str:
     """One line for a failed file operation: the file first, then what the system said."""
     what = error.strerror or str(error)
     where = error.filename if error.filename is not None else "file operation"
+    if os.path.basename(str(where)).startswith(TEMP_PREFIX):  # name the folder, not our temp
+        where = os.path.dirname(str(where))
     if error.filename2 is not None:
         where = f"{where} -> {error.filename2}"
     hint = ""

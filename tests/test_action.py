@@ -126,12 +126,13 @@ def test_summary_compares_with_the_original_when_an_earlier_run_compressed_it(
     appended = session_bytes(2).split(b"\n", 1)[1]
     with open(origin.work / SESSION, "ab") as handle:
         handle.write(appended)
-    done, summary, _ = run_script(origin.work, tmp_path, push="false")
+    done, summary, outputs = run_script(origin.work, tmp_path, push="false")
     assert done.returncode == 0, done.stderr
     row = next(line for line in summary.splitlines() if SESSION in line)
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[1] == human_bytes(len(original) + len(appended))
     assert cells[2] == human_bytes(len(compressed) + len(appended))
+    assert outputs["bytes-original"] == str(len(original) + len(appended))
     ok(origin.work, "restore", SESSION, "-o", str(tmp_path / "restored.jsonl"))
     assert (tmp_path / "restored.jsonl").read_bytes() == original + appended
 

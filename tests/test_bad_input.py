@@ -143,6 +143,7 @@ COMMANDS: dict[str, list[str]] = {
     "doctor": ["doctor"],
     "install": ["install"],
     "uninstall": ["uninstall"],
+    "pre-push": ["pre-push", "origin"],  # as the hook runs it; git's stdin is empty here
 }
 PATHLESS = {name for name, args in COMMANDS.items() if "{path}" not in args}
 FOLDER_INPUTS = {"outside-git", "read-only-folder", "unwritable-git"}
@@ -161,6 +162,8 @@ SUCCEEDS: set[tuple[str, str]] = {
     # The hook lives in .git, the archive is not pushed yet, doctor only reads.
     *((command, "read-only-folder") for command in ("push", "doctor", "install", "uninstall")),
     *((command, "unwritable-git") for command in ("push", "doctor", "uninstall")),
+    # No branch pushed (empty stdin): nothing to send.
+    *(("pre-push", name) for name in ("read-only-folder", "unwritable-git")),
 }
 
 
