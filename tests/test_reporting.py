@@ -3,12 +3,17 @@ the read-only commands finding sessions the way `compress` does when no path is 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
 import pytest
 from click.testing import CliRunner, Result
-from flow_helpers import SESSIONS, commit_all, git, init, session_bytes, write
+from flow_helpers import SESSIONS, commit_all, git, init, ok, session_bytes, write
 
 from gitclaw_compress.cli import cli
 from gitclaw_compress.units import human_bytes, original_size, plural, size_change
@@ -108,3 +113,29 @@ def test_verify_names_the_remedy_once(tmp_path: Path, monkeypatch: pytest.Monkey
     assert not any("gitclaw-compress fetch" in line for line in problems)
     assert result.stdout.count("gitclaw-compress fetch") == 1
     assert result.stdout.splitlines()[-1] == "to fix: get the archive with: gitclaw-compress fetch"
+
+
+def test_restore_all_shows_a_progress_bar_on_a_terminal(sessions: Path) -> None:
+    """stderr a terminal (a pty): the bar is drawn there; stdout keeps one line per file."""
+    originals = {path: path.read_bytes() for path in (sessions / SESSIONS).iterdir()}
+    ok(sessions, "compress", "--all")
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gitclaw_compress", "restore", "--all"],
+            cwd=sessions,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            check=False,
+        )
+        os.close(follower)
+        drawn = b""
+        with contextlib.suppress(OSError):  # EIO once everything written was read
+            while chunk := os.read(leader, 65536):
+                drawn += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0
+    assert b"restoring" in drawn and b"100%" in drawn, drawn
+    assert done.stdout.decode().splitlines()[-1].startswith("restored 3 sessions: ")
+    assert {path: path.read_bytes() for path in originals} == originals
