@@ -28,7 +28,7 @@ from gitclaw_compress.units import size_change
 def describe(report: FileReport) -> str:
     if report.status in ("compressed", "would-compress"):
         verb = "compressed" if report.status == "compressed" else "would compress"
-        kept = f"kept the last {report.kept_turns} of {report.turns} turns"
+        kept = f"kept the last {report.kept_turns} of {plural(report.turns, 'turn')}"
         return change_summary(verb, report, kept)
     reasons = {
         "unchanged": "nothing new to compress",

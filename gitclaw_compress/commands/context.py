@@ -21,6 +21,7 @@ from gitclaw_compress.engine import restored_lines
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.session import MARKER_BYTES
 from gitclaw_compress.tokens import get_estimator
+from gitclaw_compress.units import plural
 
 PREVIEW_CHARS = 72
 
@@ -68,8 +69,9 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
             }
         )
     context_tokens = sum(info.tokens for info in context.sent())
+    message_count = sum(1 for info in infos if info.llm_role is not None)
     totals = {
-        "messages": sum(1 for info in infos if info.llm_role is not None),
+        "messages": message_count,
         "active_messages": len(context.messages),
         "summaries": sum(1 for info in infos if info.role in SUMMARY_ROLES),
         "active_summaries": sum(1 for info in context.messages if info.role in SUMMARY_ROLES),
@@ -101,7 +103,7 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
         )
     ratio = totals["compression_ratio"]
     click.echo(
-        f"totals: {totals['messages']} messages, {totals['active_messages']} active, "
+        f"totals: {plural(message_count, 'message')}, {totals['active_messages']} active, "
         f"{totals['summaries']} summaries, {totals['compressed_messages']} compressed; "
         f"context {context_tokens:,} tokens ({estimator.name}), history {history:,} "
         f"({history_source}), compression ratio {ratio if ratio is not None else '-'}"

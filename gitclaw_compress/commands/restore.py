@@ -97,15 +97,8 @@ def restore_one(
             return {"path": rel, "status": "unchanged", "bytes": path.stat().st_size}
         written = restore_file(repo, path, access.ref, None, access)
         return {"path": rel, "status": "restored", "bytes": written}
-    # Elsewhere: nothing in the repository is written, so no lock (a read-only clone works).
-    atomic = AtomicFile(output, mode_from=path)
-    try:
-        written = restore_to_stream(repo, path, access.ref, atomic.handle, access)
-        atomic.seal()
-        atomic.replace()
-    except BaseException:
-        atomic.discard()
-        raise
+    # Elsewhere through the engine too, which knows how to write to devices and links.
+    written = restore_file(repo, path, access.ref, output, access)
     return {"path": rel, "status": "restored", "bytes": written, "output": str(output)}
 
 
