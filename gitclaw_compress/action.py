@@ -22,6 +22,7 @@ from gitclaw_compress.engine import FileReport
 from gitclaw_compress.errors import EXIT_ERROR, GitClawError
 from gitclaw_compress.flow import FlowResult, run_flow, summary_line
 from gitclaw_compress.remote import push_archive
+from gitclaw_compress.units import human_bytes, original_size, size_change
 
 PREFIX = "GITCLAW_COMPRESS_"
 
@@ -87,8 +88,16 @@ def _turns(report: FileReport) -> str:
     return f"{report.kept_turns} of {report.turns}" if report.turns else "-"
 
 
-def summary_markdown(result: FlowResult, push_note: str) -> str:
-    """The job summary: one row per session, then a total."""
+def summary_markdown(
+    result: FlowResult, push_note: str, originals: Mapping[str, int] | None = None
+) -> str:
+    """The job summary: one row per session, then a total.
+
+    "Original" is the session as the agent wrote it, before any compression (read from its
+    markers), so a file compressed by an earlier run does not pass its compressed size off
+    as the starting point; "Before" is the file as this run found it.
+    """
+    sizes = originals or {}
     lines = ["### gitclaw-compress", ""]
     if result.discovery is not None:
         lines.append(f"Sessions: {_cell(result.discovery.detail)}. {push_note}")
@@ -99,24 +108,40 @@ def summary_markdown(result: FlowResult, push_note: str) -> str:
         lines.append("No session to compress.")
         return "\n".join(lines) + "\n"
     lines.append(
-        "| Session | Bytes before | Bytes after | Saved | Turns kept | Objects archived | Result |"
+        "| Session | Original | Before this run | After | Change vs original | Turns kept "
+        "| Objects archived | Result |"
     )
-    lines.append("|---|---:|---:|---:|---:|---:|---|")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---|")
+    total_original = 0
     for report in result.reports:
-        saved = 1 - report.bytes_after / report.bytes_before if report.bytes_before else 0.0
+        original = sizes.get(report.path, report.bytes_before)
+        total_original += original
         lines.append(
-            f"| `{_cell(report.path)}` | {report.bytes_before:,} | {report.bytes_after:,} "
-            f"| {saved:.1%} | {_turns(report)} | {report.objects:,} | {report.status} |"
+            f"| `{_cell(report.path)}` | {human_bytes(original)} "
+            f"| {human_bytes(report.bytes_before)} | {human_bytes(report.bytes_after)} "
+            f"| {size_change(original, report.bytes_after)} | {_turns(report)} "
+            f"| {report.objects:,} | {report.status} |"
         )
     before = sum(report.bytes_before for report in result.reports)
     after = sum(report.bytes_after for report in result.reports)
     objects = sum(report.objects for report in result.reports)
-    saved = 1 - after / before if before else 0.0
     lines.append(
-        f"| **Total** | {before:,} | {after:,} | {saved:.1%} | | {objects:,} "
+        f"| **Total** | {human_bytes(total_original)} | {human_bytes(before)} "
+        f"| {human_bytes(after)} | {size_change(total_original, after)} | | {objects:,} "
         f"| {len(result.compressed)} compressed |"
     )
     return "\n".join(lines) + "\n"
+
+
+def original_sizes(repo: Repository, result: FlowResult) -> dict[str, int]:
+    """Each session's size before any compression; a file that cannot be read is left out."""
+    sizes: dict[str, int] = {}
+    for report in result.reports:
+        try:
+            sizes[report.path] = original_size(repo.root / report.path)
+        except OSError:
+            continue
+    return sizes
 
 
 def _append(path: str | None, text: str) -> None:
@@ -165,11 +190,13 @@ def run(env: Mapping[str, str]) -> int:
     else:
         push_note = f"Archive `{result.ref}` left ready to push (input push is false)."
     print(summary_line(result))
+    originals = original_sizes(repo, result)
     if inputs.summary:
-        _append(env.get("GITHUB_STEP_SUMMARY"), summary_markdown(result, push_note))
+        _append(env.get("GITHUB_STEP_SUMMARY"), summary_markdown(result, push_note, originals))
     outputs = {
         "sessions": str(len(result.reports)),
         "compressed": str(len(result.compressed)),
+        "bytes-original": str(sum(originals.get(r.path, r.bytes_before) for r in result.reports)),
         "bytes-before": str(sum(report.bytes_before for report in result.reports)),
         "bytes-after": str(sum(report.bytes_after for report in result.reports)),
         "objects": str(sum(report.objects for report in result.reports)),

@@ -6,14 +6,18 @@ Exit codes: 0 success; 1 problems found (verify failed, `--check` would change f
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, NoReturn
 
 import click
+import orjson
 
 from gitclaw_compress import __version__
 from gitclaw_compress.commands import (
     compress,
     context,
+    doctor,
+    hooks,
     prune,
     restore,
     show,
@@ -24,7 +28,35 @@ from gitclaw_compress.commands import (
     sync,
     verify,
 )
-from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.commands.common import JSON_META_KEY
+from gitclaw_compress.errors import EXIT_ERROR, GitClawError
+from gitclaw_compress.fileio import TEMP_PREFIX
+
+# Set to 1 to get the traceback of an unexpected error instead of its one line.
+TRACEBACK_ENV = "GITCLAW_COMPRESS_TRACEBACK"
+
+
+def describe_os_error(error: OSError) -> str:
+    """One line for a failed file operation: the file first, then what the system said."""
+    what = error.strerror or str(error)
+    where = error.filename if error.filename is not None else "file operation"
+    if os.path.basename(str(where)).startswith(TEMP_PREFIX):  # name the folder, not our temp
+        where = os.path.dirname(str(where))
+    if error.filename2 is not None:
+        where = f"{where} -> {error.filename2}"
+    hint = ""
+    if isinstance(error, PermissionError) or error.errno in (1, 30):  # EPERM, EROFS
+        hint = "; gitclaw-compress needs to write there (and in .git)"
+    return f"{where}: {what.lower() if what[:1].isupper() else what}{hint}"
+
+
+def fail(ctx: click.Context, message: str, exit_code: int) -> NoReturn:
+    """The one way a command fails: one line on stderr, and JSON on stdout under --json."""
+    message = " ".join(message.split())  # one line, whatever the message held
+    if ctx.meta.get(JSON_META_KEY):
+        click.echo(orjson.dumps({"ok": False, "error": message, "exit_code": exit_code}))
+    click.echo(f"gitclaw-compress: error: {message}", err=True)
+    ctx.exit(exit_code)
 
 
 class _Group(click.Group):
@@ -32,11 +64,23 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except GitClawError as error:
-            click.echo(f"gitclaw-compress: error: {error}", err=True)
-            ctx.exit(error.exit_code)
+            fail(ctx, str(error), error.exit_code)
+        except OSError as error:
+            fail(ctx, describe_os_error(error), EXIT_ERROR)
         except KeyboardInterrupt:
             click.echo("gitclaw-compress: interrupted; nothing was changed", err=True)
             ctx.exit(130)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as error:  # a bug; still one line, never a traceback for the user
+            if os.environ.get(TRACEBACK_ENV) == "1":
+                raise
+            fail(
+                ctx,
+                f"unexpected {type(error).__name__}: {error} (a bug in gitclaw-compress; "
+                f"rerun with {TRACEBACK_ENV}=1 for the traceback and report it)",
+                EXIT_ERROR,
+            )
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -62,6 +106,10 @@ for command in (
     sync.push_command,
     sync.fetch_command,
     summarize.command,
+    doctor.command,
+    hooks.install_command,
+    hooks.uninstall_command,
+    hooks.pre_push_command,
 ):
     cli.add_command(command)
 

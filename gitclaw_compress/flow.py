@@ -21,6 +21,7 @@ from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect_file, supported
 from gitclaw_compress.remote import PushResult, push_archive
 from gitclaw_compress.summarize import StageOutcome, summary_stage
+from gitclaw_compress.units import human_bytes, plural, size_change
 
 
 @dataclass
@@ -216,11 +217,13 @@ def summary_line(result: FlowResult) -> str:
         return line
     before = sum(r.bytes_before for r in reports)
     after = sum(r.bytes_after for r in reports)
-    saved = 1 - after / before if before else 0.0
     objects = sum(r.objects for r in done)
+    dry = any(r.status == "would-compress" for r in done)
+    verb, archived = ("would compress", "to archive on") if dry else ("compressed", "archived on")
     line = (
-        f"gitclaw-compress: {count}: {len(done)} compressed, {before:,} -> {after:,} bytes "
-        f"(-{saved:.1%}), {objects:,} objects archived on {result.ref}"
+        f"gitclaw-compress: {count}: {len(done)} {verb}, {human_bytes(before)} -> "
+        f"{human_bytes(after)} ({size_change(before, after)}), "
+        f"{plural(objects, 'object')} {archived} {result.ref}"
     )
     if result.summarized:
         line += f", {len(result.summarized)} summarized"

@@ -26,6 +26,8 @@ from flow_helpers import (
     write,
 )
 
+from gitclaw_compress.units import human_bytes
+
 SESSION = f"{SESSIONS}/issue-3.jsonl"
 EXPRESSION = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
 
@@ -86,15 +88,17 @@ def test_script_compresses_pushes_and_writes_the_summary(
     done, summary, outputs = run_script(origin.work, tmp_path)
     assert done.returncode == 0, done.stderr + done.stdout
     assert done.stdout.count("\n") == 1 and "pushed to origin" in done.stdout
-    assert "| Session | Bytes before | Bytes after | Saved | Turns kept | Objects archived |" in (
-        summary
-    )
+    assert (
+        "| Session | Original | Before this run | After | Change vs original | Turns kept "
+        "| Objects archived | Result |"
+    ) in summary
     session = origin.work / SESSION
     after = session.stat().st_size
     row = next(line for line in summary.splitlines() if SESSION in line)
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    assert cells[1:3] == [f"{len(original):,}", f"{after:,}"]
-    assert cells[4] == "1 of 6" and int(cells[5]) > 0 and cells[6] == "compressed"
+    assert cells[1:4] == [human_bytes(len(original))] * 2 + [human_bytes(after)]
+    assert cells[4].startswith("-") and cells[4].endswith("%")
+    assert cells[5] == "1 of 6" and int(cells[6]) > 0 and cells[7] == "compressed"
     assert "unrelated" not in summary
     assert (origin.work / f"{SESSIONS}/unrelated.jsonl").read_bytes() == unrelated
     assert outputs["compressed"] == "1" and outputs["pushed"] == "true"
@@ -109,6 +113,28 @@ def test_script_compresses_pushes_and_writes_the_summary(
     clone = origin.clone(tmp_path / "check", "--depth", "1")
     ok(clone, "restore", SESSION)
     assert (clone / SESSION).read_bytes() == original
+
+
+def test_summary_compares_with_the_original_when_an_earlier_run_compressed_it(
+    tmp_path: Path, agent_ran: tuple[Origin, bytes]
+) -> None:
+    """The second run's "before" is already compressed; the summary still starts from the
+    session as the agent wrote it (issue 10: "saved 3.3%" where it went from 804 KB to 367)."""
+    origin, original = agent_ran
+    ok(origin.work, "compress", "--force", "--keep-turns", "1", SESSION)
+    compressed = (origin.work / SESSION).read_bytes()
+    appended = session_bytes(2).split(b"\n", 1)[1]
+    with open(origin.work / SESSION, "ab") as handle:
+        handle.write(appended)
+    done, summary, outputs = run_script(origin.work, tmp_path, push="false")
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in summary.splitlines() if SESSION in line)
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[1] == human_bytes(len(original) + len(appended))
+    assert cells[2] == human_bytes(len(compressed) + len(appended))
+    assert outputs["bytes-original"] == str(len(original) + len(appended))
+    ok(origin.work, "restore", SESSION, "-o", str(tmp_path / "restored.jsonl"))
+    assert (tmp_path / "restored.jsonl").read_bytes() == original + appended
 
 
 def test_script_with_push_false_leaves_the_ref_ready(

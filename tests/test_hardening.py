@@ -15,6 +15,8 @@ import pytest
 from conftest import cli, commit_session, git
 from synthetic import text, typical_session
 
+from gitclaw_compress.units import human_bytes
+
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
 
 FAILING_GIT = """#!/bin/sh
@@ -139,7 +141,7 @@ def test_restore_writes_into_a_device_and_through_a_symlink(
     original = session.read_bytes()
     cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo)
     done = cli("restore", SESSION, "-o", "/dev/null", cwd=repo)
-    assert f"{len(original):,} bytes".encode() in done.stdout
+    assert f"restored /dev/null: {human_bytes(len(original))}".encode() in done.stdout
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
     real = tmp_path / "out.jsonl"
     real.write_bytes(b"old")

@@ -79,16 +79,24 @@ def commit(repo: Path, message: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_manifest_declares_both_hooks() -> None:
+def test_manifest_declares_the_hooks() -> None:
     hooks = yaml.safe_load((PROJECT / ".pre-commit-hooks.yaml").read_text())
     by_id = {hook["id"]: hook for hook in hooks}
-    assert set(by_id) == {"gitclaw-compress", "gitclaw-compress-stage"}
+    assert set(by_id) == {
+        "gitclaw-compress",
+        "gitclaw-compress-stage",
+        "gitclaw-compress-push-archive",
+    }
     for hook in hooks:
         assert hook["language"] == "python"
         assert hook["require_serial"] is True
-        assert hook["entry"].startswith("gitclaw-compress compress")
+    for hook_id in ("gitclaw-compress", "gitclaw-compress-stage"):
+        assert by_id[hook_id]["entry"].startswith("gitclaw-compress compress")
     assert "--stage" in by_id["gitclaw-compress-stage"]["entry"]
     assert "--stage" not in by_id["gitclaw-compress"]["entry"]
+    push = by_id["gitclaw-compress-push-archive"]
+    assert push["entry"] == "gitclaw-compress pre-push" and push["stages"] == ["pre-push"]
+    assert push["pass_filenames"] is False and push["always_run"] is True
 
 
 def test_hook_modifies_the_session_and_the_commit_goes_through_after_add(

@@ -16,6 +16,8 @@ from flow_helpers import (
     write,
 )
 
+from gitclaw_compress.units import human_bytes
+
 
 def test_step_prints_one_line_and_leaves_the_archive_ready_to_push(tmp_path: Path) -> None:
     origin = make_origin(tmp_path)
@@ -24,7 +26,8 @@ def test_step_prints_one_line_and_leaves_the_archive_ready_to_push(tmp_path: Pat
     line = out.stdout.decode()
     assert line.count("\n") == 1 and out.stderr == b""
     assert line.startswith("gitclaw-compress: 1 session (changed against HEAD): 1 compressed, ")
-    assert f"{len(session_bytes(5)):,} -> {session.stat().st_size:,} bytes" in line
+    before, after = human_bytes(len(session_bytes(5))), human_bytes(session.stat().st_size)
+    assert f"{before} -> {after} (" in line
     assert line.rstrip().endswith("push it with: gitclaw-compress push")
     assert git(origin.work, "status", "--porcelain", "--untracked-files=all").startswith("??")
     assert git(origin.bare, "for-each-ref") == ""  # nothing pushed yet

@@ -12,10 +12,19 @@ import orjson
 
 from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config, defaults, load_config
+from gitclaw_compress.discovery import Discovery
 from gitclaw_compress.engine import ArchiveAccess, FileReport
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats import Format, detect
-from gitclaw_compress.session import RawLine, lines_from_bytes
+from gitclaw_compress.flow import select
+from gitclaw_compress.formats import Format, detect, detect_file
+from gitclaw_compress.session import (
+    MARKER_BYTES,
+    RawLine,
+    lines_from_bytes,
+)
+from gitclaw_compress.units import human_bytes as human_bytes
+from gitclaw_compress.units import plural as plural
+from gitclaw_compress.units import size_change
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,7 +34,23 @@ config_option = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="compression.json to use (default: the agent folder's, then the repository's).",
 )
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+JSON_META_KEY = "gitclaw_compress.json"  # set by --json, so that errors print JSON too
+
+
+def _remember_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta[JSON_META_KEY] = True
+    return value
+
+
+json_option = click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    callback=_remember_json,
+    is_eager=True,  # known before any argument fails, so that failure prints JSON too
+    help="Print JSON for machines (errors too).",
+)
 no_fetch_option = click.option(
     "--no-fetch",
     is_flag=True,
@@ -33,13 +58,46 @@ no_fetch_option = click.option(
 )
 
 
+class SessionPathType(click.ParamType[Path]):
+    """A session file argument; a folder is refused in one line (exit 3), not with usage."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
+        path = Path(value)
+        if path.is_dir():
+            raise GitClawError(f"{path}: is a directory, not a session file; nothing was changed")
+        return path
+
+
 def existing_path(required: bool = True, nargs: int = 1) -> Callable[[F], F]:
     return click.argument(
         "paths" if nargs != 1 else "path",
         nargs=nargs,
         required=required,
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=SessionPathType(),
     )
+
+
+def require_session(path: Path, where: str | None = None) -> None:
+    """A readable session file whose line 1 is a session header; else one GitClawError."""
+    source = where or str(path)
+    if path.is_dir():
+        raise GitClawError(f"{source}: is a directory, not a session file; nothing was changed")
+    if not path.is_file():
+        raise GitClawError(f"{source}: no such session file; nothing was changed")
+    detect_file(path, source)
+
+
+def has_compressed_line(path: Path) -> bool:
+    """Whether any line carries a marker (a cheap scan; markers are never split by a read)."""
+    tail = b""
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            if MARKER_BYTES in tail + chunk:
+                return True
+            tail = chunk[-len(MARKER_BYTES) :]
+    return False
 
 
 def open_repo(path: Path) -> Repository:
@@ -110,20 +168,44 @@ def echo_json(value: object) -> None:
     click.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())
 
 
-def human_bytes(count: int) -> str:
-    size = float(count)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")
-
-
 def change_summary(verb: str, report: FileReport, tail: str) -> str:
     """One line for a file that was (or would be) rewritten: sizes, lines, objects, `tail`."""
-    saved = 1 - report.bytes_after / report.bytes_before if report.bytes_before else 0
+    archived = "archived" if report.status == "compressed" else "to archive"
     return (
         f"{verb} {report.path}: {human_bytes(report.bytes_before)} -> "
-        f"{human_bytes(report.bytes_after)} (-{saved:.1%}); {report.lines_compressed} "
-        f"lines, {report.objects} objects archived; {tail}"
+        f"{human_bytes(report.bytes_after)} ({size_change(report.bytes_before, report.bytes_after)}"
+        f"); {plural(report.lines_compressed, 'line')} compressed, "
+        f"{plural(report.objects, 'object')} {archived}; {tail}"
     )
+
+
+def sessions_to_report(
+    path: Path | None, config_path: Path | None, warnings: list[str]
+) -> tuple[list[Path], Discovery | None]:
+    """PATH, or with no PATH the sessions `compress` would take (see discovery.py)."""
+    if path is not None:
+        return [session_path(path)], None
+    repo = open_repo(Path.cwd())
+    config = load_config(None, repo.root, config_path)
+    return select(repo, config, (), warnings=warnings)
+
+
+def echo_reports(
+    documents: list[dict[str, Any]],
+    found: Discovery | None,
+    warnings: list[str],
+    as_json: bool,
+) -> None:
+    """The JSON of one session as before, or of the discovered ones with why they were chosen;
+    the warnings of discovery, and a line when it found nothing."""
+    if as_json:
+        if found is None:
+            echo_json(documents[0])
+        else:
+            selected = {"reason": found.reason, "detail": found.detail}
+            echo_json({"selected": selected, "files": documents, "warnings": warnings})
+        return
+    for warning in warnings:
+        click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+    if found is not None and not documents:
+        click.echo(f"gitclaw-compress: no session found ({found.detail})")

@@ -13,19 +13,22 @@ from gitclaw_compress.commands.common import (
     config_option,
     echo_json,
     existing_path,
+    human_bytes,
     json_option,
     open_repo,
+    plural,
 )
 from gitclaw_compress.engine import FileReport
 from gitclaw_compress.errors import EXIT_PROBLEMS
 from gitclaw_compress.flow import run_flow
 from gitclaw_compress.summarize import describe_stage
+from gitclaw_compress.units import size_change
 
 
 def describe(report: FileReport) -> str:
     if report.status in ("compressed", "would-compress"):
         verb = "compressed" if report.status == "compressed" else "would compress"
-        kept = f"kept the last {report.kept_turns} of {report.turns} turns"
+        kept = f"kept the last {report.kept_turns} of {plural(report.turns, 'turn')}"
         return change_summary(verb, report, kept)
     reasons = {
         "unchanged": "nothing new to compress",
@@ -34,6 +37,24 @@ def describe(report: FileReport) -> str:
         "in-use": "in use by another process; nothing was changed",
     }
     return f"unchanged {report.path}: {reasons.get(report.status, report.status)}"
+
+
+LIST_AT_MOST = 5  # more sessions than this are counted, not listed, on the opening line
+
+
+def totals_line(reports: list[FileReport]) -> str:
+    """The last line of a run over several files: how many changed, and the bytes."""
+    before = sum(report.bytes_before for report in reports)
+    after = sum(report.bytes_after for report in reports)
+    changed = [r for r in reports if r.status in ("compressed", "would-compress")]
+    dry = any(r.status == "would-compress" for r in changed)
+    verb, archived = ("would compress", "to archive") if dry else ("compressed", "archived")
+    objects = sum(report.objects for report in changed)
+    return (
+        f"total: {plural(len(reports), 'session')}, {len(changed)} {verb}: "
+        f"{human_bytes(before)} -> {human_bytes(after)} ({size_change(before, after)}), "
+        f"{plural(objects, 'object')} {archived}"
+    )
 
 
 discovery_options = (
@@ -122,10 +143,14 @@ def command(
         if result.discovery is not None and not result.reports:
             click.echo(f"gitclaw-compress: no session to compress ({result.discovery.detail})")
         elif result.discovery is not None:
-            names = ", ".join(report.path for report in result.reports)
-            click.echo(f"gitclaw-compress: {result.discovery.detail}: {names}", err=True)
+            found = plural(len(result.reports), "session")
+            if len(result.reports) <= LIST_AT_MOST:
+                found += ": " + ", ".join(report.path for report in result.reports)
+            click.echo(f"gitclaw-compress: {result.discovery.detail}: {found}", err=True)
         for report in result.reports:
             click.echo(describe(report))
+        if len(result.reports) > 1:
+            click.echo(totals_line(result.reports))
         for outcome in result.summaries:  # the opt-in summary stage; its warnings are above
             if line := describe_stage(outcome):
                 click.echo(line)

@@ -10,11 +10,11 @@ import click
 from gitclaw_compress.commands.common import (
     SessionFile,
     config_option,
-    echo_json,
+    echo_reports,
     existing_path,
     json_option,
     read_session,
-    session_path,
+    sessions_to_report,
 )
 from gitclaw_compress.context import SUMMARY_ROLES, EntryInfo, build_context, read_infos
 from gitclaw_compress.engine import restored_lines
@@ -23,23 +23,32 @@ from gitclaw_compress.formats import unsupported
 from gitclaw_compress.formats.base import CONTEXT
 from gitclaw_compress.session import MARKER_BYTES
 from gitclaw_compress.tokens import get_estimator
+from gitclaw_compress.units import plural
 
 PREVIEW_CHARS = 72
 
 
 @click.command("context")
-@existing_path()
+@existing_path(required=False)
 @config_option
 @json_option
-def command(path: Path, config_path: Path | None, as_json: bool) -> None:
+def command(path: Path | None, config_path: Path | None, as_json: bool) -> None:
     """List the messages pi gives the model on resume: role, tokens and a preview.
 
     It follows the parentId chain from the last entry and honours compaction entries (the
     summary first, then the entries from firstKeptEntryId on), as pi's buildSessionContext
     does. Tokens are estimates (tokens.estimator). The totals compare the context with the
     whole history: the original, restored from the archive, when the file is compressed.
+    With no PATH, the sessions `compress` would take.
     """
-    path = session_path(path)
+    warnings: list[str] = []
+    paths, found = sessions_to_report(path, config_path, warnings)
+    documents = [report(one, config_path, show=not as_json) for one in paths]
+    echo_reports(documents, found, warnings, as_json)
+
+
+def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any]:
+    """The context of one session: printed when `show`, returned as its JSON document."""
     session = read_session(path, config_path)
     if CONTEXT not in session.format.features:
         raise unsupported(session.format, "context")
@@ -64,8 +73,9 @@ def command(path: Path, config_path: Path | None, as_json: bool) -> None:
             }
         )
     context_tokens = sum(info.tokens for info in context.sent())
+    message_count = sum(1 for info in infos if info.llm_role is not None)
     totals = {
-        "messages": sum(1 for info in infos if info.llm_role is not None),
+        "messages": message_count,
         "active_messages": len(context.messages),
         "summaries": sum(1 for info in infos if info.role in SUMMARY_ROLES),
         "active_summaries": sum(1 for info in context.messages if info.role in SUMMARY_ROLES),
@@ -76,18 +86,16 @@ def command(path: Path, config_path: Path | None, as_json: bool) -> None:
         "compression_ratio": round(history / context_tokens, 2) if context_tokens else None,
     }
     leaf = context.path[-1].id if context.path else None
-    if as_json:
-        echo_json(
-            {
-                "path": session.ref,
-                "model": context.model,
-                "leaf": leaf,
-                "estimator": estimator.name,
-                "messages": messages,
-                "totals": totals,
-            }
-        )
-        return
+    document = {
+        "path": session.ref,
+        "model": context.model,
+        "leaf": leaf,
+        "estimator": estimator.name,
+        "messages": messages,
+        "totals": totals,
+    }
+    if not show:
+        return document
     click.echo(f"{session.ref}: leaf {leaf}, model {context.model or 'unknown'}")
     click.echo(f"{'#':>4}  {'role':<10} {'entry':<8} {'line':>5} {'tokens':>7}  preview")
     for item in messages:
@@ -99,12 +107,13 @@ def command(path: Path, config_path: Path | None, as_json: bool) -> None:
         )
     ratio = totals["compression_ratio"]
     click.echo(
-        f"totals: {totals['messages']} messages, {totals['active_messages']} active, "
+        f"totals: {plural(message_count, 'message')}, {totals['active_messages']} active, "
         f"{totals['summaries']} summaries, {totals['compressed_messages']} compressed; "
         f"context {context_tokens:,} tokens ({estimator.name}), history {history:,} "
         f"({history_source}), compression ratio {ratio if ratio is not None else '-'}"
     )
     click.echo("(~ compressed by gitclaw-compress; x not sent: the reply ended in error/aborted)")
+    return document
 
 
 def _history_tokens(session: SessionFile, path: Path, infos: list[EntryInfo]) -> tuple[int, str]:

@@ -1,48 +1,180 @@
-"""`restore PATH [-o OUT]`: rebuild the original file byte for byte."""
+"""`restore PATH [-o OUT]` and `restore --all`: rebuild originals byte for byte."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
+from gitclaw_compress.archive import Repository
 from gitclaw_compress.commands.common import (
+    SessionPathType,
     archive_access,
+    config_for,
     config_option,
-    existing_path,
+    echo_json,
+    has_compressed_line,
+    human_bytes,
+    json_option,
     no_fetch_option,
     open_repo,
+    require_session,
     session_path,
 )
-from gitclaw_compress.engine import restore_file, restore_to_stream
+from gitclaw_compress.discovery import all_sessions
+from gitclaw_compress.engine import ArchiveAccess, restore_file, restore_to_stream
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.fileio import AtomicFile
+
+
+def _stat_key(path: Path) -> tuple[int, int, int]:
+    stat = path.stat()
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
+def _progress(paths: list[Path], show: bool) -> Iterator[Path]:
+    if not show:
+        yield from paths
+        return
+    with click.progressbar(paths, label="restoring", file=sys.stderr) as bar:
+        yield from bar
+
+
+def restore_all(
+    repo: Repository,
+    config_path: Path | None,
+    no_fetch: bool,
+    *,
+    progress: bool,
+) -> list[dict[str, Any]]:
+    """Every compressed session of the work tree back to its original, in place.
+
+    All originals are written and fsynced to temp files first, and only then renamed over
+    the sessions: a failure on any file (a missing payload, a locked file) changes none.
+    """
+    config = config_for(repo, None, config_path)
+    paths = [path for path in all_sessions(repo, config) if has_compressed_line(path)]
+    results: list[dict[str, Any]] = []
+    accesses: dict[str, ArchiveAccess] = {}
+    pending: list[tuple[AtomicFile, tuple[int, int, int], str]] = []
+    with contextlib.ExitStack() as locks:
+        for path in paths:  # every file locked before the first write
+            rel = repo.relative(path)
+            locks.enter_context(repo.lock(rel, rel))
+        try:
+            for path in _progress(paths, progress):
+                rel = repo.relative(path)
+                access = archive_access(repo, path, config_path, no_fetch)
+                access = accesses.setdefault(access.ref, access)
+                before = _stat_key(path)
+                atomic = AtomicFile(path)
+                pending.append((atomic, before, rel))
+                written = restore_to_stream(repo, path, access.ref, atomic.handle, access)
+                atomic.seal()
+                results.append({"path": rel, "status": "restored", "bytes": written})
+            for atomic, before, rel in pending:
+                if _stat_key(atomic.target) != before:
+                    raise GitClawError(f"{rel}: changed while it was being restored; run again")
+            for atomic, _, _ in pending:
+                atomic.replace()
+        except BaseException:
+            for atomic, _, _ in pending:
+                atomic.discard()
+            raise
+    return results
+
+
+def restore_one(
+    repo: Repository, path: Path, output: Path | None, access: ArchiveAccess
+) -> dict[str, Any]:
+    rel = repo.relative(path)
+    if output is None:
+        if not has_compressed_line(path):
+            return {"path": rel, "status": "unchanged", "bytes": path.stat().st_size}
+        written = restore_file(repo, path, access.ref, None, access)
+        return {"path": rel, "status": "restored", "bytes": written}
+    # Elsewhere through the engine too, which knows how to write to devices and links.
+    written = restore_file(repo, path, access.ref, output, access)
+    return {"path": rel, "status": "restored", "bytes": written, "output": str(output)}
+
+
+def describe(result: dict[str, Any]) -> str:
+    where = result.get("output") or result["path"]
+    if result["status"] == "unchanged":
+        return f"unchanged {where}: no compressed line, nothing to restore"
+    return f"restored {where}: {human_bytes(result['bytes'])}"
 
 
 @click.command("restore")
-@existing_path()
+@click.argument("path", required=False, type=SessionPathType())
 @click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
     help="Write the original here ('-' for stdout) instead of replacing PATH.",
 )
+@click.option(
+    "--all",
+    "take_all",
+    is_flag=True,
+    help="Every compressed session under sessions.globs, in place (the way out, with `uninstall`).",
+)
 @no_fetch_option
 @config_option
-def command(path: Path, output: Path | None, no_fetch: bool, config_path: Path | None) -> None:
+@json_option
+def command(
+    path: Path | None,
+    output: Path | None,
+    take_all: bool,
+    no_fetch: bool,
+    config_path: Path | None,
+    as_json: bool,
+) -> None:
     """Rebuild the original session file, byte for byte, from the git archive.
 
     Lines appended after compression are kept as they are. Every restored line is checked
     against the sha256 recorded when it was compressed. In a clone that lacks archived
     payloads (`--depth 1`, single branch) it uses the commits where a line was intact, then
     fetches the archive ref from archive.remote once (unless --no-fetch).
+
+    With --all, every compressed session of the work tree is restored in place: all
+    originals are written first, then renamed over the sessions together.
     """
+    if take_all:
+        if path is not None or output is not None:
+            raise GitClawError("give PATH (and -o), or --all, not both")
+        repo = open_repo(Path.cwd())
+        show_progress = not as_json and sys.stderr.isatty()
+        results = restore_all(repo, config_path, no_fetch, progress=show_progress)
+        total = sum(result["bytes"] for result in results)
+        if as_json:
+            echo_json({"ok": True, "files": results, "bytes": total})
+            return
+        for result in results:
+            click.echo(describe(result))
+        count = len(results)
+        click.echo(
+            f"restored {count} session{'' if count == 1 else 's'}: {human_bytes(total)}"
+            if results
+            else f"nothing to restore: no compressed session under {repo.root}"
+        )
+        return
+    if path is None:
+        raise GitClawError("give a session PATH, or --all")
     path = session_path(path)
+    require_session(path)
     repo = open_repo(path)
     access = archive_access(repo, path, config_path, no_fetch)
-    ref = access.ref
     if output is not None and str(output) == "-":
-        restore_to_stream(repo, path, ref, sys.stdout.buffer, access)
+        restore_to_stream(repo, path, access.ref, sys.stdout.buffer, access)
         sys.stdout.buffer.flush()
         return
-    written = restore_file(repo, path, ref, output, access)
-    click.echo(f"restored {output or path}: {written:,} bytes")
+    result = restore_one(repo, path, output, access)
+    if as_json:
+        echo_json({"ok": True, "files": [result], "bytes": result["bytes"]})
+        return
+    click.echo(describe(result))

@@ -11,7 +11,9 @@ import orjson
 from gitclaw_compress.commands.common import (
     archive_access,
     config_option,
+    echo_json,
     existing_path,
+    json_option,
     no_fetch_option,
     open_repo,
     session_path,
@@ -26,7 +28,15 @@ from gitclaw_compress.render import render_entry
 @click.option("--raw", is_flag=True, help="Print the original JSON line exactly as it was.")
 @no_fetch_option
 @config_option
-def command(path: Path, entry_id: str, raw: bool, no_fetch: bool, config_path: Path | None) -> None:
+@json_option
+def command(
+    path: Path,
+    entry_id: str,
+    raw: bool,
+    no_fetch: bool,
+    config_path: Path | None,
+    as_json: bool,
+) -> None:
     """Print the full original of the entry ENTRY_ID: tool output, written file, thinking.
 
     This is the command the stubs name. PATH may be relative to the repository root, so the
@@ -37,6 +47,11 @@ def command(path: Path, entry_id: str, raw: bool, no_fetch: bool, config_path: P
     repo = open_repo(path)
     access = archive_access(repo, path, config_path, no_fetch)
     original = find_entry(repo, path, entry_id, access.ref, access)
+    if as_json:  # the original entry itself, as a JSON value (the exact bytes: --raw)
+        echo_json(
+            {"path": repo.relative(path), "entry_id": entry_id, "entry": orjson.loads(original)}
+        )
+        return
     if raw:
         sys.stdout.buffer.write(original + b"\n")
         sys.stdout.buffer.flush()

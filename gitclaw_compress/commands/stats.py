@@ -3,32 +3,48 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from gitclaw_compress.commands.common import (
     config_option,
-    echo_json,
+    echo_reports,
     existing_path,
     json_option,
     read_session,
+    sessions_to_report,
 )
 from gitclaw_compress.compress import compress_lines, plan_lines
 from gitclaw_compress.engine import restored_lines
 from gitclaw_compress.stats import bytes_by_kind, kinds_of
+from gitclaw_compress.units import human_bytes, plural, size_change
 
 
 @click.command("stats")
-@existing_path()
+@existing_path(required=False)
 @click.option("--keep-turns", type=click.IntRange(min=0), help="Turns to keep for 'after'.")
 @config_option
 @json_option
-def command(path: Path, keep_turns: int | None, config_path: Path | None, as_json: bool) -> None:
+def command(
+    path: Path | None, keep_turns: int | None, config_path: Path | None, as_json: bool
+) -> None:
     """Show the bytes of a session by kind: the original, and after compression.
 
     'before' is the original file (restored from the archive where it was compressed);
     'after' is what `compress` gives now (the file as it is, if nothing more would change).
+    With no PATH, the sessions `compress` would take.
     """
+    warnings: list[str] = []
+    paths, found = sessions_to_report(path, config_path, warnings)
+    documents = [report(one, keep_turns, config_path, show=not as_json) for one in paths]
+    echo_reports(documents, found, warnings, as_json)
+
+
+def report(
+    path: Path, keep_turns: int | None, config_path: Path | None, *, show: bool
+) -> dict[str, Any]:
+    """The stats of one session: printed when `show`, returned as its JSON document."""
     session = read_session(path, config_path)
     lines, config, session_ref = session.lines, session.config, session.ref
     if session.repo is not None:
@@ -58,26 +74,26 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
         "compressed_lines": sum(1 for line in after if b'"gitclawCompress"' in line.data),
         **counts.as_json(),
     }
-    if as_json:
-        echo_json(summary)
-        return
+    if not show:
+        return summary
     width = max(len(kind) for kind in kinds)
-    click.echo(f"{session_ref}: {counts.lines} lines, {plan.turns} turns")
-    click.echo(f"{'kind':<{width}}  {'before':>12}  {'share':>6}  {'after':>12}  {'share':>6}")
+    click.echo(f"{session_ref}: {plural(counts.lines, 'line')}, {plural(plan.turns, 'turn')}")
+    click.echo(f"{'kind':<{width}}  {'before':>10}  {'share':>6}  {'after':>10}  {'share':>6}")
     for kind in kinds:
         before, after_size = before_kinds[kind], after_kinds[kind]
         if not before and not after_size:
             continue
         click.echo(
-            f"{kind:<{width}}  {before:>12,}  {before / max(total_before, 1):>6.1%}  "
-            f"{after_size:>12,}  {after_size / max(total_after, 1):>6.1%}"
+            f"{kind:<{width}}  {human_bytes(before):>10}  {before / max(total_before, 1):>6.1%}  "
+            f"{human_bytes(after_size):>10}  {after_size / max(total_after, 1):>6.1%}"
         )
-    saved = 1 - total_after / total_before if total_before else 0.0
     click.echo(
-        f"{'total':<{width}}  {total_before:>12,}  {'':>6}  {total_after:>12,}  -{saved:.1%}"
+        f"{'total':<{width}}  {human_bytes(total_before):>10}  {'':>6}  "
+        f"{human_bytes(total_after):>10}  {size_change(total_before, total_after)}"
     )
     click.echo(
         f"passed through untouched: {counts.blank} blank, {counts.malformed} malformed, "
         f"{counts.crlf} CRLF, {counts.non_utf8} non-UTF-8 lines"
         + ("; no final newline" if counts.missing_final_newline else "")
     )
+    return summary

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from gitclaw_compress.commands.common import (
     config_option,
-    echo_json,
+    echo_reports,
     existing_path,
     human_bytes,
     json_option,
     read_session,
-    session_path,
+    sessions_to_report,
 )
 from gitclaw_compress.compress import git_blob_id
 from gitclaw_compress.engine import IntactLines, blob_id_for
 from gitclaw_compress.formats import unsupported
 from gitclaw_compress.formats.base import CONTEXT
 from gitclaw_compress.status import Saving, SessionStatus, session_status
+from gitclaw_compress.units import plural, size_change
 
 
 def describe_source(status: SessionStatus) -> str:
@@ -36,18 +38,18 @@ def describe_saving(name: str, saving: Saving) -> str:
     if not saving.lines:
         what = "would change nothing"
     else:
-        share = 1 - saving.bytes_after / saving.bytes_before if saving.bytes_before else 0.0
+        share = size_change(saving.bytes_before, saving.bytes_after)
         what = (
             f"would free {saving.tokens_saved:,} tokens (context {saving.context_tokens_after:,})"
-            f" and {human_bytes(saving.bytes_before - saving.bytes_after)} (-{share:.1%}) "
-            f"in {saving.lines} lines"
+            f" and {human_bytes(saving.bytes_before - saving.bytes_after)} ({share}) "
+            f"in {plural(saving.lines, 'line')}"
         )
     text = f"  {name:<8} {what}: {saving.command}"
     return f"{text}\n           {saving.decision}" if saving.decision else text
 
 
 @click.command("status")
-@existing_path()
+@existing_path(required=False)
 @click.option(
     "--keep-turns",
     type=click.IntRange(min=0),
@@ -55,7 +57,9 @@ def describe_saving(name: str, saving: Saving) -> str:
 )
 @config_option
 @json_option
-def command(path: Path, keep_turns: int | None, config_path: Path | None, as_json: bool) -> None:
+def command(
+    path: Path | None, keep_turns: int | None, config_path: Path | None, as_json: bool
+) -> None:
     """How full the session's context is, and what `compress` and `prune` would save.
 
     The context is what pi gives the model on resume. Its size comes from the usage the
@@ -63,8 +67,20 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
     usable usage, from the configured estimator (tokens.estimator). The level is ok,
     warning (tokens.warningPercent, 75) or critical (tokens.criticalPercent, 90) of the
     usable tokens of the session's model. Nothing is written.
+
+    With no PATH, it reports on the sessions `compress` would take (the ones the agent just
+    touched).
     """
-    path = session_path(path)
+    warnings: list[str] = []
+    paths, found = sessions_to_report(path, config_path, warnings)
+    documents = [report(one, keep_turns, config_path, show=not as_json) for one in paths]
+    echo_reports(documents, found, warnings, as_json)
+
+
+def report(
+    path: Path, keep_turns: int | None, config_path: Path | None, *, show: bool
+) -> dict[str, Any]:
+    """The status of one session: printed when `show`, returned as its JSON document."""
     session = read_session(path, config_path)
     if CONTEXT not in session.format.features:
         raise unsupported(session.format, "status")
@@ -77,9 +93,8 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
         intact_commit=IntactLines(repo, path, session.ref).commit_for if repo else None,
         object_id=blob_id_for(repo) if repo else git_blob_id,
     )
-    if as_json:
-        echo_json(status.as_json())
-        return
+    if not show:
+        return status.as_json()
     click.echo(f"{status.path}: {status.level}")
     click.echo(
         f"  context  {status.context_tokens:,} tokens, {status.percent}% of "
@@ -94,3 +109,4 @@ def command(path: Path, keep_turns: int | None, config_path: Path | None, as_jso
         click.echo(describe_saving(name, saving))
     if status.below_size_threshold and status.savings["compress"].lines:
         click.echo("  (compress leaves files under session.sizeThresholdKB alone without --force)")
+    return status.as_json()

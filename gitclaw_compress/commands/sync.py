@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from gitclaw_compress.commands.common import config_for, config_option, open_repo
+from gitclaw_compress.commands.common import (
+    config_for,
+    config_option,
+    echo_json,
+    json_option,
+    open_repo,
+)
 from gitclaw_compress.remote import fetch_archive, push_archive
 
 remote_option = click.option(
@@ -17,7 +23,8 @@ remote_option = click.option(
 @click.command("push")
 @remote_option
 @config_option
-def push_command(remote: str | None, config_path: Path | None) -> None:
+@json_option
+def push_command(remote: str | None, config_path: Path | None, as_json: bool) -> None:
     """Push the archive ref, so that other clones can restore what was compressed here.
 
     If another run pushed first, the two archives are merged (their union) and pushed
@@ -27,6 +34,18 @@ def push_command(remote: str | None, config_path: Path | None) -> None:
     config = config_for(repo, None, config_path)
     ref, remote = config["archive.ref"], remote or config["archive.remote"]
     result = push_archive(repo, ref, remote)
+    if as_json:
+        echo_json(
+            {
+                "ok": True,
+                "ref": ref,
+                "remote": remote,
+                "pushed": result.pushed,
+                "merged": result.merged,
+                "tip": result.tip,
+            }
+        )
+        return
     if not result.pushed:
         click.echo(f"nothing to push: this clone has no {ref}")
         return
@@ -37,7 +56,8 @@ def push_command(remote: str | None, config_path: Path | None) -> None:
 @click.command("fetch")
 @remote_option
 @config_option
-def fetch_command(remote: str | None, config_path: Path | None) -> None:
+@json_option
+def fetch_command(remote: str | None, config_path: Path | None, as_json: bool) -> None:
     """Fetch the archive ref from the remote and merge it into this clone's.
 
     This is what a `--depth 1` or single-branch clone needs before `restore`; `restore`,
@@ -47,6 +67,17 @@ def fetch_command(remote: str | None, config_path: Path | None) -> None:
     config = config_for(repo, None, config_path)
     ref, remote = config["archive.ref"], remote or config["archive.remote"]
     result = fetch_archive(repo, ref, remote)
+    if as_json:
+        echo_json(
+            {
+                "ok": True,
+                "ref": ref,
+                "remote": remote,
+                "remote_tip": result.remote_tip,
+                "local_tip": result.local_tip,
+            }
+        )
+        return
     if result.remote_tip is None:
         click.echo(f"{remote} has no {ref}; nothing fetched")
         return

@@ -15,10 +15,24 @@ from gitclaw_compress.commands.common import (
     json_option,
     no_fetch_option,
     open_repo,
+    plural,
+    require_session,
     session_path,
 )
 from gitclaw_compress.engine import ArchiveAccess, VerifyReport, verify_file
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
+
+# The remedies engine.py appends to a problem after "; " (the archive is missing here).
+REMEDY_STARTS = ("get the archive with: ", "this clone has no remote ", "fetching it failed: ")
+
+
+def split_remedy(problem: str) -> tuple[str, str]:
+    """A problem without its remedy, and the remedy ("" if it has none)."""
+    for start in REMEDY_STARTS:
+        at = problem.find("; " + start)
+        if at >= 0:
+            return problem[:at], problem[at + 2 :]
+    return problem, ""
 
 
 @click.command("verify")
@@ -43,6 +57,8 @@ def command(
         if not paths:
             raise GitClawError(f"no session files found under {repo.root}")
     paths = tuple(session_path(path) for path in paths)
+    for path in paths:
+        require_session(path)
     repo = open_repo(paths[0])
     accesses: dict[str, ArchiveAccess] = {}
     reports: list[VerifyReport] = []
@@ -54,14 +70,21 @@ def command(
     if as_json:
         echo_json({"ok": not problems, "files": [report.as_json() for report in reports]})
     else:
+        remedies: list[str] = []
         for report in reports:
-            status = "ok" if not report.problems else f"{len(report.problems)} problem(s)"
+            count = len(report.problems)
+            status = "ok" if not count else f"{count} problem{'' if count == 1 else 's'}"
             click.echo(
-                f"{status}: {report.path} ({report.compressed_lines} compressed lines, "
-                f"{report.objects} objects)"
+                f"{status}: {report.path} ({plural(report.compressed_lines, 'compressed line')}"
+                f", {plural(report.objects, 'object')})"
             )
             for problem in report.problems:
-                click.echo(f"  {problem}")
+                text, remedy = split_remedy(problem)
+                click.echo(f"  {text}")
+                if remedy and remedy not in remedies:
+                    remedies.append(remedy)
+        for remedy in remedies:  # said once, not on every line it applies to
+            click.echo(f"to fix: {remedy}")
         leftovers = sorted({item for report in reports for item in report.leftovers})
         if leftovers:  # killed git runs leave these; git never removes them by itself
             click.echo(

@@ -1,0 +1,109 @@
+"""`install`, `uninstall` and `pre-push`: the archive travels with every plain `git push`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from gitclaw_compress.commands.common import (
+    config_for,
+    config_option,
+    echo_json,
+    json_option,
+    open_repo,
+)
+from gitclaw_compress.hooks import (
+    branches_needing_archive,
+    hook_state,
+    install,
+    parse_push_lines,
+    pre_commit_push,
+    uninstall,
+)
+from gitclaw_compress.remote import push_archive
+
+
+@click.command("install")
+@json_option
+def install_command(as_json: bool) -> None:
+    """Install a pre-push hook that pushes refs/gitclaw/* along with your branches.
+
+    After it, a plain `git push` of a branch that holds compressed sessions also sends the
+    archive, so every clone can restore them. A pre-push hook already there is kept and run
+    first; nothing is overwritten. `gitclaw-compress uninstall` undoes it.
+    """
+    repo = open_repo(Path.cwd())
+    message = install(repo)
+    if as_json:
+        echo_json({"ok": True, "message": message, "hook": hook_state(repo).as_json()})
+        return
+    click.echo(message)
+
+
+@click.command("uninstall")
+@json_option
+def uninstall_command(as_json: bool) -> None:
+    """Remove the pre-push hook that `install` wrote (and only that one).
+
+    A hook that was there before `install` is put back. To undo the compression itself,
+    run `gitclaw-compress restore --all` and commit the result.
+    """
+    repo = open_repo(Path.cwd())
+    message = uninstall(repo)
+    if as_json:
+        echo_json({"ok": True, "message": message, "hook": hook_state(repo).as_json()})
+        return
+    click.echo(message)
+
+
+@click.command("pre-push")
+@click.argument("remote", required=False)
+@click.argument("url", required=False)
+@config_option
+@json_option
+def pre_push_command(
+    remote: str | None, url: str | None, config_path: Path | None, as_json: bool
+) -> None:
+    """Run by the pre-push hook: git passes REMOTE, URL and the refs on stdin.
+
+    When a pushed branch holds compressed sessions, push the archive ref to REMOTE first
+    (merging if the remote's archive moved; never forced). If that fails, the push stops.
+    Run by pre-commit's pre-push stage (hook gitclaw-compress-push-archive), it reads the
+    remote and the ref from pre-commit's PRE_COMMIT_* variables instead.
+    """
+    if remote is None:
+        target, pushed = pre_commit_push(os.environ)
+    else:
+        target, pushed = remote, parse_push_lines(sys.stdin.read())
+    repo = open_repo(Path.cwd())
+    config = config_for(repo, None, config_path)
+    ref = config["archive.ref"]
+    branches = branches_needing_archive(repo, pushed, config["sessions.globs"])
+    document: dict[str, object] = {"ok": True, "branches": branches, "ref": ref}
+    if not branches:
+        document["pushed"] = False
+        if as_json:
+            echo_json(document)
+        return
+    if not repo.has_remote(target):
+        # `git push URL`: no remote name to push the archive to by itself.
+        click.echo(
+            f"gitclaw-compress: warning: pushing to a URL, not a remote; send the archive "
+            f"with: git push {target} '{ref}:{ref}'",
+            err=True,
+        )
+        document["pushed"] = False
+        if as_json:
+            echo_json(document)
+        return
+    result = push_archive(repo, ref, target)
+    document.update({"pushed": result.pushed, "merged": result.merged, "tip": result.tip})
+    if as_json:
+        echo_json(document)
+        return
+    if result.pushed:
+        merged = " (merged with the remote's archive first)" if result.merged else ""
+        click.echo(f"gitclaw-compress: pushed {ref} to {target}{merged}", err=True)

@@ -1,0 +1,49 @@
+"""One way to print sizes, counts and changes, for every command and the Action.
+
+Humans read sizes as "804.1 KB" (1 KB = 1024 bytes); JSON always carries plain bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.restore import read_marker
+from gitclaw_compress.session import iter_lines
+
+
+def human_bytes(count: int) -> str:
+    size = float(count)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def plural(count: int, noun: str) -> str:
+    """ "1 line", "2 lines", "1,024 lines"."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def size_change(before: int, after: int) -> str:
+    """The change in size as a signed percentage, never "-0.0%": "-54.3%", "0%", "+0.1%"."""
+    if not before or before == after:
+        return "0%"
+    text = f"{(after - before) / before:+.1%}"
+    if text in ("+0.0%", "-0.0%"):
+        return "-<0.1%" if after < before else "+<0.1%"
+    return text
+
+
+def original_size(path: Path) -> int:
+    """The size of the file as it was before any compression, read from its markers."""
+    total = 0
+    with open(path, "rb") as handle:
+        for line in iter_lines(handle):
+            try:
+                marker = read_marker(line.data, f"{path}:{line.number}")
+            except GitClawError:
+                marker = None
+            total += (marker.size if marker is not None else len(line.data)) + int(line.newline)
+    return total

@@ -1,0 +1,160 @@
+"""`install`, `uninstall`, `pre-push` and `doctor` with real git: after `install`, a plain
+`git push` sends the archive, and a depth-1 clone of that remote restores byte for byte."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner, Result
+from flow_helpers import (
+    SESSIONS,
+    Origin,
+    commit_all,
+    git,
+    make_origin,
+    ok,
+    path_with,
+    session_bytes,
+    shim_bin,
+    write,
+)
+
+from gitclaw_compress.cli import cli
+
+SESSION = f"{SESSIONS}/issue-1.jsonl"
+ARCHIVE = "refs/gitclaw/archive"
+PREVIOUS_HOOK = b"""#!/bin/sh
+echo "previous hook: $1" >> "$(dirname "$0")/../previous-hook.log"
+cat >> "$(dirname "$0")/../previous-hook.log"
+"""
+
+
+def run(cwd: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
+    monkeypatch.chdir(cwd)
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def plain_push(origin: Origin, tmp_path: Path, *refs: str) -> subprocess.CompletedProcess[str]:
+    """`git push` exactly as a user types it, with gitclaw-compress on PATH for the hook."""
+    env = path_with(shim_bin(tmp_path / "bin"))
+    return subprocess.run(
+        ["git", "push", "-q", "origin", *refs],
+        cwd=origin.work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def remote_archive(origin: Origin) -> str:
+    return git(origin.bare, "for-each-ref", "--format=%(objectname)", ARCHIVE).strip()
+
+
+@pytest.fixture
+def compressed(tmp_path: Path) -> tuple[Origin, bytes]:
+    """An agent clone whose committed session is compressed; the archive is not pushed."""
+    origin = make_origin(tmp_path)
+    original = session_bytes(6)
+    write(origin.work / SESSION, original)
+    commit_all(origin.work, "agent run")
+    ok(origin.work, "compress", "--force", "--keep-turns", "1", SESSION)
+    commit_all(origin.work, "compressed")
+    return origin, original
+
+
+def test_after_install_a_plain_push_sends_the_archive_and_a_shallow_clone_restores(
+    tmp_path: Path, compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    origin, original = compressed
+    result = run(origin.work, monkeypatch, "install")
+    assert result.exit_code == 0 and result.stdout.startswith("installed "), result.output
+    done = plain_push(origin, tmp_path, "main")
+    assert done.returncode == 0, done.stderr
+    assert remote_archive(origin) == git(origin.work, "rev-parse", ARCHIVE).strip()
+    clone = origin.clone(tmp_path / "shallow", "--depth", "1")
+    ok(clone, "restore", SESSION)  # fetches the archive from origin: it is there now
+    assert (clone / SESSION).read_bytes() == original
+
+
+def test_without_install_a_plain_push_leaves_the_archive_behind(
+    tmp_path: Path, compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The failure install fixes, and what doctor reports about it."""
+    origin, _ = compressed
+    assert plain_push(origin, tmp_path, "main").returncode == 0
+    assert remote_archive(origin) == ""
+    result = run(origin.work, monkeypatch, "doctor", "--json")
+    found = orjson.loads(result.stdout)
+    assert result.exit_code == 1
+    assert found["pre_push_hook"]["installed"] is False
+    assert found["archive"]["state"] == "missing"
+    assert found["compressed_sessions"] == 1 and found["unrestorable"] == []
+    clone = origin.clone(tmp_path / "shallow", "--depth", "1")
+    result = run(clone, monkeypatch, "doctor")
+    assert result.exit_code == 1
+    assert "1 not restorable from this clone" in result.stdout, result.stdout
+
+
+def test_a_branch_without_compressed_sessions_pushes_no_archive(
+    tmp_path: Path, compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    origin, _ = compressed
+    run(origin.work, monkeypatch, "install")
+    git(origin.work, "checkout", "-q", "--orphan", "docs")
+    git(origin.work, "rm", "-rq", "--cached", ".")
+    write(origin.work / "docs.md", b"no sessions here\n")
+    git(origin.work, "add", "docs.md")
+    git(origin.work, "commit", "-qm", "docs")
+    assert plain_push(origin, tmp_path, "docs").returncode == 0
+    assert remote_archive(origin) == ""
+
+
+def test_install_chains_an_existing_hook_and_uninstall_puts_it_back(
+    tmp_path: Path, compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    origin, _ = compressed
+    hook = origin.work / ".git" / "hooks" / "pre-push"
+    write(hook, PREVIOUS_HOOK).chmod(0o755)
+    result = run(origin.work, monkeypatch, "install")
+    assert "runs the hook that was there first" in result.stdout, result.output
+    assert run(origin.work, monkeypatch, "install").stdout.startswith("already installed")
+    done = plain_push(origin, tmp_path, "main")
+    assert done.returncode == 0, done.stderr
+    log = (origin.work / ".git" / "previous-hook.log").read_text()
+    head = git(origin.work, "rev-parse", "HEAD").strip()
+    assert log.startswith("previous hook: origin\n") and f"refs/heads/main {head}" in log
+    assert remote_archive(origin)  # and the archive went too
+    doctor = orjson.loads(run(origin.work, monkeypatch, "doctor", "--json").stdout)
+    assert doctor["ok"] and doctor["archive"]["state"] == "up-to-date"
+    assert doctor["pre_push_hook"]["installed"] and doctor["pre_push_hook"]["chained"]
+    result = run(origin.work, monkeypatch, "uninstall")
+    assert "previous hook again" in result.stdout
+    assert hook.read_bytes() == PREVIOUS_HOOK
+    assert not hook.with_name("pre-push.before-gitclaw-compress").exists()
+    result = run(origin.work, monkeypatch, "uninstall")
+    assert "not gitclaw-compress's; left alone" in result.stdout
+    assert hook.read_bytes() == PREVIOUS_HOOK
+
+
+def test_restore_all_with_uninstall_is_the_way_out(
+    tmp_path: Path, compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    origin, original = compressed
+    other = session_bytes(5, session_id="other")
+    write(origin.work / f"{SESSIONS}/issue-2.jsonl", other)
+    ok(origin.work, "compress", "--force", "--keep-turns", "1", f"{SESSIONS}/issue-2.jsonl")
+    assert (origin.work / f"{SESSIONS}/issue-2.jsonl").read_bytes() != other
+    run(origin.work, monkeypatch, "install")
+    result = run(origin.work, monkeypatch, "restore", "--all", "--json")
+    document = orjson.loads(result.stdout)
+    assert result.exit_code == 0 and [f["status"] for f in document["files"]] == ["restored"] * 2
+    assert (origin.work / SESSION).read_bytes() == original
+    assert (origin.work / f"{SESSIONS}/issue-2.jsonl").read_bytes() == other
+    result = run(origin.work, monkeypatch, "restore", "--all")
+    assert result.stdout == f"nothing to restore: no compressed session under {origin.work}\n"
+    assert run(origin.work, monkeypatch, "uninstall").stdout.startswith("removed ")
+    assert not (origin.work / ".git" / "hooks" / "pre-push").exists()
