@@ -138,3 +138,16 @@ def bash_output_stub(text: str, show: str, settings: PreviewSettings) -> str:
         f"{STUB_PREFIX} Output elided: {text_shape(text)}. Full entry: {show}\n"
         f"{preview(text, settings)}"
     )
+
+
+def ui_value_stub(name: str, text: str, show: str) -> str:
+    """A value only the transcript renderer reads (Claude Code's `toolUseResult`)."""
+    return (
+        f"{STUB_PREFIX} {name} elided: {text_shape(text)} (shown only in the UI, never sent "
+        f"to the model). Full entry: {show}"
+    )
+
+
+def thinking_stub(text: str, show: str) -> str:
+    """Unsigned thinking, where the agent sends back whatever is there (Claude Code)."""
+    return f"{STUB_PREFIX} Thinking elided: {text_shape(text)}. Full entry: {show}"
