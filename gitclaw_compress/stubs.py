@@ -140,11 +140,15 @@ def bash_output_stub(text: str, show: str, settings: PreviewSettings) -> str:
     )
 
 
-def ui_value_stub(name: str, text: str, show: str) -> str:
+def ui_value_stub(name: str, text: str, images: list[tuple[str, int]], show: str) -> str:
     """A value only the transcript renderer reads (Claude Code's `toolUseResult`)."""
+    shape = "; ".join(
+        ([text_shape(text)] if text or not images else [])
+        + ([describe_images(images)] if images else [])
+    )
     return (
-        f"{STUB_PREFIX} {name} elided: {text_shape(text)} (shown only in the UI, never sent "
-        f"to the model). Full entry: {show}"
+        f"{STUB_PREFIX} {name} elided: {shape} (shown only in the UI, never sent to the "
+        f"model). Full entry: {show}"
     )
 
 

@@ -121,7 +121,7 @@ def _images_of(content: object) -> list[tuple[str, int]]:
     return images
 
 
-StubText = Callable[[JsonPath, str], str]
+StubText = Callable[[JsonPath, str, list[tuple[str, int]]], str]  # path, text, images
 
 
 def _shrink_ui(value: object, path: JsonPath, stub_text: StubText) -> list[Edit]:
@@ -134,7 +134,7 @@ def _shrink_ui(value: object, path: JsonPath, stub_text: StubText) -> list[Edit]
     if _size(value) <= UI_VALUE_MAX_BYTES:
         return []
     if isinstance(value, str):
-        return [] if stubs.is_stub(value) else [Edit(path, stub_text(path, value))]
+        return [] if stubs.is_stub(value) else [Edit(path, stub_text(path, value, []))]
     if isinstance(value, dict):
         edits: list[Edit] = []
         for key, item in value.items():
@@ -145,11 +145,11 @@ def _shrink_ui(value: object, path: JsonPath, stub_text: StubText) -> list[Edit]
         if all(isinstance(item, str) for item in value):
             if len(value) == 1 and stubs.is_stub(value[0]):
                 return []
-            return [Edit(path, [stub_text(path, "\n".join(value))])]
+            return [Edit(path, [stub_text(path, "\n".join(value), [])])]
         if all(isinstance(item, dict) and item.get("type") in BLOCK_TYPES for item in value):
             if len(value) == 1 and stubs.is_stub(value[0].get("text")):
                 return []
-            text = stub_text(path, _text_of(value))
+            text = stub_text(path, _text_of(value), _images_of(value))
             return [Edit(path, [{"type": "text", "text": text}])]
         return [Edit(path, [])]
     return []
@@ -190,8 +190,8 @@ class ClaudeRules:
         return []
 
     def _ui_stub(self, scope: Scope) -> StubText:
-        def stub_text(path: JsonPath, text: str) -> str:
-            return stubs.ui_value_stub(_path_name(path), text, scope.show)
+        def stub_text(path: JsonPath, text: str, images: list[tuple[str, int]]) -> str:
+            return stubs.ui_value_stub(_path_name(path), text, images, scope.show)
 
         return stub_text
 
