@@ -262,6 +262,8 @@ def test_detection_tells_claude_from_pi() -> None:
     assert detect(lines_from_bytes(pi_session().data()), "p").name == "pi"
     only_summaries = b'{"type":"summary","summary":"x","leafUuid":"u1"}\n' * 3
     assert detect(lines_from_bytes(only_summaries), "s").name == "claude"
+    state = b'{"type":"permission-mode","permissionMode":"default","sessionId":"s1"}\n' * 20
+    assert detect(lines_from_bytes(state + typical_session().data()), "m").name == "claude"
     assert not pi.FORMAT.recognize(entries(ours))
     assert not claude.FORMAT.recognize(entries(lines_from_bytes(pi_session().data())))
 

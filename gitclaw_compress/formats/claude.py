@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 # Lines of a conversation chain; each has `uuid` and `parentUuid`.
 CHAIN_TYPES = frozenset({"user", "assistant", "progress", "system", "attachment"})
+SESSION_STATE_TYPES = frozenset({"permission-mode", "last-prompt", "ai-title", "queue-operation"})
 # Ids and links: resume, `--continue`, the renderer and Entire follow them.
 SEALED_KEYS = (
     "type",
@@ -317,6 +318,18 @@ def is_turn_start(entry: Entry) -> bool:
     return bool(kinds & {"text", "image"}) and "tool_result" not in kinds
 
 
+def _is_claude_line(entry: Entry) -> bool:
+    kind = entry.get("type")
+    if kind in CHAIN_TYPES:
+        return "parentUuid" in entry and "uuid" in entry
+    if kind == "summary":
+        return "leafUuid" in entry
+    if kind == "file-history-snapshot":
+        return "snapshot" in entry
+    # Lines of the session's own state, which may come first in a file.
+    return kind in SESSION_STATE_TYPES and "sessionId" in entry
+
+
 def _ui_measure(value: object) -> tuple[int, int]:
     """(bytes of stubs, bytes of the rest) of renderer-only data."""
     if isinstance(value, str):
@@ -370,12 +383,7 @@ class ClaudeFormat:
 
     def recognize(self, entries: Sequence[Entry]) -> bool:
         # Claude Code's links are `uuid`/`parentUuid`/`leafUuid`: no other format has them.
-        return any(
-            (entry.get("type") in CHAIN_TYPES and "parentUuid" in entry and "uuid" in entry)
-            or (entry.get("type") == "summary" and "leafUuid" in entry)
-            or (entry.get("type") == "file-history-snapshot" and "snapshot" in entry)
-            for entry in entries
-        )
+        return any(_is_claude_line(entry) for entry in entries)
 
     def check(self, first: RawLine | None, source: str) -> None:
         # No header to check: every line stands alone, and Claude Code skips lines it cannot
