@@ -23,7 +23,13 @@ from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES
 
 CONFIG_NAME = "compression.json"
 
-DEFAULT_SESSION_GLOBS = ("*/state/**/sessions/*.jsonl",)
+DEFAULT_SESSION_GLOBS = (
+    "*/state/**/sessions/*.jsonl",
+    # Claude Code: a committed ~/.claude/projects, subagent files, Entire's checkpoints.
+    ".claude/projects/**/*.jsonl",
+    "**/subagents/agent-*.jsonl",
+    "*/*/*/full.jsonl",
+)
 DEFAULT_MAPPING_GLOBS = ("*/state/issues/*.json", "*/state/pull-requests/*.json")
 
 

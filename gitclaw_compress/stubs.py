@@ -138,3 +138,20 @@ def bash_output_stub(text: str, show: str, settings: PreviewSettings) -> str:
         f"{STUB_PREFIX} Output elided: {text_shape(text)}. Full entry: {show}\n"
         f"{preview(text, settings)}"
     )
+
+
+def ui_value_stub(name: str, text: str, images: list[tuple[str, int]], show: str) -> str:
+    """A value only the transcript renderer reads (Claude Code's `toolUseResult`)."""
+    shape = "; ".join(
+        ([text_shape(text)] if text or not images else [])
+        + ([describe_images(images)] if images else [])
+    )
+    return (
+        f"{STUB_PREFIX} {name} elided: {shape} (shown only in the UI, never sent to the "
+        f"model). Full entry: {show}"
+    )
+
+
+def thinking_stub(text: str, show: str) -> str:
+    """Unsigned thinking, where the agent sends back whatever is there (Claude Code)."""
+    return f"{STUB_PREFIX} Thinking elided: {text_shape(text)}. Full entry: {show}"

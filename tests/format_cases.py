@@ -12,6 +12,13 @@ from pathlib import Path
 
 from conftest import CORPUS
 from synthetic import compaction_session, typical_session
+from synthetic_claude import (
+    broken_session,
+    compacted_session,
+    images_session,
+    subagent_session,
+)
+from synthetic_claude import typical_session as claude_session
 
 SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
     "pi": [
@@ -19,11 +26,19 @@ SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
         ("typical-responses", lambda: typical_session(api="openai-responses").data()),
         ("compaction", lambda: compaction_session().data()),
     ],
+    "claude": [
+        ("typical", lambda: claude_session().data()),
+        ("images", lambda: images_session().data()),
+        ("compacted", lambda: compacted_session().data()),
+        ("subagent", lambda: subagent_session().data()),
+        ("glued-line-no-final-newline", broken_session),
+    ],
 }
 
 # The corpus folder and the glob of each format's files in it.
 CORPUS_FOLDERS: dict[str, tuple[str, str]] = {
     "pi": ("pi", "*.jsonl"),
+    "claude": ("claude", "*.jsonl"),
 }
 
 

@@ -1,0 +1,486 @@
+"""Claude Code transcripts: `~/.claude/projects/<project>/<session>.jsonl`, subagent files
+`<session>/subagents/agent-*.jsonl`, and Entire's checkpoint `full.jsonl` copies.
+
+There is no header: every line is a record with a `type` (`user`, `assistant`, `progress`,
+`system`, `attachment`, `summary`, …). Chain lines carry `uuid` and `parentUuid`; resume walks
+`parentUuid` back from the newest line. One API message spans several `assistant` lines that
+share `message.id`, one content block each. What the model sees: the `message` of `user` and
+`assistant` lines. What only the transcript renderer reads: `toolUseResult` (the tool's
+structured result, with the file before an edit in `originalFile`) and the `progress` lines
+that repeat a subagent's messages.
+
+Compressed before the kept turns: tool_result content (one text stub, `is_error` kept),
+tool_use input (its large values), every large value inside `toolUseResult` and a progress
+line's `data` (each stub keeps the JSON type of the value: a string a string, an array an
+array, an object an object; `filePath` and `type` stay), images a tool produced, and thinking
+that carries no signature. Never touched: signed thinking and `redacted_thinking` (the API
+checks the signature), ids and links, `type`/`isSidechain`/`isMeta`/`isCompactSummary`,
+user and assistant text, the images a person pasted (unless `stripUserImages`), attachments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from gitclaw_compress import stubs
+from gitclaw_compress.formats.base import Edit, Scope
+from gitclaw_compress.formats.pi import PATH_ARGUMENTS, SMALL_ARGUMENT_BYTES, call_descriptor
+from gitclaw_compress.jsonspan import JsonPath
+from gitclaw_compress.session import Entry, RawLine
+
+if TYPE_CHECKING:
+    from gitclaw_compress.compress import CompressSettings
+
+# Lines of a conversation chain; each has `uuid` and `parentUuid`.
+CHAIN_TYPES = frozenset({"user", "assistant", "progress", "system", "attachment"})
+SESSION_STATE_TYPES = frozenset({"permission-mode", "last-prompt", "ai-title", "queue-operation"})
+# Ids and links: resume, `--continue`, the renderer and Entire follow them.
+SEALED_KEYS = (
+    "type",
+    "subtype",
+    "uuid",
+    "parentUuid",
+    "logicalParentUuid",
+    "leafUuid",
+    "sessionId",
+    "messageId",
+    "isSidechain",
+    "isMeta",
+    "isCompactSummary",
+    "toolUseID",
+    "parentToolUseID",
+    "sourceToolAssistantUUID",
+    "promptId",
+    "agentId",
+)
+# Content blocks the API knows: a list of them becomes one text block when stubbed.
+BLOCK_TYPES = frozenset(
+    {"text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking"}
+)
+# Keys of the renderer's data that stay whatever their size: the renderer crashed when
+# `filePath` was missing (claude-code issues 42778, 38633, 40858); the rest name things.
+UI_KEPT_KEYS = frozenset(
+    {"type", "filePath", "file_path", "path", "agentId", "toolUseID", "uuid", "role", "id"}
+)
+UI_VALUE_MAX_BYTES = 256  # a renderer-only value larger than this becomes a stub
+
+
+def _size(value: object) -> int:
+    return len(orjson.dumps(value))
+
+
+def _sized(value: object) -> int:
+    return 0 if value is None else _size(value)
+
+
+def message_of(entry: Entry) -> dict[str, Any] | None:
+    if entry.get("type") not in ("user", "assistant"):
+        return None
+    message = entry.get("message")
+    return message if isinstance(message, dict) else None
+
+
+def _blocks(message: dict[str, Any]) -> list[Any]:
+    content = message.get("content")
+    return content if isinstance(content, list) else []
+
+
+def is_signed(block: dict[str, Any]) -> bool:
+    """A thinking block the API verifies: any change gives "Invalid signature"."""
+    signature = block.get("signature")
+    return not (signature is None or signature == "")
+
+
+def _text_of(content: object) -> str:
+    """The text of a tool_result's content: the string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    )
+
+
+def _images_of(content: object) -> list[tuple[str, int]]:
+    if not isinstance(content, list):
+        return []
+    images = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "image":
+            source = block.get("source")
+            source = source if isinstance(source, dict) else {}
+            mime = str(source.get("media_type", "image"))
+            images.append((mime, stubs.image_size(source.get("data"))))
+    return images
+
+
+StubText = Callable[[JsonPath, str, list[tuple[str, int]]], str]  # path, text, images
+
+
+def _shrink_ui(value: object, path: JsonPath, stub_text: StubText) -> list[Edit]:
+    """Stubs for the large values of renderer-only data, each keeping its JSON type.
+
+    A string becomes a stub string; an object keeps its keys and shrinks its values; an
+    array of content blocks becomes one text block, an array of strings one stub string,
+    any other array `[]` (a diff's hunks: the renderer shows an empty diff, never a wrong one).
+    """
+    if _size(value) <= UI_VALUE_MAX_BYTES:
+        return []
+    if isinstance(value, str):
+        return [] if stubs.is_stub(value) else [Edit(path, stub_text(path, value, []))]
+    if isinstance(value, dict):
+        edits: list[Edit] = []
+        for key, item in value.items():
+            if key not in UI_KEPT_KEYS:
+                edits.extend(_shrink_ui(item, (*path, key), stub_text))
+        return edits
+    if isinstance(value, list):
+        if all(isinstance(item, str) for item in value):
+            if len(value) == 1 and stubs.is_stub(value[0]):
+                return []
+            return [Edit(path, [stub_text(path, "\n".join(value), [])])]
+        if all(isinstance(item, dict) and item.get("type") in BLOCK_TYPES for item in value):
+            if len(value) == 1 and stubs.is_stub(value[0].get("text")):
+                return []
+            text = stub_text(path, _text_of(value), _images_of(value))
+            return [Edit(path, [{"type": "text", "text": text}])]
+        return [Edit(path, [])]
+    return []
+
+
+def _path_name(path: JsonPath) -> str:
+    """`toolUseResult.file.content` for a stub's text (indexes left out)."""
+    return ".".join(str(part) for part in path if isinstance(part, str))
+
+
+class ClaudeRules:
+    """Claude Code's rules for one file: what each tool call was, for the stubs of its result."""
+
+    def __init__(self, settings: CompressSettings) -> None:
+        self.settings = settings
+        self.calls: dict[str, str] = {}  # tool_use id -> "Read 'src/app.ts'"
+
+    def observe(self, number: int, entry: Entry) -> None:
+        message = message_of(entry)
+        if message is None or entry.get("type") != "assistant":
+            return
+        for block in _blocks(message):
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                call_id, name = block.get("id"), block.get("name")
+                if isinstance(call_id, str) and isinstance(name, str):
+                    self.calls[call_id] = call_descriptor(name, block.get("input"))
+
+    def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        if not scope.full:  # budget pruning is not offered for this format (see `features`)
+            return []
+        kind = entry.get("type")
+        if kind == "assistant":
+            return self._assistant_edits(entry, scope)
+        if kind == "user":
+            return self._user_edits(entry, scope)
+        if kind == "progress" and isinstance(entry.get("data"), dict):
+            return _shrink_ui(entry["data"], ("data",), self._ui_stub(scope))
+        return []
+
+    def _ui_stub(self, scope: Scope) -> StubText:
+        def stub_text(path: JsonPath, text: str, images: list[tuple[str, int]]) -> str:
+            return stubs.ui_value_stub(_path_name(path), text, images, scope.show)
+
+        return stub_text
+
+    def _assistant_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        message = message_of(entry)
+        if message is None:
+            return []
+        edits: list[Edit] = []
+        for index, block in enumerate(_blocks(message)):
+            if not isinstance(block, dict):
+                continue
+            base: JsonPath = ("message", "content", index)
+            kind = block.get("type")
+            if kind == "thinking" and self.settings.strip_thinking and not is_signed(block):
+                # Unsigned thinking (a third-party model behind Claude Code) is checked by
+                # nobody, and Claude Code sends it back as it is: a short stub, not "", so
+                # that no provider sees an empty thinking block.
+                thought = block.get("thinking")
+                if isinstance(thought, str) and thought and not stubs.is_stub(thought):
+                    edits.append(
+                        Edit((*base, "thinking"), stubs.thinking_stub(thought, scope.show))
+                    )
+            elif kind == "tool_use":
+                arguments = block.get("input")
+                if isinstance(arguments, dict) and (
+                    _size(arguments) > self.settings.tool_call_max_bytes
+                ):
+                    edits.extend(self._input_edits(arguments, (*base, "input"), scope))
+        return edits
+
+    def _input_edits(self, value: object, path: JsonPath, scope: Scope) -> list[Edit]:
+        """The large values of a tool call's input, each keeping its JSON type; paths stay."""
+        key = path[-1]
+        if key in PATH_ARGUMENTS or _size(value) <= SMALL_ARGUMENT_BYTES:
+            return []
+        show, line_chars = scope.show, self.settings.preview.line_chars
+        if isinstance(value, str):
+            if stubs.is_stub(value):
+                return []
+            if key == "command":
+                limit = self.settings.bash_command_max_chars
+                if len(value) <= limit:
+                    return []
+                return [Edit(path, stubs.command_stub(value, limit, show))]
+            return [Edit(path, stubs.argument_stub(str(key), value, show, line_chars))]
+        if isinstance(value, dict):
+            return [
+                edit
+                for name, item in value.items()
+                for edit in self._input_edits(item, (*path, name), scope)
+            ]
+        if isinstance(value, list):
+            if all(isinstance(item, str) for item in value):
+                if len(value) == 1 and stubs.is_stub(value[0]):
+                    return []
+                text = "\n".join(value)
+                return [Edit(path, [stubs.argument_stub(str(key), text, show, line_chars)])]
+            # MultiEdit's edits, TodoWrite's todos: each item keeps its keys and its place.
+            return [
+                edit
+                for index, item in enumerate(value)
+                for edit in self._input_edits(item, (*path, index), scope)
+            ]
+        return []
+
+    def _user_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        edits: list[Edit] = []
+        message = message_of(entry)
+        if message is not None:
+            # A person's pasted images stay unless asked; images a tool produced (on tool
+            # result and isMeta lines) are tool output.
+            typed = is_turn_start(entry)
+            strip_images = self.settings.strip_user_images or not typed
+            for index, block in enumerate(_blocks(message)):
+                if not isinstance(block, dict):
+                    continue
+                base: JsonPath = ("message", "content", index)
+                if block.get("type") == "tool_result":
+                    edits.extend(self._tool_result_edits(block, base, scope))
+                elif block.get("type") == "image" and strip_images:
+                    ((mime, size),) = _images_of([block])
+                    stub = stubs.image_stub("User" if typed else "Tool", mime, size, scope.show)
+                    edits.append(Edit(base, {"type": "text", "text": stub}))
+        result = entry.get("toolUseResult")
+        if result is not None:
+            edits.extend(_shrink_ui(result, ("toolUseResult",), self._ui_stub(scope)))
+        return edits
+
+    def _tool_result_edits(self, block: dict[str, Any], base: JsonPath, scope: Scope) -> list[Edit]:
+        content = block.get("content")
+        if not isinstance(content, str | list) or stubs.is_stub(_text_of(content)):
+            return []
+        if _size(content) <= self.settings.tool_result_max_bytes:
+            return []
+        tool = self.calls.get(str(block.get("tool_use_id")), "tool")
+        stub = stubs.tool_output_stub(
+            tool=tool,
+            text=_text_of(content),
+            images=_images_of(content),
+            failed=block.get("is_error") is True,
+            reason=None,
+            show=scope.show,
+            settings=self.settings.preview,
+        )
+        value: object = stub if isinstance(content, str) else [{"type": "text", "text": stub}]
+        return [Edit((*base, "content"), value)]
+
+
+def is_turn_start(entry: Entry) -> bool:
+    """What a person typed: a user line, not meta, not a compaction summary, holding a
+    string or text/image blocks and no tool result."""
+    if entry.get("type") != "user" or entry.get("isMeta") or entry.get("isCompactSummary"):
+        return False
+    message = message_of(entry)
+    if message is None:
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return True
+    if not isinstance(content, list):
+        return False
+    kinds = {block.get("type") for block in content if isinstance(block, dict)}
+    return bool(kinds & {"text", "image"}) and "tool_result" not in kinds
+
+
+def _is_claude_line(entry: Entry) -> bool:
+    kind = entry.get("type")
+    if kind in CHAIN_TYPES:
+        return "parentUuid" in entry and "uuid" in entry
+    if kind == "summary":
+        return "leafUuid" in entry
+    if kind == "file-history-snapshot":
+        return "snapshot" in entry
+    # Lines of the session's own state, which may come first in a file.
+    return kind in SESSION_STATE_TYPES and "sessionId" in entry
+
+
+def _ui_measure(value: object) -> tuple[int, int]:
+    """(bytes of stubs, bytes of the rest) of renderer-only data."""
+    if isinstance(value, str):
+        return (_size(value), 0) if stubs.is_stub(value) else (0, _size(value))
+    stub_bytes = 0
+    if isinstance(value, dict):
+        stub_bytes = sum(_ui_measure(item)[0] for item in value.values())
+    elif isinstance(value, list):
+        stub_bytes = sum(_ui_measure(item)[0] for item in value)
+    return stub_bytes, _sized(value) - stub_bytes
+
+
+class ClaudeFormat:
+    name = "claude"
+    title = "Claude Code"
+    features: frozenset[str] = frozenset()  # status, context, prune, summarize: not yet
+    kinds: tuple[str, ...] = (
+        "tool_result text",
+        "tool_result images",
+        "tool_use input",
+        "toolUseResult",
+        "progress",
+        "thinking text",
+        "thinking signatures",
+        "user text",
+        "user images",
+        "assistant text",
+    )
+
+    def measure(self, entry: Entry) -> Iterator[tuple[str, int]]:
+        kind = entry.get("type")
+        if kind == "progress":
+            stub_bytes, rest = _ui_measure(entry.get("data"))
+            yield "stubs", stub_bytes
+            yield "progress", rest
+            return
+        if "toolUseResult" in entry:
+            stub_bytes, rest = _ui_measure(entry["toolUseResult"])
+            yield "stubs", stub_bytes
+            yield "toolUseResult", rest
+        message = message_of(entry)
+        if message is None:
+            return
+        content = message.get("content")
+        if isinstance(content, str):
+            yield f"{kind} text", _size(content)
+            return
+        for block in _blocks(message):
+            if isinstance(block, dict):
+                yield from _measure_block(str(kind), block)
+
+    def recognize(self, entries: Sequence[Entry]) -> bool:
+        # Claude Code's links are `uuid`/`parentUuid`/`leafUuid`: no other format has them.
+        return any(_is_claude_line(entry) for entry in entries)
+
+    def check(self, first: RawLine | None, source: str) -> None:
+        # No header to check: every line stands alone, and Claude Code skips lines it cannot
+        # read (since 2.1.121), which the core passes through untouched.
+        return None
+
+    def is_turn_start(self, entry: Entry) -> bool:
+        return is_turn_start(entry)
+
+    def entry_id(self, entry: Entry) -> str | None:
+        entry_id = entry.get("uuid")
+        return entry_id if isinstance(entry_id, str) else None
+
+    def rules(self, settings: CompressSettings) -> ClaudeRules:
+        return ClaudeRules(settings)
+
+    def sealed(self, entry: Entry) -> Iterator[tuple[str, Any]]:
+        for key in SEALED_KEYS:
+            if key in entry:
+                yield key, entry[key]
+        result = entry.get("toolUseResult")
+        if isinstance(result, dict):
+            for key in ("type", "filePath"):
+                if key in result:
+                    yield f"toolUseResult.{key}", result[key]
+            file = result.get("file")
+            if isinstance(file, dict) and "filePath" in file:
+                yield "toolUseResult.file.filePath", file["filePath"]
+        data = entry.get("data")
+        if isinstance(data, dict) and "type" in data:
+            yield "data.type", data["type"]
+        message = message_of(entry)
+        if message is None:
+            return
+        for key in ("id", "role", "model", "usage", "stop_reason"):
+            if key in message:
+                yield f"message.{key}", message[key]
+        content = message.get("content")
+        if isinstance(content, str):
+            yield "message.content", content
+        yield from _sealed_blocks(str(entry.get("type")), _blocks(message))
+
+
+def _sealed_blocks(kind: str, content: list[Any]) -> Iterator[tuple[str, Any]]:
+    for index, block in enumerate(content):
+        if not isinstance(block, dict):
+            continue
+        name = f"content[{index}]"
+        block_type = block.get("type")
+        if kind == "assistant" or block_type == "tool_result":  # an image may become text
+            yield f"{name}.type", block_type
+        if block_type == "text" and not stubs.is_stub(block.get("text")):
+            yield f"{name}.text", block.get("text")
+        elif block_type == "tool_use":
+            yield f"{name}.id", block.get("id")
+            yield f"{name}.name", block.get("name")
+        elif block_type == "tool_result":
+            yield f"{name}.tool_use_id", block.get("tool_use_id")
+            yield f"{name}.is_error", block.get("is_error")
+        elif block_type == "thinking" and is_signed(block):
+            yield f"{name}.thinking", block.get("thinking")
+            yield f"{name}.signature", block.get("signature")
+        elif block_type == "redacted_thinking":
+            yield f"{name}.data", block.get("data")
+
+
+def _measure_block(kind: str, block: dict[str, Any]) -> Iterator[tuple[str, int]]:
+    block_type = block.get("type")
+    if block_type == "text":
+        text = block.get("text")
+        yield ("stubs" if stubs.is_stub(text) else f"{kind} text"), _sized(text)
+    elif block_type == "image":
+        yield "user images", _sized(block.get("source"))
+    elif block_type == "thinking":
+        thought = block.get("thinking")
+        yield ("stubs" if stubs.is_stub(thought) else "thinking text"), _sized(thought)
+        yield "thinking signatures", _sized(block.get("signature"))
+    elif block_type == "redacted_thinking":
+        yield "thinking signatures", _sized(block.get("data"))
+    elif block_type == "tool_use":
+        stub_bytes, rest = _ui_measure(block.get("input"))
+        yield "stubs", stub_bytes
+        yield "tool_use input", rest
+    elif block_type == "tool_result":
+        content = block.get("content")
+        if isinstance(content, str):
+            yield ("stubs" if stubs.is_stub(content) else "tool_result text"), _size(content)
+            return
+        for item in content if isinstance(content, list) else []:
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "image":
+                yield "tool_result images", _sized(item.get("source"))
+            elif stubs.is_stub(item.get("text")):
+                yield "stubs", _size(item)
+            else:
+                yield "tool_result text", _size(item)
+
+
+FORMAT = ClaudeFormat()
