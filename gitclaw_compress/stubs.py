@@ -138,3 +138,19 @@ def bash_output_stub(text: str, show: str, settings: PreviewSettings) -> str:
         f"{STUB_PREFIX} Output elided: {text_shape(text)}. Full entry: {show}\n"
         f"{preview(text, settings)}"
     )
+
+
+def ui_copy_stub(key: str, size: int, show: str) -> str:
+    """A UI-only copy of something the model sees elsewhere (Codex's event_msg outputs)."""
+    return (
+        f"{STUB_PREFIX} {key} elided ({size:,} bytes, a copy for the UI; the model sees the "
+        f"tool output). Full entry: {show}"
+    )
+
+
+def repeated_stub(key: str, size: int, where: str, show: str) -> str:
+    """Settings every `where` line repeats, of which the agent reads only the newest."""
+    return (
+        f"{STUB_PREFIX} {key} elided ({size:,} bytes, repeated in every {where}; only the "
+        f"newest is read). Full entry: {show}"
+    )

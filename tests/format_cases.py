@@ -12,6 +12,7 @@ from pathlib import Path
 
 from conftest import CORPUS
 from synthetic import compaction_session, typical_session
+from synthetic_codex import compacted_rollout, rolled_back_rollout, typical_rollout
 
 SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
     "pi": [
@@ -19,11 +20,17 @@ SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
         ("typical-responses", lambda: typical_session(api="openai-responses").data()),
         ("compaction", lambda: compaction_session().data()),
     ],
+    "codex": [
+        ("typical", lambda: typical_rollout().data()),
+        ("rolled-back", lambda: rolled_back_rollout().data()),
+        ("compacted", lambda: compacted_rollout().data()),
+    ],
 }
 
 # The corpus folder and the glob of each format's files in it.
 CORPUS_FOLDERS: dict[str, tuple[str, str]] = {
     "pi": ("pi", "*.jsonl"),
+    "codex": ("codex", "*.jsonl"),
 }
 
 
