@@ -23,7 +23,14 @@ from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES
 
 CONFIG_NAME = "compression.json"
 
-DEFAULT_SESSION_GLOBS = ("*/state/**/sessions/*.jsonl",)
+DEFAULT_SESSION_GLOBS = (
+    "*/state/**/sessions/*.jsonl",
+    # Codex CLI rollouts: a committed CODEX_HOME at the root, or inside an agent's state.
+    ".codex/sessions/**/rollout-*.jsonl",
+    ".codex/archived_sessions/**/rollout-*.jsonl",
+    "*/state/**/sessions/**/rollout-*.jsonl",
+    "*/state/**/archived_sessions/**/rollout-*.jsonl",
+)
 DEFAULT_MAPPING_GLOBS = ("*/state/issues/*.json", "*/state/pull-requests/*.json")
 
 
