@@ -29,6 +29,11 @@ DEFAULT_SESSION_GLOBS = (
     ".claude/projects/**/*.jsonl",
     "**/subagents/agent-*.jsonl",
     "*/*/*/full.jsonl",
+    # Codex CLI rollouts: a committed CODEX_HOME at the root, or inside an agent's state.
+    ".codex/sessions/**/rollout-*.jsonl",
+    ".codex/archived_sessions/**/rollout-*.jsonl",
+    "*/state/**/sessions/**/rollout-*.jsonl",
+    "*/state/**/archived_sessions/**/rollout-*.jsonl",
 )
 DEFAULT_MAPPING_GLOBS = ("*/state/issues/*.json", "*/state/pull-requests/*.json")
 

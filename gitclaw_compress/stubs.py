@@ -155,3 +155,17 @@ def ui_value_stub(name: str, text: str, images: list[tuple[str, int]], show: str
 def thinking_stub(text: str, show: str) -> str:
     """Unsigned thinking, where the agent sends back whatever is there (Claude Code)."""
     return f"{STUB_PREFIX} Thinking elided: {text_shape(text)}. Full entry: {show}"
+def ui_copy_stub(key: str, size: int, show: str) -> str:
+    """A UI-only copy of something the model sees elsewhere (Codex's event_msg outputs)."""
+    return (
+        f"{STUB_PREFIX} {key} elided ({size:,} bytes, a copy for the UI; the model sees the "
+        f"tool output). Full entry: {show}"
+    )
+
+
+def repeated_stub(key: str, size: int, where: str, show: str) -> str:
+    """Settings every `where` line repeats, of which the agent reads only the newest."""
+    return (
+        f"{STUB_PREFIX} {key} elided ({size:,} bytes, repeated in every {where}; only the "
+        f"newest is read). Full entry: {show}"
+    )

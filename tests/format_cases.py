@@ -19,6 +19,7 @@ from synthetic_claude import (
     subagent_session,
 )
 from synthetic_claude import typical_session as claude_session
+from synthetic_codex import compacted_rollout, rolled_back_rollout, typical_rollout
 
 SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
     "pi": [
@@ -32,6 +33,10 @@ SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
         ("compacted", lambda: compacted_session().data()),
         ("subagent", lambda: subagent_session().data()),
         ("glued-line-no-final-newline", broken_session),
+    "codex": [
+        ("typical", lambda: typical_rollout().data()),
+        ("rolled-back", lambda: rolled_back_rollout().data()),
+        ("compacted", lambda: compacted_rollout().data()),
     ],
 }
 
@@ -39,6 +44,7 @@ SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
 CORPUS_FOLDERS: dict[str, tuple[str, str]] = {
     "pi": ("pi", "*.jsonl"),
     "claude": ("claude", "*.jsonl"),
+    "codex": ("codex", "*.jsonl"),
 }
 
 

@@ -15,6 +15,11 @@ from gitclaw_compress.formats.base import SNIFF_LINES, Format
 from gitclaw_compress.session import RawLine, iter_lines, parse_entry
 
 FORMATS: dict[str, Format] = {fmt.name: fmt for fmt in (pi.FORMAT, claude.FORMAT)}
+from gitclaw_compress.formats import codex, pi
+from gitclaw_compress.formats.base import SNIFF_LINES, Format
+from gitclaw_compress.session import RawLine, iter_lines, parse_entry
+
+FORMATS: dict[str, Format] = {fmt.name: fmt for fmt in (pi.FORMAT, codex.FORMAT)}
 
 
 def supported() -> str:

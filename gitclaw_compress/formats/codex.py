@@ -1,0 +1,512 @@
+"""OpenAI Codex CLI rollouts: every field name and resume rule of Codex.
+
+A rollout is JSONL under `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`. Every
+line is `{"timestamp","type","payload"}`; line 1 is the `session_meta` that resume needs. The
+model sees only the `response_item` lines (after the newest `compacted` replacement history);
+`event_msg` lines drive the UI and segment turns; every `turn_context` repeats the settings and
+instructions of its turn, and resume reads only the newest one that survives rollbacks.
+
+What is never touched: `session_meta`, `compacted`, reasoning items (their `encrypted_content`
+must match what OpenAI issued, or the session is unusable), `call_id`s, the `type` and
+`turn_id` of every `event_msg`, message text, and the newest `turn_context`. A turn starts at
+`event_msg` `user_message`; the `task_started`, context messages and `turn_context` that
+Codex writes just before it belong to that turn, so the kept turns keep them byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from gitclaw_compress import stubs
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats.base import Edit, Scope
+from gitclaw_compress.jsonspan import JsonPath
+from gitclaw_compress.session import Entry, RawLine, parse_entry
+
+if TYPE_CHECKING:
+    from gitclaw_compress.compress import CompressSettings
+
+LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
+# event_msg types whose `type` and `turn_id` Codex uses to segment turns.
+SEGMENT_EVENTS = frozenset(
+    {"user_message", "task_started", "task_complete", "turn_aborted", "thread_rolled_back"}
+)
+# UI copies of a command's output; the model sees the function_call_output instead.
+EXEC_OUTPUT_FIELDS = ("stdout", "stderr", "aggregated_output", "formatted_output")
+PATCH_EVENTS = frozenset({"patch_apply_begin", "patch_apply_end"})
+ARGUMENT_KEYS_KEPT = frozenset({"path", "file_path", "workdir", "timeout_ms", "justification"})
+SMALL_ARGUMENT_BYTES = 160  # argument values up to this size are always kept
+PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
+DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?(?:;[^,]*)?,")
+
+
+def _size(value: object) -> int:
+    return len(orjson.dumps(value))
+
+
+def _sized(value: object) -> int:
+    return 0 if value is None else _size(value)
+
+
+def payload_of(entry: Entry) -> dict[str, Any]:
+    payload = entry.get("payload")
+    return payload if isinstance(payload, dict) else {}
+
+
+def event_type(entry: Entry) -> str | None:
+    """The payload type of an `event_msg` or `response_item` line."""
+    kind = payload_of(entry).get("type")
+    return kind if isinstance(kind, str) else None
+
+
+def is_data_url(value: object) -> bool:
+    return isinstance(value, str) and value.startswith("data:")
+
+
+def data_url_image(url: str) -> tuple[str, int]:
+    """(mime type, decoded bytes) of a base64 data URL."""
+    match = DATA_URL.match(url)
+    mime = (match.group(1) if match else None) or "image"
+    data = url[match.end() :] if match else ""
+    return mime, stubs.image_size(data)
+
+
+def call_descriptor(name: str, arguments: object) -> str:
+    """A tool call in a few words, for the stub of its output: "shell_command 'ls'"."""
+    if isinstance(arguments, str):
+        text = arguments
+        try:
+            arguments = orjson.loads(text)
+        except orjson.JSONDecodeError:  # apply_patch input is a raw patch
+            files = PATCH_FILE.findall(text)
+            return f"{name} {stubs.cut(files[0][1], 80)!r}" if files else name
+    if isinstance(arguments, dict):
+        for key in ("path", "file_path", "command", "cmd", "query", "url", "pattern"):
+            value = arguments.get(key)
+            if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+                value = value[-1]
+            if isinstance(value, str) and value:
+                first = value.strip().split("\n", 1)[0]
+                return f"{name} {stubs.cut(first, 80)!r}"
+    return name
+
+
+def check_header(line: RawLine | None, source: str) -> None:
+    """Line 1 must be the `session_meta` line; Codex cannot resume a rollout without it."""
+    entry = parse_entry(line.data) if line is not None else None
+    if entry is None or entry.get("type") != "session_meta":
+        raise GitClawError(
+            f"{source}:1: not a Codex rollout header (expected a JSON object with "
+            '"type":"session_meta"); the file was not changed'
+        )
+
+
+class CodexRules:
+    """Codex's rules for one file: tool calls by id, turn boundaries, the live turn_context."""
+
+    def __init__(self, settings: CompressSettings) -> None:
+        self.settings = settings
+        self.calls: dict[str, str] = {}  # call_id -> "shell_command 'ls'"
+        self.turn_blocks: list[int] = []  # for each turn, the first line Codex wrote for it
+        self._block_start: int | None = None  # task_started seen since the last user_message
+        self.turn_contexts: list[tuple[int, int]] = []  # (line, turns started before it)
+        self.rolled_back_turns = 0
+        self._protected: tuple[int, frozenset[int]] | None = None
+
+    def observe(self, number: int, entry: Entry) -> None:
+        line_type = entry.get("type")
+        payload = payload_of(entry)
+        kind = payload.get("type")
+        if line_type == "event_msg":
+            if kind == "task_started" and self._block_start is None:
+                self._block_start = number
+            elif kind == "user_message":
+                start = self._block_start if self._block_start is not None else number
+                self.turn_blocks.append(start)
+                self._block_start = None
+            elif kind == "thread_rolled_back":
+                turns = payload.get("num_turns")
+                if isinstance(turns, int) and turns > 0:
+                    self.rolled_back_turns += turns
+        elif line_type == "turn_context":
+            self.turn_contexts.append((number, len(self.turn_blocks)))
+        elif line_type == "response_item" and kind in ("function_call", "custom_tool_call"):
+            call_id, name = payload.get("call_id"), payload.get("name")
+            if isinstance(call_id, str) and isinstance(name, str):
+                arguments = payload.get("arguments", payload.get("input"))
+                self.calls[call_id] = call_descriptor(name, arguments)
+
+    def _protection(self) -> tuple[int, frozenset[int]]:
+        """The first line of the kept turns, and the turn_context lines resume may read."""
+        if self._protected is None:
+            keep = self.settings.keep_turns
+            if keep == 0:
+                kept_from = 1 << 62
+            elif len(self.turn_blocks) > keep:
+                kept_from = self.turn_blocks[-keep]
+            else:
+                kept_from = 1
+            # Resume reads the turn_context of the newest turn that survives the rollbacks;
+            # the newest one, and with rollbacks every one they could reach, stays as it is.
+            live = set()
+            if self.turn_contexts:
+                live.add(self.turn_contexts[-1][0])
+            if self.rolled_back_turns:
+                oldest_reachable = len(self.turn_blocks) - 1 - self.rolled_back_turns
+                live.update(line for line, turn in self.turn_contexts if turn >= oldest_reachable)
+            self._protected = (kept_from, frozenset(live))
+        return self._protected
+
+    def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        if not scope.full:
+            return []  # budget pruning is not offered for Codex (no PRUNE feature)
+        kept_from, live_contexts = self._protection()
+        if scope.number >= kept_from:
+            return []
+        line_type = entry.get("type")
+        payload = payload_of(entry)
+        if line_type == "response_item":
+            return self._response_item_edits(payload, scope)
+        if line_type == "event_msg":
+            return self._event_edits(payload, scope)
+        if line_type == "turn_context" and scope.number not in live_contexts:
+            return self._turn_context_edits(payload, scope)
+        return []
+
+    def _response_item_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
+        kind = payload.get("type")
+        if kind in OUTPUT_TYPES:
+            return self._output_edits(payload, scope)
+        if kind == "function_call":
+            arguments = payload.get("arguments")
+            if isinstance(arguments, str) and _size(arguments) > self.settings.tool_call_max_bytes:
+                return [Edit(("payload", "arguments"), self._arguments_stub(arguments, scope))]
+        elif kind == "custom_tool_call":
+            text = payload.get("input")
+            if isinstance(text, str) and _size(text) > self.settings.tool_call_max_bytes:
+                return [Edit(("payload", "input"), _input_stub(text, scope.show))]
+        elif kind == "message":
+            return _message_image_edits(payload, scope)
+        return []
+
+    def _output_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
+        output = payload.get("output")
+        if (
+            not isinstance(output, str | list)
+            or _size(output) <= self.settings.tool_result_max_bytes
+        ):
+            return []
+        tool = self.calls.get(str(payload.get("call_id")), "tool")
+        if isinstance(output, str):
+            text, images = output, []
+        else:
+            text = "\n".join(
+                str(item.get("text"))
+                for item in output
+                if isinstance(item, dict) and isinstance(item.get("text"), str)
+            )
+            images = [
+                data_url_image(item["image_url"])
+                for item in output
+                if isinstance(item, dict) and is_data_url(item.get("image_url"))
+            ]
+        stub = stubs.tool_output_stub(
+            tool=tool,
+            text=text,
+            images=images,
+            failed=False,
+            reason=None,
+            show=scope.show,
+            settings=self.settings.preview,
+        )
+        # An output keeps its JSON type; in an array, one text item is what every API accepts.
+        value: object = stub if isinstance(output, str) else [{"type": "input_text", "text": stub}]
+        return [Edit(("payload", "output"), value)]
+
+    def _arguments_stub(self, arguments: str, scope: Scope) -> str:
+        """Arguments stay a string holding a JSON object: small values kept, big ones stubbed."""
+        try:
+            parsed = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            parsed = None
+        line_chars = self.settings.preview.line_chars
+        if not isinstance(parsed, dict):
+            stub = stubs.argument_stub("arguments", arguments, scope.show, line_chars)
+            return orjson.dumps({"gitclaw-compress": stub}).decode()
+        shortened: dict[str, Any] = {}
+        for key, value in parsed.items():
+            if key in ARGUMENT_KEYS_KEPT or _size(value) <= SMALL_ARGUMENT_BYTES:
+                shortened[key] = value
+            elif key in ("command", "cmd") and isinstance(value, str):
+                limit = self.settings.bash_command_max_chars
+                shortened[key] = stubs.command_stub(value, limit, scope.show)
+            elif key in ("command", "cmd") and isinstance(value, list):
+                limit = self.settings.bash_command_max_chars
+                shortened[key] = [
+                    stubs.command_stub(part, limit, scope.show)
+                    if isinstance(part, str) and len(part) > limit
+                    else part
+                    for part in value
+                ]
+            else:
+                shortened[key] = stubs.argument_stub(key, value, scope.show, line_chars)
+        return orjson.dumps(shortened).decode()
+
+    def _event_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
+        kind = payload.get("type")
+        limit = self.settings.tool_result_max_bytes
+        edits: list[Edit] = []
+        if kind == "exec_command_end":
+            for key in EXEC_OUTPUT_FIELDS:
+                value = payload.get(key)
+                if isinstance(value, str) and (size := _size(value)) > limit:
+                    edits.append(Edit(("payload", key), stubs.ui_copy_stub(key, size, scope.show)))
+        elif kind in PATCH_EVENTS and isinstance(payload.get("changes"), dict):
+            for path, change in payload["changes"].items():
+                if not isinstance(change, dict):
+                    continue
+                for key in ("unified_diff", "content"):
+                    value = change.get(key)
+                    if isinstance(value, str) and (size := _size(value)) > limit:
+                        stub = stubs.ui_copy_stub(key, size, scope.show)
+                        edits.append(Edit(("payload", "changes", path, key), stub))
+        elif kind == "user_message" and isinstance(payload.get("images"), list):
+            for index, url in enumerate(payload["images"]):
+                if is_data_url(url):
+                    mime, size = data_url_image(url)
+                    stub = stubs.image_stub("User", mime, size, scope.show)
+                    edits.append(Edit(("payload", "images", index), stub))
+        return edits
+
+    def _turn_context_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
+        edits: list[Edit] = []
+        places: list[tuple[JsonPath, object]] = [
+            (("payload", key), payload.get(key))
+            for key in ("user_instructions", "developer_instructions")
+        ]
+        mode = payload.get("collaboration_mode")
+        settings = mode.get("settings") if isinstance(mode, dict) else None
+        if isinstance(settings, dict):
+            places.append(
+                (
+                    ("payload", "collaboration_mode", "settings", "developer_instructions"),
+                    settings.get("developer_instructions"),
+                )
+            )
+        for path, value in places:
+            if isinstance(value, str) and not stubs.is_stub(value):
+                stub = stubs.repeated_stub(str(path[-1]), _size(value), "turn_context", scope.show)
+                edits.append(Edit(path, stub))
+        return edits
+
+
+def _message_image_edits(payload: dict[str, Any], scope: Scope) -> list[Edit]:
+    """A data-URL image in a message becomes a text item that says what it was."""
+    content = payload.get("content")
+    if not isinstance(content, list):
+        return []
+    who = "User" if payload.get("role") == "user" else "Message"
+    edits: list[Edit] = []
+    for index, item in enumerate(content):
+        if isinstance(item, dict) and is_data_url(item.get("image_url")):
+            mime, size = data_url_image(item["image_url"])
+            stub = stubs.image_stub(who, mime, size, scope.show)
+            edits.append(Edit(("payload", "content", index), {"type": "input_text", "text": stub}))
+    return edits
+
+
+def _input_stub(text: str, show: str) -> str:
+    """apply_patch input: the files it touched, its size, and where the full patch is."""
+    files = PATCH_FILE.findall(text)
+    if not files:
+        return stubs.argument_stub("input", text, show, 120)
+    touched = ", ".join(f"{action} {stubs.cut(path.strip(), 80)}" for action, path in files[:8])
+    if len(files) > 8:
+        touched += f", … {len(files) - 8} more"
+    return (
+        f"{stubs.STUB_PREFIX} patch elided: {stubs.text_shape(text)}; {touched}. Full call: {show}"
+    )
+
+
+def _encrypted(value: object, where: str) -> Iterator[tuple[str, Any]]:
+    """Every `encrypted_content` inside a value, wherever it is nested."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "encrypted_content":
+                yield f"{where}.{key}", item
+            elif isinstance(item, dict | list):
+                yield from _encrypted(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _encrypted(item, f"{where}[{index}]")
+
+
+class CodexFormat:
+    name = "codex"
+    title = "Codex CLI"
+    features: frozenset[str] = frozenset()
+    kinds: tuple[str, ...] = (
+        "tool outputs",
+        "tool output images",
+        "function_call arguments",
+        "custom_tool_call input",
+        "message text",
+        "message images",
+        "reasoning",
+        "turn_context instructions",
+        "event_msg UI copies",
+        "user_message images",
+        "session_meta",
+    )
+
+    def measure(self, entry: Entry) -> Iterator[tuple[str, int]]:
+        line_type = entry.get("type")
+        payload = payload_of(entry)
+        kind = payload.get("type")
+        if line_type == "session_meta":
+            yield "session_meta", _size(payload)
+        elif line_type == "turn_context":
+            yield from _measure_instructions(payload)
+        elif line_type == "response_item":
+            yield from _measure_response_item(kind, payload)
+        elif line_type == "event_msg":
+            yield from _measure_event(kind, payload)
+
+    def recognize(self, entries: Sequence[Entry]) -> bool:
+        # Every Codex line has these three keys and one of Codex's line types; no other
+        # format's lines have a `payload` object.
+        return any(
+            entry.get("type") in LINE_TYPES
+            and isinstance(entry.get("payload"), dict)
+            and "timestamp" in entry
+            for entry in entries
+        )
+
+    def check(self, first: RawLine | None, source: str) -> None:
+        check_header(first, source)
+
+    def is_turn_start(self, entry: Entry) -> bool:
+        return entry.get("type") == "event_msg" and event_type(entry) == "user_message"
+
+    def entry_id(self, entry: Entry) -> str | None:
+        return None  # rollout lines have no ids: `show` finds them as L<number>
+
+    def rules(self, settings: CompressSettings) -> CodexRules:
+        return CodexRules(settings)
+
+    def sealed(self, entry: Entry) -> Iterator[tuple[str, Any]]:
+        line_type = entry.get("type")
+        yield "type", line_type
+        yield "timestamp", entry.get("timestamp")
+        payload = payload_of(entry)
+        if line_type in ("session_meta", "compacted"):
+            yield "payload", payload
+            return
+        for key in ("type", "role", "call_id", "name", "id", "turn_id", "status", "num_turns"):
+            if key in payload:
+                yield f"payload.{key}", payload[key]
+        yield from _encrypted(payload, "payload")
+        kind = payload.get("type")
+        if line_type == "response_item" and kind == "reasoning":
+            yield "payload.summary", payload.get("summary")
+            yield "payload.content", payload.get("content")
+        elif line_type == "response_item" and kind == "message":
+            content = payload.get("content")
+            if isinstance(content, list):
+                yield "payload.content.length", len(content)
+                for index, item in enumerate(content):
+                    # Text is never changed; an image item becomes a text item with a stub.
+                    if (
+                        isinstance(item, dict)
+                        and "text" in item
+                        and not stubs.is_stub(item["text"])
+                    ):
+                        yield f"payload.content[{index}]", item
+        elif line_type == "response_item" and kind in OUTPUT_TYPES:
+            yield "payload.output.kind", type(payload.get("output")).__name__
+        elif line_type == "event_msg" and kind in ("user_message", "agent_message"):
+            yield "payload.message", payload.get("message")
+        elif line_type == "turn_context":
+            for key, value in payload.items():
+                if key not in ("user_instructions", "developer_instructions"):
+                    if key == "collaboration_mode" and isinstance(value, dict):
+                        yield "payload.collaboration_mode.mode", value.get("mode")
+                        settings = value.get("settings")
+                        if isinstance(settings, dict):
+                            for name, item in settings.items():
+                                if name != "developer_instructions":
+                                    yield f"payload.collaboration_mode.settings.{name}", item
+                    else:
+                        yield f"payload.{key}", value
+
+
+def _measure_instructions(payload: dict[str, Any]) -> Iterator[tuple[str, int]]:
+    values = [payload.get(key) for key in ("user_instructions", "developer_instructions")]
+    mode = payload.get("collaboration_mode")
+    settings = mode.get("settings") if isinstance(mode, dict) else None
+    if isinstance(settings, dict):
+        values.append(settings.get("developer_instructions"))
+    for value in values:
+        if isinstance(value, str):
+            yield ("stubs" if stubs.is_stub(value) else "turn_context instructions"), _size(value)
+
+
+def _measure_response_item(kind: object, payload: dict[str, Any]) -> Iterator[tuple[str, int]]:
+    if kind in OUTPUT_TYPES:
+        output = payload.get("output")
+        if isinstance(output, str):
+            yield ("stubs" if stubs.is_stub(output) else "tool outputs"), _size(output)
+        elif isinstance(output, list):
+            for item in output:
+                if not isinstance(item, dict):
+                    continue
+                if is_data_url(item.get("image_url")):
+                    yield "tool output images", _size(item["image_url"])
+                elif stubs.is_stub(item.get("text")):
+                    yield "stubs", _size(item["text"])
+                else:
+                    yield "tool outputs", _size(item)
+    elif kind == "function_call":
+        arguments = payload.get("arguments")
+        stubbed = isinstance(arguments, str) and stubs.STUB_PREFIX in arguments
+        yield ("stubs" if stubbed else "function_call arguments"), _sized(arguments)
+    elif kind == "custom_tool_call":
+        text = payload.get("input")
+        yield ("stubs" if stubs.is_stub(text) else "custom_tool_call input"), _sized(text)
+    elif kind == "reasoning":
+        yield "reasoning", _size(payload)
+    elif kind == "message" and isinstance(payload.get("content"), list):
+        for item in payload["content"]:
+            if not isinstance(item, dict):
+                continue
+            if is_data_url(item.get("image_url")):
+                yield "message images", _size(item["image_url"])
+            elif stubs.is_stub(item.get("text")):
+                yield "stubs", _size(item["text"])
+            elif isinstance(item.get("text"), str):
+                yield "message text", _size(item["text"])
+
+
+def _measure_event(kind: object, payload: dict[str, Any]) -> Iterator[tuple[str, int]]:
+    values: list[object] = []
+    if kind == "exec_command_end":
+        values = [payload.get(key) for key in EXEC_OUTPUT_FIELDS]
+    elif kind in PATCH_EVENTS and isinstance(payload.get("changes"), dict):
+        for change in payload["changes"].values():
+            if isinstance(change, dict):
+                values.extend(change.get(key) for key in ("unified_diff", "content"))
+    elif kind == "user_message" and isinstance(payload.get("images"), list):
+        for url in payload["images"]:
+            if isinstance(url, str):
+                yield ("stubs" if stubs.is_stub(url) else "user_message images"), _size(url)
+    for value in values:
+        if isinstance(value, str):
+            yield ("stubs" if stubs.is_stub(value) else "event_msg UI copies"), _size(value)
+
+
+FORMAT = CodexFormat()

@@ -1,0 +1,286 @@
+"""The Codex CLI format: what is compressed before the kept turn, what is never touched, and
+the commands on a Codex rollout, on synthetic rollouts and on the real corpus file."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from conftest import CORPUS, cli, commit_session, git
+from synthetic_codex import (
+    ENCRYPTED,
+    INSTRUCTIONS,
+    MODE_INSTRUCTIONS,
+    RolloutBuilder,
+    compacted_rollout,
+    rolled_back_rollout,
+    typical_rollout,
+)
+
+from gitclaw_compress.cli import cli as cli_group
+from gitclaw_compress.compress import CompressSettings, compress_entry_lines
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import detect
+from gitclaw_compress.restore import restore_data
+from gitclaw_compress.session import MARKER_KEY, lines_from_bytes, parse_entry
+from gitclaw_compress.stubs import STUB_PREFIX, is_stub
+
+ROLLOUT = ".codex/sessions/2026/03/31/rollout-2026-03-31T01-22-40-019d417c.jsonl"
+Entry = dict[str, Any]
+
+
+def compress(data: bytes, keep_turns: int = 1) -> tuple[list[Entry], list[Entry], list[bytes]]:
+    """Entries before and after an in-memory run, and the lines after it."""
+    lines = lines_from_bytes(data)
+    out, payloads = compress_entry_lines(lines, CompressSettings(keep_turns=keep_turns), "s.jsonl")
+    for before, after in zip(lines, out, strict=True):
+        assert restore_data(after.data, "line", payloads.get) == before.data
+    before_entries = [parse_entry(line.data) or {} for line in lines]
+    after_entries = [parse_entry(line.data) or {} for line in out]
+    return before_entries, after_entries, [line.data for line in out]
+
+
+def where(entries: list[Entry], line_type: str, kind: str | None = None) -> list[int]:
+    """Indexes of the lines of a type (and payload type)."""
+    return [
+        index
+        for index, entry in enumerate(entries)
+        if entry.get("type") == line_type
+        and (kind is None or entry.get("payload", {}).get("type") == kind)
+    ]
+
+
+def last_turn_start(entries: list[Entry]) -> int:
+    """The first line Codex wrote for the last turn: its task_started."""
+    prompt = where(entries, "event_msg", "user_message")[-1]
+    return max(i for i in where(entries, "event_msg", "task_started") if i < prompt)
+
+
+def test_every_bulk_field_before_the_last_turn_becomes_a_stub_of_the_same_type() -> None:
+    before, after, _ = compress(typical_rollout(turns=3).data())
+    cut = last_turn_start(before)
+
+    def old(line_type: str, kind: str | None = None) -> list[int]:
+        found = [i for i in where(before, line_type, kind) if i < cut]
+        assert found, (line_type, kind)
+        return found
+
+    for index in old("response_item", "function_call_output"):
+        output, original = after[index]["payload"]["output"], before[index]["payload"]["output"]
+        assert type(output) is type(original)
+        if isinstance(output, str):
+            assert is_stub(output) and "shell_command 'ls -la /repo/part" in output
+        else:  # the image output: one text item that says what the image was
+            assert output == [{"type": "input_text", "text": output[0]["text"]}]
+            assert is_stub(output[0]["text"]) and "image/png 6,000 bytes" in output[0]["text"]
+    for index in old("response_item", "custom_tool_call_output"):
+        assert is_stub(after[index]["payload"]["output"])
+    for index in old("response_item", "custom_tool_call"):
+        text = after[index]["payload"]["input"]
+        assert is_stub(text) and "Update notes" in text and "64 lines" in text
+    for index in old("response_item", "function_call"):
+        arguments = before[index]["payload"]["arguments"]
+        if len(arguments) <= 500:
+            assert after[index]["payload"]["arguments"] == arguments
+            continue
+        # Still a string that holds a JSON object: small values kept, the command cut.
+        shortened = orjson.loads(after[index]["payload"]["arguments"])
+        assert shortened["workdir"] == "/repo"
+        assert shortened["command"].startswith("ls -la /repo/part")
+        assert STUB_PREFIX in shortened["command"]
+    user_prompts = [
+        i for i in old("response_item", "message") if before[i]["payload"]["role"] == "user"
+    ]
+    for index in user_prompts:
+        content = after[index]["payload"]["content"]
+        assert content[0] == before[index]["payload"]["content"][0]
+        assert content[1]["type"] == "input_text" and is_stub(content[1]["text"])
+    for index in old("event_msg", "user_message"):
+        images = after[index]["payload"]["images"]
+        assert len(images) == 1 and is_stub(images[0]) and "User image" in images[0]
+    for index in old("event_msg", "exec_command_end"):
+        payload = after[index]["payload"]
+        for key in ("stdout", "aggregated_output", "formatted_output"):
+            assert is_stub(payload[key]) and "UI" in payload[key]
+        assert payload["stderr"] == "" and payload["exit_code"] == 0
+    for index in old("event_msg", "patch_apply_end"):
+        (change,) = after[index]["payload"]["changes"].values()
+        assert is_stub(change["unified_diff"]) and change["type"] == "update"
+    for index in old("turn_context"):
+        payload = after[index]["payload"]
+        assert is_stub(payload["user_instructions"])
+        assert is_stub(payload["collaboration_mode"]["settings"]["developer_instructions"])
+        assert payload["model"] == before[index]["payload"]["model"]
+
+
+def test_what_codex_needs_to_resume_is_never_touched() -> None:
+    data = typical_rollout(turns=3).data()
+    before, after, out = compress(data)
+    assert len(out) == len(lines_from_bytes(data))
+    cut = last_turn_start(before)
+    # The whole last turn from its task_started, its turn_context included, byte for byte.
+    assert out[cut:] == [line.data for line in lines_from_bytes(data)[cut:]]
+    newest_context = where(before, "turn_context")[-1]
+    assert newest_context > cut and after[newest_context] == before[newest_context]
+    assert after[newest_context]["payload"]["user_instructions"] == INSTRUCTIONS
+    mode = after[newest_context]["payload"]["collaboration_mode"]
+    assert mode["settings"]["developer_instructions"] == MODE_INSTRUCTIONS
+    assert after[0] == before[0]  # session_meta
+    for index in where(before, "response_item", "reasoning"):
+        assert after[index] == before[index]
+        assert after[index]["payload"]["encrypted_content"] == ENCRYPTED
+    for index, (old, new) in enumerate(zip(before, after, strict=True)):
+        assert old["type"] == new["type"] and old["timestamp"] == new["timestamp"]
+        for key in ("type", "call_id", "turn_id", "role", "name", "message"):
+            assert old["payload"].get(key) == new["payload"].get(key), (index, key)
+        if old["type"] == "event_msg" and old["payload"]["type"] in (
+            "agent_message",
+            "task_complete",
+        ):
+            assert old == new
+
+
+def test_a_rollback_keeps_every_turn_context_resume_could_read() -> None:
+    """After a rollback of two turns, resume reads the turn_context of the turn before them."""
+    before, after, _ = compress(rolled_back_rollout().data())
+    contexts = where(before, "turn_context")
+    assert len(contexts) == 4
+    assert is_stub(after[contexts[0]]["payload"]["user_instructions"])
+    for index in contexts[1:]:
+        assert after[index] == before[index]
+
+
+def test_a_compaction_and_its_encrypted_history_stay_as_they_are() -> None:
+    before, after, _ = compress(compacted_rollout().data())
+    (compacted,) = where(before, "compacted")
+    assert after[compacted] == before[compacted]
+    assert MARKER_KEY not in after[compacted]
+    assert any(MARKER_KEY in entry for entry in after[:compacted])
+
+
+def test_keep_turns_0_compresses_every_turn_but_not_the_newest_turn_context() -> None:
+    before, after, _ = compress(typical_rollout(turns=2).data(), keep_turns=0)
+    newest = where(before, "turn_context")[-1]
+    assert after[newest] == before[newest]
+    last_output = where(before, "response_item", "function_call_output")[-1]
+    assert after[last_output] != before[last_output]
+
+
+def test_arguments_that_are_not_json_become_a_json_object_string() -> None:
+    builder = RolloutBuilder()
+    builder.start_turn("first")
+    builder.item("function_call", name="shell", arguments="not json " * 100, call_id="call_x")
+    builder.item("function_call_output", call_id="call_x", output="ok")
+    builder.start_turn("second")
+    _, after, _ = compress(builder.data())
+    (index,) = where(after, "response_item", "function_call")
+    stub = orjson.loads(after[index]["payload"]["arguments"])
+    assert list(stub) == ["gitclaw-compress"] and is_stub(stub["gitclaw-compress"])
+
+
+def test_detection_tells_codex_from_pi_and_names_a_broken_header() -> None:
+    data = typical_rollout(turns=1).data()
+    assert detect(lines_from_bytes(data), "r.jsonl").name == "codex"
+    without_meta = b"\n".join(data.split(b"\n")[1:])
+    with pytest.raises(
+        GitClawError, match=r'^r.jsonl:1: not a Codex rollout header .*"session_meta"'
+    ):
+        detect(lines_from_bytes(without_meta), "r.jsonl")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli_group, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_show_stats_verify_and_the_commands_codex_does_not_support_yet(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = typical_rollout(turns=3).data()
+    path = commit_session(repo, ROLLOUT, data)
+    monkeypatch.chdir(repo)
+    code, out, err = run("compress", "--force", "--keep-turns", "1", ROLLOUT)
+    assert code == 0 and "compressed" in out, err
+    compressed = path.read_bytes().split(b"\n")
+    image_output = where(
+        [parse_entry(line) or {} for line in data.split(b"\n")],
+        "response_item",
+        "function_call_output",
+    )[1]
+    assert b"gitclaw-compress show" in compressed[image_output]
+    code, out, _ = run("show", ROLLOUT, f"L{image_output + 1}", "--raw")
+    assert code == 0 and out.encode() == data.split(b"\n")[image_output] + b"\n"
+    code, out, _ = run("stats", ROLLOUT)
+    for kind in ("tool outputs", "tool output images", "turn_context instructions", "stubs"):
+        assert kind in out
+    code, out, _ = run("verify", ROLLOUT)
+    assert code == 0 and out.startswith("ok: ")
+    for command in ("status", "context", "prune", "summarize"):
+        code, out, err = run(command, ROLLOUT)
+        assert code == 3
+        assert err.strip().splitlines() == [
+            f"gitclaw-compress: error: {command} does not support Codex CLI transcripts yet"
+        ]
+    assert path.read_bytes().split(b"\n") == compressed
+
+
+def test_default_globs_find_rollouts_where_repositories_commit_them(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = typical_rollout(turns=2).data()
+    places = [
+        ROLLOUT,
+        ".codex/archived_sessions/rollout-2026-03-30T19-22-40-019d417c.jsonl",
+        ".GITCLAW/state/codex/sessions/2026/03/31/rollout-2026-03-31T01-22-40-019d417c.jsonl",
+    ]
+    for place in places:
+        commit_session(repo, place, data)
+    monkeypatch.chdir(repo)
+    code, out, err = run("compress", "--all", "--force", "--keep-turns", "1")
+    assert code == 0, err
+    for place in places:
+        assert f"compressed {place}" in out
+        assert (repo / place).read_bytes() != data
+
+
+CORPUS_ROLLOUTS = sorted((CORPUS / "codex").glob("*.jsonl")) if (CORPUS / "codex").is_dir() else []
+
+
+@pytest.mark.skipif(not CORPUS_ROLLOUTS, reason=f"no Codex rollouts in the corpus at {CORPUS}")
+@pytest.mark.parametrize("source", CORPUS_ROLLOUTS, ids=lambda path: path.stem)
+def test_corpus_rollout_falls_by_22_percent_and_restores_after_gc(repo: Path, source: Path) -> None:
+    relative = f".codex/archived_sessions/{source.name}"
+    path = repo / relative
+    path.parent.mkdir(parents=True)
+    shutil.copyfile(source, path)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the rollout as the agent committed it")
+    original = source.read_bytes()
+    cli("compress", "--keep-turns", "1", "--force", relative, cwd=repo)
+    compressed = path.read_bytes()
+    assert len(compressed) <= len(original) * 0.78, f"{len(original)} -> {len(compressed)}"
+
+    # The invariants: line count and order, session_meta, the last turn, encrypted content.
+    before = original.split(b"\n")
+    after = compressed.split(b"\n")
+    assert len(before) == len(after) and before[0] == after[0]
+    entries = [parse_entry(line) or {} for line in before]
+    cut = last_turn_start(entries)
+    assert before[cut:] == after[cut:]
+    for old, new in zip(before, after, strict=True):
+        old_entry, new_entry = parse_entry(old) or {}, parse_entry(new) or {}
+        assert old_entry.get("type") == new_entry.get("type")
+        for key in ("type", "call_id", "turn_id", "encrypted_content"):
+            assert old_entry.get("payload", {}).get(key) == new_entry.get("payload", {}).get(key)
+
+    cli("compress", "--keep-turns", "1", "--force", relative, cwd=repo)
+    assert path.read_bytes() == compressed
+    git(repo, "gc", "-q", "--prune=now")
+    restored = cli("restore", relative, "-o", "-", cwd=repo).stdout
+    assert hashlib.sha256(restored).digest() == hashlib.sha256(original).digest()
+    assert cli("verify", relative, cwd=repo).returncode == 0
