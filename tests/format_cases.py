@@ -12,6 +12,7 @@ from pathlib import Path
 
 from conftest import CORPUS
 from synthetic import compaction_session, typical_session
+from synthetic_copilot import broken_events, typical_events
 
 SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
     "pi": [
@@ -19,11 +20,16 @@ SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
         ("typical-responses", lambda: typical_session(api="openai-responses").data()),
         ("compaction", lambda: compaction_session().data()),
     ],
+    "copilot": [
+        ("typical", lambda: typical_events().data()),
+        ("broken-lines", broken_events),
+    ],
 }
 
 # The corpus folder and the glob of each format's files in it.
 CORPUS_FOLDERS: dict[str, tuple[str, str]] = {
     "pi": ("pi", "*.jsonl"),
+    "copilot": ("copilot", "*.jsonl"),
 }
 
 

@@ -10,11 +10,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats import pi
+from gitclaw_compress.formats import copilot, pi
 from gitclaw_compress.formats.base import SNIFF_LINES, Format
 from gitclaw_compress.session import RawLine, iter_lines, parse_entry
 
-FORMATS: dict[str, Format] = {fmt.name: fmt for fmt in (pi.FORMAT,)}
+FORMATS: dict[str, Format] = {fmt.name: fmt for fmt in (pi.FORMAT, copilot.FORMAT)}
 
 
 def supported() -> str:
