@@ -175,7 +175,7 @@ def typical_events() -> EventsBuilder:
             # a failed tool with a large message, and a line separator in its output
             (
                 "bash",
-                {"command": "npm run build " + "--flag " * 60, "description": "Build"},
+                {"command": "npm run build " + "--flag " * 150, "description": "Build"},
                 {
                     "content": "error\u2028" + big_text("npm ERR!", 40),
                     "detailedContent": "error\u2028" + big_text("npm ERR!", 40),
@@ -202,8 +202,8 @@ def typical_events() -> EventsBuilder:
                 "edit",
                 {
                     "path": "/work/src/app.ts",
-                    "old_str": big_text("old", 10),
-                    "new_str": big_text("new", 10),
+                    "old_str": big_text("old", 20),
+                    "new_str": big_text("new", 20),
                 },
                 {"content": "File edited", "detailedContent": big_text("diff", 30)},
             ),
@@ -213,7 +213,7 @@ def typical_events() -> EventsBuilder:
                 {
                     "title": "Build fix",
                     "body": {"markdown": big_text("body", 20), "lines": 20},
-                    "labels": [big_text("label", 8), "bug"],
+                    "labels": [big_text("label", 20), "bug"],
                     "draft": False,
                 },
                 {"content": "Issue #1 created", "detailedContent": "Issue #1 created"},

@@ -52,6 +52,9 @@ INJECTED_SOURCE_PREFIXES = ("skill-", "agent-")
 # Reasoning the provider may verify: never changed, and only ever kept together.
 SEALED_REASONING = ("reasoningOpaque", "reasoningText", "encryptedContent", "reasoningBlocks")
 UI_COPY_MIN_BYTES = SMALL_ARGUMENT_BYTES  # UI-only copies above this size are stubbed
+# What one stub adds to the marker: {"path":[…],"oid":"<40 or 64 hex>"}; a stub that saves
+# less than this makes the line longer.
+MARKER_PART_BYTES = 112
 LINE_SEPARATORS = ("\u2028", "\u2029")
 
 
@@ -86,28 +89,34 @@ def ui_copy_stub(name: str, text: str, show: str | None) -> str:
 
     Without `show`, the stub of `content` on the same line names the command.
     """
-    where = f"Full entry: {show}" if show else "Full entry: see the stub of content."
-    return (
-        f"{stubs.STUB_PREFIX} {name} elided ({stubs.text_shape(text)}, shown only in the "
-        f"timeline, never sent to the model). {where}"
-    )
+    where = f"Full entry: {show}" if show else "Full entry: see content."
+    return f"{stubs.STUB_PREFIX} {name} elided ({stubs.text_shape(text)}, UI only). {where}"
 
 
 # The same line keeps `content` (or its stub, which names the show command): no need to repeat.
-SAME_AS_CONTENT_STUB = f"{stubs.STUB_PREFIX} detailedContent elided: the same text as content."
-
-
+SAME_AS_CONTENT_STUB = f"{stubs.STUB_PREFIX} detailedContent: the same as content."
 # tool.execution_start repeats the arguments of the assistant message's tool request, which
 # the same file keeps (or restores): its copy needs no show command.
-REPEATED_ARGUMENT_STUB = f"{stubs.STUB_PREFIX} elided: the same as the tool request's arguments."
-REPEATED_MIN_BYTES = len(REPEATED_ARGUMENT_STUB) + 64  # smaller values are not worth a stub
+REPEATED_ARGUMENT_STUB = f"{stubs.STUB_PREFIX} as in the tool request"
 
 
-def _kept_by_core(original: object, stub: object) -> bool:
-    """Whether the core will apply this stub (it skips stubs that save too little)."""
-    from gitclaw_compress.compress import MIN_SAVING_BYTES, encode_stub  # compress imports us
+def _worth(original: object, stub: object) -> bool:
+    """Whether a stub saves more than its part of the marker costs (a path and an object id)."""
+    from gitclaw_compress.compress import encode_stub  # compress imports the formats
 
-    return len(orjson.dumps(original)) - len(encode_stub(stub)) > MIN_SAVING_BYTES
+    return len(orjson.dumps(original)) - len(encode_stub(stub)) > MARKER_PART_BYTES
+
+
+def _value_at(entry: Entry, path: JsonPath) -> object:
+    value: object = entry
+    for part in path:
+        if isinstance(value, dict) and isinstance(part, str):
+            value = value.get(part)
+        elif isinstance(value, list) and isinstance(part, int) and part < len(value):
+            value = value[part]
+        else:
+            return None
+    return value
 
 
 def _safe_key(key: str) -> bool:
@@ -143,6 +152,13 @@ class CopilotRules:
             self.calls[call_id] = call_descriptor(name, holder.get("arguments"))
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        return [
+            edit
+            for edit in self._edits(entry, scope)
+            if _worth(_value_at(entry, edit.path), edit.value)
+        ]
+
+    def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         data = data_of(entry)
         if data is None or not scope.full:  # no budget pruning for this format yet
             return []
@@ -163,7 +179,8 @@ class CopilotRules:
             base = ("data", "arguments")
             requested = self.requested.get(str(data.get("toolCallId")))
             if requested is not None and requested == orjson.dumps(arguments):
-                return _repeated_edits(arguments, base)
+                # One edit for the whole copy: one marker part instead of one per value.
+                return [Edit(base, _repeated_copy(arguments))]
             return self._call_edits(arguments, base, scope, ui_only=True)
         return []
 
@@ -187,7 +204,7 @@ class CopilotRules:
             )
             edits.append(Edit((*base, "content"), stub))
         # One show command per line is enough: the UI copies point at content's stub.
-        show = None if edits and _kept_by_core(content, edits[0].value) else scope.show
+        show = None if edits and _worth(content, edits[0].value) else scope.show
         detailed = result.get("detailedContent")
         if isinstance(detailed, str) and _size(detailed) > UI_COPY_MIN_BYTES:
             stub = (
@@ -250,23 +267,18 @@ class CopilotRules:
         return edits
 
 
-def _repeated_edits(value: object, path: JsonPath) -> list[Edit]:
-    """The strings of arguments that repeat the tool request's, each as one short stub."""
+def _repeated_copy(value: object) -> object:
+    """Arguments that repeat the tool request's, with every long string one short stub.
+
+    Keys, numbers, booleans, short strings and the shape stay, so the timeline still reads.
+    """
     if isinstance(value, str):
-        return [Edit(path, REPEATED_ARGUMENT_STUB)] if _size(value) > REPEATED_MIN_BYTES else []
-    members: Iterator[tuple[str | int, object]]
+        return REPEATED_ARGUMENT_STUB if len(value) > len(REPEATED_ARGUMENT_STUB) else value
     if isinstance(value, dict):
-        members = iter(value.items())
-    elif isinstance(value, list):
-        members = iter(enumerate(value))
-    else:
-        return []
-    edits: list[Edit] = []
-    for name, child in members:
-        if isinstance(name, str) and not _safe_key(name):
-            continue
-        edits.extend(_repeated_edits(child, (*path, name)))
-    return edits
+        return {key: _repeated_copy(child) for key, child in value.items()}
+    if isinstance(value, list):
+        return [_repeated_copy(child) for child in value]
+    return value
 
 
 def _contents_item_edits(item: dict[str, Any], base: JsonPath, show: str | None) -> list[Edit]:
