@@ -23,7 +23,13 @@ from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES
 
 CONFIG_NAME = "compression.json"
 
-DEFAULT_SESSION_GLOBS = ("*/state/**/sessions/*.jsonl",)
+DEFAULT_SESSION_GLOBS = (
+    "*/state/**/sessions/*.jsonl",
+    # Copilot CLI's events, committed from ~/.copilot at the root or under a state folder
+    ".copilot/session-state/*/events.jsonl",
+    "state/**/.copilot/session-state/*/events.jsonl",
+    "*/state/**/.copilot/session-state/*/events.jsonl",
+)
 DEFAULT_MAPPING_GLOBS = ("*/state/issues/*.json", "*/state/pull-requests/*.json")
 
 
