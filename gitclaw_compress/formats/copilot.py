@@ -15,9 +15,12 @@ What is never touched: `id`, `parentId`, `type`, `timestamp` on every line, the 
 text, and reasoning (`reasoningOpaque` with `reasoningText`, `encryptedContent`), which the
 provider may check as a pair.
 
-The CLI's parser is strict: one line it cannot read marks the whole session corrupted. Every
-stub is one line of JSON (the core escapes U+2028/U+2029 in stubs), and an argument whose key
-holds a line separator is never touched, since its key would appear raw in the marker.
+The CLI reads each line as one JSON event: older versions reported a session with one
+unreadable line as corrupted (and a raw U+2028 has broken one); 1.0.102 silently drops such a
+line, and the model loses that event. So every stub is one line of JSON (the core escapes
+U+2028/U+2029 in stubs), and an argument whose key holds a line separator is never a path of
+its own, since the marker would record its key raw. A line carrying the extra top-level
+`gitclawCompress` member resumes in 1.0.102 exactly like the original.
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ from gitclaw_compress.session import MARKER_KEY, Entry, RawLine, parse_entry
 if TYPE_CHECKING:
     from gitclaw_compress.compress import CompressSettings
 
-SESSION_START = "session.start"
 USER_MESSAGE = "user.message"
 ASSISTANT_MESSAGE = "assistant.message"
 TOOL_START = "tool.execution_start"
