@@ -34,6 +34,10 @@ DEFAULT_SESSION_GLOBS = (
     ".codex/archived_sessions/**/rollout-*.jsonl",
     "*/state/**/sessions/**/rollout-*.jsonl",
     "*/state/**/archived_sessions/**/rollout-*.jsonl",
+    # Copilot CLI's events, committed from ~/.copilot at the root or under a state folder
+    ".copilot/session-state/*/events.jsonl",
+    "state/**/.copilot/session-state/*/events.jsonl",
+    "*/state/**/.copilot/session-state/*/events.jsonl",
 )
 DEFAULT_MAPPING_GLOBS = ("*/state/issues/*.json", "*/state/pull-requests/*.json")
 

@@ -20,6 +20,7 @@ from synthetic_claude import (
 )
 from synthetic_claude import typical_session as claude_session
 from synthetic_codex import compacted_rollout, rolled_back_rollout, typical_rollout
+from synthetic_copilot import broken_events, typical_events
 
 SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
     "pi": [
@@ -33,10 +34,15 @@ SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
         ("compacted", lambda: compacted_session().data()),
         ("subagent", lambda: subagent_session().data()),
         ("glued-line-no-final-newline", broken_session),
+    ],
     "codex": [
         ("typical", lambda: typical_rollout().data()),
         ("rolled-back", lambda: rolled_back_rollout().data()),
         ("compacted", lambda: compacted_rollout().data()),
+    ],
+    "copilot": [
+        ("typical", lambda: typical_events().data()),
+        ("broken-lines", broken_events),
     ],
 }
 
@@ -45,6 +51,7 @@ CORPUS_FOLDERS: dict[str, tuple[str, str]] = {
     "pi": ("pi", "*.jsonl"),
     "claude": ("claude", "*.jsonl"),
     "codex": ("codex", "*.jsonl"),
+    "copilot": ("copilot", "*.jsonl"),
 }
 
 

@@ -10,16 +10,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats import claude, pi
+from gitclaw_compress.formats import claude, codex, copilot, pi
 from gitclaw_compress.formats.base import SNIFF_LINES, Format
 from gitclaw_compress.session import RawLine, iter_lines, parse_entry
 
-FORMATS: dict[str, Format] = {fmt.name: fmt for fmt in (pi.FORMAT, claude.FORMAT)}
-from gitclaw_compress.formats import codex, pi
-from gitclaw_compress.formats.base import SNIFF_LINES, Format
-from gitclaw_compress.session import RawLine, iter_lines, parse_entry
-
-FORMATS: dict[str, Format] = {fmt.name: fmt for fmt in (pi.FORMAT, codex.FORMAT)}
+FORMATS: dict[str, Format] = {
+    fmt.name: fmt for fmt in (pi.FORMAT, claude.FORMAT, codex.FORMAT, copilot.FORMAT)
+}
 
 
 def supported() -> str:

@@ -1,0 +1,339 @@
+"""Copilot CLI events: each field kind compressed or kept, the CLI around it, and the
+done-when numbers on the real corpus file (skipped without the corpus)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from conftest import CORPUS, REPO_ROOT, cli, commit_session, git
+from synthetic_copilot import EVENTS_PATH, EventsBuilder, big_text, typical_events
+
+from gitclaw_compress import stubs
+from gitclaw_compress.cli import cli as gitclaw
+from gitclaw_compress.compress import CompressSettings, compress_entry_lines, plan_lines
+from gitclaw_compress.config import DEFAULT_SESSION_GLOBS
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import detect
+from gitclaw_compress.formats.copilot import (
+    FORMAT,
+    REPEATED_ARGUMENT_STUB,
+    SAME_AS_CONTENT_STUB,
+)
+from gitclaw_compress.session import MARKER_KEY, Entry, lines_from_bytes, parse_entry
+
+SETTINGS = CompressSettings(keep_turns=1)
+CORPUS_FILES = sorted((CORPUS / "copilot").glob("*.jsonl")) if (CORPUS / "copilot").is_dir() else []
+SEPARATORS = ("\u2028".encode(), "\u2029".encode())
+
+
+def compress(data: bytes) -> tuple[list[Entry], list[Entry], dict[str, bytes]]:
+    """The file's events before and after compression in memory, and the payloads."""
+    lines = lines_from_bytes(data)
+    out, payloads = compress_entry_lines(lines, SETTINGS, EVENTS_PATH)
+    before = [parse_entry(line.data) or {} for line in lines]
+    after = [parse_entry(line.data) or {} for line in out]
+    return before, after, payloads
+
+
+def at(value: Any, path: list[str | int]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def json_type(value: object) -> str:
+    return type(value).__name__
+
+
+def by_call(events: list[Entry], kind: str, number: int) -> Entry:
+    """The `kind` event of tool call number `number` (1-based, in file order)."""
+    call_id = f"tooluse_{number:04d}"
+    for event in events:
+        if event.get("type") == kind and event["data"].get("toolCallId") == call_id:
+            return event
+    raise AssertionError(f"no {kind} for {call_id}")
+
+
+def request(events: list[Entry], number: int) -> dict[str, Any]:
+    call_id = f"tooluse_{number:04d}"
+    for event in events:
+        for item in event.get("data", {}).get("toolRequests") or ():
+            if item["toolCallId"] == call_id:
+                return item  # type: ignore[no-any-return]
+    raise AssertionError(f"no tool request {call_id}")
+
+
+@pytest.fixture(scope="module")
+def typical() -> tuple[list[Entry], list[Entry], dict[str, bytes]]:
+    return compress(typical_events().data())
+
+
+def test_tool_results_and_their_ui_copies_become_stubs(
+    typical: tuple[list[Entry], list[Entry], dict[str, bytes]],
+) -> None:
+    _, after, _ = typical
+    same = by_call(after, "tool.execution_complete", 1)["data"]["result"]
+    assert stubs.is_stub(same["content"]) and "Output of view '/work/src/app.ts'" in same["content"]
+    assert same["detailedContent"] == SAME_AS_CONTENT_STUB
+    diff = by_call(after, "tool.execution_complete", 2)["data"]["result"]
+    assert diff["content"] == "app.ts\nlib.ts"  # small and model-facing: kept
+    assert stubs.is_stub(diff["detailedContent"]) and "UI only" in diff["detailedContent"]
+    assert f"show {EVENTS_PATH} " in diff["detailedContent"]
+    failed = by_call(after, "tool.execution_complete", 4)
+    assert "(the tool failed)" in failed["data"]["result"]["content"]
+    assert failed["data"]["success"] is False
+
+
+def test_contents_items_keep_their_type_and_lose_their_bulk(
+    typical: tuple[list[Entry], list[Entry], dict[str, bytes]],
+) -> None:
+    before, after, _ = typical
+    old = by_call(before, "tool.execution_complete", 3)["data"]["result"]["contents"]
+    new = by_call(after, "tool.execution_complete", 3)["data"]["result"]["contents"]
+    assert isinstance(new, list)
+    assert [item["type"] for item in new] == [item["type"] for item in old]
+    assert [list(item) for item in new] == [list(item) for item in old]
+    text, terminal, image, audio, resource, blob, shell, link = new
+    for stubbed in (text["text"], terminal["text"], resource["resource"]["text"]):
+        assert stubs.is_stub(stubbed)
+    assert stubs.is_stub(shell["outputPreview"]) and shell["exitCode"] == 0
+    assert image["data"] == audio["data"] == blob["resource"]["blob"] == ""  # valid base64
+    assert image["mimeType"] == "image/png" and terminal["exitCode"] == 0
+    assert link == old[7]
+
+
+def test_tool_request_arguments_keep_their_keys_and_shape(
+    typical: tuple[list[Entry], list[Entry], dict[str, bytes]],
+) -> None:
+    before, after, _ = typical
+    create = request(after, 5)["arguments"]
+    assert create["path"] == "/work/src/fix.ts" and stubs.is_stub(create["file_text"])
+    edit = request(after, 6)["arguments"]
+    assert edit["path"] == "/work/src/app.ts"
+    assert stubs.is_stub(edit["old_str"]) and stubs.is_stub(edit["new_str"])
+    issue = request(after, 7)["arguments"]
+    assert issue["title"] == "Build fix" and issue["draft"] is False
+    assert stubs.is_stub(issue["body"]["markdown"]) and issue["body"]["lines"] == 20
+    assert stubs.is_stub(issue["labels"][0]) and issue["labels"][1] == "bug"
+    command = request(after, 4)["arguments"]["command"]
+    assert command.startswith("npm run build --flag") and stubs.STUB_PREFIX in command
+    assert request(after, 1) == request(before, 1)  # a small call stays as it is
+
+
+def test_start_arguments_repeat_the_request_so_they_shrink_most(
+    typical: tuple[list[Entry], list[Entry], dict[str, bytes]],
+) -> None:
+    _, after, _ = typical
+    create = by_call(after, "tool.execution_start", 5)["data"]["arguments"]
+    assert create == {"path": "/work/src/fix.ts", "file_text": REPEATED_ARGUMENT_STUB}
+    issue = by_call(after, "tool.execution_start", 7)["data"]["arguments"]
+    assert issue["body"] == {"markdown": REPEATED_ARGUMENT_STUB, "lines": 20}
+    assert issue["labels"] == [REPEATED_ARGUMENT_STUB, "bug"] and issue["draft"] is False
+
+
+def test_what_is_never_touched(
+    typical: tuple[list[Entry], list[Entry], dict[str, bytes]],
+) -> None:
+    before, after, _ = typical
+    assert len(before) == len(after)
+    for old, new in zip(before, after, strict=True):
+        for key in ("type", "id", "parentId", "timestamp"):
+            assert old[key] == new[key]
+        kind = old["type"]
+        if kind == "assistant.message":
+            for key in ("content", "reasoningOpaque", "reasoningText", "messageId"):
+                assert old["data"].get(key) == new["data"].get(key)
+        elif kind == "tool.execution_complete":
+            assert old["data"]["toolTelemetry"] == new["data"]["toolTelemetry"]
+        elif kind not in ("tool.execution_start",):
+            assert old == new, kind  # user text, skill content, session.resume's eventCount
+
+
+def test_every_stub_keeps_the_json_type_it_replaces(
+    typical: tuple[list[Entry], list[Entry], dict[str, bytes]],
+) -> None:
+    _, after, payloads = typical
+    kinds = set()
+    for new in after:
+        marker = new.get(MARKER_KEY)
+        if marker is None:
+            continue
+        for part in marker["parts"]:
+            original = orjson.loads(payloads[part["oid"]])
+            assert json_type(at(new, part["path"])) == json_type(original), part["path"]
+            kinds.add((new["type"], json_type(original)))
+    assert kinds >= {
+        ("tool.execution_complete", "str"),
+        ("assistant.message", "str"),
+        ("tool.execution_start", "dict"),
+    }
+
+
+def test_the_kept_turn_is_byte_identical_and_a_second_run_changes_nothing() -> None:
+    data = typical_events().data()
+    lines = lines_from_bytes(data)
+    plan = plan_lines(lines, SETTINGS, session_ref=EVENTS_PATH)
+    assert (plan.turns, plan.window_start) == (3, len(lines) - 8)
+    out, _ = compress_entry_lines(lines, SETTINGS, EVENTS_PATH)
+    assert [line.data for line in out[plan.window_start - 1 :]] == [
+        line.data for line in lines[plan.window_start - 1 :]
+    ]
+    again, payloads = compress_entry_lines(out, SETTINGS, EVENTS_PATH)
+    assert again == out and not payloads
+
+
+def test_an_injected_user_message_does_not_start_a_turn() -> None:
+    events = EventsBuilder()
+    events.start()
+    events.user("Go")
+    events.user("pdf skill prompt", source="skill-pdf")
+    events.user("from another agent", source="agent-x1")
+    events.user("Next")
+    plan = plan_lines(lines_from_bytes(events.data()), SETTINGS, session_ref=EVENTS_PATH)
+    assert plan.turns == 2
+
+
+def test_no_raw_line_separator_enters_a_changed_line() -> None:
+    """A separator inside a stubbed text is escaped; a key holding one is never a path."""
+    events = EventsBuilder()
+    events.start()
+    events.user("Go")
+    odd = {"path": "/a", "notes\u2028": big_text("n", 10), "text": "x\u2029" + big_text("t")}
+    events.turn([("mcp-write", odd, {"content": "\u2028" + big_text("out", 40)})], "Done")
+    events.user("Next")
+    lines = lines_from_bytes(events.data())
+    out, _ = compress_entry_lines(lines, SETTINGS, EVENTS_PATH)
+    changed = [(old, new) for old, new in zip(lines, out, strict=True) if old != new]
+    assert len(changed) == 3  # the request, the start and the result
+    for old, new in changed:
+        marker = orjson.dumps(parse_entry(new.data)[MARKER_KEY])  # type: ignore[index]
+        assert not any(separator in marker for separator in SEPARATORS)
+        for separator in SEPARATORS:
+            assert new.data.count(separator) <= old.data.count(separator)
+    arguments = parse_entry(changed[0][1].data)["data"]["toolRequests"][0]["arguments"]  # type: ignore[index]
+    assert arguments["notes\u2028"] == odd["notes\u2028"]  # kept: its key would reach the marker
+    assert stubs.is_stub(arguments["text"])
+    assert "\u2028".encode() not in changed[2][1].data  # the output's separator went with it
+
+
+def test_recognized_by_content_and_a_broken_first_line_is_refused() -> None:
+    data = typical_events().data()
+    assert detect(lines_from_bytes(data), "e.jsonl") is FORMAT
+    broken = b'{"type":"session.start","data":{\n' + data.split(b"\n", 1)[1]
+    with pytest.raises(GitClawError, match=r"^e\.jsonl:1: not a Copilot CLI event"):
+        detect(lines_from_bytes(broken), "e.jsonl")
+
+
+def _runner_in(repo: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.chdir(repo)
+    return CliRunner()
+
+
+def test_show_stats_verify_and_restore_work_on_copilot_events(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = typical_events().data()
+    path = commit_session(repo, EVENTS_PATH, original)
+    runner = _runner_in(repo, monkeypatch)
+    done = runner.invoke(gitclaw, ["compress", "--keep-turns", "1", "--force", EVENTS_PATH])
+    assert done.exit_code == 0, done.output
+    assert len(path.read_bytes()) < len(original)
+    result = by_call(
+        [parse_entry(line) or {} for line in original.splitlines()], "tool.execution_complete", 1
+    )
+    shown = runner.invoke(gitclaw, ["show", EVENTS_PATH, result["id"]])
+    assert shown.exit_code == 0, shown.output
+    assert big_text("src/app.ts").splitlines()[-1] in shown.stdout
+    stats = runner.invoke(gitclaw, ["stats", EVENTS_PATH])
+    assert stats.exit_code == 0, stats.output
+    for kind in ("tool result content", "tool result detailedContent", "tool start arguments"):
+        assert kind in stats.stdout
+    verified = runner.invoke(gitclaw, ["verify", EVENTS_PATH])
+    assert verified.exit_code == 0 and "ok" in verified.stdout, verified.output
+    restored = runner.invoke(gitclaw, ["restore", EVENTS_PATH, "-o", "-"])
+    assert restored.exit_code == 0 and restored.stdout_bytes == original
+
+
+@pytest.mark.parametrize("command", ["status", "context", "prune", "summarize"])
+def test_commands_without_copilot_support_say_so_in_one_line(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    original = typical_events().data()
+    path = commit_session(repo, EVENTS_PATH, original)
+    done = _runner_in(repo, monkeypatch).invoke(gitclaw, [command, EVENTS_PATH])
+    assert done.exit_code != 0
+    message = done.stderr.strip()
+    assert message.count("\n") == 0, message
+    assert f"{command} does not support Copilot CLI transcripts yet" in message
+    assert path.read_bytes() == original
+
+
+LAYOUTS = (
+    EVENTS_PATH,  # GitClaw variants that run Copilot CLI
+    f".copilot/session-state/{'a' * 8}/events.jsonl",  # ~/.copilot committed at the root
+    f".GITCLAW/state/copilot/.copilot/session-state/{'b' * 8}/events.jsonl",
+)
+
+
+def test_default_globs_and_the_hooks_find_copilot_events(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for layout in LAYOUTS:
+        commit_session(repo, layout, typical_events().data())
+    commit_session(repo, "docs/session-state/c/events.jsonl", b"{}\n")  # not under .copilot
+    runner = _runner_in(repo, monkeypatch)
+    args = ["compress", "--all", "--dry-run", "--force", "--keep-turns", "1", "--json"]
+    done = runner.invoke(gitclaw, args)
+    assert done.exit_code == 0, done.output
+    assert sorted(entry["path"] for entry in json.loads(done.stdout)["files"]) == sorted(LAYOUTS)
+    assert any(".copilot/session-state" in glob for glob in DEFAULT_SESSION_GLOBS)
+    hooks = (REPO_ROOT / ".pre-commit-hooks.yaml").read_text()
+    patterns = re.findall(r"^  files: '(.+)'$", hooks, flags=re.MULTILINE)
+    assert len(patterns) == 2
+    for pattern in patterns:
+        for layout in LAYOUTS:
+            assert re.search(pattern, layout), (pattern, layout)
+        assert not re.search(pattern, "docs/session-state/c/events.jsonl")
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.skipif(not CORPUS_FILES, reason=f"no Copilot CLI corpus at {CORPUS / 'copilot'}")
+@pytest.mark.parametrize("source", CORPUS_FILES, ids=[path.stem for path in CORPUS_FILES])
+def test_corpus_file_restores_after_gc_keeps_its_invariants_and_shrinks(
+    repo: Path, source: Path
+) -> None:
+    original = source.read_bytes()
+    relpath = f"state/copilot/.copilot/session-state/{source.stem}/events.jsonl"
+    path = commit_session(repo, relpath, original)
+    cli("compress", "--keep-turns", "1", "--force", relpath, cwd=repo)
+    compressed = path.read_bytes()
+    assert len(compressed) <= len(original) * 0.62, f"{len(original)} -> {len(compressed)}"
+    # Invariants: the lines, their envelope and reasoning, and the kept turn, byte for byte.
+    old_lines, new_lines = original.split(b"\n"), compressed.split(b"\n")
+    assert len(old_lines) == len(new_lines)
+    last_turn = max(i for i, line in enumerate(old_lines) if b'"type":"user.message"' in line)
+    assert old_lines[last_turn:] == new_lines[last_turn:]
+    for old_line, new_line in zip(old_lines, new_lines, strict=True):
+        if old_line == new_line:
+            continue
+        assert not any(separator in new_line for separator in SEPARATORS)
+        old, new = orjson.loads(old_line), orjson.loads(new_line)
+        assert list(FORMAT.sealed(old)) == list(FORMAT.sealed(new))
+    # A second run is a no-op.
+    cli("compress", "--keep-turns", "1", "--force", relpath, cwd=repo)
+    assert path.read_bytes() == compressed
+    # Nothing is lost, also once git has dropped every unreachable object.
+    git(repo, "gc", "-q", "--prune=now")
+    restored = cli("restore", relpath, "-o", "-", cwd=repo).stdout
+    assert sha(restored) == sha(original)
+    assert cli("verify", relpath, cwd=repo).returncode == 0
