@@ -56,8 +56,10 @@ verify_all() {
     home="$(mktemp -d)"
     trap 'rm -rf "$home"' RETURN
     mkdir -p "$home/.claude" "$home/.codex"
+    # XDG_CACHE_HOME: Copilot unpacks its runtime (about 235 MB) there on first start; the
+    # tests share this one copy (tests/agent_harness.py, COPILOT_XDG_CACHE).
     HOME="$home" CLAUDE_CONFIG_DIR="$home/.claude" CODEX_HOME="$home/.codex" \
-        DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 COPILOT_OFFLINE=true \
+        XDG_CACHE_HOME="$prefix/xdg-cache" DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 COPILOT_OFFLINE=true \
         bash -c "$(declare -f verify); bin='$bin'; verify claude '$CLAUDE_VERSION' &&
             verify codex '$CODEX_VERSION' && verify copilot '$COPILOT_VERSION'"
 }
