@@ -34,7 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from fake_llm_sse import FakeLLMServer, RequestChecker, check_claude_code_request, check_request
+from fake_llm_sse import (
+    FakeLLMServer,
+    RequestChecker,
+    check_claude_code_request,
+    check_request,
+    hermetic_cli_env,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 AGENTS_CACHE = REPO / ".cache" / "agents"
@@ -179,21 +185,6 @@ class AgentRun:
 # --------------------------------------------------------------------------------------
 
 
-def _hermetic_env(home: Path) -> dict[str, str]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-        "NO_COLOR": "1",
-    }
-    for key in ("NODE_EXTRA_CA_CERTS", "SYSTEMROOT"):
-        if key in os.environ:
-            env[key] = os.environ[key]
-    return env
-
-
 def _run_root(tmp_path: Path, agent: str) -> tuple[Path, Path]:
     """A fresh home and working directory for one run."""
     root = Path(tmp_path) / f"{agent}-run"
@@ -297,7 +288,7 @@ def _claude_setup(
     }
     (config_dir / ".claude.json").write_text(json.dumps(settings))
     env = {
-        **_hermetic_env(home),
+        **hermetic_cli_env(home),
         "CLAUDE_CONFIG_DIR": str(config_dir),
         "ANTHROPIC_BASE_URL": server.url,
         "ANTHROPIC_API_KEY": "x",
@@ -467,7 +458,7 @@ def run_codex_resume(
             f"model = {json.dumps(codex_model(transcript))}\n"
         )
         (codex_home / "config.toml").write_text(config)
-        env = {**_hermetic_env(home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "x"}
+        env = {**hermetic_cli_env(home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "x"}
         argv = [str(codex), "exec", "--skip-git-repo-check", "resume", session_id, prompt]
         return _run(
             "codex",
@@ -521,7 +512,7 @@ def run_copilot_resume(
     shutil.copyfile(transcript, placed)
     with FakeLLMServer(validate=validate, checker=checker) as server:
         env = {
-            **_hermetic_env(home),
+            **hermetic_cli_env(home),
             "XDG_CACHE_HOME": str(COPILOT_XDG_CACHE),
             "COPILOT_PROVIDER_BASE_URL": server.url + "/v1",
             "COPILOT_PROVIDER_TYPE": "openai",

@@ -12,10 +12,12 @@ here as it would in production; :func:`sealed_reasoning`, :func:`empty_text_bloc
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 DEFAULT_REPLY = "OK from the fake LLM."
@@ -23,6 +25,24 @@ DEFAULT_REPLY = "OK from the fake LLM."
 # A checker gets the protocol of a request (see protocol_for_path) and its parsed body and
 # returns the problems a real API would answer with HTTP 400.
 RequestChecker = Callable[[str | None, Any], list[str]]
+
+
+def hermetic_cli_env(home: Path) -> dict[str, str]:
+    """The environment of an agent CLI run that may reach only this server: a home of its
+    own, no proxy for 127.0.0.1, no colours, UTF-8."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+        "NO_COLOR": "1",
+    }
+    for key in ("NODE_EXTRA_CA_CERTS", "SYSTEMROOT"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
 
 # --------------------------------------------------------------------------------------
 # Streamed replies

@@ -33,6 +33,7 @@ from typing import Any
 from fake_llm_sse import DEFAULT_REPLY as DEFAULT_REPLY
 from fake_llm_sse import FakeLLMServer as FakeLLMServer
 from fake_llm_sse import check_request as check_request
+from fake_llm_sse import hermetic_cli_env
 from fake_llm_sse import protocol_for_path as protocol_for_path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -211,22 +212,13 @@ class PiRun:
 
 
 def _hermetic_env(home: Path, agent_dir: Path) -> dict[str, str]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
+    return {
+        **hermetic_cli_env(home),
         "TMPDIR": str(home),
-        "LANG": "C.UTF-8",
         "PI_CODING_AGENT_DIR": str(agent_dir),
         "PI_OFFLINE": "1",
         "PI_TELEMETRY": "0",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-        "NO_COLOR": "1",
     }
-    for key in ("NODE_EXTRA_CA_CERTS", "SYSTEMROOT"):
-        if key in os.environ:
-            env[key] = os.environ[key]
-    return env
 
 
 def _write_agent_dir(
