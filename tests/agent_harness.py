@@ -193,9 +193,14 @@ def _run_root(tmp_path: Path, agent: str) -> tuple[Path, Path]:
         n += 1
         root = Path(tmp_path) / f"{agent}-run-{n}"
     home, workdir = root / "home", root / "work"
-    home.mkdir(parents=True)
+    (home / "tmp").mkdir(parents=True)
     workdir.mkdir()
     return home, workdir
+
+
+def _cli_env(home: Path) -> dict[str, str]:
+    # TMPDIR too: Claude Code keeps a claude-<uid> folder there.
+    return {**hermetic_cli_env(home), "TMPDIR": str(home / "tmp")}
 
 
 def _run(
@@ -288,7 +293,7 @@ def _claude_setup(
     }
     (config_dir / ".claude.json").write_text(json.dumps(settings))
     env = {
-        **hermetic_cli_env(home),
+        **_cli_env(home),
         "CLAUDE_CONFIG_DIR": str(config_dir),
         "ANTHROPIC_BASE_URL": server.url,
         "ANTHROPIC_API_KEY": "x",
@@ -458,7 +463,7 @@ def run_codex_resume(
             f"model = {json.dumps(codex_model(transcript))}\n"
         )
         (codex_home / "config.toml").write_text(config)
-        env = {**hermetic_cli_env(home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "x"}
+        env = {**_cli_env(home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "x"}
         argv = [str(codex), "exec", "--skip-git-repo-check", "resume", session_id, prompt]
         return _run(
             "codex",
@@ -512,7 +517,7 @@ def run_copilot_resume(
     shutil.copyfile(transcript, placed)
     with FakeLLMServer(validate=validate, checker=checker) as server:
         env = {
-            **hermetic_cli_env(home),
+            **_cli_env(home),
             "XDG_CACHE_HOME": str(COPILOT_XDG_CACHE),
             "COPILOT_PROVIDER_BASE_URL": server.url + "/v1",
             "COPILOT_PROVIDER_TYPE": "openai",

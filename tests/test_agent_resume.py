@@ -128,6 +128,8 @@ def test_synthetic_transcript_resumes(agent: str, tmp_path: Path) -> None:
     transcript = TRANSCRIPTS[agent]()
     run = _resume(agent, _synthetic(agent, tmp_path), tmp_path)
     assert len(run.llm_requests) == 1
+    unserved = [r["path"] for r in run.requests if r["protocol"] is None]
+    assert unserved == [], "the CLI needs a route the fake server does not answer"
     raw = run.request["raw"]
     for name, marker in transcript.markers.items():
         if name != "summary" or agent == "claude":
