@@ -5,30 +5,15 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import cli, git
+from fake_llm_sse import sealed_reasoning
 from pi_harness import chain_reaches_root, iter_corpus, require_pi, run_pi_resume
 from synthetic import typical_session
 
 SESSIONS = ".GITCLAW/state/sessions"
 CORPUS = list(iter_corpus())
-
-
-def _signed_thinking(body: dict[str, Any]) -> list[str]:
-    """What a provider checks byte for byte: Anthropic thinking signatures, OpenAI reasoning."""
-    found: list[str] = []
-    for message in body.get("messages", []):
-        for block in message.get("content") if isinstance(message.get("content"), list) else []:
-            if block.get("type") in ("thinking", "redacted_thinking"):
-                found.append(
-                    repr((block.get("thinking"), block.get("signature"), block.get("data")))
-                )
-    for item in body.get("input", []) if isinstance(body.get("input"), list) else []:
-        if item.get("type") == "reasoning":
-            found.append(repr(item))
-    return found
 
 
 def _compress(repo: Path, source: Path, keep_turns: int) -> Path:
@@ -50,8 +35,8 @@ def _check_resume(original: Path, compressed: Path, tmp_path: Path, api: str) ->
     # no empty text blocks, signed thinking well formed.
     assert after.requests[0]["problems"] == []
     assert len(after.requests[0]["raw"]) < len(before.requests[0]["raw"])
-    kept = _signed_thinking(after.bodies[0])
-    sent_before = _signed_thinking(before.bodies[0])
+    kept = sealed_reasoning(after.bodies[0])
+    sent_before = sealed_reasoning(before.bodies[0])
     assert all(block in sent_before for block in kept), "a signed thinking block changed"
 
 

@@ -1,0 +1,557 @@
+"""Run the real Claude Code, Codex and Copilot CLIs offline, resuming a transcript file.
+
+Each ``run_*_resume`` function puts the transcript where that CLI looks for it, in a
+hermetic home under ``tmp_path``, runs the CLI's non-interactive resume with one prompt
+against a :class:`~fake_llm_sse.FakeLLMServer` on 127.0.0.1, and returns an
+:class:`AgentRun` with the recorded requests and the CLI's exit code and output. The
+recipes are the checked ones of ``../shared/docs/agent-formats.md``, with what this harness
+found on top (noted where it matters).
+
+The CLIs are installed by ``.ci/install-agents.sh`` into ``<repo>/.cache/agents`` (or found
+through ``GITCLAW_CLAUDE_BIN``, ``GITCLAW_CODEX_BIN``, ``GITCLAW_COPILOT_BIN``). Nothing here
+touches the network except 127.0.0.1.
+
+Typical use from a pytest test::
+
+    claude = require_agent("claude")
+    run = run_claude_resume(transcript, tmp_path=tmp_path).check()
+    run.body["messages"]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import re
+import select
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+from fake_llm_sse import (
+    FakeLLMServer,
+    RequestChecker,
+    check_claude_code_request,
+    check_request,
+    hermetic_cli_env,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+AGENTS_CACHE = REPO / ".cache" / "agents"
+CORPUS = REPO.parent / "shared" / "corpus"
+AGENTS = ("claude", "codex", "copilot")
+
+DEFAULT_PROMPT = "next"
+DEFAULT_TIMEOUT = 180.0
+FALLBACK_CODEX_MODEL = "gpt-5.1-codex-mini"
+
+# Copilot unpacks its 235 MB runtime into $XDG_CACHE_HOME/copilot/pkg on first start. One
+# unpacked copy per installed version is shared by every run instead of one per test home.
+COPILOT_XDG_CACHE = AGENTS_CACHE / "xdg-cache"
+
+# What the interactive Claude Code screen shows when rendering a transcript went wrong.
+CLAUDE_SCREEN_ERRORS = (
+    "TypeError",
+    "ReferenceError",
+    "SyntaxError",
+    "undefined is not",
+    "Cannot read propert",
+    "is not a function",
+    "No conversation found",
+    "Something went wrong",
+)
+
+
+class AgentError(RuntimeError):
+    """An agent CLI could not be run, timed out, or did not do what the test needs."""
+
+
+# --------------------------------------------------------------------------------------
+# Locating the CLIs
+# --------------------------------------------------------------------------------------
+
+
+def find_agent(name: str) -> Path | None:
+    """The CLI binary: ``$GITCLAW_<NAME>_BIN`` if set (returned even if missing, so that a
+    wrong setting fails loudly), else ``<repo>/.cache/agents/node_modules/.bin/<name>``."""
+    if name not in AGENTS:
+        raise ValueError(f"unknown agent {name!r}")
+    configured = os.environ.get(f"GITCLAW_{name.upper()}_BIN")
+    if configured:
+        return Path(configured)
+    local = AGENTS_CACHE / "node_modules" / ".bin" / name
+    return local if local.exists() else None
+
+
+def skip_unless_ci(reason: str) -> NoReturn:
+    """Skip the calling test, except when the environment variable ``CI`` is set (to
+    anything but ``false``): then FAIL it, so CI cannot pass by skipping every resume test."""
+    import pytest
+
+    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+        pytest.fail(f"{reason}; CI is set, so this is a failure, not a skip")
+    pytest.skip(reason)
+
+
+def require_agent(name: str) -> Path:
+    """The CLI binary, or skip the calling test when it is not installed (fail in CI)."""
+    binary = find_agent(name)
+    if binary is None:
+        skip_unless_ci(f"{name} is not installed (run .ci/install-agents.sh)")
+    return binary
+
+
+def require_tmux() -> str:
+    """The tmux binary, or skip the calling test when it is missing (fail in CI)."""
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        skip_unless_ci("tmux is not installed")
+    return tmux
+
+
+def _binary(name: str) -> Path:
+    binary = find_agent(name)
+    if binary is None:
+        raise AgentError(f"{name} is not installed: run .ci/install-agents.sh")
+    return binary
+
+
+# --------------------------------------------------------------------------------------
+# What a run produced
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class AgentRun:
+    """One resume of a transcript by a real CLI."""
+
+    agent: str
+    session_id: str
+    placed: Path  # the copy of the transcript that the CLI resumed (and may have appended to)
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def llm_requests(self) -> list[dict[str, Any]]:
+        """The requests that hit an LLM route (not WebSocket attempts or other GETs)."""
+        return [r for r in self.requests if r["protocol"] is not None and r["method"] == "POST"]
+
+    @property
+    def request(self) -> dict[str, Any]:
+        """The last LLM request: the one that carried the resumed conversation."""
+        if not self.llm_requests:
+            raise AgentError(f"{self.agent} sent no LLM request\n{self.describe()}")
+        return self.llm_requests[-1]
+
+    @property
+    def body(self) -> dict[str, Any]:
+        body = self.request["body"]
+        if not isinstance(body, dict):
+            raise AgentError(f"{self.agent} sent a request body that is not a JSON object")
+        return body
+
+    @property
+    def problems(self) -> list[str]:
+        """What the fake server's checker found wrong in the LLM requests."""
+        return [p for r in self.llm_requests for p in r["problems"]]
+
+    def describe(self) -> str:
+        return (
+            f"argv: {self.argv}\nexit code: {self.returncode}\n"
+            f"stdout:\n{self.stdout[-4000:]}\nstderr:\n{self.stderr[-4000:]}"
+        )
+
+    def check(self) -> AgentRun:
+        """This run, if the CLI exited 0 and sent an LLM request that passed the checker."""
+        if self.problems:
+            raise AgentError(f"the fake API rejected the request: {self.problems}")
+        if self.returncode != 0:
+            raise AgentError(f"{self.agent} exited with {self.returncode}\n{self.describe()}")
+        _ = self.request
+        return self
+
+
+# --------------------------------------------------------------------------------------
+# Shared plumbing
+# --------------------------------------------------------------------------------------
+
+
+def _run_root(tmp_path: Path, agent: str) -> tuple[Path, Path]:
+    """A fresh home and working directory for one run."""
+    root = Path(tmp_path) / f"{agent}-run"
+    n = 0
+    while root.exists():
+        n += 1
+        root = Path(tmp_path) / f"{agent}-run-{n}"
+    home, workdir = root / "home", root / "work"
+    (home / "tmp").mkdir(parents=True)
+    workdir.mkdir()
+    return home, workdir
+
+
+def _cli_env(home: Path) -> dict[str, str]:
+    # TMPDIR too: Claude Code keeps a claude-<uid> folder there.
+    return {**hermetic_cli_env(home), "TMPDIR": str(home / "tmp")}
+
+
+def _run(
+    agent: str,
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    server: FakeLLMServer,
+    session_id: str,
+    placed: Path,
+    timeout: float,
+) -> AgentRun:
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+        raise AgentError(f"{agent} timed out after {timeout}s\nargv: {argv}\n{stderr}") from exc
+    return AgentRun(
+        agent=agent,
+        session_id=session_id,
+        placed=placed,
+        argv=argv,
+        returncode=proc.returncode,
+        stdout=proc.stdout,
+        stderr=proc.stderr,
+        requests=server.requests,
+    )
+
+
+def _json_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The records of a JSONL file that parse as objects (a glued or broken line is skipped)."""
+    for line in Path(path).read_bytes().split(b"\n"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            yield record
+
+
+# --------------------------------------------------------------------------------------
+# Claude Code
+# --------------------------------------------------------------------------------------
+
+
+def claude_session_id(transcript: Path) -> str:
+    """The ``sessionId`` of a Claude Code transcript (its first record that has one)."""
+    for record in _json_lines(transcript):
+        if isinstance(record.get("sessionId"), str):
+            return str(record["sessionId"])
+    raise AgentError(f"{transcript}: no line has a sessionId")
+
+
+def claude_project_dir(config_dir: Path, cwd: Path) -> Path:
+    """Where Claude Code looks for the sessions of ``cwd``. Checked with 2.1.197: every
+    character that is not an ASCII letter or digit becomes ``-`` (also ``_`` and spaces,
+    not only ``/ . \\ :``)."""
+    return config_dir / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+
+
+def _claude_setup(
+    transcript: Path, tmp_path: Path, server: FakeLLMServer
+) -> tuple[str, Path, Path, dict[str, str]]:
+    home, workdir = _run_root(tmp_path, "claude")
+    config_dir = home / ".claude"
+    session_id = claude_session_id(transcript)
+    project = claude_project_dir(config_dir, workdir)
+    project.mkdir(parents=True)
+    placed = project / f"{session_id}.jsonl"
+    shutil.copyfile(transcript, placed)
+    # Skip the first-start dialogs of the interactive UI: onboarding, trusting the folder
+    # and approving the API key (recorded by its last 20 characters).
+    settings = {
+        "hasCompletedOnboarding": True,
+        "theme": "dark",
+        "customApiKeyResponses": {"approved": ["x"], "rejected": []},
+        "projects": {
+            str(workdir): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+        },
+    }
+    (config_dir / ".claude.json").write_text(json.dumps(settings))
+    env = {
+        **_cli_env(home),
+        "CLAUDE_CONFIG_DIR": str(config_dir),
+        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": "x",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+    return session_id, placed, workdir, env
+
+
+def run_claude_resume(
+    transcript: Path,
+    *,
+    tmp_path: Path,
+    prompt: str = DEFAULT_PROMPT,
+    timeout: float = DEFAULT_TIMEOUT,
+    validate: bool = True,
+    checker: RequestChecker = check_claude_code_request,
+) -> AgentRun:
+    """``claude -p --resume <sessionId> <prompt>`` on a copy of ``transcript``. Claude Code
+    sends one streaming ``POST /v1/messages?beta=true``."""
+    claude = _binary("claude")
+    with FakeLLMServer(validate=validate, checker=checker) as server:
+        session_id, placed, workdir, env = _claude_setup(Path(transcript), tmp_path, server)
+        argv = [str(claude), "-p", "--resume", session_id, prompt, "--output-format", "json"]
+        return _run(
+            "claude",
+            argv,
+            cwd=workdir,
+            env=env,
+            server=server,
+            session_id=session_id,
+            placed=placed,
+            timeout=timeout,
+        )
+
+
+def claude_interactive_screen(
+    transcript: Path,
+    *,
+    tmp_path: Path,
+    expect: str,
+    detailed: bool = False,
+    tries: int = 120,
+    quiet_seconds: float = 1.0,
+) -> str:
+    """Open ``transcript`` in the interactive ``claude --resume <id>`` under tmux and return
+    the rendered screen (with its scrollback) once ``expect`` shows and the input prompt is
+    ready. With ``detailed``, then press ctrl+o and return the detailed transcript view,
+    which also renders each tool's ``toolUseResult`` (stdout, file contents, image sizes).
+
+    Raises :class:`AgentError` with the last screen if a view does not show within ``tries``
+    captures, or as soon as the screen shows one of :data:`CLAUDE_SCREEN_ERRORS`. Between
+    captures it waits for the pane to print more (through ``tmux pipe-pane`` into a FIFO),
+    or at most ``quiet_seconds`` when the pane is idle."""
+    claude = _binary("claude")
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        raise AgentError("tmux is not installed")
+    with FakeLLMServer(checker=check_claude_code_request) as server:
+        session_id, _placed, workdir, env = _claude_setup(Path(transcript), tmp_path, server)
+        base = [tmux, "-S", str(workdir.parent / "tmux.sock"), "-f", "/dev/null"]
+        env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+        session = ["new-session", "-d", "-s", "claude", "-x", "200", "-y", "50", "-c", str(workdir)]
+        command = [str(claude), "--resume", session_id]
+        subprocess.run(
+            [*base, *session, *env_args, *command],
+            env={**env, "TERM": "xterm-256color"},
+            check=True,
+        )
+        fifo = workdir.parent / "pane-output.fifo"
+        os.mkfifo(fifo)
+        output = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+
+        def capture_until(marker: str) -> str:
+            screen = ""
+            for _ in range(tries):
+                screen = subprocess.run(
+                    [*base, "capture-pane", "-p", "-t", "claude", "-S", "-3000"],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                ).stdout
+                errors = [e for e in CLAUDE_SCREEN_ERRORS if e in screen]
+                if errors:
+                    raise AgentError(f"claude shows {errors}:\n{screen}")
+                if expect in screen and marker in screen:
+                    return screen
+                if select.select([output], [], [], quiet_seconds)[0]:
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(output, 1 << 16)
+            raise AgentError(f"claude did not show {expect!r} and {marker!r}:\n{screen}")
+
+        try:
+            pipe = f"cat >> {shlex.quote(str(fifo))}"
+            subprocess.run([*base, "pipe-pane", "-t", "claude", "-O", pipe], check=True)
+            screen = capture_until("? for shortcuts")
+            if detailed:
+                subprocess.run([*base, "send-keys", "-t", "claude", "C-o"], check=True)
+                screen = capture_until("Showing detailed transcript")
+            return screen
+        finally:
+            subprocess.run([*base, "kill-server"], capture_output=True, check=False)
+            os.close(output)
+
+
+# --------------------------------------------------------------------------------------
+# OpenAI Codex
+# --------------------------------------------------------------------------------------
+
+
+def codex_session_id(transcript: Path) -> str:
+    """The thread id of a Codex rollout: ``payload.id`` of its first line, ``session_meta``
+    (Codex cannot resume a rollout without it)."""
+    first = next(_json_lines(transcript), None)
+    if first is None or first.get("type") != "session_meta":
+        raise AgentError(f"{transcript}: line 1 is not a session_meta record")
+    return str(first["payload"]["id"])
+
+
+def codex_model(transcript: Path) -> str:
+    """The model of the newest ``turn_context`` (what the thread ran with last)."""
+    model = FALLBACK_CODEX_MODEL
+    for record in _json_lines(transcript):
+        payload = record.get("payload")
+        if record.get("type") == "turn_context" and isinstance(payload, dict):
+            model = str(payload.get("model") or model)
+    return model
+
+
+def place_codex_rollout(transcript: Path, codex_home: Path) -> Path:
+    """Copy a rollout to ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`` for
+    today, with a fresh mtime: Codex compresses rollouts idle for 7 days into .jsonl.zst."""
+    now = datetime.datetime.now(datetime.UTC)
+    folder = codex_home / "sessions" / now.strftime("%Y/%m/%d")
+    folder.mkdir(parents=True, exist_ok=True)
+    placed = folder / f"rollout-{now:%Y-%m-%dT%H-%M-%S}-{codex_session_id(transcript)}.jsonl"
+    shutil.copyfile(transcript, placed)
+    os.utime(placed)
+    return placed
+
+
+def run_codex_resume(
+    transcript: Path,
+    *,
+    tmp_path: Path,
+    prompt: str = DEFAULT_PROMPT,
+    timeout: float = DEFAULT_TIMEOUT,
+    validate: bool = True,
+    checker: RequestChecker = check_request,
+) -> AgentRun:
+    """``codex exec --skip-git-repo-check resume <id> <prompt>`` on a copy of ``transcript``.
+
+    The thread keeps the provider its rollout recorded (``openai``: a custom provider is
+    refused on resume), so ``openai_base_url`` in ``$CODEX_HOME/config.toml`` points it at the
+    fake (``OPENAI_BASE_URL`` is not honoured). Codex tries a WebSocket first; the fake
+    answers 426 and Codex falls back to ``POST /v1/responses`` (SSE)."""
+    codex = _binary("codex")
+    transcript = Path(transcript)
+    session_id = codex_session_id(transcript)
+    home, workdir = _run_root(tmp_path, "codex")
+    codex_home = home / ".codex"
+    codex_home.mkdir()
+    placed = place_codex_rollout(transcript, codex_home)
+    with FakeLLMServer(validate=validate, checker=checker) as server:
+        config = (
+            f"openai_base_url = {json.dumps(server.url + '/v1')}\n"
+            f"model = {json.dumps(codex_model(transcript))}\n"
+        )
+        (codex_home / "config.toml").write_text(config)
+        env = {**_cli_env(home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "x"}
+        argv = [str(codex), "exec", "--skip-git-repo-check", "resume", session_id, prompt]
+        return _run(
+            "codex",
+            argv,
+            cwd=workdir,
+            env=env,
+            server=server,
+            session_id=session_id,
+            placed=placed,
+            timeout=timeout,
+        )
+
+
+# --------------------------------------------------------------------------------------
+# GitHub Copilot CLI
+# --------------------------------------------------------------------------------------
+
+
+def copilot_session_id(transcript: Path) -> str:
+    """``data.sessionId`` of the ``session.start`` record of an events.jsonl."""
+    for record in _json_lines(transcript):
+        data = record.get("data")
+        if record.get("type") == "session.start" and isinstance(data, dict):
+            return str(data["sessionId"])
+    raise AgentError(f"{transcript}: no session.start record")
+
+
+def run_copilot_resume(
+    transcript: Path,
+    *,
+    tmp_path: Path,
+    prompt: str = DEFAULT_PROMPT,
+    timeout: float = DEFAULT_TIMEOUT,
+    validate: bool = True,
+    checker: RequestChecker = check_request,
+) -> AgentRun:
+    """``copilot --resume=<id> -p <prompt> --allow-all-tools`` on a copy of ``transcript``,
+    placed at ``$HOME/.copilot/session-state/<id>/events.jsonl``.
+
+    Bring-your-own-key mode with an OpenAI provider needs no login; Copilot sends a streaming
+    ``POST /v1/chat/completions`` with the session's own model. In that mode it does not
+    send ``reasoningOpaque`` back (checked with 1.0.102; the anthropic provider type does not
+    either), so sealed reasoning cannot be observed in Copilot's requests."""
+    copilot = _binary("copilot")
+    transcript = Path(transcript)
+    session_id = copilot_session_id(transcript)
+    home, workdir = _run_root(tmp_path, "copilot")
+    folder = home / ".copilot" / "session-state" / session_id
+    folder.mkdir(parents=True)
+    placed = folder / "events.jsonl"
+    shutil.copyfile(transcript, placed)
+    with FakeLLMServer(validate=validate, checker=checker) as server:
+        env = {
+            **_cli_env(home),
+            "XDG_CACHE_HOME": str(COPILOT_XDG_CACHE),
+            "COPILOT_PROVIDER_BASE_URL": server.url + "/v1",
+            "COPILOT_PROVIDER_TYPE": "openai",
+            "COPILOT_PROVIDER_API_KEY": "x",
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_MODEL": "fake-model",
+        }
+        argv = [str(copilot), f"--resume={session_id}", "-p", prompt, "--allow-all-tools"]
+        return _run(
+            "copilot",
+            argv,
+            cwd=workdir,
+            env=env,
+            server=server,
+            session_id=session_id,
+            placed=placed,
+            timeout=timeout,
+        )
+
+
+RUNNERS = {"claude": run_claude_resume, "codex": run_codex_resume, "copilot": run_copilot_resume}
+SESSION_IDS = {
+    "claude": claude_session_id,
+    "codex": codex_session_id,
+    "copilot": copilot_session_id,
+}
+
+
+def corpus_transcripts(agent: str) -> list[Path]:
+    """The shared corpus's transcripts of one agent (empty when the corpus is absent).
+    Copilot files are ``copilot/<name>__events.jsonl`` (or ``copilot/<id>/events.jsonl``)."""
+    folder = CORPUS / agent
+    if not folder.is_dir():
+        return []
+    if agent == "copilot":
+        return sorted({*folder.glob("*events.jsonl"), *folder.glob("*/events.jsonl")})
+    return sorted(folder.glob("*.jsonl"))

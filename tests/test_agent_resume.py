@@ -1,0 +1,306 @@
+"""A transcript still resumes in its agent's real CLI: Claude Code, OpenAI Codex and GitHub
+Copilot CLI, each run offline against the fake LLM server (tests/agent_harness.py).
+
+Uncompressed transcripts (synthetic and the shared corpus) prove the harness and the CLIs.
+Compressed ones prove the product: the CLI exits 0 and sends a request with every tool call
+paired with its result, sealed reasoning unchanged, no empty text blocks, and fewer bytes
+than the uncompressed resume. Those tests need the format module for their agent
+(``needs_format``); the CLIs themselves are required in CI (``require_agent``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_fixtures import TRANSCRIPTS
+from agent_harness import (
+    RUNNERS,
+    SESSION_IDS,
+    AgentRun,
+    claude_interactive_screen,
+    corpus_transcripts,
+    require_agent,
+    require_tmux,
+)
+from conftest import cli, git
+from fake_llm_sse import (
+    conversation,
+    empty_text_blocks,
+    request_size,
+    sealed_reasoning,
+    tool_call_ids,
+)
+
+# Where each agent's transcript lives in a repository that commits it (the compressor may
+# recognize the format by its path as well as by its lines).
+REPO_PATHS = {
+    "claude": ".claude/projects/-home-runner-work-demo-demo/{id}.jsonl",
+    "codex": ".codex/sessions/2026/03/30/rollout-2026-03-30T19-00-00-{id}.jsonl",
+    "copilot": "state/copilot/.copilot/session-state/{id}/events.jsonl",
+}
+
+
+def format_available(name: str) -> bool:
+    """Whether this build of gitclaw_compress has the format module ``formats/<name>.py``."""
+    try:
+        return importlib.util.find_spec(f"gitclaw_compress.formats.{name}") is not None
+    except ModuleNotFoundError:  # no gitclaw_compress.formats package at all
+        return False
+
+
+def needs_format(name: str) -> pytest.MarkDecorator:
+    """Skip a test (or a parameter) until the format module for ``name`` is in the build.
+    Once it is, the test runs, and fails (never skips) when compression or the resume goes
+    wrong."""
+    return pytest.mark.skipif(
+        not format_available(name), reason=f"format {name} not in this build yet"
+    )
+
+
+def corpus_params(*, compressed: bool) -> list[Any]:
+    """(agent, transcript) for every corpus transcript; ``compressed`` adds the format guard."""
+    params = [
+        pytest.param(
+            agent,
+            path,
+            id=f"{agent}-{path.name}",
+            marks=[needs_format(agent)] if compressed else [],
+        )
+        for agent in RUNNERS
+        for path in corpus_transcripts(agent)
+    ]
+    no_corpus = pytest.mark.skip(reason="no ../shared/corpus")
+    return params or [pytest.param("", Path(), id="no-corpus", marks=no_corpus)]
+
+
+def _synthetic(agent: str, tmp_path: Path) -> Path:
+    path = tmp_path / f"synthetic-{agent}.jsonl"
+    path.write_bytes(TRANSCRIPTS[agent]().data)
+    return path
+
+
+def _resume(agent: str, transcript: Path, tmp_path: Path) -> AgentRun:
+    require_agent(agent)
+    return RUNNERS[agent](transcript, tmp_path=tmp_path).check()
+
+
+def _compress(agent: str, source: Path, repo: Path) -> Path:
+    """Commit ``source`` where the agent's transcripts live, then compress it with the real
+    CLI, keeping the last turn. Fails (does not skip) when nothing was compressed."""
+    session_id = SESSION_IDS[agent](source)
+    path = repo / REPO_PATHS[agent].format(id=session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, path)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent run")
+    cli("compress", "--force", "--keep-turns", "1", str(path), cwd=repo)
+    compressed = path.read_bytes()
+    assert compressed != source.read_bytes(), f"compress left {source.name} unchanged"
+    assert b'"gitclawCompress"' in compressed
+    return path
+
+
+def _assert_resumes_like(before: AgentRun, after: AgentRun) -> None:
+    """The compressed resume sent what the uncompressed one did, only smaller."""
+    assert len(after.llm_requests) == len(before.llm_requests)
+    sent_before, sent_after = before.body, after.body
+    assert len(conversation(sent_after)) == len(conversation(sent_before)), "messages lost"
+    # Checked in order: every tool call kept, each with its result (the checker in the fake
+    # server rejects a call without its result, or a result without its call).
+    assert tool_call_ids(sent_after) == tool_call_ids(sent_before)
+    assert sealed_reasoning(sent_after) == sealed_reasoning(sent_before), "sealed reasoning changed"
+    assert empty_text_blocks(sent_after) == [], "a stub left an empty text block"
+    assert request_size(after.request) < request_size(before.request)
+
+
+# --------------------------------------------------------------------------------------
+# Uncompressed
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", list(RUNNERS))
+def test_synthetic_transcript_resumes(agent: str, tmp_path: Path) -> None:
+    transcript = TRANSCRIPTS[agent]()
+    run = _resume(agent, _synthetic(agent, tmp_path), tmp_path)
+    assert len(run.llm_requests) == 1
+    unserved = [r["path"] for r in run.requests if r["protocol"] is None]
+    assert unserved == [], "the CLI needs a route the fake server does not answer"
+    raw = run.request["raw"]
+    for name, marker in transcript.markers.items():
+        assert json.dumps(marker)[1:-1] in raw, f"{name} did not reach the model"
+    body = run.body
+    assert empty_text_blocks(body) == []
+    expected_calls = {
+        "claude": ["toolu_01Read", "toolu_01Edit", "toolu_01Bash", "toolu_01Task", "toolu_01Shot"],
+        "codex": ["call_01Shell", "call_01Image", "call_01Patch"],
+        "copilot": ["tooluse_01Docs", "tooluse_01Log"],
+    }
+    assert tool_call_ids(body) == expected_calls[agent]
+    # Claude replays both signed thinking blocks, Codex all three reasoning items; Copilot's
+    # bring-your-own-key mode does not send reasoningOpaque back at all.
+    assert len(sealed_reasoning(body)) == {"claude": 2, "codex": 3, "copilot": 0}[agent]
+
+
+def test_claude_resume_starts_at_the_compact_boundary(tmp_path: Path) -> None:
+    run = _resume("claude", _synthetic("claude", tmp_path), tmp_path)
+    assert "an early question" not in run.request["raw"]
+
+
+def test_codex_falls_back_from_the_websocket_to_http(tmp_path: Path) -> None:
+    run = _resume("codex", _synthetic("codex", tmp_path), tmp_path)
+    assert [(r["method"], r["headers"].get("upgrade")) for r in run.requests] == [
+        ("GET", "websocket"),
+        ("POST", None),
+    ]
+    assert run.request["path"] == "/v1/responses"
+
+
+def test_claude_drops_a_broken_pair_silently_so_call_ids_are_compared(tmp_path: Path) -> None:
+    """Claude Code 2.1.197 leaves a tool call out of the request, with no error, when its
+    result names another id: only comparing the call ids with the uncompressed resume's (as
+    _assert_resumes_like does) catches a compressor that breaks a pair."""
+    source = _synthetic("claude", tmp_path)
+    good = _resume("claude", source, tmp_path / "good")
+    data = source.read_bytes()
+    source.write_bytes(data.replace(b'"tool_use_id":"toolu_01Bash"', b'"tool_use_id":"toolu_x"'))
+    broken = _resume("claude", source, tmp_path / "broken")
+    assert "toolu_01Bash" in tool_call_ids(good.body)
+    assert tool_call_ids(broken.body) == [
+        i for i in tool_call_ids(good.body) if i != "toolu_01Bash"
+    ]
+
+
+@pytest.mark.parametrize(("agent", "source"), corpus_params(compressed=False))
+def test_corpus_transcript_resumes(agent: str, source: Path, tmp_path: Path) -> None:
+    run = _resume(agent, source, tmp_path)
+    body = run.body
+    assert len(run.llm_requests) == 1
+    assert conversation(body) and tool_call_ids(body)
+    assert empty_text_blocks(body) == []
+
+
+# --------------------------------------------------------------------------------------
+# Compressed (needs the format module of each agent)
+# --------------------------------------------------------------------------------------
+
+
+def _check_compressed(agent: str, source: Path, repo: Path, tmp_path: Path) -> None:
+    require_agent(agent)
+    compressed = _compress(agent, source, repo)
+    before = _resume(agent, source, tmp_path / "before")
+    after = _resume(agent, compressed, tmp_path / "after")
+    _assert_resumes_like(before, after)
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [pytest.param(agent, marks=needs_format(agent)) for agent in RUNNERS],
+)
+def test_compressed_synthetic_transcript_resumes(agent: str, repo: Path, tmp_path: Path) -> None:
+    _check_compressed(agent, _synthetic(agent, tmp_path), repo, tmp_path)
+
+
+@pytest.mark.parametrize(("agent", "source"), corpus_params(compressed=True))
+def test_compressed_corpus_transcript_resumes(
+    agent: str, source: Path, repo: Path, tmp_path: Path
+) -> None:
+    _check_compressed(agent, source, repo, tmp_path)
+
+
+# --------------------------------------------------------------------------------------
+# Claude Code's interactive transcript view (tmux)
+# --------------------------------------------------------------------------------------
+
+
+def _assert_renders(
+    transcript: Path, tmp_path: Path, texts: list[str], *, detailed: bool = False
+) -> str:
+    require_agent("claude")
+    require_tmux()
+    screen = claude_interactive_screen(
+        transcript, tmp_path=tmp_path, expect=texts[-1], detailed=detailed
+    )
+    for text in texts:
+        assert text in screen, f"{text!r} is not on the screen:\n{screen}"
+    return screen
+
+
+def test_claude_interactive_view_renders_the_synthetic_transcript(tmp_path: Path) -> None:
+    markers = TRANSCRIPTS["claude"]().markers
+    screen = _assert_renders(
+        _synthetic("claude", tmp_path),
+        tmp_path,
+        [markers["turn1"], markers["turn1_answer"], markers["turn2"], markers["final"]],
+    )
+    assert "Error" not in screen  # the transcript itself holds no such word
+
+
+def test_claude_detailed_view_renders_tool_results(tmp_path: Path) -> None:
+    """ctrl+o renders each toolUseResult: Bash stdout and stderr, the image's size."""
+    markers = TRANSCRIPTS["claude"]().markers
+    screen = _assert_renders(
+        _synthetic("claude", tmp_path),
+        tmp_path,
+        ["200 passed", "warning: slow test", "Read image (", markers["final"]],
+        detailed=True,
+    )
+    assert "Error" not in screen
+
+
+def _last_prompt(transcript: Path) -> str:
+    """The start of the last typed prompt of a Claude transcript (shown as typed)."""
+    prompt = ""
+    for raw in transcript.read_bytes().split(b"\n"):
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        content = record.get("message", {}).get("content") if record.get("type") == "user" else None
+        if isinstance(content, str) and not record.get("isMeta") and not content.startswith("<"):
+            prompt = content
+    return prompt.splitlines()[0][:24] if prompt else ""
+
+
+CLAUDE_CORPUS = corpus_transcripts("claude")
+
+
+@pytest.mark.parametrize(
+    "source",
+    CLAUDE_CORPUS or [pytest.param(Path(), marks=pytest.mark.skip(reason="no corpus"))],
+    ids=[p.name for p in CLAUDE_CORPUS] or ["no-corpus"],
+)
+def test_claude_interactive_view_renders_a_corpus_transcript(source: Path, tmp_path: Path) -> None:
+    prompt = _last_prompt(source)
+    assert prompt, f"{source.name} has no typed prompt"
+    _assert_renders(source, tmp_path, [prompt])
+
+
+@needs_format("claude")
+def test_claude_interactive_view_renders_a_compressed_transcript(
+    repo: Path, tmp_path: Path
+) -> None:
+    require_agent("claude")
+    markers = TRANSCRIPTS["claude"]().markers
+    compressed = _compress("claude", _synthetic("claude", tmp_path), repo)
+    texts = [markers["turn1"], markers["turn2"], markers["final"]]
+    assert "Error" not in _assert_renders(compressed, tmp_path / "short", texts)
+    assert "Error" not in _assert_renders(compressed, tmp_path / "long", texts, detailed=True)
+
+
+@needs_format("claude")
+@pytest.mark.parametrize(
+    "source",
+    CLAUDE_CORPUS or [pytest.param(Path(), marks=pytest.mark.skip(reason="no corpus"))],
+    ids=[p.name for p in CLAUDE_CORPUS] or ["no-corpus"],
+)
+def test_claude_interactive_view_renders_a_compressed_corpus_transcript(
+    source: Path, repo: Path, tmp_path: Path
+) -> None:
+    require_agent("claude")
+    compressed = _compress("claude", source, repo)
+    _assert_renders(compressed, tmp_path, [_last_prompt(source)])
