@@ -21,6 +21,7 @@ from gitclaw_compress.archive import Repository
 from gitclaw_compress.engine import FileReport
 from gitclaw_compress.errors import EXIT_ERROR, GitClawError
 from gitclaw_compress.flow import FlowResult, run_flow, summary_line
+from gitclaw_compress.formats import format_title
 from gitclaw_compress.remote import push_archive
 from gitclaw_compress.units import human_bytes, original_size, size_change
 
@@ -109,9 +110,9 @@ def summary_markdown(
         return "\n".join(lines) + "\n"
     lines.append(
         "| Session | Original | Before this run | After | Change vs original | Turns kept "
-        "| Objects archived | Result |"
+        "| Objects archived | Result | Format |"
     )
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---|")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---|---|")
     total_original = 0
     for report in result.reports:
         original = sizes.get(report.path, report.bytes_before)
@@ -120,7 +121,7 @@ def summary_markdown(
             f"| `{_cell(report.path)}` | {human_bytes(original)} "
             f"| {human_bytes(report.bytes_before)} | {human_bytes(report.bytes_after)} "
             f"| {size_change(original, report.bytes_after)} | {_turns(report)} "
-            f"| {report.objects:,} | {report.status} |"
+            f"| {report.objects:,} | {report.status} | {format_title(report.format)} |"
         )
     before = sum(report.bytes_before for report in result.reports)
     after = sum(report.bytes_after for report in result.reports)
@@ -128,7 +129,8 @@ def summary_markdown(
     lines.append(
         f"| **Total** | {human_bytes(total_original)} | {human_bytes(before)} "
         f"| {human_bytes(after)} | {size_change(total_original, after)} | | {objects:,} "
-        f"| {len(result.compressed)} compressed |"
+        f"| {len(result.compressed)} compressed ({result.format_counts('compressed') or 'none'}) "
+        f"| {result.format_counts('sessions')} |"
     )
     return "\n".join(lines) + "\n"
 

@@ -18,7 +18,7 @@ from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.discovery import Discovery, all_sessions, discover
 from gitclaw_compress.engine import Compression, FileReport
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats import detect_file, supported
+from gitclaw_compress.formats import FORMATS, detect_file, format_title, supported
 from gitclaw_compress.remote import PushResult, push_archive
 from gitclaw_compress.summarize import StageOutcome, summary_stage
 from gitclaw_compress.units import human_bytes, plural, size_change
@@ -39,6 +39,32 @@ class FlowResult:
     def compressed(self) -> list[FileReport]:
         return [r for r in self.reports if r.status in ("compressed", "would-compress")]
 
+    def by_format(self) -> dict[str, dict[str, int]]:
+        """Sessions and compressed sessions per format name, in the registry's order."""
+        counts: dict[str, dict[str, int]] = {}
+        done = {id(report) for report in self.compressed}
+        for name in [*FORMATS, ""]:
+            reports = [r for r in self.reports if r.format == name]
+            if reports:
+                compressed = sum(1 for r in reports if id(r) in done)
+                counts[name or "unknown"] = {"sessions": len(reports), "compressed": compressed}
+        return counts
+
+    def format_breakdown(self) -> str:
+        """ "pi 1 of 1, Claude Code 2 of 3": compressed of sessions, per format."""
+        return ", ".join(
+            f"{format_title(name)} {counts['compressed']} of {counts['sessions']}"
+            for name, counts in self.by_format().items()
+        )
+
+    def format_counts(self, key: str) -> str:
+        """ "2 pi, 1 Claude Code" for `key` "sessions" or "compressed"."""
+        return ", ".join(
+            f"{counts[key]} {format_title(name)}"
+            for name, counts in self.by_format().items()
+            if counts[key]
+        )
+
     def as_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {"files": [report.as_json() for report in self.reports]}
         if self.discovery is not None:
@@ -46,6 +72,7 @@ class FlowResult:
                 "reason": self.discovery.reason,
                 "detail": self.discovery.detail,
             }
+        document["formats"] = self.by_format()
         document["staged"] = self.staged
         document["archive"] = {
             "ref": self.ref,
@@ -209,7 +236,10 @@ def summary_line(result: FlowResult) -> str:
         for report in reports:
             reasons[report.status] = reasons.get(report.status, 0) + 1
         why = ", ".join(f"{n} {status}" for status, n in sorted(reasons.items()))
-        line = f"gitclaw-compress: {count}: nothing to compress ({why})"
+        line = (
+            f"gitclaw-compress: {count}: nothing to compress ({why}), by format: "
+            f"{result.format_counts('sessions')}"
+        )
         if result.summarized:  # the summary stage still appended to some
             line += f", {len(result.summarized)} summarized"
             if result.staged:
@@ -222,7 +252,8 @@ def summary_line(result: FlowResult) -> str:
     verb, archived = ("would compress", "to archive on") if dry else ("compressed", "archived on")
     line = (
         f"gitclaw-compress: {count}: {len(done)} {verb}, {human_bytes(before)} -> "
-        f"{human_bytes(after)} ({size_change(before, after)}), "
+        f"{human_bytes(after)} ({size_change(before, after)}), by format: "
+        f"{result.format_breakdown()}, "
         f"{plural(objects, 'object')} {archived} {result.ref}"
     )
     if result.summarized:

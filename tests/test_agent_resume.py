@@ -4,13 +4,11 @@ Copilot CLI, each run offline against the fake LLM server (tests/agent_harness.p
 Uncompressed transcripts (synthetic and the shared corpus) prove the harness and the CLIs.
 Compressed ones prove the product: the CLI exits 0 and sends a request with every tool call
 paired with its result, sealed reasoning unchanged, no empty text blocks, and fewer bytes
-than the uncompressed resume. Those tests need the format module for their agent
-(``needs_format``); the CLIs themselves are required in CI (``require_agent``).
+than the uncompressed resume. The CLIs are required in CI (``require_agent``).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -45,31 +43,13 @@ REPO_PATHS = {
 }
 
 
-def format_available(name: str) -> bool:
-    """Whether this build of gitclaw_compress has the format module ``formats/<name>.py``."""
-    try:
-        return importlib.util.find_spec(f"gitclaw_compress.formats.{name}") is not None
-    except ModuleNotFoundError:  # no gitclaw_compress.formats package at all
-        return False
-
-
-def needs_format(name: str) -> pytest.MarkDecorator:
-    """Skip a test (or a parameter) until the format module for ``name`` is in the build.
-    Once it is, the test runs, and fails (never skips) when compression or the resume goes
-    wrong."""
-    return pytest.mark.skipif(
-        not format_available(name), reason=f"format {name} not in this build yet"
-    )
-
-
-def corpus_params(*, compressed: bool) -> list[Any]:
-    """(agent, transcript) for every corpus transcript; ``compressed`` adds the format guard."""
+def corpus_params() -> list[Any]:
+    """(agent, transcript) for every corpus transcript."""
     params = [
         pytest.param(
             agent,
             path,
             id=f"{agent}-{path.name}",
-            marks=[needs_format(agent)] if compressed else [],
         )
         for agent in RUNNERS
         for path in corpus_transcripts(agent)
@@ -175,7 +155,7 @@ def test_claude_drops_a_broken_pair_silently_so_call_ids_are_compared(tmp_path: 
     ]
 
 
-@pytest.mark.parametrize(("agent", "source"), corpus_params(compressed=False))
+@pytest.mark.parametrize(("agent", "source"), corpus_params())
 def test_corpus_transcript_resumes(agent: str, source: Path, tmp_path: Path) -> None:
     run = _resume(agent, source, tmp_path)
     body = run.body
@@ -199,13 +179,13 @@ def _check_compressed(agent: str, source: Path, repo: Path, tmp_path: Path) -> N
 
 @pytest.mark.parametrize(
     "agent",
-    [pytest.param(agent, marks=needs_format(agent)) for agent in RUNNERS],
+    list(RUNNERS),
 )
 def test_compressed_synthetic_transcript_resumes(agent: str, repo: Path, tmp_path: Path) -> None:
     _check_compressed(agent, _synthetic(agent, tmp_path), repo, tmp_path)
 
 
-@pytest.mark.parametrize(("agent", "source"), corpus_params(compressed=True))
+@pytest.mark.parametrize(("agent", "source"), corpus_params())
 def test_compressed_corpus_transcript_resumes(
     agent: str, source: Path, repo: Path, tmp_path: Path
 ) -> None:
@@ -280,7 +260,6 @@ def test_claude_interactive_view_renders_a_corpus_transcript(source: Path, tmp_p
     _assert_renders(source, tmp_path, [prompt])
 
 
-@needs_format("claude")
 def test_claude_interactive_view_renders_a_compressed_transcript(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -292,7 +271,6 @@ def test_claude_interactive_view_renders_a_compressed_transcript(
     assert "Error" not in _assert_renders(compressed, tmp_path / "long", texts, detailed=True)
 
 
-@needs_format("claude")
 @pytest.mark.parametrize(
     "source",
     CLAUDE_CORPUS or [pytest.param(Path(), marks=pytest.mark.skip(reason="no corpus"))],

@@ -15,7 +15,11 @@ from flow_helpers import (
     session_bytes,
     write,
 )
+from synthetic_claude import typical_session as claude_session
 
+from gitclaw_compress.action import summary_markdown
+from gitclaw_compress.engine import FileReport
+from gitclaw_compress.flow import FlowResult
 from gitclaw_compress.units import human_bytes
 
 
@@ -75,3 +79,27 @@ def test_compress_stage_adds_only_what_it_rewrote(tmp_path: Path) -> None:
     assert f" M {SESSIONS}/small.jsonl" in status and " M notes.txt" in status
     staged = git(origin.work, "show", f":{SESSIONS}/big.jsonl").encode()
     assert marker_count(staged) > 0 and staged == big.read_bytes()
+
+
+def test_step_counts_each_format_in_a_mixed_run(tmp_path: Path) -> None:
+    origin = make_origin(tmp_path)
+    write(origin.work / f"{SESSIONS}/a.jsonl", session_bytes(5))
+    claude = ".claude/projects/-home-dev-demo/0b6c3f3e-2a8c-4a53-9d2f-3c1e4b5a6d7e.jsonl"
+    write(origin.work / claude, claude_session(turns=3).data())
+    out = ok(origin.work, "step", "--keep-turns", "1", "--all")
+    line = out.stdout.decode()
+    assert line.startswith("gitclaw-compress: 2 sessions (")
+    assert ": 2 compressed, " in line and "by format: pi 1 of 1, Claude Code 1 of 1, " in line
+    document = json.loads(ok(origin.work, "step", "--keep-turns", "1", "--all", "--json").stdout)
+    assert document["formats"] == {
+        "pi": {"sessions": 1, "compressed": 0},
+        "claude": {"sessions": 1, "compressed": 0},
+    }
+    result = FlowResult(reports=[_report("a.jsonl", "pi"), _report("c.jsonl", "claude")])
+    table = summary_markdown(result, "")
+    assert "| compressed | Claude Code |" in table
+    assert "| 2 compressed (1 pi, 1 Claude Code) | 1 pi, 1 Claude Code |" in table
+
+
+def _report(path: str, fmt: str) -> FileReport:
+    return FileReport(path, "compressed", 2000, 1000, format=fmt, objects=1)

@@ -24,6 +24,12 @@ def supported() -> str:
     return ", ".join(fmt.title for fmt in FORMATS.values())
 
 
+def format_title(name: str) -> str:
+    """ "Claude Code" for "claude"; a name no format has stays as it is."""
+    fmt = FORMATS.get(name)
+    return fmt.title if fmt is not None else name
+
+
 def detect(lines: Iterable[RawLine], source: str) -> Format:
     """The format of a file from its first lines; checked by that format, or an error."""
     first: RawLine | None = None
@@ -58,4 +64,4 @@ def unsupported(fmt: Format, command: str) -> GitClawError:
     return GitClawError(f"{command} does not support {fmt.title} transcripts yet")
 
 
-__all__ = ["FORMATS", "Format", "detect", "detect_file", "supported", "unsupported"]
+__all__ = ["FORMATS", "Format", "detect", "detect_file", "format_title", "supported", "unsupported"]
