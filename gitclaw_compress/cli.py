@@ -6,6 +6,7 @@ Exit codes: 0 success; 1 problems found (verify failed, `--check` would change f
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any, NoReturn
 
@@ -13,24 +14,7 @@ import click
 import orjson
 
 from gitclaw_compress import __version__
-from gitclaw_compress.commands import (
-    compress,
-    context,
-    doctor,
-    hooks,
-    prune,
-    restore,
-    show,
-    stats,
-    status,
-    step,
-    summarize,
-    sync,
-    verify,
-)
-from gitclaw_compress.commands.common import JSON_META_KEY
-from gitclaw_compress.errors import EXIT_ERROR, GitClawError
-from gitclaw_compress.fileio import TEMP_PREFIX
+from gitclaw_compress.errors import EXIT_ERROR, JSON_META_KEY, GitClawError
 
 # Set to 1 to get the traceback of an unexpected error instead of its one line.
 TRACEBACK_ENV = "GITCLAW_COMPRESS_TRACEBACK"
@@ -40,6 +24,8 @@ def describe_os_error(error: OSError) -> str:
     """One line for a failed file operation: the file first, then what the system said."""
     what = error.strerror or str(error)
     where = error.filename if error.filename is not None else "file operation"
+    from gitclaw_compress.fileio import TEMP_PREFIX
+
     if os.path.basename(str(where)).startswith(TEMP_PREFIX):  # name the folder, not our temp
         where = os.path.dirname(str(where))
     if error.filename2 is not None:
@@ -59,7 +45,40 @@ def fail(ctx: click.Context, message: str, exit_code: int) -> NoReturn:
     ctx.exit(exit_code)
 
 
+# Each command's module and object: a command is imported only when it runs (or for --help),
+# so that a no-op `step` in a hook does not pay for the LLM client or the token tables.
+COMMANDS = {
+    "compress": ("compress", "command"),
+    "step": ("step", "command"),
+    "restore": ("restore", "command"),
+    "verify": ("verify", "command"),
+    "show": ("show", "command"),
+    "stats": ("stats", "command"),
+    "status": ("status", "command"),
+    "context": ("context", "command"),
+    "prune": ("prune", "command"),
+    "push": ("sync", "push_command"),
+    "fetch": ("sync", "fetch_command"),
+    "summarize": ("summarize", "command"),
+    "doctor": ("doctor", "command"),
+    "install": ("hooks", "install_command"),
+    "uninstall": ("hooks", "uninstall_command"),
+    "pre-push": ("hooks", "pre_push_command"),
+}
+
+
 class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        spec = COMMANDS.get(cmd_name)
+        if spec is None:
+            return None
+        module = importlib.import_module(f"gitclaw_compress.commands.{spec[0]}")
+        command: click.Command = getattr(module, spec[1])
+        return command
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -91,27 +110,6 @@ def cli() -> None:
     Old turns lose their bulk (tool outputs, written files, images, thinking); every dropped
     byte goes to the git archive ref, and `restore` brings the original back byte for byte.
     """
-
-
-for command in (
-    compress.command,
-    step.command,
-    restore.command,
-    verify.command,
-    show.command,
-    stats.command,
-    status.command,
-    context.command,
-    prune.command,
-    sync.push_command,
-    sync.fetch_command,
-    summarize.command,
-    doctor.command,
-    hooks.install_command,
-    hooks.uninstall_command,
-    hooks.pre_push_command,
-):
-    cli.add_command(command)
 
 
 def main() -> None:

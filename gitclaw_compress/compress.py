@@ -14,22 +14,11 @@ import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from gitclaw_compress import stubs
-from gitclaw_compress.context import (
-    Budget,
-    Context,
-    ContextSize,
-    EntryInfo,
-    budget_for,
-    build_context,
-    entry_info,
-    measure_context,
-    parse_like_pi,
-)
 from gitclaw_compress.formats import Format, detect
 from gitclaw_compress.formats.base import PRUNE, Edit, FileRules, Scope
 from gitclaw_compress.formats.pi import message_of
@@ -48,6 +37,9 @@ from gitclaw_compress.tokens import (
     estimate_message_tokens,
     get_estimator,
 )
+
+if TYPE_CHECKING:  # the context model is loaded only when a budget policy runs
+    from gitclaw_compress.context import Budget, Context, ContextSize, EntryInfo
 
 MIN_SAVING_BYTES = 48  # a splice must save more than its share of the marker
 MARKER_VERSION = 1
@@ -193,6 +185,8 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
     budget = settings.budget
     estimator = get_estimator(budget.estimator) if budget.active and PRUNE in fmt.features else None
     rules = fmt.rules(settings)
+    if estimator is not None:
+        from gitclaw_compress.context import entry_info, parse_like_pi
     infos: list[EntryInfo] = []
     counts = LineCounts()
     turn_starts: list[int] = []
@@ -240,6 +234,8 @@ def _plan_budget(
     settings: BudgetSettings,
     estimator: TokenEstimator,
 ) -> None:
+    from gitclaw_compress.context import budget_for, build_context, measure_context
+
     context = build_context(infos)
     size = measure_context(context, estimator)
     budget = budget_for(context.model, settings.model_overrides, settings.reserve_tokens)

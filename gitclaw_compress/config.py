@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from gitclaw_compress.compress import STRATEGIES, BudgetSettings, CompressSettings
 from gitclaw_compress.errors import GitClawError
+
+if TYPE_CHECKING:  # the core is loaded when settings are built, not to read a config
+    from gitclaw_compress.compress import BudgetSettings, CompressSettings
 from gitclaw_compress.models import DEFAULT_RESERVE_TOKENS, lookup_model
 from gitclaw_compress.stubs import PreviewSettings
 from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES
@@ -194,7 +196,7 @@ OPTIONS: tuple[Option, ...] = (
         "What `compress` compresses: `turns` (everything before the last "
         "session.turnThresholdBeforeCompress turns), `tokens` (budget pruning of old tool "
         "outputs only) or `both` (the union of the two).",
-        choices=STRATEGIES,
+        choices=("turns", "tokens", "both"),  # compress.STRATEGIES, checked by a test
     ),
     Option(
         "prune.protectTokens",
@@ -394,6 +396,8 @@ class Config:
     def budget_settings(
         self, *, strategy: str | None = None, target_percent: int | None = None
     ) -> BudgetSettings:
+        from gitclaw_compress.compress import BudgetSettings
+
         return BudgetSettings(
             strategy=self["prune.strategy"] if strategy is None else strategy,
             estimator=self["tokens.estimator"],
@@ -414,6 +418,8 @@ class Config:
         target_percent: int | None = None,
     ) -> CompressSettings:
         """Settings for the core; `strategy` and `target_percent` override the config."""
+        from gitclaw_compress.compress import CompressSettings
+
         return CompressSettings(
             keep_turns=self["session.turnThresholdBeforeCompress"]
             if keep_turns is None

@@ -14,3 +14,6 @@ class GitClawError(Exception):
     def __init__(self, message: str, *, exit_code: int = EXIT_ERROR) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+JSON_META_KEY = "gitclaw_compress.json"  # set by --json, so that errors print JSON too

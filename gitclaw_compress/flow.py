@@ -9,19 +9,20 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.discovery import Discovery, all_sessions, discover
-from gitclaw_compress.engine import Compression, FileReport
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats import FORMATS, detect_file, format_title, supported
 from gitclaw_compress.remote import PushResult, push_archive
-from gitclaw_compress.summarize import StageOutcome, summary_stage
 from gitclaw_compress.units import human_bytes, plural, size_change
+
+if TYPE_CHECKING:
+    from gitclaw_compress.engine import FileReport
+    from gitclaw_compress.summarize import StageOutcome
 
 
 @dataclass
@@ -41,6 +42,8 @@ class FlowResult:
 
     def by_format(self) -> dict[str, dict[str, int]]:
         """Sessions and compressed sessions per format name, in the registry's order."""
+        from gitclaw_compress.formats import FORMATS
+
         counts: dict[str, dict[str, int]] = {}
         done = {id(report) for report in self.compressed}
         for name in [*FORMATS, ""]:
@@ -52,6 +55,8 @@ class FlowResult:
 
     def format_breakdown(self) -> str:
         """ "pi 1 of 1, Claude Code 2 of 3": compressed of sessions, per format."""
+        from gitclaw_compress.formats import format_title
+
         return ", ".join(
             f"{format_title(name)} {counts['compressed']} of {counts['sessions']}"
             for name, counts in self.by_format().items()
@@ -59,6 +64,8 @@ class FlowResult:
 
     def format_counts(self, key: str) -> str:
         """ "2 pi, 1 Claude Code" for `key` "sessions" or "compressed"."""
+        from gitclaw_compress.formats import format_title
+
         return ", ".join(
             f"{counts[key]} {format_title(name)}"
             for name, counts in self.by_format().items()
@@ -98,6 +105,8 @@ class FlowResult:
 
 def _is_session(path: Path) -> bool:
     try:
+        from gitclaw_compress.formats import detect_file
+
         detect_file(path, str(path))
     except (GitClawError, OSError):
         return False
@@ -129,6 +138,8 @@ def select(
         if _is_session(path):
             chosen.append(path)
         else:
+            from gitclaw_compress.formats import supported
+
             warnings.append(
                 f"{repo.relative(path)}: not a pi v3 session file nor another supported "
                 f"transcript ({supported()}); skipped"
@@ -155,6 +166,10 @@ def compress_paths(
     progress: bool = False,
 ) -> list[FileReport]:
     """Compress files of one repository in one run; nothing is written if any of them fails."""
+    if not paths:
+        return []
+    from gitclaw_compress.engine import Compression  # the core, only when there is work
+
     reports: list[FileReport] = []
     with Compression(repo, dry_run=dry_run) as run:
         for path in paths:  # every path checked and locked before the first write
@@ -210,7 +225,9 @@ def run_flow(
     )
     for report in result.reports:
         result.warnings.extend(report.warnings)
-    if not dry_run:  # the opt-in summary stage (summary.enabled), outside compression's locks
+    if chosen and not dry_run:  # the opt-in summary stage, outside compression's locks
+        from gitclaw_compress.summarize import summary_stage  # the LLM client, only here
+
         result.summaries = summary_stage(
             repo, chosen, lambda path: load_config(path, repo.root, config_path)
         )

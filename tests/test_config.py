@@ -112,3 +112,11 @@ def test_budget_settings_come_from_the_config() -> None:
     target = config.compress_settings(strategy="tokens", target_percent=60).budget
     assert (target.strategy, target.target_percent) == ("tokens", 60)
     assert not defaults().compress_settings().budget.active
+
+
+def test_the_strategy_choices_are_the_cores() -> None:
+    from gitclaw_compress.compress import STRATEGIES
+    from gitclaw_compress.config import OPTIONS
+
+    [strategy] = [option for option in OPTIONS if option.key == "prune.strategy"]
+    assert tuple(strategy.choices or ()) == STRATEGIES

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
@@ -13,10 +13,8 @@ import orjson
 from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config, defaults, load_config
 from gitclaw_compress.discovery import Discovery
-from gitclaw_compress.engine import ArchiveAccess, FileReport
-from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.errors import JSON_META_KEY, GitClawError
 from gitclaw_compress.flow import select
-from gitclaw_compress.formats import Format, detect, detect_file
 from gitclaw_compress.session import (
     MARKER_BYTES,
     RawLine,
@@ -26,6 +24,10 @@ from gitclaw_compress.units import human_bytes as human_bytes
 from gitclaw_compress.units import plural as plural
 from gitclaw_compress.units import size_change
 
+if TYPE_CHECKING:  # loaded by the commands that use them, not by every command
+    from gitclaw_compress.engine import ArchiveAccess, FileReport
+    from gitclaw_compress.formats import Format
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 config_option = click.option(
@@ -34,7 +36,6 @@ config_option = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="compression.json to use (default: the agent folder's, then the repository's).",
 )
-JSON_META_KEY = "gitclaw_compress.json"  # set by --json, so that errors print JSON too
 
 
 def _remember_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
@@ -86,6 +87,8 @@ def require_session(path: Path, where: str | None = None) -> None:
         raise GitClawError(f"{source}: is a directory, not a session file; nothing was changed")
     if not path.is_file():
         raise GitClawError(f"{source}: no such session file; nothing was changed")
+    from gitclaw_compress.formats import detect_file
+
     detect_file(path, source)
 
 
@@ -116,6 +119,8 @@ def archive_access(
 
     def notify(message: str) -> None:
         click.echo(f"gitclaw-compress: {message}", err=True)
+
+    from gitclaw_compress.engine import ArchiveAccess
 
     return ArchiveAccess.from_config(repo, config, fetch=not no_fetch, notify=notify)
 
@@ -152,6 +157,8 @@ def read_session(path: Path, explicit: Path | None) -> SessionFile:
     if not path.is_file():
         raise GitClawError(f"{path}: no such session file")
     lines = lines_from_bytes(path.read_bytes())
+    from gitclaw_compress.formats import detect
+
     fmt = detect(lines, str(path))
     try:
         repo: Repository | None = Repository(path.absolute())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,11 +19,12 @@ from gitclaw_compress.commands.common import (
     open_repo,
     plural,
 )
-from gitclaw_compress.engine import FileReport
 from gitclaw_compress.errors import EXIT_PROBLEMS
 from gitclaw_compress.flow import run_flow
-from gitclaw_compress.summarize import describe_stage
 from gitclaw_compress.units import size_change
+
+if TYPE_CHECKING:
+    from gitclaw_compress.engine import FileReport
 
 
 def describe(report: FileReport) -> str:
@@ -152,6 +154,8 @@ def command(
         if len(result.reports) > 1:
             click.echo(totals_line(result.reports))
         for outcome in result.summaries:  # the opt-in summary stage; its warnings are above
+            from gitclaw_compress.summarize import describe_stage
+
             if line := describe_stage(outcome):
                 click.echo(line)
         if result.staged:
