@@ -4,9 +4,10 @@
 
 It builds a synthetic pi session of the given size in a temporary git repository, commits it
 (as GitClaw does), then times `compress` and `restore` in-process (no interpreter start-up),
-including the git archive writes. It does the same for each file of ../shared/corpus/pi when
-that folder exists. Peak memory is the process's maximum resident set size (ru_maxrss) and,
-separately, that of the git child processes.
+including the git archive writes. It does the same for a synthetic Claude Code transcript,
+then for each file of ../shared/corpus/{pi,claude,codex,copilot} when that folder exists.
+Peak memory is the process's maximum resident set size (ru_maxrss) and, separately, that of
+the git child processes.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import defaults
 from gitclaw_compress.engine import Compression, restore_to_stream
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "pi"
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+CORPUS_FORMATS = ("pi", "claude", "codex", "copilot")
 MB = 1024 * 1024
 
 
@@ -110,6 +112,110 @@ def synthetic_session(path: Path, size_mb: int) -> None:
             )
 
 
+def synthetic_claude_session(path: Path, size_mb: int) -> None:
+    """A Claude Code transcript: turns of Read and Edit calls whose results carry the file in
+    the tool_result and again in toolUseResult (originalFile, file.content), signed thinking,
+    and one screenshot per turn, until size_mb."""
+    target = size_mb * MB
+    written = 0
+    parent: str | None = None
+    counter = 0
+    with open(path, "wb") as out:
+
+        def add(kind: str, message: dict[str, object], **extra: object) -> None:
+            nonlocal parent, counter, written
+            counter += 1
+            uuid = f"00000000-0000-4000-8000-{counter:012x}"
+            line = orjson.dumps(
+                {
+                    "parentUuid": parent,
+                    "isSidechain": False,
+                    "type": kind,
+                    "message": message,
+                    "uuid": uuid,
+                    "timestamp": "2026-03-01T10:00:00.000Z",
+                    "sessionId": "bench-session",
+                    **extra,
+                }
+            )
+            out.write(line + b"\n")
+            written += len(line) + 1
+            parent = uuid
+
+        turn = 0
+        while written < target:
+            turn += 1
+            add("user", {"role": "user", "content": f"comment {turn}"})
+            for step in range(40):
+                call = f"toolu_{turn}_{step}"
+                body = "\n".join(
+                    f"{turn}:{step}:{n} def handler_{n}(request): return render(request, 'x')"
+                    for n in range(300)
+                )
+                name = "Edit" if step % 4 == 1 else "Read"
+                arguments = {"file_path": f"src/m{step}.py"}
+                if name == "Edit":
+                    arguments |= {"old_string": body[:4000], "new_string": body[:4000] + "#"}
+                message_id = f"msg_{turn}_{step}"
+                add(
+                    "assistant",
+                    {
+                        "id": message_id,
+                        "role": "assistant",
+                        "content": [
+                            {"type": "thinking", "thinking": "plan " * 200, "signature": "S" * 800}
+                        ],
+                    },
+                )
+                add(
+                    "assistant",
+                    {
+                        "id": message_id,
+                        "role": "assistant",
+                        "content": [
+                            {"type": "tool_use", "id": call, "name": name, "input": arguments}
+                        ],
+                    },
+                )
+                content: list[dict[str, object]] = [{"type": "text", "text": body}]
+                if step == 39:
+                    image = base64.b64encode(os.urandom(200_000)).decode()
+                    content.append(
+                        {
+                            "type": "image",
+                            "source": {"type": "base64", "media_type": "image/png", "data": image},
+                        }
+                    )
+                ui: dict[str, object] = {
+                    "type": "text",
+                    "file": {"filePath": arguments["file_path"], "content": body},
+                }
+                if name == "Edit":
+                    ui = {
+                        "filePath": arguments["file_path"],
+                        "originalFile": body,
+                        "structuredPatch": [],
+                    }
+                add(
+                    "user",
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": call, "content": content}
+                        ],
+                    },
+                    toolUseResult=ui,
+                )
+            add(
+                "assistant",
+                {
+                    "id": f"msg_{turn}_end",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "done"}],
+                },
+            )
+
+
 def git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
@@ -143,7 +249,9 @@ def measure(repo_root: Path, session: Path, keep_turns: int) -> dict[str, float]
     }
 
 
-def prepared_repo(folder: Path, source: Path | None, size_mb: int) -> tuple[Path, Path]:
+def prepared_repo(
+    folder: Path, source: Path | None, size_mb: int, *, claude: bool = False
+) -> tuple[Path, Path]:
     root = folder / "repo"
     root.mkdir()
     git(root, "init", "-q")
@@ -152,7 +260,7 @@ def prepared_repo(folder: Path, source: Path | None, size_mb: int) -> tuple[Path
     session = root / ".GITCLAW" / "state" / "sessions" / "s.jsonl"
     session.parent.mkdir(parents=True)
     if source is None:
-        synthetic_session(session, size_mb)
+        (synthetic_claude_session if claude else synthetic_session)(session, size_mb)
     else:
         session.write_bytes(source.read_bytes())
     git(root, "add", "-A")
@@ -172,9 +280,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         root, session = prepared_repo(Path(folder), None, options.size_mb)
         base_rss = max_rss_mb(resource.RUSAGE_SELF)
-        rows.append((f"synthetic {options.size_mb} MB", measure(root, session, options.keep_turns)))
+        rows.append(
+            (f"synthetic pi {options.size_mb} MB", measure(root, session, options.keep_turns))
+        )
         peak = max_rss_mb(resource.RUSAGE_SELF)
         children = max_rss_mb(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryDirectory() as folder:
+        root, session = prepared_repo(Path(folder), None, options.size_mb, claude=True)
+        rows.append(
+            (
+                f"synthetic Claude Code {options.size_mb} MB",
+                measure(root, session, options.keep_turns),
+            )
+        )
     for name, row in rows:
         print(
             f"{name:<44} {row['size_mb']:>7.1f} {row['after_mb']:>7.1f} "
@@ -186,15 +304,19 @@ def main() -> None:
     )
     if CORPUS.is_dir():
         total_in = total_c = total_r = 0.0
-        for source in sorted(CORPUS.glob("*.jsonl")):
+        sources = [
+            path for kind in CORPUS_FORMATS for path in sorted((CORPUS / kind).glob("*.jsonl"))
+        ]
+        for source in sources:
             with tempfile.TemporaryDirectory() as folder:
                 root, session = prepared_repo(Path(folder), source, 0)
                 row = measure(root, session, 1)
             total_in += row["size_mb"]
             total_c += row["compress_s"]
             total_r += row["restore_s"]
+            label = f"{source.parent.name}/{source.name}"
             print(
-                f"{source.name[:44]:<44} {row['size_mb']:>7.2f} {row['after_mb']:>7.2f} "
+                f"{label[:44]:<44} {row['size_mb']:>7.2f} {row['after_mb']:>7.2f} "
                 f"{row['compress_mbps']:>8.1f} MB/s {row['restore_mbps']:>8.1f} MB/s"
             )
         print(
