@@ -386,15 +386,11 @@ class Compression:
 def _refuse_damaged_markers(path: Path, rel: str) -> None:
     """A line that names the marker key but cannot be read: compressing over it would
     record the damage as the truth, so stop here."""
-    with _open_lines(path) as lines:
-        for line in lines:
-            if MARKER_BYTES in line.data:
-                try:
-                    read_marker(line.data, f"{rel}:{line.number}")
-                except GitClawError as error:
-                    raise GitClawError(
-                        f"{error}; run `gitclaw-compress verify {rel}`; nothing was changed"
-                    ) from None
+    problems = _marker_problems(path, rel)
+    if problems:
+        raise GitClawError(
+            f"{problems[0]}; run `gitclaw-compress verify {rel}`; nothing was changed"
+        )
 
 
 def _commit_line_source(

@@ -152,11 +152,6 @@ def ui_value_stub(name: str, text: str, images: list[tuple[str, int]], show: str
     )
 
 
-def thinking_stub(text: str, show: str) -> str:
-    """Unsigned thinking, where the agent sends back whatever is there (Claude Code)."""
-    return f"{STUB_PREFIX} Thinking elided: {text_shape(text)}. Full entry: {show}"
-
-
 def ui_copy_stub(key: str, size: int, show: str) -> str:
     """A UI-only copy of something the model sees elsewhere (Codex's event_msg outputs)."""
     return (

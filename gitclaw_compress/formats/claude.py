@@ -12,10 +12,11 @@ that repeat a subagent's messages.
 Compressed before the kept turns: tool_result content (one text stub, `is_error` kept),
 tool_use input (its large values), every large value inside `toolUseResult` and a progress
 line's `data` (each stub keeps the JSON type of the value: a string a string, an array an
-array, an object an object; `filePath` and `type` stay), images a tool produced, and thinking
-that carries no signature. Never touched: signed thinking and `redacted_thinking` (the API
-checks the signature), ids and links, `type`/`isSidechain`/`isMeta`/`isCompactSummary`,
-user and assistant text, the images a person pasted (unless `stripUserImages`), attachments.
+array, an object an object; `filePath` and `type` stay), and images a tool produced. Never
+touched: thinking, signed or not, and `redacted_thinking` (the API checks signatures, and
+Claude Code sends unsigned thinking back to the model as its own thoughts), ids and links,
+`type`/`isSidechain`/`isMeta`/`isCompactSummary`, user and assistant text, the images a
+person pasted (unless `stripUserImages`), attachments.
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ import orjson
 
 from gitclaw_compress import stubs
 from gitclaw_compress.formats.base import Edit, Scope
-from gitclaw_compress.formats.pi import PATH_ARGUMENTS, SMALL_ARGUMENT_BYTES, call_descriptor
+from gitclaw_compress.formats.pi import (
+    PATH_ARGUMENTS,
+    SMALL_ARGUMENT_BYTES,
+    call_descriptor,
+    content_text,
+)
 from gitclaw_compress.jsonspan import JsonPath
 from gitclaw_compress.session import Entry, RawLine
 
@@ -94,21 +100,6 @@ def is_signed(block: dict[str, Any]) -> bool:
     return not (signature is None or signature == "")
 
 
-def _text_of(content: object) -> str:
-    """The text of a tool_result's content: the string, or its text blocks joined."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    )
-
-
 def _images_of(content: object) -> list[tuple[str, int]]:
     if not isinstance(content, list):
         return []
@@ -150,7 +141,7 @@ def _shrink_ui(value: object, path: JsonPath, stub_text: StubText) -> list[Edit]
         if all(isinstance(item, dict) and item.get("type") in BLOCK_TYPES for item in value):
             if len(value) == 1 and stubs.is_stub(value[0].get("text")):
                 return []
-            text = stub_text(path, _text_of(value), _images_of(value))
+            text = stub_text(path, content_text(value), _images_of(value))
             return [Edit(path, [{"type": "text", "text": text}])]
         return [Edit(path, [])]
     return []
@@ -206,16 +197,10 @@ class ClaudeRules:
                 continue
             base: JsonPath = ("message", "content", index)
             kind = block.get("type")
-            if kind == "thinking" and self.settings.strip_thinking and not is_signed(block):
-                # Unsigned thinking (a third-party model behind Claude Code) is checked by
-                # nobody, and Claude Code sends it back as it is: a short stub, not "", so
-                # that no provider sees an empty thinking block.
-                thought = block.get("thinking")
-                if isinstance(thought, str) and thought and not stubs.is_stub(thought):
-                    edits.append(
-                        Edit((*base, "thinking"), stubs.thinking_stub(thought, scope.show))
-                    )
-            elif kind == "tool_use":
+            # Thinking is never touched. Signed thinking is checked by the API; unsigned
+            # thinking (a third-party model) is sent back as it is, and stub text there would
+            # reach the model as its own thoughts, while an emptied block is sent empty.
+            if kind == "tool_use":
                 arguments = block.get("input")
                 if isinstance(arguments, dict) and (
                     _size(arguments) > self.settings.tool_call_max_bytes
@@ -283,14 +268,14 @@ class ClaudeRules:
 
     def _tool_result_edits(self, block: dict[str, Any], base: JsonPath, scope: Scope) -> list[Edit]:
         content = block.get("content")
-        if not isinstance(content, str | list) or stubs.is_stub(_text_of(content)):
+        if not isinstance(content, str | list) or stubs.is_stub(content_text(content)):
             return []
         if _size(content) <= self.settings.tool_result_max_bytes:
             return []
         tool = self.calls.get(str(block.get("tool_use_id")), "tool")
         stub = stubs.tool_output_stub(
             tool=tool,
-            text=_text_of(content),
+            text=content_text(content),
             images=_images_of(content),
             failed=block.get("is_error") is True,
             reason=None,
@@ -443,7 +428,7 @@ def _sealed_blocks(kind: str, content: list[Any]) -> Iterator[tuple[str, Any]]:
         elif block_type == "tool_result":
             yield f"{name}.tool_use_id", block.get("tool_use_id")
             yield f"{name}.is_error", block.get("is_error")
-        elif block_type == "thinking" and is_signed(block):
+        elif block_type == "thinking":
             yield f"{name}.thinking", block.get("thinking")
             yield f"{name}.signature", block.get("signature")
         elif block_type == "redacted_thinking":
