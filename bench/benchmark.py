@@ -24,9 +24,9 @@ from pathlib import Path
 
 import orjson
 
-from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import defaults
-from gitclaw_compress.engine import Compression, restore_to_stream
+from gitclaw_compress.ops.files import Compression, restore_to_stream
+from gitclaw_compress.store.archive import Repository
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 CORPUS_FORMATS = ("pi", "claude", "codex", "copilot")

@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from gitclaw_compress.errors import GitClawError  # noqa: E402
-from gitclaw_compress.tokens import (  # noqa: E402
+from gitclaw_compress.tokens.estimate import (  # noqa: E402
     ESTIMATOR_NAMES,
     CjkAware,
     O200k,

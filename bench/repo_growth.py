@@ -30,8 +30,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitclaw_compress.archive import Repository
-from gitclaw_compress.flow import compress_paths
+from gitclaw_compress.ops.flow import compress_paths
+from gitclaw_compress.store.archive import Repository
 
 HISTORY = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "pi-history"
 ARCHIVE = "refs/gitclaw/archive"

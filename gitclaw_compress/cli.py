@@ -24,7 +24,7 @@ def describe_os_error(error: OSError) -> str:
     """One line for a failed file operation: the file first, then what the system said."""
     what = error.strerror or str(error)
     where = error.filename if error.filename is not None else "file operation"
-    from gitclaw_compress.fileio import TEMP_PREFIX
+    from gitclaw_compress.store.fileio import TEMP_PREFIX
 
     if os.path.basename(str(where)).startswith(TEMP_PREFIX):  # name the folder, not our temp
         where = os.path.dirname(str(where))

@@ -18,10 +18,10 @@ import orjson
 from gitclaw_compress.errors import GitClawError
 
 if TYPE_CHECKING:  # the core is loaded when settings are built, not to read a config
-    from gitclaw_compress.compress import BudgetSettings, CompressSettings
-from gitclaw_compress.models import DEFAULT_RESERVE_TOKENS, lookup_model
-from gitclaw_compress.stubs import PreviewSettings
-from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES
+    from gitclaw_compress.core.compressor import BudgetSettings, CompressSettings
+from gitclaw_compress.core.stubs import PreviewSettings
+from gitclaw_compress.tokens.estimate import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES
+from gitclaw_compress.tokens.models import DEFAULT_RESERVE_TOKENS, lookup_model
 
 CONFIG_NAME = "compression.json"
 
@@ -396,7 +396,7 @@ class Config:
     def budget_settings(
         self, *, strategy: str | None = None, target_percent: int | None = None
     ) -> BudgetSettings:
-        from gitclaw_compress.compress import BudgetSettings
+        from gitclaw_compress.core.compressor import BudgetSettings
 
         return BudgetSettings(
             strategy=self["prune.strategy"] if strategy is None else strategy,
@@ -418,7 +418,7 @@ class Config:
         target_percent: int | None = None,
     ) -> CompressSettings:
         """Settings for the core; `strategy` and `target_percent` override the config."""
-        from gitclaw_compress.compress import CompressSettings
+        from gitclaw_compress.core.compressor import CompressSettings
 
         return CompressSettings(
             keep_turns=self["session.turnThresholdBeforeCompress"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gitclaw_compress.core.lines import iter_lines
+from gitclaw_compress.core.marker import read_marker
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.restore import read_marker
-from gitclaw_compress.session import iter_lines
 
 
 def human_bytes(count: int) -> str:

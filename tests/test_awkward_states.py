@@ -18,7 +18,7 @@ from flow_helpers import (
     write,
 )
 
-from gitclaw_compress.archive import Repository
+from gitclaw_compress.store.archive import Repository
 
 ARCHIVE = "refs/gitclaw/archive"
 

@@ -12,18 +12,18 @@ import pytest
 from conftest import CORPUS_SESSIONS, cli, corpus_files, git, needs_corpus
 from synthetic import SessionBuilder, text, thinking, tool_call
 
-from gitclaw_compress.compress import (
+from gitclaw_compress.core.compressor import (
     BudgetSettings,
     CompressSettings,
     SessionPlan,
     compress_lines,
     plan_lines,
 )
-from gitclaw_compress.context import build_context, read_infos
-from gitclaw_compress.restore import restore_line
-from gitclaw_compress.session import MARKER_KEY, join_lines, lines_from_bytes
-from gitclaw_compress.stubs import STUB_PREFIX
-from gitclaw_compress.tokens import get_estimator
+from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
+from gitclaw_compress.core.marker import restore_line
+from gitclaw_compress.core.stubs import STUB_PREFIX
+from gitclaw_compress.tokens.context import build_context, read_infos
+from gitclaw_compress.tokens.estimate import get_estimator
 
 REF = ".GITCLAW/state/sessions/s.jsonl"
 CHARS4 = get_estimator("chars4")

@@ -11,7 +11,7 @@ from conftest import cli, commit_session, git
 from synthetic import typical_session
 
 from gitclaw_compress import __version__
-from gitclaw_compress.archive import Repository
+from gitclaw_compress.store.archive import Repository
 
 SESSION = ".GITCLAW/state/sessions/2026-02-20T11-44-20-711Z_0b1f6c29.jsonl"
 

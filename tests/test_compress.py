@@ -16,14 +16,14 @@ from synthetic import (
     typical_session,
 )
 
-from gitclaw_compress.compress import (
+from gitclaw_compress.core.compressor import (
     CompressSettings,
     compress_entry_lines,
     git_blob_id,
 )
-from gitclaw_compress.restore import restore_line
-from gitclaw_compress.session import join_lines, lines_from_bytes
-from gitclaw_compress.stubs import STUB_PREFIX
+from gitclaw_compress.core.lines import join_lines, lines_from_bytes
+from gitclaw_compress.core.marker import restore_line
+from gitclaw_compress.core.stubs import STUB_PREFIX
 
 REF = ".GITCLAW/state/sessions/s.jsonl"
 

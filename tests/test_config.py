@@ -115,8 +115,8 @@ def test_budget_settings_come_from_the_config() -> None:
 
 
 def test_the_strategy_choices_are_the_cores() -> None:
-    from gitclaw_compress.compress import STRATEGIES
     from gitclaw_compress.config import OPTIONS
+    from gitclaw_compress.core.compressor import STRATEGIES
 
     [strategy] = [option for option in OPTIONS if option.key == "prune.strategy"]
     assert tuple(strategy.choices or ()) == STRATEGIES

@@ -18,15 +18,15 @@ from conftest import cli, corpus_files, git
 from pi_harness import pi_context, require_pi
 from synthetic import SessionBuilder, big_text, compaction_session, text, tool_call
 
-from gitclaw_compress.compress import CompressSettings, compress_entry_lines
-from gitclaw_compress.context import (
+from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
+from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
+from gitclaw_compress.tokens.context import (
     build_context,
     level_for,
     measure_context,
     read_infos,
 )
-from gitclaw_compress.session import MARKER_KEY, join_lines, lines_from_bytes
-from gitclaw_compress.tokens import get_estimator
+from gitclaw_compress.tokens.estimate import get_estimator
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
 CHARS4 = get_estimator("chars4")

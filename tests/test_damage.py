@@ -23,16 +23,16 @@ import pytest
 from conftest import CORPUS_SESSIONS, commit_session, corpus_files, git, needs_corpus
 from synthetic import typical_session
 
-from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import defaults
-from gitclaw_compress.engine import (
+from gitclaw_compress.core.lines import MARKER_BYTES, join_lines
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.ops.files import (
     ArchiveAccess,
     Compression,
     restored_lines,
     verify_file,
 )
-from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.session import MARKER_BYTES, join_lines
+from gitclaw_compress.store.archive import Repository
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
 REF = "refs/gitclaw/archive"
@@ -239,6 +239,6 @@ def test_two_runs_with_appends_between_and_an_older_version_checked_out(repo: Pa
 
 
 def _key(path: Path) -> str:
-    from gitclaw_compress.engine import header_key
+    from gitclaw_compress.ops.files import header_key
 
     return header_key(path.read_bytes().split(b"\n", 1)[0])

@@ -21,9 +21,9 @@ from flow_helpers import (
     write,
 )
 
-from gitclaw_compress import discovery
 from gitclaw_compress.cli import cli
 from gitclaw_compress.commands import compress as compress_command
+from gitclaw_compress.ops import discovery
 
 AGENT_FOLDERS = (
     ".GITCLAW",

@@ -27,11 +27,11 @@ from synthetic_claude import (
 )
 
 from gitclaw_compress.cli import cli
-from gitclaw_compress.compress import CompressSettings, compress_entry_lines, plan_lines
+from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines, plan_lines
+from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, lines_from_bytes, parse_entry
+from gitclaw_compress.core.marker import restore_data
+from gitclaw_compress.core.stubs import STUB_PREFIX, is_stub
 from gitclaw_compress.formats import claude, detect, pi
-from gitclaw_compress.restore import restore_data
-from gitclaw_compress.session import MARKER_KEY, Entry, RawLine, lines_from_bytes, parse_entry
-from gitclaw_compress.stubs import STUB_PREFIX, is_stub
 
 KEEP_ONE = CompressSettings(keep_turns=1)
 SESSION = f".claude/projects/-home-dev-project/{SESSION_ID}.jsonl"

@@ -23,12 +23,12 @@ from synthetic_codex import (
 )
 
 from gitclaw_compress.cli import cli as cli_group
-from gitclaw_compress.compress import CompressSettings, compress_entry_lines
+from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
+from gitclaw_compress.core.lines import MARKER_KEY, lines_from_bytes, parse_entry
+from gitclaw_compress.core.marker import restore_data
+from gitclaw_compress.core.stubs import STUB_PREFIX, is_stub
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect
-from gitclaw_compress.restore import restore_data
-from gitclaw_compress.session import MARKER_KEY, lines_from_bytes, parse_entry
-from gitclaw_compress.stubs import STUB_PREFIX, is_stub
 
 ROLLOUT = ".codex/sessions/2026/03/31/rollout-2026-03-31T01-22-40-019d417c.jsonl"
 Entry = dict[str, Any]

@@ -18,10 +18,10 @@ from collections.abc import Callable
 import pytest
 from format_cases import SYNTHETIC, corpus_cases
 
-from gitclaw_compress.compress import CompressSettings, compress_entry_lines, plan_lines
+from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines, plan_lines
+from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
+from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.formats import FORMATS, detect
-from gitclaw_compress.restore import restore_data
-from gitclaw_compress.session import lines_from_bytes, parse_entry
 
 SETTINGS = CompressSettings(keep_turns=1)
 

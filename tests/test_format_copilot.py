@@ -15,10 +15,11 @@ from click.testing import CliRunner
 from conftest import CORPUS, REPO_ROOT, cli, commit_session, git
 from synthetic_copilot import EVENTS_PATH, EventsBuilder, big_text, typical_events
 
-from gitclaw_compress import stubs
 from gitclaw_compress.cli import cli as gitclaw
-from gitclaw_compress.compress import CompressSettings, compress_entry_lines, plan_lines
 from gitclaw_compress.config import DEFAULT_SESSION_GLOBS
+from gitclaw_compress.core import stubs
+from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines, plan_lines
+from gitclaw_compress.core.lines import MARKER_KEY, Entry, lines_from_bytes, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect
 from gitclaw_compress.formats.copilot import (
@@ -26,7 +27,6 @@ from gitclaw_compress.formats.copilot import (
     REPEATED_ARGUMENT_STUB,
     SAME_AS_CONTENT_STUB,
 )
-from gitclaw_compress.session import MARKER_KEY, Entry, lines_from_bytes, parse_entry
 
 SETTINGS = CompressSettings(keep_turns=1)
 CORPUS_FILES = sorted((CORPUS / "copilot").glob("*.jsonl")) if (CORPUS / "copilot").is_dir() else []

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gitclaw_compress.jsonspan import SpanError, locate, object_close, splice
+from gitclaw_compress.core.jsonspan import SpanError, locate, object_close, splice
 
 RAW = (
     b'{"a": "x\\"y\\\\", "b" :[1, {"c":"\\u00e9\\n"}, [2,3], true],'

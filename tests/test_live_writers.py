@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from conftest import commit_session
 from synthetic import typical_session
 
-from gitclaw_compress import fileio
 from gitclaw_compress.cli import cli
-from gitclaw_compress.fileio import TEMP_PREFIX
+from gitclaw_compress.store import fileio
+from gitclaw_compress.store.fileio import TEMP_PREFIX
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
 APPENDED = b'{"type":"custom","id":"%08d","parentId":null,"timestamp":"2026-02-20T12:00:00.000Z"}\n'
@@ -179,7 +179,7 @@ def test_an_interrupt_after_the_rename_says_the_file_was_compressed(
 def test_an_interrupt_before_the_archive_commit_changes_nothing_and_says_so(
     in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gitclaw_compress.archive import ArchiveWriter
+    from gitclaw_compress.store.archive import ArchiveWriter
 
     before = session.read_bytes()
     original_commit = ArchiveWriter.commit
@@ -199,7 +199,7 @@ def test_an_interrupt_before_the_archive_commit_changes_nothing_and_says_so(
 def test_a_killed_fast_import_is_one_line_and_changes_nothing(
     in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gitclaw_compress.archive import ArchiveWriter
+    from gitclaw_compress.store.archive import ArchiveWriter
 
     before = session.read_bytes()
     original_add = ArchiveWriter.add
@@ -241,7 +241,7 @@ def test_an_interrupt_while_fast_import_finishes_is_reported_without_internals(
     in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ctrl-C after fast-import's input was closed: aborting must not write to it again."""
-    from gitclaw_compress.archive import ArchiveWriter
+    from gitclaw_compress.store.archive import ArchiveWriter
 
     before = session.read_bytes()
     original_finish = ArchiveWriter._finish

@@ -18,7 +18,7 @@ from fake_llm_http import (
 )
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.llm import (
+from gitclaw_compress.summary.llm import (
     RETRY_AFTER_CAP_S,
     CompletionRequest,
     HTTPClient,

@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from synthetic import SessionBuilder, text, thinking, tool_call
 
-from gitclaw_compress.compress import CompressSettings, compress_entry_lines
-from gitclaw_compress.restore import restore_line
-from gitclaw_compress.session import join_lines, lines_from_bytes
+from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
+from gitclaw_compress.core.lines import join_lines, lines_from_bytes
+from gitclaw_compress.core.marker import restore_line
 
 APIS = ["anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"]
 TOOLS = ["read", "write", "edit", "bash", "grep", "web_fetch", "exec"]

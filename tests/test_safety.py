@@ -8,10 +8,10 @@ import pytest
 from conftest import cli, commit_session
 from synthetic import typical_session
 
-from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import defaults
-from gitclaw_compress.engine import Compression
-from gitclaw_compress.fileio import TEMP_PREFIX, AtomicFile
+from gitclaw_compress.ops.files import Compression
+from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.fileio import TEMP_PREFIX, AtomicFile
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
 

@@ -16,8 +16,8 @@ from conftest import cli, corpus_files, git
 from pi_harness import pi_context, read_entries, require_pi, run_pi_resume
 from synthetic import SessionBuilder, big_text, text, thinking, tool_call
 
-from gitclaw_compress.activepath import active_path, context_nodes, parse_nodes
-from gitclaw_compress.session import lines_from_bytes
+from gitclaw_compress.core.lines import lines_from_bytes
+from gitclaw_compress.tokens.activepath import active_path, context_nodes, parse_nodes
 
 # What pi puts around a compaction summary (COMPACTION_SUMMARY_PREFIX/SUFFIX in messages.js).
 PREFIX = (

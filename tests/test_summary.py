@@ -8,10 +8,8 @@ import pytest
 from conftest import corpus_files, needs_corpus
 from synthetic import SessionBuilder, big_text, text, thinking, tool_call, typical_session
 
-from gitclaw_compress.activepath import Node, active_path, context_nodes, parse_nodes
-from gitclaw_compress.context import build_context, read_infos
-from gitclaw_compress.session import lines_from_bytes
-from gitclaw_compress.summary import (
+from gitclaw_compress.core.lines import lines_from_bytes
+from gitclaw_compress.summary.facts import (
     EXTRACTIVE_NOTE,
     FACTS_HEADING,
     SECTIONS,
@@ -31,7 +29,9 @@ from gitclaw_compress.summary import (
     trim_middle,
     valid_cuts,
 )
-from gitclaw_compress.tokens import get_estimator
+from gitclaw_compress.tokens.activepath import Node, active_path, context_nodes, parse_nodes
+from gitclaw_compress.tokens.context import build_context, read_infos
+from gitclaw_compress.tokens.estimate import get_estimator
 
 EST = get_estimator("chars4")
 TASK = "Build the parser — ünïcödé ✓ 日本語\n\nKeep `src/` tidy.\n  Indented line stays."

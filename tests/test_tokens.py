@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from gitclaw_compress import tokens
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.tokens import (
+from gitclaw_compress.tokens import estimate as tokens
+from gitclaw_compress.tokens.estimate import (
     ESTIMATOR_NAMES,
     IMAGE_TOKENS,
     PART_TOKEN_CAP,
@@ -222,7 +222,7 @@ def hook(event, args):
     if event.startswith(("socket.", "urllib.")):
         raise RuntimeError("network use: " + event)
 sys.addaudithook(hook)
-from gitclaw_compress.tokens import get_estimator
+from gitclaw_compress.tokens.estimate import get_estimator
 print(get_estimator("o200k").count("hello world"))
 """
     env = {

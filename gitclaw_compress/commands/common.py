@@ -10,23 +10,23 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 import orjson
 
-from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config, defaults, load_config
-from gitclaw_compress.discovery import Discovery
-from gitclaw_compress.errors import JSON_META_KEY, GitClawError
-from gitclaw_compress.flow import select
-from gitclaw_compress.session import (
+from gitclaw_compress.core.lines import (
     MARKER_BYTES,
     RawLine,
     lines_from_bytes,
 )
+from gitclaw_compress.errors import JSON_META_KEY, GitClawError
+from gitclaw_compress.ops.discovery import Discovery
+from gitclaw_compress.ops.flow import select
+from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.units import human_bytes as human_bytes
 from gitclaw_compress.units import plural as plural
 from gitclaw_compress.units import size_change
 
 if TYPE_CHECKING:  # loaded by the commands that use them, not by every command
-    from gitclaw_compress.engine import ArchiveAccess, FileReport
     from gitclaw_compress.formats import Format
+    from gitclaw_compress.ops.files import ArchiveAccess, FileReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -120,7 +120,7 @@ def archive_access(
     def notify(message: str) -> None:
         click.echo(f"gitclaw-compress: {message}", err=True)
 
-    from gitclaw_compress.engine import ArchiveAccess
+    from gitclaw_compress.ops.files import ArchiveAccess
 
     return ArchiveAccess.from_config(repo, config, fetch=not no_fetch, notify=notify)
 

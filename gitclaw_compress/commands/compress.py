@@ -20,11 +20,11 @@ from gitclaw_compress.commands.common import (
     plural,
 )
 from gitclaw_compress.errors import EXIT_PROBLEMS
-from gitclaw_compress.flow import run_flow
+from gitclaw_compress.ops.flow import run_flow
 from gitclaw_compress.units import size_change
 
 if TYPE_CHECKING:
-    from gitclaw_compress.engine import FileReport
+    from gitclaw_compress.ops.files import FileReport
 
 
 def describe(report: FileReport) -> str:
@@ -154,7 +154,7 @@ def command(
         if len(result.reports) > 1:
             click.echo(totals_line(result.reports))
         for outcome in result.summaries:  # the opt-in summary stage; its warnings are above
-            from gitclaw_compress.summarize import describe_stage
+            from gitclaw_compress.summary.stage import describe_stage
 
             if line := describe_stage(outcome):
                 click.echo(line)

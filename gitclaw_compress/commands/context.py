@@ -16,13 +16,13 @@ from gitclaw_compress.commands.common import (
     read_session,
     sessions_to_report,
 )
-from gitclaw_compress.context import SUMMARY_ROLES, EntryInfo, build_context, read_infos
-from gitclaw_compress.engine import restored_lines
+from gitclaw_compress.core.lines import MARKER_BYTES
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import unsupported
 from gitclaw_compress.formats.base import CONTEXT
-from gitclaw_compress.session import MARKER_BYTES
-from gitclaw_compress.tokens import get_estimator
+from gitclaw_compress.ops.files import restored_lines
+from gitclaw_compress.tokens.context import SUMMARY_ROLES, EntryInfo, build_context, read_infos
+from gitclaw_compress.tokens.estimate import get_estimator
 from gitclaw_compress.units import plural
 
 PREVIEW_CHARS = 72

@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from gitclaw_compress.archive import Repository
 from gitclaw_compress.commands.common import (
     config_for,
     config_option,
@@ -19,10 +18,11 @@ from gitclaw_compress.commands.common import (
     open_repo,
     plural,
 )
-from gitclaw_compress.discovery import all_sessions
-from gitclaw_compress.engine import ArchiveAccess, verify_file
 from gitclaw_compress.errors import EXIT_PROBLEMS
-from gitclaw_compress.hooks import hook_state
+from gitclaw_compress.ops.discovery import all_sessions
+from gitclaw_compress.ops.files import ArchiveAccess, verify_file
+from gitclaw_compress.ops.githooks import hook_state
+from gitclaw_compress.store.archive import Repository
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 

@@ -15,7 +15,7 @@ from gitclaw_compress.commands.common import (
     json_option,
     open_repo,
 )
-from gitclaw_compress.hooks import (
+from gitclaw_compress.ops.githooks import (
     branches_needing_archive,
     hook_state,
     install,
@@ -23,7 +23,7 @@ from gitclaw_compress.hooks import (
     pre_commit_push,
     uninstall,
 )
-from gitclaw_compress.remote import push_archive
+from gitclaw_compress.store.remote import push_archive
 
 
 @click.command("install")

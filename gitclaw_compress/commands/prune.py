@@ -16,10 +16,10 @@ from gitclaw_compress.commands.common import (
     open_repo,
     session_path,
 )
-from gitclaw_compress.engine import Compression, FileReport
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.formats import detect_file, unsupported
 from gitclaw_compress.formats.base import PRUNE
+from gitclaw_compress.ops.files import Compression, FileReport
 
 
 def describe(report: FileReport) -> str:

@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from gitclaw_compress.archive import Repository
 from gitclaw_compress.commands.common import (
     SessionPathType,
     archive_access,
@@ -25,10 +24,11 @@ from gitclaw_compress.commands.common import (
     require_session,
     session_path,
 )
-from gitclaw_compress.discovery import all_sessions
-from gitclaw_compress.engine import ArchiveAccess, restore_file, restore_to_stream
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.fileio import AtomicFile
+from gitclaw_compress.ops.discovery import all_sessions
+from gitclaw_compress.ops.files import ArchiveAccess, restore_file, restore_to_stream
+from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.fileio import AtomicFile
 
 
 def _stat_key(path: Path) -> tuple[int, int, int]:

@@ -15,9 +15,9 @@ from gitclaw_compress.commands.common import (
     read_session,
     sessions_to_report,
 )
-from gitclaw_compress.compress import compress_lines, plan_lines
-from gitclaw_compress.engine import restored_lines
-from gitclaw_compress.stats import bytes_by_kind, kinds_of
+from gitclaw_compress.core.compressor import compress_lines, plan_lines
+from gitclaw_compress.core.stats import bytes_by_kind, kinds_of
+from gitclaw_compress.ops.files import restored_lines
 from gitclaw_compress.units import human_bytes, plural, size_change
 
 

@@ -8,7 +8,7 @@ import click
 
 from gitclaw_compress.commands.common import config_option, echo_json, json_option, open_repo
 from gitclaw_compress.commands.compress import stderr_is_tty, with_discovery_options
-from gitclaw_compress.flow import run_flow, summary_line
+from gitclaw_compress.ops.flow import run_flow, summary_line
 
 
 @click.command("step")

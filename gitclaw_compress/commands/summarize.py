@@ -14,7 +14,7 @@ from gitclaw_compress.commands.common import (
     json_option,
     open_repo,
 )
-from gitclaw_compress.summarize import describe, keep_policy, summarize_file
+from gitclaw_compress.summary.stage import describe, keep_policy, summarize_file
 
 
 @click.command("summarize")

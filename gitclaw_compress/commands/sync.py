@@ -13,7 +13,7 @@ from gitclaw_compress.commands.common import (
     json_option,
     open_repo,
 )
-from gitclaw_compress.remote import fetch_archive, push_archive
+from gitclaw_compress.store.remote import fetch_archive, push_archive
 
 remote_option = click.option(
     "--remote", help="The remote to use (default: archive.remote, which defaults to origin)."

@@ -19,8 +19,8 @@ from gitclaw_compress.commands.common import (
     require_session,
     session_path,
 )
-from gitclaw_compress.engine import ArchiveAccess, VerifyReport, verify_file
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
+from gitclaw_compress.ops.files import ArchiveAccess, VerifyReport, verify_file
 
 # The remedies engine.py appends to a problem after "; " (the archive is missing here).
 REMEDY_STARTS = ("get the archive with: ", "this clone has no remote ", "fetching it failed: ")
@@ -50,7 +50,7 @@ def command(
     fetches it from archive.remote once first (unless --no-fetch).
     """
     if not paths:
-        from gitclaw_compress.discovery import all_sessions
+        from gitclaw_compress.ops.discovery import all_sessions
 
         repo = open_repo(Path.cwd())
         paths = tuple(all_sessions(repo, config_for(repo, None, config_path)))

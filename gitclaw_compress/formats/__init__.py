@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from gitclaw_compress.core.lines import RawLine, iter_lines, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import claude, codex, copilot, pi
 from gitclaw_compress.formats.base import SNIFF_LINES, Format
-from gitclaw_compress.session import RawLine, iter_lines, parse_entry
 
 FORMATS: dict[str, Format] = {
     fmt.name: fmt for fmt in (pi.FORMAT, claude.FORMAT, codex.FORMAT, copilot.FORMAT)

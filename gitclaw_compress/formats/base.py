@@ -20,11 +20,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gitclaw_compress.jsonspan import JsonPath
-from gitclaw_compress.session import Entry, RawLine
+from gitclaw_compress.core.jsonspan import JsonPath
+from gitclaw_compress.core.lines import Entry, RawLine
 
 if TYPE_CHECKING:
-    from gitclaw_compress.compress import CompressSettings
+    from gitclaw_compress.core.compressor import CompressSettings
 
 # What a format can do beyond compress, restore, verify, show and stats (which all formats do).
 CONTEXT = "context"  # `context` and `status`: what the model sees on resume, in tokens

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from gitclaw_compress import stubs
+from gitclaw_compress.core import stubs
+from gitclaw_compress.core.jsonspan import JsonPath
+from gitclaw_compress.core.lines import Entry, RawLine
 from gitclaw_compress.formats.base import Edit, Scope
 from gitclaw_compress.formats.pi import (
     PATH_ARGUMENTS,
@@ -34,11 +36,9 @@ from gitclaw_compress.formats.pi import (
     call_descriptor,
     content_text,
 )
-from gitclaw_compress.jsonspan import JsonPath
-from gitclaw_compress.session import Entry, RawLine
 
 if TYPE_CHECKING:
-    from gitclaw_compress.compress import CompressSettings
+    from gitclaw_compress.core.compressor import CompressSettings
 
 # Lines of a conversation chain; each has `uuid` and `parentUuid`.
 CHAIN_TYPES = frozenset({"user", "assistant", "progress", "system", "attachment"})

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from gitclaw_compress import stubs
+from gitclaw_compress.core import stubs
+from gitclaw_compress.core.jsonspan import JsonPath
+from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats.base import Edit, Scope
-from gitclaw_compress.jsonspan import JsonPath
-from gitclaw_compress.session import Entry, RawLine, parse_entry
 
 if TYPE_CHECKING:
-    from gitclaw_compress.compress import CompressSettings
+    from gitclaw_compress.core.compressor import CompressSettings
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})

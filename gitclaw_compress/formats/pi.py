@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from gitclaw_compress import stubs
+from gitclaw_compress.core import stubs
+from gitclaw_compress.core.jsonspan import JsonPath
+from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats.base import CONTEXT, PRUNE, SUMMARIZE, Edit, Scope
-from gitclaw_compress.jsonspan import JsonPath
-from gitclaw_compress.session import MARKER_KEY, Entry, RawLine, parse_entry
 
 if TYPE_CHECKING:
-    from gitclaw_compress.compress import CompressSettings
+    from gitclaw_compress.core.compressor import CompressSettings
 
 ENTRY_TYPES = frozenset(
     {

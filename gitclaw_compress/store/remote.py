@@ -13,8 +13,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from gitclaw_compress.archive import ARCHIVE_IDENTITY, DURABLE, Repository
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.store.archive import ARCHIVE_IDENTITY, DURABLE, Repository
 
 FETCH_SCRATCH = "refs/gitclaw-compress/fetched"  # outside refs/gitclaw/*: never pushed
 PUSH_ATTEMPTS = 4

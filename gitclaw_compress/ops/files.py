@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from gitclaw_compress.archive import ArchiveWriter, FileRecord, GitFailureError, Repository
-from gitclaw_compress.compress import (
+from gitclaw_compress.config import Config
+from gitclaw_compress.core.compressor import (
     CompressSettings,
     ObjectId,
     compress_lines,
@@ -22,20 +22,7 @@ from gitclaw_compress.compress import (
     scan,
     settle,
 )
-from gitclaw_compress.config import Config
-from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.fileio import (
-    AtomicFile,
-    FileInUseError,
-    clean_stale_temps,
-    disk_error,
-    is_special,
-    signals_deferred,
-)
-from gitclaw_compress.formats import detect_file
-from gitclaw_compress.remote import fetch_archive, fetch_command
-from gitclaw_compress.restore import MissingObjectError, read_marker, restore_data
-from gitclaw_compress.session import (
+from gitclaw_compress.core.lines import (
     MARKER_BYTES,
     LineCounts,
     RawLine,
@@ -43,6 +30,19 @@ from gitclaw_compress.session import (
     lines_from_bytes,
     parse_entry,
 )
+from gitclaw_compress.core.marker import MissingObjectError, read_marker, restore_data
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import detect_file
+from gitclaw_compress.store.archive import ArchiveWriter, FileRecord, GitFailureError, Repository
+from gitclaw_compress.store.fileio import (
+    AtomicFile,
+    FileInUseError,
+    clean_stale_temps,
+    disk_error,
+    is_special,
+    signals_deferred,
+)
+from gitclaw_compress.store.remote import fetch_archive, fetch_command
 
 
 @dataclass

@@ -18,28 +18,28 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from gitclaw_compress import stubs
-from gitclaw_compress.formats import Format, detect
-from gitclaw_compress.formats.base import PRUNE, Edit, FileRules, Scope
-from gitclaw_compress.formats.pi import message_of
-from gitclaw_compress.jsonspan import JsonPath, locate, object_close, splice
-from gitclaw_compress.models import DEFAULT_RESERVE_TOKENS
-from gitclaw_compress.session import (
+from gitclaw_compress.core import stubs
+from gitclaw_compress.core.jsonspan import JsonPath, locate, object_close, splice
+from gitclaw_compress.core.lines import (
     MARKER_KEY,
     Entry,
     LineCounts,
     RawLine,
     parse_entry,
 )
-from gitclaw_compress.tokens import (
+from gitclaw_compress.formats import Format, detect
+from gitclaw_compress.formats.base import PRUNE, Edit, FileRules, Scope
+from gitclaw_compress.formats.pi import message_of
+from gitclaw_compress.tokens.estimate import (
     DEFAULT_ESTIMATOR,
     TokenEstimator,
     estimate_message_tokens,
     get_estimator,
 )
+from gitclaw_compress.tokens.models import DEFAULT_RESERVE_TOKENS
 
 if TYPE_CHECKING:  # the context model is loaded only when a budget policy runs
-    from gitclaw_compress.context import Budget, Context, ContextSize, EntryInfo
+    from gitclaw_compress.tokens.context import Budget, Context, ContextSize, EntryInfo
 
 MIN_SAVING_BYTES = 48  # a splice must save more than its share of the marker
 MARKER_VERSION = 1
@@ -186,7 +186,7 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
     estimator = get_estimator(budget.estimator) if budget.active and PRUNE in fmt.features else None
     rules = fmt.rules(settings)
     if estimator is not None:
-        from gitclaw_compress.context import entry_info, parse_like_pi
+        from gitclaw_compress.tokens.context import entry_info, parse_like_pi
     infos: list[EntryInfo] = []
     counts = LineCounts()
     turn_starts: list[int] = []
@@ -234,7 +234,7 @@ def _plan_budget(
     settings: BudgetSettings,
     estimator: TokenEstimator,
 ) -> None:
-    from gitclaw_compress.context import budget_for, build_context, measure_context
+    from gitclaw_compress.tokens.context import budget_for, build_context, measure_context
 
     context = build_context(infos)
     size = measure_context(context, estimator)

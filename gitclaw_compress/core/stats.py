@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 import orjson
 
+from gitclaw_compress.core.lines import MARKER_KEY, RawLine, parse_entry
 from gitclaw_compress.formats.base import Format
-from gitclaw_compress.session import MARKER_KEY, RawLine, parse_entry
 
 SHARED_KINDS = ("stubs", "markers", "metadata and other")
 

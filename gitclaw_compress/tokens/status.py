@@ -10,7 +10,8 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gitclaw_compress.compress import (
+from gitclaw_compress.config import Config
+from gitclaw_compress.core.compressor import (
     CompressSettings,
     IntactCommit,
     ObjectId,
@@ -18,8 +19,8 @@ from gitclaw_compress.compress import (
     measure_run,
     plan_lines,
 )
-from gitclaw_compress.config import Config
-from gitclaw_compress.context import (
+from gitclaw_compress.core.lines import RawLine
+from gitclaw_compress.tokens.context import (
     Budget,
     Context,
     ContextSize,
@@ -29,8 +30,7 @@ from gitclaw_compress.context import (
     measure_context,
     read_infos,
 )
-from gitclaw_compress.session import RawLine
-from gitclaw_compress.tokens import get_estimator
+from gitclaw_compress.tokens.estimate import get_estimator
 
 
 @dataclass

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.fileio import disk_error
+from gitclaw_compress.store.fileio import disk_error
 
 DEFAULT_REF = "refs/gitclaw/archive"
 ARCHIVE_IDENTITY = "gitclaw-compress <gitclaw-compress@localhost>"

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import orjson
 
-from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.store.archive import Repository
 
 TAIL_CHUNK = 65536
 TAIL_MAX_LINES = 200  # how far back from the end to look for an entry with a timestamp

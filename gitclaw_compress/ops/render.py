@@ -6,9 +6,9 @@ from typing import Any
 
 import orjson
 
+from gitclaw_compress.core.lines import Entry
+from gitclaw_compress.core.stubs import image_size
 from gitclaw_compress.formats.pi import message_of
-from gitclaw_compress.session import Entry
-from gitclaw_compress.stubs import image_size
 
 
 def _json(value: object) -> str:

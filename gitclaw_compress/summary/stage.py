@@ -23,18 +23,14 @@ from typing import Any
 
 import orjson
 
-from gitclaw_compress.activepath import active_path, parse_nodes
-from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config
-from gitclaw_compress.context import LEVELS
+from gitclaw_compress.core.lines import lines_from_bytes
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.fileio import AtomicFile, clean_stale_temps
 from gitclaw_compress.formats import detect, unsupported
 from gitclaw_compress.formats.base import SUMMARIZE
-from gitclaw_compress.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
-from gitclaw_compress.session import lines_from_bytes
-from gitclaw_compress.status import context_fullness
-from gitclaw_compress.summary import (
+from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.fileio import AtomicFile, clean_stale_temps
+from gitclaw_compress.summary.facts import (
     KeepPolicy,
     NoSummary,
     PromptLimits,
@@ -47,7 +43,11 @@ from gitclaw_compress.summary import (
     render_facts,
     summary_tokens,
 )
-from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, get_estimator
+from gitclaw_compress.summary.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
+from gitclaw_compress.tokens.activepath import active_path, parse_nodes
+from gitclaw_compress.tokens.context import LEVELS
+from gitclaw_compress.tokens.estimate import DEFAULT_ESTIMATOR, get_estimator
+from gitclaw_compress.tokens.status import context_fullness
 
 ClientFactory = Callable[[ProviderSettings], LLMClient]
 

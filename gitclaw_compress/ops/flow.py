@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitclaw_compress.archive import Repository
 from gitclaw_compress.config import Config, load_config
-from gitclaw_compress.discovery import Discovery, all_sessions, discover
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.remote import PushResult, push_archive
+from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover
+from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.remote import PushResult, push_archive
 from gitclaw_compress.units import human_bytes, plural, size_change
 
 if TYPE_CHECKING:
-    from gitclaw_compress.engine import FileReport
-    from gitclaw_compress.summarize import StageOutcome
+    from gitclaw_compress.ops.files import FileReport
+    from gitclaw_compress.summary.stage import StageOutcome
 
 
 @dataclass
@@ -168,7 +168,7 @@ def compress_paths(
     """Compress files of one repository in one run; nothing is written if any of them fails."""
     if not paths:
         return []
-    from gitclaw_compress.engine import Compression  # the core, only when there is work
+    from gitclaw_compress.ops.files import Compression  # the core, only when there is work
 
     reports: list[FileReport] = []
     with Compression(repo, dry_run=dry_run) as run:
@@ -226,7 +226,7 @@ def run_flow(
     for report in result.reports:
         result.warnings.extend(report.warnings)
     if chosen and not dry_run:  # the opt-in summary stage, outside compression's locks
-        from gitclaw_compress.summarize import summary_stage  # the LLM client, only here
+        from gitclaw_compress.summary.stage import summary_stage  # the LLM client, only here
 
         result.summaries = summary_stage(
             repo, chosen, lambda path: load_config(path, repo.root, config_path)

@@ -18,13 +18,13 @@ from typing import Any, Protocol, TypeVar
 
 import orjson
 
-from gitclaw_compress.models import lookup_model, usable_tokens
-from gitclaw_compress.session import MARKER_KEY, Entry, RawLine, parse_entry
-from gitclaw_compress.tokens import (
+from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
+from gitclaw_compress.tokens.estimate import (
     TokenEstimator,
     estimate_message_tokens,
     usage_context_tokens,
 )
+from gitclaw_compress.tokens.models import lookup_model, usable_tokens
 
 # pi's message roles and the role each has once convertToLlm has turned it into a provider
 # message. Any other role is dropped by convertToLlm.

@@ -27,15 +27,19 @@ from typing import Any
 
 import orjson
 
-from gitclaw_compress.activepath import (
+from gitclaw_compress.formats.pi import content_text
+from gitclaw_compress.tokens.activepath import (
     MESSAGE_ENTRY_TYPES,
     Node,
     context_nodes,
     latest_compaction,
     message_of_node,
 )
-from gitclaw_compress.formats.pi import content_text
-from gitclaw_compress.tokens import TokenEstimator, estimate_message_tokens, usage_context_tokens
+from gitclaw_compress.tokens.estimate import (
+    TokenEstimator,
+    estimate_message_tokens,
+    usage_context_tokens,
+)
 
 HEADER_PREFIX = "Continuation summary, round "
 FACTS_HEADING = "## Extracted facts"

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitclaw_compress.archive import Repository
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.store.archive import Repository
 
 HOOK_NAME = "pre-push"
 CHAINED_SUFFIX = ".before-gitclaw-compress"

@@ -6,9 +6,9 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gitclaw_compress.core.jsonspan import JsonPath, SpanError, locate, splice
+from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.jsonspan import JsonPath, SpanError, locate, splice
-from gitclaw_compress.session import MARKER_BYTES, MARKER_KEY, RawLine, parse_entry
 
 INTACT_IN_COMMIT = "the commit where the line is intact still has it (restore uses that)"
 FetchObject = Callable[[str], bytes | None]

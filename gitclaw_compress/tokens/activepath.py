@@ -12,14 +12,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gitclaw_compress.context import (
+from gitclaw_compress.core.lines import Entry, RawLine
+from gitclaw_compress.tokens.context import (
     active_path,
     context_entries,
     iter_entries,
     latest_compaction,
     message_of_entry,
 )
-from gitclaw_compress.session import Entry, RawLine
 
 # Entry types that give the model a message (pi's appendMessage in buildSessionContext).
 MESSAGE_ENTRY_TYPES = frozenset({"message", "custom_message", "branch_summary"})

@@ -1,0 +1,1 @@
+"""The git storage layer: the archive ref, remotes, atomic session writes."""

@@ -1,0 +1,1 @@
+"""LLM-written summaries that pi resumes from: facts, prompts, the client, the stage."""

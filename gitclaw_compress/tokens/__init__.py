@@ -1,0 +1,1 @@
+"""What the model sees on resume, in tokens: estimates, model windows, pi's context."""
