@@ -197,14 +197,18 @@ def sessions_to_report(
     return select(repo, config, (), warnings=warnings)
 
 
-def echo_reports(
-    documents: list[dict[str, Any]],
-    found: Discovery | None,
-    warnings: list[str],
+def report_sessions(
+    path: Path | None,
+    config_path: Path | None,
     as_json: bool,
+    report: Callable[[Path, bool], dict[str, Any]],
 ) -> None:
-    """The JSON of one session as before, or of the discovered ones with why they were chosen;
+    """Run `report(session, show)` on PATH or on the sessions `compress` would take, and
+    print the JSON of one session, or of the discovered ones with why they were chosen;
     the warnings of discovery, and a line when it found nothing."""
+    warnings: list[str] = []
+    paths, found = sessions_to_report(path, config_path, warnings)
+    documents = [report(one, not as_json) for one in paths]
     if as_json:
         if found is None:
             echo_json(documents[0])

@@ -10,11 +10,10 @@ import click
 from gitclaw_compress.commands.common import (
     SessionFile,
     config_option,
-    echo_reports,
     existing_path,
     json_option,
     read_session,
-    sessions_to_report,
+    report_sessions,
 )
 from gitclaw_compress.core.lines import MARKER_BYTES
 from gitclaw_compress.errors import GitClawError
@@ -41,10 +40,11 @@ def command(path: Path | None, config_path: Path | None, as_json: bool) -> None:
     whole history: the original, restored from the archive, when the file is compressed.
     With no PATH, the sessions `compress` would take.
     """
-    warnings: list[str] = []
-    paths, found = sessions_to_report(path, config_path, warnings)
-    documents = [report(one, config_path, show=not as_json) for one in paths]
-    echo_reports(documents, found, warnings, as_json)
+
+    def one_report(session: Path, show: bool) -> dict[str, Any]:
+        return report(session, config_path, show=show)
+
+    report_sessions(path, config_path, as_json, one_report)
 
 
 def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any]:

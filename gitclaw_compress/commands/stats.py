@@ -9,11 +9,10 @@ import click
 
 from gitclaw_compress.commands.common import (
     config_option,
-    echo_reports,
     existing_path,
     json_option,
     read_session,
-    sessions_to_report,
+    report_sessions,
 )
 from gitclaw_compress.core.compressor import compress_lines, plan_lines
 from gitclaw_compress.core.stats import bytes_by_kind, kinds_of
@@ -35,10 +34,11 @@ def command(
     'after' is what `compress` gives now (the file as it is, if nothing more would change).
     With no PATH, the sessions `compress` would take.
     """
-    warnings: list[str] = []
-    paths, found = sessions_to_report(path, config_path, warnings)
-    documents = [report(one, keep_turns, config_path, show=not as_json) for one in paths]
-    echo_reports(documents, found, warnings, as_json)
+
+    def one_report(session: Path, show: bool) -> dict[str, Any]:
+        return report(session, keep_turns, config_path, show=show)
+
+    report_sessions(path, config_path, as_json, one_report)
 
 
 def report(

@@ -9,12 +9,11 @@ import click
 
 from gitclaw_compress.commands.common import (
     config_option,
-    echo_reports,
     existing_path,
     human_bytes,
     json_option,
     read_session,
-    sessions_to_report,
+    report_sessions,
 )
 from gitclaw_compress.core.compressor import git_blob_id
 from gitclaw_compress.formats import unsupported
@@ -71,10 +70,11 @@ def command(
     With no PATH, it reports on the sessions `compress` would take (the ones the agent just
     touched).
     """
-    warnings: list[str] = []
-    paths, found = sessions_to_report(path, config_path, warnings)
-    documents = [report(one, keep_turns, config_path, show=not as_json) for one in paths]
-    echo_reports(documents, found, warnings, as_json)
+
+    def one_report(session: Path, show: bool) -> dict[str, Any]:
+        return report(session, keep_turns, config_path, show=show)
+
+    report_sessions(path, config_path, as_json, one_report)
 
 
 def report(

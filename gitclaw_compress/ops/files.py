@@ -740,7 +740,7 @@ def restore_file(
     """
     target = (output if output is not None else path).resolve()
     rel = repo.relative(path)
-    with repo.lock(rel, rel):
+    with repo.lock(rel, rel, reading=output is not None):
         if output is None:
             clean_stale_temps(target, repo.git_dir)
         if output is not None and is_special(target):

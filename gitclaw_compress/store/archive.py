@@ -10,6 +10,7 @@ travel with `git push origin 'refs/gitclaw/*:refs/gitclaw/*'`. Reads go through 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import subprocess
@@ -220,15 +221,28 @@ class Repository:
         return oids
 
     @contextlib.contextmanager
-    def lock(self, name: str, what: str) -> Iterator[None]:
-        """An exclusive lock in the git dir; another run holding it is an error, not a wait."""
+    def lock(self, name: str, what: str, reading: bool = False) -> Iterator[None]:
+        """An exclusive lock in the git dir; another run holding it is an error, not a wait.
+
+        A `reading` run (restore to another file) also works in a read-only git dir: no
+        run can write there then, so it takes the lock only if the lock file exists.
+        """
         folder = self.common_dir / "gitclaw-compress" / "locks"
-        digest = hashlib.sha1(name.encode()).hexdigest()[:16]
+        lock_file = folder / f"{hashlib.sha1(name.encode()).hexdigest()[:16]}.lock"
+        handle: IO[bytes]
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            handle = open(folder / f"{digest}.lock", "a+b")  # noqa: SIM115 (closed below)
+            handle = open(lock_file, "a+b")  # noqa: SIM115 (closed below)
         except OSError as error:
-            raise disk_error(error, folder, f"locking {what}") from None
+            if not (reading and error.errno in (errno.EACCES, errno.EPERM, errno.EROFS)):
+                raise disk_error(error, folder, f"locking {what}") from None
+            try:
+                handle = open(lock_file, "rb")  # noqa: SIM115 (closed below)
+            except FileNotFoundError:
+                yield
+                return
+            except OSError:
+                raise disk_error(error, folder, f"locking {what}") from None
         with handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
