@@ -1,6 +1,6 @@
 """Run the real Claude Code, Codex and Copilot CLIs offline, resuming a transcript file.
 
-Each ``run_*_resume`` function puts the transcript where that CLI looks for it, in a
+``run_resume`` puts the transcript where that CLI looks for it, in a
 hermetic home under ``tmp_path``, runs the CLI's non-interactive resume with one prompt
 against a :class:`~fake_llm_sse.FakeLLMServer` on 127.0.0.1, and returns an
 :class:`AgentRun` with the recorded requests and the CLI's exit code and output. The
@@ -14,7 +14,7 @@ touches the network except 127.0.0.1.
 Typical use from a pytest test::
 
     claude = require_agent("claude")
-    run = run_claude_resume(transcript, tmp_path=tmp_path).check()
+    run = run_resume("claude", transcript, tmp_path=tmp_path).check()
     run.body["messages"]
 """
 
@@ -36,7 +36,6 @@ from typing import Any, NoReturn
 
 from fake_llm_sse import (
     FakeLLMServer,
-    RequestChecker,
     check_claude_code_request,
     check_request,
     hermetic_cli_env,
@@ -203,41 +202,56 @@ def _cli_env(home: Path) -> dict[str, str]:
     return {**hermetic_cli_env(home), "TMPDIR": str(home / "tmp")}
 
 
-def _run(
+@dataclass
+class Placement:
+    """A transcript copied where one CLI looks for it, and how to resume it there."""
+
+    session_id: str
+    placed: Path
+    workdir: Path
+    env: dict[str, str]
+    argv: list[str]
+
+
+def run_resume(
     agent: str,
-    argv: list[str],
+    transcript: Path,
     *,
-    cwd: Path,
-    env: dict[str, str],
-    server: FakeLLMServer,
-    session_id: str,
-    placed: Path,
-    timeout: float,
+    tmp_path: Path,
+    prompt: str = DEFAULT_PROMPT,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> AgentRun:
-    try:
-        proc = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
+    """The non-interactive resume of a copy of ``transcript`` by ``agent``, against a fake
+    LLM server that checks the requests with that agent's rules."""
+    checker = check_claude_code_request if agent == "claude" else check_request
+    with FakeLLMServer(checker=checker) as server:
+        where = PLACERS[agent](Path(transcript), Path(tmp_path), server.url, prompt)
+        try:
+            proc = subprocess.run(
+                where.argv,
+                cwd=where.workdir,
+                env=where.env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+            raise AgentError(
+                f"{agent} timed out after {timeout}s\nargv: {where.argv}\n{stderr}"
+            ) from exc
+        return AgentRun(
+            agent=agent,
+            session_id=where.session_id,
+            placed=where.placed,
+            argv=where.argv,
+            returncode=proc.returncode,
+            stdout=proc.stdout,
+            stderr=proc.stderr,
+            requests=server.requests,
         )
-    except subprocess.TimeoutExpired as exc:
-        stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
-        raise AgentError(f"{agent} timed out after {timeout}s\nargv: {argv}\n{stderr}") from exc
-    return AgentRun(
-        agent=agent,
-        session_id=session_id,
-        placed=placed,
-        argv=argv,
-        returncode=proc.returncode,
-        stdout=proc.stdout,
-        stderr=proc.stderr,
-        requests=server.requests,
-    )
 
 
 def _json_lines(path: Path) -> Iterator[dict[str, Any]]:
@@ -271,9 +285,9 @@ def claude_project_dir(config_dir: Path, cwd: Path) -> Path:
     return config_dir / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
 
 
-def _claude_setup(
-    transcript: Path, tmp_path: Path, server: FakeLLMServer
-) -> tuple[str, Path, Path, dict[str, str]]:
+def place_claude(transcript: Path, tmp_path: Path, server_url: str, prompt: str) -> Placement:
+    """``claude -p --resume <sessionId> <prompt>``: Claude Code sends one streaming
+    ``POST /v1/messages?beta=true``."""
     home, workdir = _run_root(tmp_path, "claude")
     config_dir = home / ".claude"
     session_id = claude_session_id(transcript)
@@ -295,39 +309,13 @@ def _claude_setup(
     env = {
         **_cli_env(home),
         "CLAUDE_CONFIG_DIR": str(config_dir),
-        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_BASE_URL": server_url,
         "ANTHROPIC_API_KEY": "x",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
     }
-    return session_id, placed, workdir, env
-
-
-def run_claude_resume(
-    transcript: Path,
-    *,
-    tmp_path: Path,
-    prompt: str = DEFAULT_PROMPT,
-    timeout: float = DEFAULT_TIMEOUT,
-    validate: bool = True,
-    checker: RequestChecker = check_claude_code_request,
-) -> AgentRun:
-    """``claude -p --resume <sessionId> <prompt>`` on a copy of ``transcript``. Claude Code
-    sends one streaming ``POST /v1/messages?beta=true``."""
-    claude = _binary("claude")
-    with FakeLLMServer(validate=validate, checker=checker) as server:
-        session_id, placed, workdir, env = _claude_setup(Path(transcript), tmp_path, server)
-        argv = [str(claude), "-p", "--resume", session_id, prompt, "--output-format", "json"]
-        return _run(
-            "claude",
-            argv,
-            cwd=workdir,
-            env=env,
-            server=server,
-            session_id=session_id,
-            placed=placed,
-            timeout=timeout,
-        )
+    argv = [str(_binary("claude")), "-p", "--resume", session_id, prompt, "--output-format", "json"]
+    return Placement(session_id, placed, workdir, env, argv)
 
 
 def claude_interactive_screen(
@@ -353,7 +341,8 @@ def claude_interactive_screen(
     if tmux is None:
         raise AgentError("tmux is not installed")
     with FakeLLMServer(checker=check_claude_code_request) as server:
-        session_id, _placed, workdir, env = _claude_setup(Path(transcript), tmp_path, server)
+        where = place_claude(Path(transcript), tmp_path, server.url, DEFAULT_PROMPT)
+        session_id, workdir, env = where.session_id, where.workdir, where.env
         base = [tmux, "-S", str(workdir.parent / "tmux.sock"), "-f", "/dev/null"]
         env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
         session = ["new-session", "-d", "-s", "claude", "-x", "200", "-y", "50", "-c", str(workdir)]
@@ -435,46 +424,26 @@ def place_codex_rollout(transcript: Path, codex_home: Path) -> Path:
     return placed
 
 
-def run_codex_resume(
-    transcript: Path,
-    *,
-    tmp_path: Path,
-    prompt: str = DEFAULT_PROMPT,
-    timeout: float = DEFAULT_TIMEOUT,
-    validate: bool = True,
-    checker: RequestChecker = check_request,
-) -> AgentRun:
-    """``codex exec --skip-git-repo-check resume <id> <prompt>`` on a copy of ``transcript``.
+def place_codex(transcript: Path, tmp_path: Path, server_url: str, prompt: str) -> Placement:
+    """``codex exec --skip-git-repo-check resume <id> <prompt>``.
 
     The thread keeps the provider its rollout recorded (``openai``: a custom provider is
     refused on resume), so ``openai_base_url`` in ``$CODEX_HOME/config.toml`` points it at the
     fake (``OPENAI_BASE_URL`` is not honoured). Codex tries a WebSocket first; the fake
     answers 426 and Codex falls back to ``POST /v1/responses`` (SSE)."""
-    codex = _binary("codex")
-    transcript = Path(transcript)
     session_id = codex_session_id(transcript)
     home, workdir = _run_root(tmp_path, "codex")
     codex_home = home / ".codex"
     codex_home.mkdir()
     placed = place_codex_rollout(transcript, codex_home)
-    with FakeLLMServer(validate=validate, checker=checker) as server:
-        config = (
-            f"openai_base_url = {json.dumps(server.url + '/v1')}\n"
-            f"model = {json.dumps(codex_model(transcript))}\n"
-        )
-        (codex_home / "config.toml").write_text(config)
-        env = {**_cli_env(home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "x"}
-        argv = [str(codex), "exec", "--skip-git-repo-check", "resume", session_id, prompt]
-        return _run(
-            "codex",
-            argv,
-            cwd=workdir,
-            env=env,
-            server=server,
-            session_id=session_id,
-            placed=placed,
-            timeout=timeout,
-        )
+    config = (
+        f"openai_base_url = {json.dumps(server_url + '/v1')}\n"
+        f"model = {json.dumps(codex_model(transcript))}\n"
+    )
+    (codex_home / "config.toml").write_text(config)
+    env = {**_cli_env(home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "x"}
+    argv = [str(_binary("codex")), "exec", "--skip-git-repo-check", "resume", session_id, prompt]
+    return Placement(session_id, placed, workdir, env, argv)
 
 
 # --------------------------------------------------------------------------------------
@@ -491,54 +460,34 @@ def copilot_session_id(transcript: Path) -> str:
     raise AgentError(f"{transcript}: no session.start record")
 
 
-def run_copilot_resume(
-    transcript: Path,
-    *,
-    tmp_path: Path,
-    prompt: str = DEFAULT_PROMPT,
-    timeout: float = DEFAULT_TIMEOUT,
-    validate: bool = True,
-    checker: RequestChecker = check_request,
-) -> AgentRun:
-    """``copilot --resume=<id> -p <prompt> --allow-all-tools`` on a copy of ``transcript``,
-    placed at ``$HOME/.copilot/session-state/<id>/events.jsonl``.
+def place_copilot(transcript: Path, tmp_path: Path, server_url: str, prompt: str) -> Placement:
+    """``copilot --resume=<id> -p <prompt> --allow-all-tools``, the transcript placed at
+    ``$HOME/.copilot/session-state/<id>/events.jsonl``.
 
     Bring-your-own-key mode with an OpenAI provider needs no login; Copilot sends a streaming
     ``POST /v1/chat/completions`` with the session's own model. In that mode it does not
     send ``reasoningOpaque`` back (checked with 1.0.102; the anthropic provider type does not
     either), so sealed reasoning cannot be observed in Copilot's requests."""
-    copilot = _binary("copilot")
-    transcript = Path(transcript)
     session_id = copilot_session_id(transcript)
     home, workdir = _run_root(tmp_path, "copilot")
     folder = home / ".copilot" / "session-state" / session_id
     folder.mkdir(parents=True)
     placed = folder / "events.jsonl"
     shutil.copyfile(transcript, placed)
-    with FakeLLMServer(validate=validate, checker=checker) as server:
-        env = {
-            **_cli_env(home),
-            "XDG_CACHE_HOME": str(COPILOT_XDG_CACHE),
-            "COPILOT_PROVIDER_BASE_URL": server.url + "/v1",
-            "COPILOT_PROVIDER_TYPE": "openai",
-            "COPILOT_PROVIDER_API_KEY": "x",
-            "COPILOT_OFFLINE": "true",
-            "COPILOT_MODEL": "fake-model",
-        }
-        argv = [str(copilot), f"--resume={session_id}", "-p", prompt, "--allow-all-tools"]
-        return _run(
-            "copilot",
-            argv,
-            cwd=workdir,
-            env=env,
-            server=server,
-            session_id=session_id,
-            placed=placed,
-            timeout=timeout,
-        )
+    env = {
+        **_cli_env(home),
+        "XDG_CACHE_HOME": str(COPILOT_XDG_CACHE),
+        "COPILOT_PROVIDER_BASE_URL": server_url + "/v1",
+        "COPILOT_PROVIDER_TYPE": "openai",
+        "COPILOT_PROVIDER_API_KEY": "x",
+        "COPILOT_OFFLINE": "true",
+        "COPILOT_MODEL": "fake-model",
+    }
+    argv = [str(_binary("copilot")), f"--resume={session_id}", "-p", prompt, "--allow-all-tools"]
+    return Placement(session_id, placed, workdir, env, argv)
 
 
-RUNNERS = {"claude": run_claude_resume, "codex": run_codex_resume, "copilot": run_copilot_resume}
+PLACERS = {"claude": place_claude, "codex": place_codex, "copilot": place_copilot}
 SESSION_IDS = {
     "claude": claude_session_id,
     "codex": codex_session_id,

@@ -17,13 +17,14 @@ from typing import Any
 import pytest
 from agent_fixtures import TRANSCRIPTS
 from agent_harness import (
-    RUNNERS,
+    AGENTS,
     SESSION_IDS,
     AgentRun,
     claude_interactive_screen,
     corpus_transcripts,
     require_agent,
     require_tmux,
+    run_resume,
 )
 from conftest import cli, git
 from fake_llm_sse import (
@@ -51,7 +52,7 @@ def corpus_params() -> list[Any]:
             path,
             id=f"{agent}-{path.name}",
         )
-        for agent in RUNNERS
+        for agent in AGENTS
         for path in corpus_transcripts(agent)
     ]
     no_corpus = pytest.mark.skip(reason="no ../shared/corpus")
@@ -66,7 +67,7 @@ def _synthetic(agent: str, tmp_path: Path) -> Path:
 
 def _resume(agent: str, transcript: Path, tmp_path: Path) -> AgentRun:
     require_agent(agent)
-    return RUNNERS[agent](transcript, tmp_path=tmp_path).check()
+    return run_resume(agent, transcript, tmp_path=tmp_path).check()
 
 
 def _compress(agent: str, source: Path, repo: Path) -> Path:
@@ -103,7 +104,7 @@ def _assert_resumes_like(before: AgentRun, after: AgentRun) -> None:
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("agent", list(RUNNERS))
+@pytest.mark.parametrize("agent", list(AGENTS))
 def test_synthetic_transcript_resumes(agent: str, tmp_path: Path) -> None:
     transcript = TRANSCRIPTS[agent]()
     run = _resume(agent, _synthetic(agent, tmp_path), tmp_path)
@@ -179,7 +180,7 @@ def _check_compressed(agent: str, source: Path, repo: Path, tmp_path: Path) -> N
 
 @pytest.mark.parametrize(
     "agent",
-    list(RUNNERS),
+    list(AGENTS),
 )
 def test_compressed_synthetic_transcript_resumes(agent: str, repo: Path, tmp_path: Path) -> None:
     _check_compressed(agent, _synthetic(agent, tmp_path), repo, tmp_path)
