@@ -20,8 +20,7 @@ from gitclaw_compress.errors import GitClawError
 if TYPE_CHECKING:  # the core is loaded when settings are built, not to read a config
     from gitclaw_compress.core.compressor import BudgetSettings, CompressSettings
 from gitclaw_compress.core.stubs import PreviewSettings
-from gitclaw_compress.tokens.estimate import DEFAULT_ESTIMATOR, ESTIMATOR_NAMES
-from gitclaw_compress.tokens.models import DEFAULT_RESERVE_TOKENS, lookup_model
+from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, DEFAULT_RESERVE_TOKENS, ESTIMATOR_NAMES
 
 CONFIG_NAME = "compression.json"
 
@@ -508,6 +507,8 @@ def _check_archive_ref(value: str, where: str) -> None:
 
 def _check_overrides(value: dict[str, Any], where: str) -> None:
     """Each model override must be an object with a positive context_window (and max_output)."""
+    from gitclaw_compress.tokens.models import lookup_model  # its patterns cost a no-op step
+
     for model, limits in value.items():
         try:
             lookup_model(model, {model: limits})

@@ -151,6 +151,7 @@ def test_cjk_estimate_counts_cjk_text_higher_than_chars4() -> None:
 
 def test_registry_names() -> None:
     assert ESTIMATOR_NAMES == ("chars4", "bytes4", "cjk", "o200k")
+    assert tuple(tokens._FACTORIES) == ESTIMATOR_NAMES  # the config offers what exists
     for name in ("chars4", "bytes4", "cjk"):
         assert get_estimator(name).name == name
 

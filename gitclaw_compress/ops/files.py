@@ -24,7 +24,6 @@ from gitclaw_compress.core.compressor import (
 )
 from gitclaw_compress.core.lines import (
     MARKER_BYTES,
-    LineCounts,
     RawLine,
     iter_lines,
     lines_from_bytes,
@@ -33,6 +32,7 @@ from gitclaw_compress.core.lines import (
 from gitclaw_compress.core.marker import MissingObjectError, read_marker, restore_data
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect_file
+from gitclaw_compress.ops.report import FileReport as FileReport
 from gitclaw_compress.store.archive import ArchiveWriter, FileRecord, GitFailureError, Repository
 from gitclaw_compress.store.fileio import (
     AtomicFile,
@@ -43,31 +43,6 @@ from gitclaw_compress.store.fileio import (
     signals_deferred,
 )
 from gitclaw_compress.store.remote import fetch_archive, fetch_command
-
-
-@dataclass
-class FileReport:
-    path: str
-    # compressed | unchanged | would-compress | below-threshold | disabled | in-use
-    status: str
-    bytes_before: int
-    bytes_after: int
-    lines: int = 0
-    turns: int = 0
-    kept_turns: int = 0
-    format: str = ""  # the format's name, once the file was recognized
-    lines_compressed: int = 0
-    objects: int = 0
-    object_bytes: int = 0
-    counts: LineCounts = field(default_factory=LineCounts)
-    archive_commit: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    budget: dict[str, Any] | None = None  # what a budget policy decided (prune.strategy, target)
-
-    def as_json(self) -> dict[str, Any]:
-        fields = asdict(self)
-        del fields["counts"]
-        return {**fields, **self.counts.as_json()}
 
 
 @dataclass

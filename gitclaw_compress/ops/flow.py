@@ -16,12 +16,13 @@ import click
 from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover
+from gitclaw_compress.ops.report import FileReport
+from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.remote import PushResult, push_archive
 from gitclaw_compress.units import human_bytes, plural, size_change
 
 if TYPE_CHECKING:
-    from gitclaw_compress.ops.files import FileReport
     from gitclaw_compress.summary.stage import StageOutcome
 
 
@@ -168,17 +169,33 @@ def compress_paths(
     """Compress files of one repository in one run; nothing is written if any of them fails."""
     if not paths:
         return []
-    from gitclaw_compress.ops.files import Compression  # the core, only when there is work
+    cache = UnchangedCache(repo.git_dir)
+    configs = {path: load_config(path, repo.root, config_path) for path in paths}
+    settings = {path: settings_key(configs[path], keep_turns) for path in paths}
+    reports: dict[Path, FileReport] = {}
+    for path in paths:
+        cached = None if force or dry_run else cache.lookup(path, settings[path])
+        if cached is not None:
+            reports[path] = cached
+    work = [path for path in paths if path not in reports]
+    if work:
+        from gitclaw_compress.ops.files import Compression  # the core, only when there is work
 
-    reports: list[FileReport] = []
-    with Compression(repo, dry_run=dry_run) as run:
-        for path in paths:  # every path checked and locked before the first write
-            run.claim(path)
-        for path in _progress(paths, progress):
-            config = load_config(path, repo.root, config_path)
-            reports.append(run.add(path, config, keep_turns=keep_turns, force=force))
-        run.finish()
-    return reports
+        stats = {}
+        with Compression(repo, dry_run=dry_run) as run:
+            for path in work:  # every path checked and locked before the first write
+                run.claim(path)
+            for path in _progress(work, progress):
+                stats[path] = stat_key(path)
+                reports[path] = run.add(path, configs[path], keep_turns=keep_turns, force=force)
+            run.finish()
+        if not dry_run:
+            for path in work:
+                stat = stats[path]
+                if stat is not None:
+                    cache.remember(path, settings[path], stat, reports[path])
+            cache.save()
+    return [reports[path] for path in paths]
 
 
 def stage(repo: Repository, reports: list[FileReport], also: list[str] | None = None) -> list[str]:
@@ -225,12 +242,15 @@ def run_flow(
     )
     for report in result.reports:
         result.warnings.extend(report.warnings)
-    if chosen and not dry_run:  # the opt-in summary stage, outside compression's locks
+
+    def config_of(path: Path) -> Config:
+        return load_config(path, repo.root, config_path)
+
+    summarized = [path for path in chosen if config_of(path)["summary.enabled"]]
+    if summarized and not dry_run:  # the opt-in summary stage, outside compression's locks
         from gitclaw_compress.summary.stage import summary_stage  # the LLM client, only here
 
-        result.summaries = summary_stage(
-            repo, chosen, lambda path: load_config(path, repo.root, config_path)
-        )
+        result.summaries = summary_stage(repo, summarized, config_of)
         result.warnings.extend(o.warning for o in result.summaries if o.warning)
     if do_stage and not dry_run:
         result.staged = stage(repo, result.reports, result.summarized)

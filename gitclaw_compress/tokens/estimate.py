@@ -26,6 +26,8 @@ from typing import Any, Final, NamedTuple, Protocol
 import orjson
 
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.tokens import DEFAULT_ESTIMATOR as DEFAULT_ESTIMATOR
+from gitclaw_compress.tokens import ESTIMATOR_NAMES as ESTIMATOR_NAMES
 
 PART_TOKEN_CAP: Final = 50_000
 """``chars4`` never counts more than this many tokens for one part (one call to ``count``)."""
@@ -33,7 +35,6 @@ PART_TOKEN_CAP: Final = 50_000
 IMAGE_TOKENS: Final = 1_200
 """An image block counts as 4800 characters in pi, that is 1200 tokens; every estimator uses it."""
 
-DEFAULT_ESTIMATOR: Final = "chars4"
 
 O200K_PACKAGE: Final = "toktok-rs"
 O200K_INSTALL_HINT: Final = "pip install 'gitclaw-compress[tokens]'  (or: pip install toktok-rs)"
@@ -234,8 +235,6 @@ _FACTORIES: Final[Mapping[str, Callable[[], TokenEstimator]]] = {
     "cjk": CjkAware,
     "o200k": O200k,
 }
-
-ESTIMATOR_NAMES: Final = tuple(_FACTORIES)
 
 
 def get_estimator(name: str) -> TokenEstimator:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.tokens import DEFAULT_RESERVE_TOKENS as DEFAULT_RESERVE_TOKENS
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +47,6 @@ gpt-5-chat); usable_tokens reserves that much for the reply on top of the compac
 
 OUTPUT_RESERVE_CAP: Final = 32_000
 """usable_tokens never reserves more than this for the reply, however large max_output is."""
-
-DEFAULT_RESERVE_TOKENS: Final = 16_384
-"""pi's default ``reserveTokens``: pi compacts when the context passes window - reserve."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,38 @@
+"""What a compress run says about one file (light: a no-op run needs it without the core)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from gitclaw_compress.core.lines import LineCounts
+
+
+@dataclass
+class FileReport:
+    path: str
+    # compressed | unchanged | would-compress | below-threshold | disabled | in-use
+    status: str
+    bytes_before: int
+    bytes_after: int
+    lines: int = 0
+    turns: int = 0
+    kept_turns: int = 0
+    format: str = ""  # the format's name, once the file was recognized
+    lines_compressed: int = 0
+    objects: int = 0
+    object_bytes: int = 0
+    counts: LineCounts = field(default_factory=LineCounts)
+    archive_commit: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    budget: dict[str, Any] | None = None  # what a budget policy decided (prune.strategy, target)
+
+    def as_json(self) -> dict[str, Any]:
+        fields = asdict(self)
+        del fields["counts"]
+        return {**fields, **self.counts.as_json()}
+
+    @classmethod
+    def from_dict(cls, fields: dict[str, Any]) -> FileReport:
+        """The report that `asdict` gave."""
+        return cls(**{**fields, "counts": LineCounts(**fields["counts"])})

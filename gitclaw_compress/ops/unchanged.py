@@ -1,0 +1,102 @@
+"""Remember the sessions that a run left unchanged, so that the next run skips the core.
+
+A no-op `step` (the pre-commit hook on a commit that touched no session) would otherwise
+read and plan the newest session every time. Like git's index, an entry trusts a file's
+stat: the same size, mtime, ctime, inode and device as when a run found nothing to do, with
+the same settings and release, give the same answer. An agent's append changes the size and
+the times, and a miss only costs the full run. The cache lives in the git dir
+(`gitclaw-compress/unchanged.json`); it is best effort: unreadable means empty, and a failed
+write is ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from gitclaw_compress import __version__
+from gitclaw_compress.config import Config
+from gitclaw_compress.ops.report import FileReport
+
+CACHE_VERSION = 1
+# Outcomes that depend only on the file's bytes and the settings.
+NO_OP_STATUSES = frozenset({"unchanged", "below-threshold", "disabled"})
+
+
+def stat_key(path: Path) -> list[int] | None:
+    """What must not have changed, or None when the file cannot be read."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev]
+
+
+def settings_key(config: Config, keep_turns: int | None) -> str:
+    """The release and every setting that can change what compress does with a file."""
+    document = orjson.dumps(
+        [__version__, keep_turns, dict(config.values)],
+        option=orjson.OPT_SORT_KEYS,
+        default=str,
+    )
+    return hashlib.sha256(document).hexdigest()
+
+
+class UnchangedCache:
+    """Reports of no-op runs, keyed by the file's real path."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.file = git_dir / "gitclaw-compress" / "unchanged.json"
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.changed = False
+        try:
+            document = orjson.loads(self.file.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return
+        if isinstance(document, dict) and document.get("v") == CACHE_VERSION:
+            entries = document.get("entries")
+            if isinstance(entries, dict):
+                self.entries = entries
+
+    def lookup(self, path: Path, settings: str) -> FileReport | None:
+        """The report of the last no-op run on `path`, if neither it nor the settings changed."""
+        entry = self.entries.get(str(path.resolve()))
+        if not isinstance(entry, dict) or entry.get("settings") != settings:
+            return None
+        if entry.get("stat") != stat_key(path):
+            return None
+        try:
+            return FileReport.from_dict(entry["report"])
+        except (KeyError, TypeError):
+            return None
+
+    def remember(self, path: Path, settings: str, stat: list[int], report: FileReport) -> None:
+        """Keep `report` for `path`, whose stat was `stat` before the run read it."""
+        if report.status not in NO_OP_STATUSES or report.warnings or stat_key(path) != stat:
+            return
+        self.entries[str(path.resolve())] = {
+            "settings": settings,
+            "stat": stat,
+            "report": asdict(report),
+        }
+        self.changed = True
+
+    def save(self) -> None:
+        """Write the cache (dropping files that are gone); never fails the run."""
+        if not self.changed:
+            return
+        entries = {key: value for key, value in self.entries.items() if os.path.exists(key)}
+        temp = self.file.with_name(f"{self.file.name}.{os.getpid()}.tmp")
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            temp.write_bytes(orjson.dumps({"v": CACHE_VERSION, "entries": entries}))
+            os.replace(temp, self.file)
+        except OSError:
+            with contextlib.suppress(OSError):
+                temp.unlink(missing_ok=True)
