@@ -173,3 +173,15 @@ def project_snapshot(dest: Path) -> tuple[Path, str]:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
     return dest, commit_all(dest, "snapshot")
+
+
+PRE_COMMIT_BIN = Path(sys.executable).with_name("pre-commit")
+# For test modules that run the real pre-commit (a dev dependency, so present in CI).
+needs_pre_commit = pytest.mark.skipif(
+    not PRE_COMMIT_BIN.exists() and shutil.which("pre-commit") is None,
+    reason="pre-commit is not installed (pip install -e '.[dev]')",
+)
+
+
+def pre_commit_exe() -> str:
+    return str(PRE_COMMIT_BIN) if PRE_COMMIT_BIN.exists() else "pre-commit"

@@ -4,9 +4,7 @@ project, in a temporary repository: commit a big session, see it compressed, res
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,17 +16,15 @@ from flow_helpers import (
     git,
     init,
     marker_count,
+    needs_pre_commit,
     ok,
+    pre_commit_exe,
     project_snapshot,
     session_bytes,
     write,
 )
 
-PRE_COMMIT = Path(sys.executable).with_name("pre-commit")
-pytestmark = pytest.mark.skipif(
-    not PRE_COMMIT.exists() and shutil.which("pre-commit") is None,
-    reason="pre-commit is not installed (pip install -e '.[dev]')",
-)
+pytestmark = needs_pre_commit
 
 BIG = f"{SESSIONS}/issue-1.jsonl"
 OTHER = f"{SESSIONS}/issue-2.jsonl"
@@ -44,10 +40,6 @@ def hook_source(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One hook environment for the module: pre-commit builds it once, as it would."""
     return tmp_path_factory.mktemp("pre-commit-home")
-
-
-def pre_commit_exe() -> str:
-    return str(PRE_COMMIT) if PRE_COMMIT.exists() else "pre-commit"
 
 
 def project(

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,17 +21,15 @@ from flow_helpers import (
     git,
     init,
     marker_count,
+    needs_pre_commit,
     ok,
+    pre_commit_exe,
     project_snapshot,
     session_bytes,
     write,
 )
 
-PRE_COMMIT = Path(sys.executable).with_name("pre-commit")
-pytestmark = pytest.mark.skipif(
-    not PRE_COMMIT.exists() and shutil.which("pre-commit") is None,
-    reason="pre-commit is not installed (pip install -e '.[dev]')",
-)
+pytestmark = needs_pre_commit
 PLACEHOLDER = "https://github.com/OWNER/gitclaw-compress"
 SESSION = f"{SESSIONS}/issue-1.jsonl"
 
@@ -46,10 +42,6 @@ def readme_block(marker: str, language: str) -> str:
     )
     assert found, f"README.md has no {language} block after <!-- {marker} -->"
     return found.group(1)
-
-
-def pre_commit_exe() -> str:
-    return str(PRE_COMMIT) if PRE_COMMIT.exists() else "pre-commit"
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
