@@ -581,24 +581,31 @@ class _Rewriter:
         return self._apply(line, entry, edits)
 
     def _apply(self, line: RawLine, entry: Entry, edits: list[Edit]) -> OutputLine:
+        blob = self.intact_blob(line) if self.intact_blob else None
         found = _found_spans(line.data, entry, edits)
         if found is not None:
-            splices = self._splices(line, edits, found)
+            splices = self._splices(line, edits, found, blob)
             if not splices.pieces:
                 return OutputLine(line)
             # A value's bytes may have stood twice in a way the search could not tell apart:
             # the result must parse to the entry with exactly these values replaced.
             if orjson.loads(splice(line.data, splices.pieces)) == _replaced(entry, splices.edits):
-                return self._marked(line, splices)
+                return self._marked(line, splices, blob)
         located = {path: (span.start, span.end) for path, span in _locate(line.data, edits).items()}
-        splices = self._splices(line, edits, located)
+        splices = self._splices(line, edits, located, blob)
         if not splices.pieces:
             return OutputLine(line)
-        return self._marked(line, splices)
+        return self._marked(line, splices, blob)
 
     def _splices(
-        self, line: RawLine, edits: list[Edit], spans: dict[JsonPath, tuple[int, int]]
+        self,
+        line: RawLine,
+        edits: list[Edit],
+        spans: dict[JsonPath, tuple[int, int]],
+        blob: str | None,
     ) -> _Splices:
+        """The edits worth making; payloads (and their ids) only when no intact `blob` holds
+        the original line."""
         data = line.data
         result = _Splices()
         for edit in edits:
@@ -615,16 +622,16 @@ class _Rewriter:
                 )
             if len(original) - len(replacement) <= MIN_SAVING_BYTES:
                 continue
-            oid = self.object_id(original)
             result.pieces.append((start, end, replacement))
-            result.parts.append({"path": list(edit.path), "oid": oid})
-            result.payloads.append(Payload(oid, original))
             result.edits.append(edit)
+            if blob is None:
+                oid = self.object_id(original)
+                result.parts.append({"path": list(edit.path), "oid": oid})
+                result.payloads.append(Payload(oid, original))
         return result
 
-    def _marked(self, line: RawLine, splices: _Splices) -> OutputLine:
+    def _marked(self, line: RawLine, splices: _Splices, blob: str | None) -> OutputLine:
         data = line.data
-        blob = self.intact_blob(line) if self.intact_blob else None
         marker: dict[str, object] = {
             "v": MARKER_VERSION if blob is None else INTACT_MARKER_VERSION,
             "sha256": hashlib.sha256(data).hexdigest(),
