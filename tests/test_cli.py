@@ -200,7 +200,8 @@ def test_version() -> None:
     assert __version__ in out.stdout.decode()
 
 
-def test_sha256_repositories_archive_and_restore(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [1, 2])  # 2: committed first, the marker names its blob
+def test_sha256_repositories_archive_and_restore(tmp_path: Path, version: int) -> None:
     root = tmp_path / "repo256"
     root.mkdir()
     git(root, "init", "-q", "--object-format=sha256")
@@ -208,8 +209,13 @@ def test_sha256_repositories_archive_and_restore(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     original = typical_session(turns=3).data()
     path.write_bytes(original)
+    if version == 2:
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "agent run")
     cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=root)
     assert path.read_bytes() != original
+    assert f'"gitclawCompress":{{"v":{version},'.encode() in path.read_bytes()
+    git(root, "gc", "-q", "--prune=now")
     assert cli("verify", SESSION, cwd=root).returncode == 0
     assert cli("restore", SESSION, "-o", "-", cwd=root).stdout == original
 
