@@ -46,19 +46,21 @@ def test_second_run_changes_nothing_not_even_the_archive(repo: Path, session: Pa
     assert git(repo, "rev-parse", "refs/gitclaw/archive") == tip
 
 
-def test_archive_is_reachable_pushable_and_records_the_intact_commit(
+def test_archive_is_reachable_pushable_and_records_the_intact_version(
     repo: Path, session: Path, tmp_path: Path
 ) -> None:
-    head = git(repo, "rev-parse", "HEAD").strip()
+    head_blob = git(repo, "rev-parse", f"HEAD:{SESSION}").strip()
     cli("compress", "--force", SESSION, cwd=repo)
     markers = [
-        json.loads(line)["gitclawCompress"]
-        for line in session.read_text().splitlines()
+        (number, json.loads(line)["gitclawCompress"])
+        for number, line in enumerate(session.read_text().splitlines(), start=1)
         if '"gitclawCompress"' in line
     ]
-    assert markers and all(marker["commit"] == head for marker in markers)
-    archived = Repository(repo).archive_oids("refs/gitclaw/archive")
-    assert {part["oid"] for m in markers for part in m["parts"]} <= archived
+    assert markers and all(
+        marker["v"] == 2 and marker["intact"] == {"blob": head_blob, "line": number}
+        for number, marker in markers
+    )
+    assert Repository(repo).archive_oids("refs/gitclaw/archive") == {head_blob}
     # A plain push of refs/gitclaw/* carries everything restore needs.
     origin = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", str(origin))
@@ -156,7 +158,7 @@ def test_verify_finds_tampering_and_unreachable_objects(repo: Path, session: Pat
     good = session.read_bytes()
     session.write_bytes(good.replace(b'"stopReason":"toolUse"', b'"stopReason":"toolUsX"', 1))
     out = cli("verify", SESSION, cwd=repo, check=False)
-    assert out.returncode == 1 and b"do not match the recorded sha256" in out.stdout
+    assert out.returncode == 1 and b"a compressed line was altered" in out.stdout
     session.write_bytes(good)
     git(repo, "update-ref", "-d", "refs/gitclaw/archive")
     out = cli("verify", "--json", SESSION, cwd=repo, check=False)
@@ -198,7 +200,8 @@ def test_version() -> None:
     assert __version__ in out.stdout.decode()
 
 
-def test_sha256_repositories_archive_and_restore(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [1, 2])  # 2: committed first, the marker names its blob
+def test_sha256_repositories_archive_and_restore(tmp_path: Path, version: int) -> None:
     root = tmp_path / "repo256"
     root.mkdir()
     git(root, "init", "-q", "--object-format=sha256")
@@ -206,8 +209,13 @@ def test_sha256_repositories_archive_and_restore(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     original = typical_session(turns=3).data()
     path.write_bytes(original)
+    if version == 2:
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "agent run")
     cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=root)
     assert path.read_bytes() != original
+    assert f'"gitclawCompress":{{"v":{version},'.encode() in path.read_bytes()
+    git(root, "gc", "-q", "--prune=now")
     assert cli("verify", SESSION, cwd=root).returncode == 0
     assert cli("restore", SESSION, "-o", "-", cwd=root).stdout == original
 

@@ -121,6 +121,11 @@ BROKEN_MARKERS = [
     (b'"oid":"', b'"oid":"HEAD:../x'),
     (b'"path":["', b'"path":[true,"'),
     (b'"commit":"', b'"commit":"HEAD '),
+    (b'"v":2', b'"v":9'),
+    (b'"intact":{', b'"intact":[{'),
+    (b'"blob":"', b'"blob":"HEAD:../x'),
+    (b'"line":', b'"line":-'),
+    (b'"line":', b'"line":0'),
     (b'"gitclawCompress":{', b'"gitclawCompress":[{'),
 ]
 
@@ -141,7 +146,8 @@ def loose_object(repo: Path, oid: str) -> Path:
 
 
 def damage_objects(repo: Path, path: Path, original: bytes, tally: Tally, label: str) -> None:
-    """Delete one archived object, or swap its content for another blob's."""
+    """Delete one archived object (a payload or an intact blob that a v2 marker reads), or
+    swap its content for another blob's."""
     git(repo, "-c", "pack.compression=0", "repack", "-q")  # nothing loose yet; unpack below
     packs = list((repo / ".git" / "objects" / "pack").glob("*.pack"))
     moved = repo.parent / "packs"
@@ -153,11 +159,16 @@ def damage_objects(repo: Path, path: Path, original: bytes, tally: Tally, label:
             if sibling.exists():
                 shutil.move(sibling, moved / sibling.name)
         subprocess.run(["git", "unpack-objects", "-q"], cwd=repo, input=data, check=True)
-    oids = sorted(
-        line.split()[2] for line in git(repo, "ls-tree", "-r", REF, "--", "blobs").splitlines()
+    archived = git(repo, "ls-tree", "-r", REF, "--", "blobs", "intact").splitlines()
+    oids = sorted(line.split()[2] for line in archived)
+    assert oids
+    first = oids[0]
+    # Any other blob of the archive tree (another payload, or the empty record file).
+    second = next(
+        oid
+        for oid in sorted(line.split()[2] for line in git(repo, "ls-tree", "-r", REF).splitlines())
+        if oid != first
     )
-    assert len(oids) >= 2
-    first, second = oids[0], oids[1]
     for what, change in (("deleted", "delete"), ("swapped", "swap")):
         saved = loose_object(repo, first).read_bytes()
         target = loose_object(repo, first)
@@ -170,11 +181,23 @@ def damage_objects(repo: Path, path: Path, original: bytes, tally: Tally, label:
         target.write_bytes(saved)
 
 
-def run_suite(repo: Path, relpath: str, original: bytes, seeds: range, label: str) -> Tally:
+def run_suite(
+    repo: Path, relpath: str, original: bytes, seeds: range, label: str, version: int = 2
+) -> Tally:
+    """Damage trials on a file compressed with v2 markers (the original was committed first,
+    so the archive references its blob) or v1 markers (never committed: payload blobs)."""
     tally = Tally()
-    path = commit_session(repo, relpath, original)
+    if version == 2:
+        path = commit_session(repo, relpath, original)
+    else:
+        git(repo, "commit", "-q", "--allow-empty", "-m", "before the session")
+        path = repo / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(original)
     compress(repo, path)
-    git(repo, "commit", "-qam", "compressed")  # HEAD now holds the compressed file intact
+    assert f'"v":{version},'.encode() in path.read_bytes()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "compressed")  # HEAD now holds the compressed file intact
     damage_lines(repo, path, original, seeds, tally, f"{label} (committed)")
     break_markers(repo, path, original, tally, f"{label} (committed)")
     # The same damage before the compressed file was ever committed: nothing to repair from.
@@ -193,10 +216,12 @@ def report(tally: Tally, label: str, both: bool = True) -> None:
     assert tally.outcomes["restored"] and (tally.outcomes["refused"] or not both)
 
 
-def test_damage_to_a_synthetic_session_is_refused_or_repaired(repo: Path) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_damage_to_a_synthetic_session_is_refused_or_repaired(repo: Path, version: int) -> None:
     original = typical_session(turns=8).data()
-    tally = run_suite(repo, SESSION, original, range(60), "synthetic")
-    report(tally, "synthetic")
+    label = f"synthetic v{version}"
+    tally = run_suite(repo, SESSION, original, range(60), label, version)
+    report(tally, label)
 
 
 @needs_corpus

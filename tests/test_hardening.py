@@ -107,18 +107,24 @@ def test_a_failing_git_is_one_line_naming_the_command_and_exit_3(
         assert session.read_bytes() == before
 
 
+@pytest.mark.parametrize("key", ["oid", "blob"])  # a v1 payload, a v2 intact blob
 def test_a_marker_naming_a_path_outside_the_repository_is_one_line(
-    repo: Path, session: Path
+    repo: Path, session: Path, key: str
 ) -> None:
-    cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo)
+    name = SESSION
+    if key == "oid":  # never committed intact: the marker names payloads
+        name = SESSION.replace("s.jsonl", "new.jsonl")
+        session = repo / name
+        session.write_bytes(typical_session(turns=6).data())
+    cli("compress", "--force", "--keep-turns", "1", name, cwd=repo)
     data = session.read_bytes()
-    start = data.index(b'"oid":"') + len(b'"oid":"')
+    start = data.index(b'"%s":"' % key.encode()) + len(key) + 4
     end = data.index(b'"', start)
     session.write_bytes(data[:start] + b"HEAD:../x" + data[end:])
-    for args in (("verify", "--no-fetch", SESSION), ("restore", SESSION, "-o", "-")):
+    for args in (("verify", "--no-fetch", name), ("restore", name, "-o", "-")):
         done = cli(*args, cwd=repo, check=False)
         output = (done.stdout + done.stderr).decode()
-        assert done.returncode in (1, 3) and "oid is not a git object id" in output, output
+        assert done.returncode in (1, 3) and f"{key} is not a git object id" in output, output
         assert "Traceback" not in output
 
 

@@ -202,16 +202,18 @@ def test_a_killed_fast_import_is_one_line_and_changes_nothing(
     from gitclaw_compress.store.archive import ArchiveWriter
 
     before = session.read_bytes()
-    original_add = ArchiveWriter.add
+    original_start = ArchiveWriter._start
 
-    def add_then_kill(self: ArchiveWriter, oid: str, data: bytes) -> None:
-        original_add(self, oid, data)
-        process = self._process
-        if process is not None and process.poll() is None:
+    # Killed as soon as it runs: before the first payload, or, when every line references
+    # a committed blob (v2 markers), before the archive commit.
+    def start_then_kill(self: ArchiveWriter) -> subprocess.Popen[bytes]:
+        process = original_start(self)
+        if process.poll() is None:
             process.kill()  # SIGKILL to the child alone, as a fault campaign does
             process.wait()
+        return process
 
-    monkeypatch.setattr(ArchiveWriter, "add", add_then_kill)
+    monkeypatch.setattr(ArchiveWriter, "_start", start_then_kill)
     code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
     assert code == 3, err
     assert err.count("\n") == 1 and "git fast-import failed" in err, err

@@ -85,13 +85,15 @@ def report(
     if CONTEXT not in session.format.features:
         raise unsupported(session.format, "status")
     repo = session.repo
+    intact = IntactLines(repo, path, session.ref) if repo else None
     status = session_status(
         session.lines,
         session.config,
         session.ref,
         keep_turns=keep_turns,
-        intact_commit=IntactLines(repo, path, session.ref).commit_for if repo else None,
+        intact_commit=intact.commit_for if intact else None,
         object_id=blob_id_for(repo) if repo else git_blob_id,
+        intact_blob=intact.blob_for if intact else None,
     )
     if not show:
         return status.as_json()

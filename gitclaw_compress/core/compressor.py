@@ -4,8 +4,10 @@ Two passes over the lines. `scan` finds the turns, the window of recent turns to
 which tool outputs are redundant. `compress_lines` rewrites entries before the window by
 splicing small JSON values over large ones, and appends a marker that records, for each
 splice, the path and the git object id of the original bytes, plus the sha256 of the whole
-original line and the number of lines the file had then. `restore.restore_data` reverses it
-byte for byte.
+original line and the number of lines the file had then. When the caller knows a committed
+(or staged) blob of the session that holds the original line at the same line number, the
+marker (v2) names that blob and line instead, and no payload is archived. `marker.restore_data`
+reverses both byte for byte.
 """
 
 from __future__ import annotations
@@ -43,9 +45,13 @@ if TYPE_CHECKING:  # the context model is loaded only when a budget policy runs
 
 MIN_SAVING_BYTES = 48  # a splice must save more than its share of the marker
 MARKER_VERSION = 1
+INTACT_MARKER_VERSION = 2
 
 ObjectId = Callable[[bytes], str]
 IntactCommit = Callable[[RawLine], str | None]  # the commit where a line is intact, if any
+# The id of a committed or staged blob of the session that holds the line byte for byte at
+# the same line number, if any: the marker then references it instead of archiving payloads.
+IntactBlob = Callable[[RawLine], str | None]
 
 
 def git_blob_id(data: bytes) -> str:
@@ -169,10 +175,11 @@ class OutputLine:
     line: RawLine
     payloads: tuple[Payload, ...] = ()
     original_size: int = 0  # set when the line was compressed
+    reference: str | None = None  # the intact blob a v2 marker names (no payloads then)
 
     @property
     def changed(self) -> bool:
-        return bool(self.payloads)
+        return bool(self.payloads) or self.reference is not None
 
 
 def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> SessionPlan:
@@ -330,6 +337,7 @@ def measure_run(
     tokens_now: Mapping[int, int],
     object_id: ObjectId = _no_object_id,
     intact_commit: IntactCommit | None = None,
+    intact_blob: IntactBlob | None = None,
 ) -> RunMeasure:
     """Run pass 2 without output: bytes, changed lines, and the context tokens each line frees.
 
@@ -345,6 +353,7 @@ def measure_run(
         session_ref=session_ref,
         object_id=object_id,
         intact_commit=intact_commit,
+        intact_blob=intact_blob,
     ):
         measure.bytes_after += len(result.line.encode())
         if not result.changed:
@@ -545,12 +554,14 @@ class _Rewriter:
         settings: CompressSettings,
         object_id: ObjectId,
         intact_commit: IntactCommit | None,
+        intact_blob: IntactBlob | None = None,
     ) -> None:
         self.plan = plan
         self.session_ref = session_ref
         self.settings = settings
         self.object_id = object_id
         self.intact_commit = intact_commit
+        self.intact_blob = intact_blob
 
     def line(self, line: RawLine) -> OutputLine:
         number = line.number
@@ -570,24 +581,31 @@ class _Rewriter:
         return self._apply(line, entry, edits)
 
     def _apply(self, line: RawLine, entry: Entry, edits: list[Edit]) -> OutputLine:
+        blob = self.intact_blob(line) if self.intact_blob else None
         found = _found_spans(line.data, entry, edits)
         if found is not None:
-            splices = self._splices(line, edits, found)
+            splices = self._splices(line, edits, found, blob)
             if not splices.pieces:
                 return OutputLine(line)
             # A value's bytes may have stood twice in a way the search could not tell apart:
             # the result must parse to the entry with exactly these values replaced.
             if orjson.loads(splice(line.data, splices.pieces)) == _replaced(entry, splices.edits):
-                return self._marked(line, splices)
+                return self._marked(line, splices, blob)
         located = {path: (span.start, span.end) for path, span in _locate(line.data, edits).items()}
-        splices = self._splices(line, edits, located)
+        splices = self._splices(line, edits, located, blob)
         if not splices.pieces:
             return OutputLine(line)
-        return self._marked(line, splices)
+        return self._marked(line, splices, blob)
 
     def _splices(
-        self, line: RawLine, edits: list[Edit], spans: dict[JsonPath, tuple[int, int]]
+        self,
+        line: RawLine,
+        edits: list[Edit],
+        spans: dict[JsonPath, tuple[int, int]],
+        blob: str | None,
     ) -> _Splices:
+        """The edits worth making; payloads (and their ids) only when no intact `blob` holds
+        the original line."""
         data = line.data
         result = _Splices()
         for edit in edits:
@@ -604,25 +622,31 @@ class _Rewriter:
                 )
             if len(original) - len(replacement) <= MIN_SAVING_BYTES:
                 continue
-            oid = self.object_id(original)
             result.pieces.append((start, end, replacement))
-            result.parts.append({"path": list(edit.path), "oid": oid})
-            result.payloads.append(Payload(oid, original))
             result.edits.append(edit)
+            if blob is None:
+                oid = self.object_id(original)
+                result.parts.append({"path": list(edit.path), "oid": oid})
+                result.payloads.append(Payload(oid, original))
         return result
 
-    def _marked(self, line: RawLine, splices: _Splices) -> OutputLine:
+    def _marked(self, line: RawLine, splices: _Splices, blob: str | None) -> OutputLine:
         data = line.data
         marker: dict[str, object] = {
-            "v": MARKER_VERSION,
+            "v": MARKER_VERSION if blob is None else INTACT_MARKER_VERSION,
             "sha256": hashlib.sha256(data).hexdigest(),
             "size": len(data),
-            "parts": splices.parts,
-            # The file's length when this line was compressed: a reply on a later line was
-            # written after it, so the usage that reply recorded counts the compressed line.
-            "lines": self.plan.counts.lines,
         }
-        commit = self.intact_commit(line) if self.intact_commit else None
+        if blob is None:
+            marker["parts"] = splices.parts
+        else:
+            # The original is line N of a blob git already has: no copy of the payloads.
+            marker["intact"] = {"blob": blob, "line": line.number}
+        # The file's length when this line was compressed: a reply on a later line was
+        # written after it, so the usage that reply recorded counts the compressed line.
+        marker["lines"] = self.plan.counts.lines
+        # A v2 marker's blob is HEAD's (or the staged) version: the commit would repeat it.
+        commit = self.intact_commit(line) if self.intact_commit and blob is None else None
         if commit:
             marker["commit"] = commit
         close = object_close(data)
@@ -630,9 +654,10 @@ class _Rewriter:
         new_data = splice(data, [*splices.pieces, (close, close, member)])
         if len(new_data) >= len(data):
             return OutputLine(line)
-        return OutputLine(
-            RawLine(line.number, new_data, line.newline), tuple(splices.payloads), len(data)
-        )
+        new_line = RawLine(line.number, new_data, line.newline)
+        if blob is not None:
+            return OutputLine(new_line, (), len(data), blob)
+        return OutputLine(new_line, tuple(splices.payloads), len(data))
 
 
 def compress_lines(
@@ -643,10 +668,11 @@ def compress_lines(
     session_ref: str,
     object_id: ObjectId = git_blob_id,
     intact_commit: IntactCommit | None = None,
+    intact_blob: IntactBlob | None = None,
 ) -> Iterator[OutputLine]:
     """Pass 2: yield every line, compressed where it lies before the kept window, and with
     its output stubbed where the plan prunes it."""
-    rewriter = _Rewriter(plan, session_ref, settings, object_id, intact_commit)
+    rewriter = _Rewriter(plan, session_ref, settings, object_id, intact_commit, intact_blob)
     for line in lines:
         try:
             output = rewriter.line(line)

@@ -14,14 +14,29 @@ INTACT_IN_COMMIT = "the commit where the line is intact still has it (restore us
 FetchObject = Callable[[str], bytes | None]
 # Given a line number and a commit, the original line from that commit, if it can be had.
 FetchFromCommit = Callable[[int, str], bytes | None]
+# Given a blob id and a line number, that line of the blob: None if the blob is missing,
+# empty past its end.
+FetchBlobLine = Callable[[str, int], bytes | None]
 
 
 @dataclass(frozen=True, slots=True)
 class Marker:
+    """A v1 marker names a payload blob per splice (`parts`); a v2 marker names the blob of a
+    committed or staged version of the session that holds the original line (`intact`: the
+    blob id and the line number), so the archive only references that blob."""
+
     sha256: str
     size: int
     parts: tuple[tuple[JsonPath, str], ...]
     commit: str | None
+    intact: tuple[str, int] | None = None
+
+    @property
+    def oids(self) -> tuple[str, ...]:
+        """The archived objects the line needs: its payloads, or the intact blob."""
+        if self.intact is not None:
+            return (self.intact[0],)
+        return tuple(oid for _, oid in self.parts)
 
 
 class DamagedLineError(GitClawError):
@@ -48,13 +63,27 @@ def _marker_problem(raw: object) -> str | None:
     """What is wrong with a marker's fields, in words; None when it is well formed."""
     if not isinstance(raw, dict):
         return "not a JSON object"
-    if raw.get("v") != 1:
-        return f"unknown version {raw.get('v')!r}"
+    version = raw.get("v")
+    if version not in (1, 2) or isinstance(version, bool):
+        return f"unknown version {version!r}"
     if not _is_hex(raw.get("sha256"), (64,)):
         return "sha256 is not 64 hex digits"
     size = raw.get("size")
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+    if not _is_count(size):
         return "size is not a whole number"
+    commit = raw.get("commit")
+    if commit is not None and not _is_hex(commit):
+        return "commit is not a git commit id"
+    if version == 2:
+        intact = raw.get("intact")
+        if not isinstance(intact, dict):
+            return "intact is not a JSON object"
+        if not _is_hex(intact.get("blob")):
+            return "intact.blob is not a git object id"
+        line = intact.get("line")
+        if not _is_count(line) or line == 0:
+            return "intact.line is not a line number"
+        return None
     parts = raw.get("parts")
     if not isinstance(parts, list) or not parts:
         return "parts is not a non-empty list"
@@ -68,10 +97,11 @@ def _marker_problem(raw: object) -> str | None:
             return "a part's path holds something other than keys and indexes"
         if not _is_hex(oid):
             return "a part's oid is not a git object id"
-    commit = raw.get("commit")
-    if commit is not None and not _is_hex(commit):
-        return "commit is not a git commit id"
     return None
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def read_marker(data: bytes, where: str) -> Marker | None:
@@ -93,8 +123,24 @@ def read_marker(data: bytes, where: str) -> Marker | None:
     problem = _marker_problem(raw)
     if problem is not None:
         raise DamagedLineError(f"{where}: unreadable {MARKER_KEY} marker: {problem}")
+    if raw["v"] == 2:
+        intact = raw["intact"]
+        return Marker(
+            raw["sha256"], raw["size"], (), raw.get("commit"), (intact["blob"], intact["line"])
+        )
     parts = tuple((tuple(part["path"]), part["oid"]) for part in raw["parts"])
     return Marker(raw["sha256"], raw["size"], parts, raw.get("commit"))
+
+
+def blob_line(blob: bytes, number: int) -> bytes:
+    """Line `number` (1-based) of a blob, without its newline; empty past the end."""
+    start = 0
+    for _ in range(number - 1):
+        start = blob.find(b"\n", start) + 1
+        if start == 0:
+            return b""
+    end = blob.find(b"\n", start)
+    return blob[start:] if end < 0 else blob[start:end]
 
 
 def _from_commit(marker: Marker, from_commit: Callable[[str], bytes | None] | None) -> bytes | None:
@@ -113,14 +159,19 @@ def restore_data(
     fetch: FetchObject,
     from_commit: Callable[[str], bytes | None] | None = None,
     notes: list[str] | None = None,
+    fetch_line: FetchBlobLine | None = None,
 ) -> bytes:
     """The original bytes of one line (unchanged if the line carries no marker).
 
     `notes` collects what was wrong with lines that were restored from their commit.
+    `fetch_line` reads a line of an intact blob (v2 markers); without it the whole blob is
+    fetched with `fetch`.
     """
     marker = read_marker(data, where)
     if marker is None:
         return data
+    if marker.intact is not None:
+        return _from_intact_blob(marker, marker.intact, where, fetch, fetch_line)
     blobs = {oid: fetch(oid) for _, oid in marker.parts}
     missing = [oid for oid, blob in blobs.items() if blob is None]
     if missing:
@@ -164,6 +215,30 @@ def restore_data(
         raise GitClawError(
             f"{where}: restored bytes do not match the recorded sha256; the line or the "
             "archive was altered, and no commit holds the intact line"
+        )
+    return original
+
+
+def _from_intact_blob(
+    marker: Marker,
+    intact: tuple[str, int],
+    where: str,
+    fetch: FetchObject,
+    fetch_line: FetchBlobLine | None,
+) -> bytes:
+    """A v2 line: the original is a line of a blob that the archive references."""
+    oid, number = intact
+    if fetch_line is not None:
+        original = fetch_line(oid, number)
+    else:
+        blob = fetch(oid)
+        original = None if blob is None else blob_line(blob, number)
+    if original is None:
+        raise MissingObjectError(f"{where}: archived object {oid} is not in this clone", [oid])
+    if len(original) != marker.size or hashlib.sha256(original).hexdigest() != marker.sha256:
+        raise GitClawError(
+            f"{where}: line {number} of archived object {oid} does not match the recorded "
+            "sha256; the object store or the line was altered"
         )
     return original
 

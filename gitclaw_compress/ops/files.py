@@ -81,41 +81,66 @@ def terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-class IntactLines:
-    """Which lines of the file exist byte for byte in HEAD's version, to record that commit.
+class _BlobLines:
+    """Which lines of the file one git blob (a version of the session) holds byte for byte at
+    the same line number; worked out on the first question only.
 
-    pi only appends, so HEAD's blob is usually a byte prefix of the file: then every complete
+    pi only appends, so the blob is usually a byte prefix of the file: then every complete
     line in that prefix is intact there, found by hashing the prefix as a git blob instead of
-    reading HEAD's copy. Otherwise lines are compared one by one.
+    reading the blob. Otherwise lines are compared one by one.
     """
+
+    def __init__(self, repo: Repository, path: Path, oid: str, size: int) -> None:
+        self.oid = oid
+        self._repo, self._path, self._size = repo, path, size
+        self._prefix_lines: int | None = None
+        self._digests: dict[int, bytes] = {}
+
+    def _load(self) -> int:
+        if self._prefix_lines is None:
+            prefix_lines = _blob_prefix_lines(self._path, self._size, self.oid)
+            self._prefix_lines = prefix_lines or 0
+            if prefix_lines is None:
+                blob = self._repo.reader.get(self.oid)
+                if blob is not None:
+                    self._digests = {
+                        number: hashlib.blake2b(data, digest_size=16).digest()
+                        for number, data in enumerate(blob.split(b"\n"), start=1)
+                    }
+        return self._prefix_lines
+
+    def holds(self, line: RawLine) -> bool:
+        if line.number <= self._load():
+            return True
+        digest = self._digests.get(line.number)
+        return digest is not None and digest == hashlib.blake2b(line.data, digest_size=16).digest()
+
+
+class IntactLines:
+    """Which lines of the file exist byte for byte in HEAD's version (to record that commit)
+    or in HEAD's or the staged blob of the file (for a v2 marker to reference)."""
 
     def __init__(self, repo: Repository, path: Path, rel: str) -> None:
         self.commit = repo.rev_parse("HEAD")
-        self._prefix_lines = 0
-        self._digests: dict[int, bytes] = {}
-        if self.commit is None:
-            return
-        info = repo.object_info(f"{self.commit}:{rel}")
-        if info is None:
-            return
-        oid, size = info
-        prefix_lines = _blob_prefix_lines(path, size, oid)
-        if prefix_lines is not None:
-            self._prefix_lines = prefix_lines
-            return
-        blob = repo.reader.get(oid)
-        if blob is not None:
-            self._digests = {
-                number: hashlib.blake2b(data, digest_size=16).digest()
-                for number, data in enumerate(blob.split(b"\n"), start=1)
-            }
+        self._head: _BlobLines | None = None
+        self._staged: _BlobLines | None = None
+        head = repo.object_info(f"{self.commit}:{rel}") if self.commit is not None else None
+        if head is not None:
+            self._head = _BlobLines(repo, path, *head)
+        staged = repo.object_info(f":{rel}")
+        if staged is not None and (head is None or staged[0] != head[0]):
+            self._staged = _BlobLines(repo, path, *staged)
 
     def commit_for(self, line: RawLine) -> str | None:
-        if line.number <= self._prefix_lines:
+        if self._head is not None and self._head.holds(line):
             return self.commit
-        digest = self._digests.get(line.number)
-        if digest is not None and digest == hashlib.blake2b(line.data, digest_size=16).digest():
-            return self.commit
+        return None
+
+    def blob_for(self, line: RawLine) -> str | None:
+        """HEAD's blob when it holds the line, else the staged blob when that does."""
+        for version in (self._head, self._staged):
+            if version is not None and version.holds(line):
+                return version.oid
         return None
 
 
@@ -265,6 +290,7 @@ class Compression:
                     session_ref=rel,
                     object_id=self.object_id,
                     intact_commit=intact.commit_for,
+                    intact_blob=intact.blob_for,
                 ):
                     encoded = result.line.encode()
                     size_after += len(encoded)
@@ -275,6 +301,8 @@ class Compression:
                         output.write(encoded)
                     if result.changed:
                         report.lines_compressed += 1
+                        if result.reference is not None and not self.dry_run:
+                            writer.reference(result.reference, path.name)
                         for payload in result.payloads:
                             report.objects += 1
                             report.object_bytes += len(payload.data)
@@ -388,6 +416,20 @@ def _commit_line_source(
     return for_line
 
 
+INTACT_BLOBS_HELD = 2  # intact blobs kept in memory while restoring
+
+
+def _line_starts(blob: bytes) -> list[int]:
+    starts = [0]
+    position = blob.find(b"\n")
+    while position >= 0:
+        starts.append(position + 1)
+        position = blob.find(b"\n", position + 1)
+    if starts[-1] == len(blob) and len(starts) > 1:
+        starts.pop()  # the newline ended the last line
+    return starts
+
+
 class ArchiveAccess:
     """Where archived payloads come from: this clone first (the archive ref's objects, then
     the commits where a line was intact), then, once per run, the archive ref fetched from
@@ -412,12 +454,32 @@ class ArchiveAccess:
         self._archived: set[str] | None = None
         self.missing: set[str] = set()  # payloads not in the object store, for verify
         self.notes: list[str] = []  # lines restored from their commit, and why, for verify
+        # The intact blobs v2 markers read lines from, newest last, with their line starts:
+        # a file's v2 lines mostly come in runs per blob, so each is read about once.
+        self._intact: dict[str, tuple[bytes, list[int]]] = {}
 
     def _get(self, oid: str) -> bytes | None:
         data = self.repo.reader.get(oid)
         if data is None:
             self.missing.add(oid)
         return data
+
+    def _blob_line(self, oid: str, number: int) -> bytes | None:
+        """Line `number` of an intact blob (None if it is missing, empty past its end)."""
+        cached = self._intact.pop(oid, None)
+        if cached is None:
+            blob = self._get(oid)
+            if blob is None:
+                return None
+            cached = (blob, _line_starts(blob))
+            while len(self._intact) >= INTACT_BLOBS_HELD:  # memory stays bounded
+                del self._intact[next(iter(self._intact))]
+        self._intact[oid] = cached
+        blob, starts = cached
+        if number > len(starts):
+            return b""
+        end = blob.find(b"\n", starts[number - 1])
+        return blob[starts[number - 1] : end if end >= 0 else len(blob)]
 
     @classmethod
     def from_config(
@@ -483,13 +545,15 @@ class ArchiveAccess:
         self, data: bytes, where: str, from_commit: Callable[[str], bytes | None] | None
     ) -> bytes:
         try:
-            return restore_data(data, where, self._get, from_commit, self.notes)
+            return restore_data(data, where, self._get, from_commit, self.notes, self._blob_line)
         except MissingObjectError as error:
             missing = error
         if self.fetch_once():
             self.missing.clear()
             try:
-                return restore_data(data, where, self._get, from_commit, self.notes)
+                return restore_data(
+                    data, where, self._get, from_commit, self.notes, self._blob_line
+                )
             except MissingObjectError as error:
                 missing = error
         if self.fetched and self.fetch_error is None:
@@ -827,7 +891,7 @@ def verify_file(
                 if marker is None:
                     continue
                 report.compressed_lines += 1
-                for _, oid in marker.parts:
+                for oid in marker.oids:
                     report.objects += 1
                     if not on_ref(oid):
                         report.problems.append(
@@ -838,7 +902,7 @@ def verify_file(
                 del access.notes[:]
                 access.restore(data, where, from_commit(line.number))
                 report.problems.extend(access.notes)
-                for _, oid in marker.parts:
+                for oid in marker.oids:
                     if oid in access.missing:
                         report.problems.append(
                             f"{where}: archived object {oid} is missing from the object "

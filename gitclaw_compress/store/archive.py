@@ -2,9 +2,11 @@
 
 Writes go through one `git fast-import` process per run (never a process per object), which
 adds a commit on top of the archive ref whose tree holds every payload at
-`blobs/<oid[:2]>/<oid[2:]>`. Being reachable from a ref, the payloads survive `git gc` and
-travel with `git push origin 'refs/gitclaw/*:refs/gitclaw/*'`. Reads go through one
-`git cat-file --batch` process.
+`blobs/<oid[:2]>/<oid[2:]>`, and every committed or staged version of a session that v2
+markers read their original lines from at `intact/<oid[:2]>/<oid[2:]>/<file name>` (a tree
+entry that names a blob git already has: no new bytes). Being reachable from a ref, both survive
+`git gc` and travel with `git push origin 'refs/gitclaw/*:refs/gitclaw/*'`. Reads go through
+one `git cat-file --batch` process.
 """
 
 from __future__ import annotations
@@ -36,6 +38,15 @@ F_SETPIPE_SZ = 1031  # Linux fcntl; not in Python's fcntl module before 3.10 on 
 
 def blob_path(oid: str) -> str:
     return f"blobs/{oid[:2]}/{oid[2:]}"
+
+
+def intact_path(oid: str, name: str) -> str:
+    """Where the archive tree references a session version: ends with the session's file
+    name, because `git repack` pairs delta candidates by the end of the path they were
+    reached by; a blob reached first through the archive must still sit next to the
+    other versions of its session, or the full clone stores it whole."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name)
+    return f"intact/{oid[:2]}/{oid[2:]}/{safe or 'session'}"
 
 
 def record_folder(key: str) -> str:
@@ -210,10 +221,11 @@ class Repository:
         return found + sorted(self.common_dir.glob("fast_import_crash_*"))
 
     def archive_oids(self, ref: str) -> set[str]:
-        """Every payload id reachable from the archive ref (empty if there is no ref yet)."""
+        """Every payload and intact blob id reachable from the archive ref (empty if there is
+        no ref yet)."""
         if self.rev_parse(ref) is None:
             return set()
-        out = self.git("ls-tree", "-r", "-z", ref, "--", "blobs")
+        out = self.git("ls-tree", "-r", "-z", ref, "--", "blobs", "intact")
         oids = set()
         for record in out.split(b"\0"):
             if record:
@@ -331,7 +343,8 @@ class ObjectReader:
 
 
 class ArchiveWriter:
-    """Streams payload blobs into `git fast-import`, then commits them onto the archive ref.
+    """Streams payload blobs into `git fast-import`, then commits them, and the intact blobs
+    that v2 markers reference, onto the archive ref.
 
     Nothing is reachable until `commit`; `abort` leaves the ref as it was.
     """
@@ -341,13 +354,14 @@ class ArchiveWriter:
         self.ref = ref
         self._process: subprocess.Popen[bytes] | None = None
         self._marks: dict[str, int] = {}
+        self._references: set[tuple[str, str]] = set()  # blobs git has, and their file name
         self._records: list[str] = []
         self._errors: IO[bytes] | None = None
         self.bytes_written = 0
 
     @property
     def count(self) -> int:
-        return len(self._marks)
+        return len(self._marks) + len(self._references)
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._process is None:
@@ -379,6 +393,11 @@ class ArchiveWriter:
         self._marks[oid] = mark
         self.bytes_written += len(data)
 
+    def reference(self, oid: str, name: str) -> None:
+        """Keep a blob of the object store (a committed or staged version of the session file
+        `name`) reachable from the archive: a v2 marker reads its original line there."""
+        self._references.add((oid, name))
+
     def record(self, key: str, record: FileRecord) -> None:
         """Note in the next commit what compress wrote for one session (see FileRecord)."""
         self._records.append(f"{record_folder(key)}/{record.name()}")
@@ -393,7 +412,7 @@ class ArchiveWriter:
 
     def commit(self, message: str) -> str | None:
         """Make every added blob reachable from the ref; returns the new archive commit."""
-        if not self._marks:
+        if not self._marks and not self._references:
             return None
         process = self._start()
         assert process.stdin is not None
@@ -409,6 +428,8 @@ class ArchiveWriter:
             stream.append(b"from %s\n" % parent.encode())
         for oid, mark in self._marks.items():
             stream.append(b"M 100644 :%d %s\n" % (mark, blob_path(oid).encode()))
+        for oid, name in sorted(self._references):  # fast-import refuses an unknown id
+            stream.append(b"M 100644 %s %s\n" % (oid.encode(), intact_path(oid, name).encode()))
         for path in self._records:
             stream.append(b"M 100644 :%d %s\n" % (len(self._marks) + 2, path.encode()))
         stream.append(b"\ndone\n")

@@ -1,10 +1,10 @@
 """Moving the archive ref between clones: fetch it, push it, and merge two archives.
 
 Two runs (two CI jobs, two clones) can each add a commit to the archive ref. The archive is
-content-addressed (`blobs/<oid[:2]>/<oid[2:]>`), so two archives always merge without
-conflict: the merge commit's tree is the union of both trees. `push_archive` and
-`fetch_archive` merge when the other side moved, so neither ever drops the other's payloads
-and neither ever needs `--force`.
+content-addressed (`blobs/<oid[:2]>/<oid[2:]>`, `intact/<oid[:2]>/<oid[2:]>/<name>`), so two
+archives always merge without conflict: the merge commit's tree is the union of both trees.
+`push_archive` and `fetch_archive` merge when the other side moved, so neither ever drops the
+other's payloads and neither ever needs `--force`.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from typing import Any
 from gitclaw_compress.config import Config
 from gitclaw_compress.core.compressor import (
     CompressSettings,
+    IntactBlob,
     IntactCommit,
     ObjectId,
     git_blob_id,
@@ -113,6 +114,7 @@ def _saving(
     context_tokens: int,
     intact_commit: IntactCommit | None,
     object_id: ObjectId,
+    intact_blob: IntactBlob | None = None,
 ) -> Saving:
     plan = plan_lines(lines, settings, session_ref=session_ref)
     run = measure_run(
@@ -124,6 +126,7 @@ def _saving(
         tokens_now=tokens_now,
         object_id=object_id,
         intact_commit=intact_commit,
+        intact_blob=intact_blob,
     )
     saved = run.tokens_saved
     return Saving(
@@ -146,12 +149,13 @@ def session_status(
     savings: bool = True,
     intact_commit: IntactCommit | None = None,
     object_id: ObjectId = git_blob_id,
+    intact_blob: IntactBlob | None = None,
 ) -> SessionStatus:
     """The status of one session; `savings=False` skips the three dry runs.
 
-    `intact_commit` (the commit where a line is intact) and `object_id` (SHA-1 or SHA-256
-    blob ids) are what `compress` records in markers, so that the byte counts of the dry
-    runs are exact.
+    `intact_commit` (the commit where a line is intact), `intact_blob` (the blob a v2 marker
+    names) and `object_id` (SHA-1 or SHA-256 blob ids) are what `compress` records in
+    markers, so that the byte counts of the dry runs are exact.
     """
     fullness = context_fullness(lines, config)
     context, size, budget = fullness.context, fullness.size, fullness.budget
@@ -206,5 +210,6 @@ def session_status(
             size.tokens,
             intact_commit,
             object_id,
+            intact_blob,
         )
     return status

@@ -1,0 +1,356 @@
+"""v2 markers: a line that was committed (or staged) intact is not archived again; its marker
+names the blob of that version and the line, and the archive tree references that blob.
+
+Restore must stay byte-identical wherever the blob is only kept alive by the archive ref:
+after `git gc --prune=now`, after the branch's commits were squashed away, and in every kind
+of clone (depth 1, one branch, a clone that fetched the archive ref). Files compressed by the
+release before v2 (v1 markers only) must still restore, also after they grow and get v2
+markers next to their v1 markers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from flow_helpers import (
+    SESSIONS,
+    Origin,
+    commit_all,
+    git,
+    make_origin,
+    marker_count,
+    session_bytes,
+    write,
+)
+
+from gitclaw_compress.cli import cli
+from gitclaw_compress.core.marker import Marker, read_marker
+from gitclaw_compress.ops.files import ArchiveAccess, restored_lines
+from gitclaw_compress.store.archive import ObjectReader, Repository
+
+SESSION = f"{SESSIONS}/issue-1.jsonl"
+ARCHIVE = "refs/gitclaw/archive"
+PUSH_ALL = ("main", "refs/gitclaw/*:refs/gitclaw/*")
+V1_BUNDLE = Path(__file__).resolve().parent / "data" / "v1-markers.bundle"
+V1_SESSION = f"{SESSIONS}/v1.jsonl"
+
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch) -> Invoke:
+    """gitclaw-compress in process, in a given folder."""
+
+    def invoke(cwd: Path, *args: str) -> Result:
+        monkeypatch.chdir(cwd)
+        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+    return invoke
+
+
+def ok(run: Invoke, cwd: Path, *args: str) -> Result:
+    result = run(cwd, *args)
+    assert result.exit_code == 0, (args, result.output, result.stderr)
+    return result
+
+
+def grow(path: Path, turns: int) -> bytes:
+    """One agent run appends new turns; returns the bytes it appended."""
+    added = session_bytes(turns).split(b"\n", 1)[1]
+    with open(path, "ab") as handle:
+        handle.write(added)
+    return added
+
+
+def markers(data: bytes) -> list[tuple[int, Marker]]:
+    """Every marker of a file, with its line number."""
+    found = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        marker = read_marker(line, str(number))
+        if marker is not None:
+            found.append((number, marker))
+    return found
+
+
+def archive_paths(repo: Path, ref: str = ARCHIVE) -> list[str]:
+    return git(repo, "ls-tree", "-r", "--name-only", ref).splitlines()
+
+
+def two_runs(run: Invoke, repo: Path) -> bytes:
+    """Two agent runs committed as they are, then compressed (every line is intact at HEAD,
+    whose blob is HEAD~1's after the commit) and committed."""
+    session = write(repo / SESSION, session_bytes(4))
+    commit_all(repo, "agent run 1")
+    original = session.read_bytes() + grow(session, 3)
+    commit_all(repo, "agent run 2")
+    ok(run, repo, "compress", "--keep-turns", "1", SESSION)
+    commit_all(repo, "compressed")
+    return original
+
+
+def restore_to(run: Invoke, repo: Path, *options: str) -> bytes:
+    ok(run, repo, "restore", SESSION, "-o", "restored.jsonl", *options)
+    return (repo / "restored.jsonl").read_bytes()
+
+
+def test_committed_lines_are_referenced_not_copied(run: Invoke, repo: Path) -> None:
+    original = two_runs(run, repo)
+    compressed = (repo / SESSION).read_bytes()
+    found = markers(compressed)
+    assert found and all(marker.intact is not None for _, marker in found)
+    head_blob = git(repo, "rev-parse", "HEAD~1:" + SESSION).strip()
+    assert {marker.intact for _, marker in found} == {(head_blob, number) for number, _ in found}
+    paths = archive_paths(repo)
+    assert f"intact/{head_blob[:2]}/{head_blob[2:]}/issue-1.jsonl" in paths
+    assert not [path for path in paths if path.startswith("blobs/")]  # no payload copied
+    assert b'"commit":' not in compressed  # the blob already says where the line is
+    assert restore_to(run, repo, "--no-fetch") == original
+    assert ok(run, repo, "verify", "--no-fetch").exit_code == 0
+
+
+def test_second_run_changes_nothing(run: Invoke, repo: Path) -> None:
+    two_runs(run, repo)
+    before = (repo / SESSION).read_bytes()
+    tip = git(repo, "rev-parse", ARCHIVE)
+    result = ok(run, repo, "compress", "--force", "--keep-turns", "1", "--json", SESSION)
+    assert '"status": "unchanged"' in result.output
+    assert (repo / SESSION).read_bytes() == before
+    assert git(repo, "rev-parse", ARCHIVE) == tip
+
+
+def test_the_staged_version_serves_when_head_lacks_the_line(run: Invoke, repo: Path) -> None:
+    """In a pre-commit hook the agent's new lines are staged, not committed."""
+    session = write(repo / SESSION, session_bytes(5))
+    original = session.read_bytes()
+    git(repo, "add", "-A")
+    staged = git(repo, "rev-parse", ":" + SESSION).strip()
+    ok(run, repo, "compress", "--keep-turns", "1", SESSION)
+    found = markers(session.read_bytes())
+    assert found and {marker.oids for _, marker in found} == {(staged,)}
+    commit_all(repo, "compressed")  # as a hook does: the agent's staged blob is replaced
+    git(repo, "gc", "-q", "--prune=now")
+    assert restore_to(run, repo, "--no-fetch") == original
+
+
+def test_restore_after_gc_and_after_a_squash_merge(run: Invoke, repo: Path) -> None:
+    """The commits that held the lines intact are gone: only the archive keeps the blob."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "base")
+    original = two_runs(run, repo)
+    git(repo, "gc", "-q", "--prune=now")
+    assert restore_to(run, repo, "--no-fetch") == original
+    intact_commit = git(repo, "rev-parse", "HEAD~1").strip()
+    squashed = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD~3", "-m", "squash").strip()
+    git(repo, "reset", "-q", "--hard", squashed)
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    assert git(repo, "cat-file", "-t", intact_commit, check=False) == ""  # really gone
+    assert restore_to(run, repo, "--no-fetch") == original
+    assert ok(run, repo, "verify", "--no-fetch").exit_code == 0
+
+
+def test_a_missing_intact_blob_is_found_and_refused(run: Invoke, repo: Path) -> None:
+    two_runs(run, repo)
+    compressed = (repo / SESSION).read_bytes()
+    blob = git(repo, "rev-parse", "HEAD~1:" + SESSION).strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    verified = run(repo, "verify", "--no-fetch", SESSION)
+    assert verified.exit_code == 1 and blob in verified.output, verified.output
+    refused = run(repo, "restore", SESSION)
+    assert refused.exit_code == 3 and refused.stderr.count("\n") == 1, refused.stderr
+    assert blob in refused.stderr and "is not in this clone" in refused.stderr
+    assert (repo / SESSION).read_bytes() == compressed  # left as it was
+
+
+def test_a_tampered_intact_blob_is_found_and_refused(run: Invoke, repo: Path) -> None:
+    two_runs(run, repo)
+    compressed = (repo / SESSION).read_bytes()
+    blob = git(repo, "rev-parse", "HEAD~1:" + SESSION).strip()
+    other = git(repo, "rev-parse", "HEAD:" + SESSION).strip()  # the compressed version
+    loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
+    os.chmod(loose, 0o644)
+    loose.write_bytes((repo / ".git" / "objects" / other[:2] / other[2:]).read_bytes())
+    verified = run(repo, "verify", "--no-fetch", SESSION)
+    assert verified.exit_code == 1 and "does not match the recorded sha256" in verified.output
+    refused = run(repo, "restore", SESSION)
+    assert refused.exit_code == 3 and refused.stderr.count("\n") == 1, refused.stderr
+    assert f"archived object {blob} does not match" in refused.stderr
+    assert (repo / SESSION).read_bytes() == compressed
+
+
+def test_each_intact_blob_is_read_once_per_restore(
+    run: Invoke, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = two_runs(run, repo)
+    blob = git(repo, "rev-parse", "HEAD~1:" + SESSION).strip()
+    assert len(markers((repo / SESSION).read_bytes())) > 3
+    asked: list[str] = []
+    real_get = ObjectReader.get
+
+    def counting_get(self: ObjectReader, name: str) -> bytes | None:
+        asked.append(name)
+        return real_get(self, name)
+
+    monkeypatch.setattr(ObjectReader, "get", counting_get)
+    repository = Repository(repo)
+    try:
+        access = ArchiveAccess(repository, ARCHIVE)
+        data = b"".join(
+            line.encode() for line in restored_lines(repository, repo / SESSION, ARCHIVE, access)
+        )
+    finally:
+        repository.close()
+    assert data == original
+    assert asked.count(blob) == 1
+
+
+def test_a_v2_marker_is_smaller_than_the_v1_marker_it_replaces(run: Invoke, tmp_path: Path) -> None:
+    """The same session compressed never committed (v1) and committed first (v2)."""
+    sizes = {}
+    for version in (1, 2):
+        repo = tmp_path / f"v{version}"
+        repo.mkdir()
+        git(repo, "init", "-q")
+        write(repo / SESSION, session_bytes(6))
+        if version == 2:
+            commit_all(repo)
+        ok(run, repo, "compress", "--keep-turns", "1", SESSION)
+        data = (repo / SESSION).read_bytes()
+        assert data.count(f'"v":{version},'.encode()) == marker_count(data) > 0
+        sizes[version] = len(data)
+    assert sizes[2] < sizes[1]
+
+
+# Clones of an origin whose branch was squashed: the blobs are on the archive ref alone.
+
+
+@pytest.fixture
+def squashed(run: Invoke, tmp_path: Path) -> tuple[Origin, bytes]:
+    """Three agent runs (compress, commit, push with the archive), then the branch is
+    squashed to one commit on the origin and the old commits are collected."""
+    origin = make_origin(tmp_path)
+    session = write(origin.work / SESSION, session_bytes(4))
+    original = session.read_bytes()
+    ok(run, origin.work, "step", "--keep-turns", "1")
+    commit_all(origin.work, "run 1")
+    for turns in (3, 2):
+        original += grow(session, turns)
+        ok(run, origin.work, "step", "--keep-turns", "1")
+        commit_all(origin.work, "run")
+    origin.push(*PUSH_ALL)
+    data = session.read_bytes()
+    found = markers(data)
+    assert any(m.intact for _, m in found) and any(m.parts for _, m in found)  # v1 and v2
+    squashed_commit = git(origin.work, "commit-tree", "HEAD^{tree}", "-m", "squash").strip()
+    git(origin.work, "push", "-q", "--force", "origin", f"{squashed_commit}:refs/heads/main")
+    git(origin.bare, "reflog", "expire", "--expire=now", "--all")
+    git(origin.bare, "gc", "-q", "--prune=now")
+    assert git(origin.bare, "rev-list", "--count", "main").strip() == "1"
+    return origin, original
+
+
+def test_depth_1_clone_of_a_squashed_branch(
+    run: Invoke, tmp_path: Path, squashed: tuple[Origin, bytes]
+) -> None:
+    origin, original = squashed
+    clone = origin.clone(tmp_path / "shallow", "--depth", "1")
+    assert restore_to(run, clone) == original  # fetches the archive by itself
+    assert ok(run, clone, "verify", "--no-fetch").exit_code == 0
+
+
+def test_branch_only_clone_of_a_squashed_branch(
+    run: Invoke, tmp_path: Path, squashed: tuple[Origin, bytes]
+) -> None:
+    origin, original = squashed
+    clone = origin.clone(tmp_path / "branch", "--single-branch", "--branch", "main")
+    assert git(clone, "for-each-ref", "refs/gitclaw") == ""
+    result = ok(run, clone, "restore", SESSION)
+    assert "fetching refs/gitclaw/archive from origin" in result.stderr
+    assert (clone / SESSION).read_bytes() == original
+
+
+def test_clone_that_fetched_the_archive_ref(
+    run: Invoke, tmp_path: Path, squashed: tuple[Origin, bytes]
+) -> None:
+    origin, original = squashed
+    clone = origin.clone(tmp_path / "full")
+    git(clone, "fetch", "-q", "origin", "refs/gitclaw/*:refs/gitclaw/*")
+    git(clone, "gc", "-q", "--prune=now")
+    assert restore_to(run, clone, "--no-fetch") == original
+    assert ok(run, clone, "verify", "--no-fetch").exit_code == 0
+
+
+def test_archives_with_intact_entries_merge_on_push(run: Invoke, tmp_path: Path) -> None:
+    """Two clones reference different intact blobs; the second push merges the archives."""
+    origin = make_origin(tmp_path)
+    for name in ("a", "b"):
+        write(origin.work / f"{SESSIONS}/{name}.jsonl", session_bytes(4, session_id=name))
+    commit_all(origin.work, "sessions")
+    origin.push("main")
+    originals = {}
+    for name in ("a", "b"):
+        job = origin.clone(tmp_path / f"job-{name}")
+        path = job / f"{SESSIONS}/{name}.jsonl"
+        originals[name] = path.read_bytes() + grow(path, 2)
+        ok(run, job, "step", "--keep-turns", "1", "--push")
+        commit_all(job, f"job {name}")
+        git(job, "pull", "-q", "--rebase", "origin", "main")
+        git(job, "push", "-q", "origin", "HEAD:main")
+    intact = [path for path in archive_paths(origin.bare) if path.startswith("intact/")]
+    assert len(intact) == 2
+    reader = origin.clone(tmp_path / "reader", "--depth", "1")
+    for name in ("a", "b"):
+        ok(run, reader, "restore", f"{SESSIONS}/{name}.jsonl")
+        assert (reader / f"{SESSIONS}/{name}.jsonl").read_bytes() == originals[name]
+
+
+# Files compressed by the release before v2 markers: tests/data/v1-markers.bundle (branch
+# main and refs/gitclaw/archive) was made by that code (commit 67f40f6) with the CLI, in the
+# steps that v1_original describes.
+
+
+def v1_original() -> bytes:
+    """The session in the bundle: session_bytes(4) compressed before it was ever committed
+    (payloads only), committed; then 3 turns appended, compressed (some lines name the
+    first commit) and committed. Both runs with --keep-turns 1."""
+    return session_bytes(4) + session_bytes(3).split(b"\n", 1)[1]
+
+
+def v1_clone(tmp_path: Path) -> Path:
+    clone = tmp_path / "v1"
+    git(tmp_path, "clone", "-q", "--branch", "main", str(V1_BUNDLE), clone.name)
+    git(clone, "fetch", "-q", str(V1_BUNDLE), f"{ARCHIVE}:{ARCHIVE}")
+    return clone
+
+
+def test_v1_markers_from_the_last_release_restore(run: Invoke, tmp_path: Path) -> None:
+    clone = v1_clone(tmp_path)
+    data = (clone / V1_SESSION).read_bytes()
+    assert marker_count(data) == data.count(b'"v":1,') > 0 and b'"v":2,' not in data
+    assert ok(run, clone, "verify", "--no-fetch").exit_code == 0
+    ok(run, clone, "restore", V1_SESSION, "--no-fetch")
+    assert (clone / V1_SESSION).read_bytes() == v1_original()
+
+
+def test_v1_file_grows_and_gets_v2_markers_beside_its_v1_markers(
+    run: Invoke, tmp_path: Path
+) -> None:
+    clone = v1_clone(tmp_path)
+    session = clone / V1_SESSION
+    original = v1_original() + grow(session, 3)
+    commit_all(clone, "agent run 3")
+    original += grow(session, 2)
+    ok(run, clone, "compress", "--keep-turns", "1", V1_SESSION)
+    commit_all(clone, "run 4, compressed")
+    data = session.read_bytes()
+    versions = re.findall(rb'"gitclawCompress":\{"v":(\d)', data)
+    assert b"1" in versions and b"2" in versions
+    assert ok(run, clone, "verify", "--no-fetch").exit_code == 0
+    git(clone, "gc", "-q", "--prune=now")
+    ok(run, clone, "restore", V1_SESSION, "-o", "restored.jsonl", "--no-fetch")
+    assert (clone / "restored.jsonl").read_bytes() == original
