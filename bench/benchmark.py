@@ -1,10 +1,11 @@
 """Throughput and peak memory of compress and restore. A script, not a test: it prints numbers.
 
-    python bench/benchmark.py [--size-mb 100] [--keep-turns 4]
+    python bench/benchmark.py [--size-mb 100] [--keep-turns 4] [--repeat 5]
 
 It builds a synthetic pi session of the given size in a temporary git repository, commits it
 (as GitClaw does), then times `compress` and `restore` in-process (no interpreter start-up),
-including the git archive writes. It does the same for a synthetic Claude Code transcript,
+including the git archive writes; `--repeat` times, each in a fresh repository, and prints
+the median run and the spread. It does the same for a synthetic Claude Code transcript,
 then for each file of ../shared/corpus/{pi,claude,codex,copilot} when that folder exists.
 Peak memory is the process's maximum resident set size (ru_maxrss) and, separately, that of
 the git child processes.
@@ -283,6 +284,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size-mb", type=int, default=100)
     parser.add_argument("--keep-turns", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each synthetic file")
     options = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     header = (
@@ -291,22 +293,23 @@ def main() -> None:
     )
     print(header)
     rows: list[tuple[str, dict[str, float]]] = []
-    with tempfile.TemporaryDirectory() as folder:
-        root, session = prepared_repo(Path(folder), None, options.size_mb)
-        base_rss = max_rss_mb(resource.RUSAGE_SELF)
-        rows.append(
-            (f"synthetic pi {options.size_mb} MB", measure(root, session, options.keep_turns))
+    spread: list[str] = []
+    base_rss = max_rss_mb(resource.RUSAGE_SELF)
+    for label, claude in (("pi", False), ("Claude Code", True)):
+        runs = []
+        for _ in range(options.repeat):  # a fresh repository each time
+            with tempfile.TemporaryDirectory() as folder:
+                root, session = prepared_repo(Path(folder), None, options.size_mb, claude=claude)
+                runs.append(measure(root, session, options.keep_turns))
+        runs.sort(key=lambda run: run["compress_mbps"])
+        rows.append((f"synthetic {label} {options.size_mb} MB, median", runs[len(runs) // 2]))
+        spread.append(
+            f"{label}: compress {runs[0]['compress_mbps']:.1f} to "
+            f"{runs[-1]['compress_mbps']:.1f} MB/s over {len(runs)} runs"
         )
-        peak = max_rss_mb(resource.RUSAGE_SELF)
-        children = max_rss_mb(resource.RUSAGE_CHILDREN)
-    with tempfile.TemporaryDirectory() as folder:
-        root, session = prepared_repo(Path(folder), None, options.size_mb, claude=True)
-        rows.append(
-            (
-                f"synthetic Claude Code {options.size_mb} MB",
-                measure(root, session, options.keep_turns),
-            )
-        )
+        if not claude:
+            peak = max_rss_mb(resource.RUSAGE_SELF)
+            children = max_rss_mb(resource.RUSAGE_CHILDREN)
     for name, row in rows:
         print(
             f"{name:<44} {row['size_mb']:>7.1f} {row['after_mb']:>7.1f} "
@@ -317,6 +320,7 @@ def main() -> None:
         f"peak RSS: {peak:.0f} MB (before compress {base_rss:.0f} MB, so +{peak - base_rss:.0f} MB "
         f"for a {rows[0][1]['size_mb']:.0f} MB file); largest git child: {children:.0f} MB"
     )
+    print("spread (a shared VM varies by a third from run to run): " + "; ".join(spread))
     if CORPUS.is_dir():
         total_in = total_c = total_r = 0.0
         sources = [

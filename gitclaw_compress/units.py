@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitclaw_compress.core.lines import iter_lines
+from gitclaw_compress.core.lines import READ_BUFFER, iter_lines
 from gitclaw_compress.errors import GitClawError
 
 
@@ -40,7 +40,7 @@ def original_size(path: Path) -> int:
     from gitclaw_compress.core.marker import read_marker  # not needed by a no-op step
 
     total = 0
-    with open(path, "rb") as handle:
+    with open(path, "rb", buffering=READ_BUFFER) as handle:
         for line in iter_lines(handle):
             try:
                 marker = read_marker(line.data, f"{path}:{line.number}")

@@ -301,8 +301,9 @@ def test_base64_test_helper_is_valid() -> None:
     assert base64.b64decode(block["data"]) == b"abc"
 
 
-def _one_old_result(content: str, tail: bytes = b"") -> bytes:
-    """A session whose first turn has one large tool output (serialized by hand)."""
+def _one_old_result(content: str, tail: bytes = b"", head: bytes = b"") -> bytes:
+    """A session whose first turn has one large tool output (serialized by hand), with
+    `head` and `tail` members spliced in first and last."""
     session = SessionBuilder()
     session.user("first")
     session.assistant(tool_call("c1", "read", {"path": "a.txt"}))
@@ -310,7 +311,7 @@ def _one_old_result(content: str, tail: bytes = b"") -> bytes:
     session.user("second")
     lines = session.data().split(b"\n")
     index = next(i for i, line in enumerate(lines) if b'"toolResult"' in line)
-    lines[index] = lines[index][:-1] + tail + b"}"
+    lines[index] = b"{" + head + lines[index][1:-1] + tail + b"}"
     return b"\n".join(lines)
 
 
@@ -328,6 +329,18 @@ def test_values_found_by_search_or_by_walking_restore_exactly(tail: bytes) -> No
     original = _one_old_result("x" * 3000, tail)
     compressed, payloads = run(original, keep_turns=1)
     assert len(compressed) < len(original) - 2000
+    assert restore(compressed, payloads) == original
+
+
+def test_a_copy_of_the_value_before_it_is_not_the_one_replaced() -> None:
+    # The search finds the copy first; the parse check sees the wrong member replaced.
+    copy = b'"copy":{"content":' + orjson.dumps([{"type": "text", "text": "x" * 3000}]) + b"},"
+    original = _one_old_result("x" * 3000, head=copy)
+    compressed, payloads = run(original, keep_turns=1)
+    line = next(line for line in compressed.split(b"\n") if b"gitclawCompress" in line)
+    entry = orjson.loads(line)
+    assert entry["copy"]["content"][0]["text"] == "x" * 3000  # untouched
+    assert entry["message"]["content"][0]["text"] != "x" * 3000  # stubbed
     assert restore(compressed, payloads) == original
 
 

@@ -12,8 +12,8 @@ import orjson
 
 from gitclaw_compress.config import Config, defaults, load_config
 from gitclaw_compress.core.lines import (
-    MARKER_BYTES,
     RawLine,
+    has_marker,
     lines_from_bytes,
 )
 from gitclaw_compress.errors import JSON_META_KEY, GitClawError
@@ -94,13 +94,8 @@ def require_session(path: Path, where: str | None = None) -> None:
 
 def has_compressed_line(path: Path) -> bool:
     """Whether any line carries a marker (a cheap scan; markers are never split by a read)."""
-    tail = b""
     with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            if MARKER_BYTES in tail + chunk:
-                return True
-            tail = chunk[-len(MARKER_BYTES) :]
-    return False
+        return has_marker(handle)
 
 
 def open_repo(path: Path) -> Repository:

@@ -492,11 +492,13 @@ def _found_spans(
     """The spans of the edited values found by searching for their serialized bytes.
 
     Writers of these files (JSON.stringify, serde) write what orjson writes for most values,
-    and a value whose bytes, with its key, stand exactly once in the line is found by one
-    `bytes.find` instead of a walk through the line. None when any value is not found exactly
-    once; `_apply` then checks the result by parsing it, and walks the line if it differs.
+    so a value is usually found, with its key, by one `bytes.find` instead of a walk through
+    the line; the same value twice (two identical outputs) takes the next copy. None when a
+    value is not found. A match may still be the wrong copy: `_apply` checks the result by
+    parsing it, and walks the line if it differs.
     """
     spans: dict[JsonPath, tuple[int, int]] = {}
+    taken: list[tuple[int, int]] = []  # the matched bytes, keys included
     for edit in edits:
         found, value = _value_at(entry, edit.path)
         if not found:
@@ -511,8 +513,13 @@ def _found_spans(
             prefix = orjson.dumps(key) + b":"
             needle, offset = prefix + needle, len(prefix)
         position = data.find(needle)
-        if position < 0 or data.find(needle, position + 1) >= 0:
+        while position >= 0 and any(
+            position < end and start < position + len(needle) for start, end in taken
+        ):
+            position = data.find(needle, position + 1)
+        if position < 0:
             return None
+        taken.append((position, position + len(needle)))
         spans[edit.path] = (position + offset, position + len(needle))
     return spans
 
@@ -528,6 +535,13 @@ def _replaced(entry: Entry, edits: list[Edit]) -> Entry:
             node = child
         node[edit.path[-1]] = edit.value
     return result
+
+
+def _parses_to(data: bytes, expected: Entry) -> bool:
+    try:
+        return bool(orjson.loads(data) == expected)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def _locate(data: bytes, edits: list[Edit]) -> dict[JsonPath, Any]:
@@ -587,9 +601,9 @@ class _Rewriter:
             splices = self._splices(line, edits, found, blob)
             if not splices.pieces:
                 return OutputLine(line)
-            # A value's bytes may have stood twice in a way the search could not tell apart:
-            # the result must parse to the entry with exactly these values replaced.
-            if orjson.loads(splice(line.data, splices.pieces)) == _replaced(entry, splices.edits):
+            # The search may have matched the wrong copy of a value: the result must parse
+            # to the entry with exactly these values replaced.
+            if _parses_to(splice(line.data, splices.pieces), _replaced(entry, splices.edits)):
                 return self._marked(line, splices, blob)
         located = {path: (span.start, span.end) for path, span in _locate(line.data, edits).items()}
         splices = self._splices(line, edits, located, blob)

