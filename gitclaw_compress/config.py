@@ -19,7 +19,6 @@ from gitclaw_compress.errors import GitClawError
 
 if TYPE_CHECKING:  # the core is loaded when settings are built, not to read a config
     from gitclaw_compress.core.compressor import BudgetSettings, CompressSettings
-from gitclaw_compress.core.stubs import PreviewSettings
 from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, DEFAULT_RESERVE_TOKENS, ESTIMATOR_NAMES
 
 CONFIG_NAME = "compression.json"
@@ -418,6 +417,7 @@ class Config:
     ) -> CompressSettings:
         """Settings for the core; `strategy` and `target_percent` override the config."""
         from gitclaw_compress.core.compressor import CompressSettings
+        from gitclaw_compress.core.stubs import PreviewSettings
 
         return CompressSettings(
             keep_turns=self["session.turnThresholdBeforeCompress"]

@@ -23,7 +23,9 @@ from flow_helpers import (
 
 from gitclaw_compress.cli import cli
 from gitclaw_compress.commands import compress as compress_command
+from gitclaw_compress.config import load_config
 from gitclaw_compress.ops import discovery
+from gitclaw_compress.store.archive import Repository
 
 AGENT_FOLDERS = (
     ".GITCLAW",
@@ -200,3 +202,21 @@ def test_all_shows_a_progress_bar_only_on_a_terminal(
     assert result.exit_code == 0, result.output
     assert ("compressing" in result.stderr) is tty
     assert result.stdout.count("compressed .GITCLAW") == 3
+
+
+def test_sessions_are_the_files_git_tracks_or_would_add(tmp_path: Path) -> None:
+    """Discovery asks git, so ignored folders (node_modules, build output) are never
+    walked or taken, nor are files deleted from the work tree; an untracked session that
+    is not ignored is taken."""
+    repo = init(tmp_path / "repo")
+    tracked = write(repo / SESSIONS / "tracked.jsonl", session_bytes(3))
+    deleted = write(repo / SESSIONS / "gone.jsonl", session_bytes(3))
+    write(repo / ".gitignore", b"vendor/\n")
+    commit_all(repo)
+    deleted.unlink()
+    untracked = write(repo / SESSIONS / "untracked.jsonl", session_bytes(3))
+    write(repo / "vendor" / SESSIONS / "ignored.jsonl", session_bytes(3))
+    write(repo / "vendor" / "x" / "subagents" / "agent-1.jsonl", session_bytes(3))
+    config = load_config(None, repo, None)
+    found = discovery.all_sessions(Repository(repo), config)
+    assert found == sorted([tracked, untracked])

@@ -22,6 +22,7 @@ from gitclaw_compress.core.compressor import CompressSettings, compress_entry_li
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
 from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.formats import FORMATS, detect
+from gitclaw_compress.formats.base import TITLES
 
 SETTINGS = CompressSettings(keep_turns=1)
 
@@ -68,6 +69,12 @@ def test_format_contract(name: str, make: Callable[[], bytes]) -> None:
 
 def test_every_format_has_synthetic_cases() -> None:
     assert sorted(SYNTHETIC) == sorted(FORMATS)
+
+
+def test_every_format_has_its_title_in_the_light_table() -> None:
+    # Counts lines name formats from TITLES without loading them: same names, same order.
+    assert list(TITLES) == list(FORMATS)
+    assert all(FORMATS[name].title == title for name, title in TITLES.items())
 
 
 def test_an_unknown_format_is_one_clear_error() -> None:

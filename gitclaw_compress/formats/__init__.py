@@ -7,27 +7,32 @@ is chosen from the first parsed lines of the file; then the format checks the fi
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 
 from gitclaw_compress.core.lines import RawLine, iter_lines, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats import claude, codex, copilot, pi
-from gitclaw_compress.formats.base import SNIFF_LINES, Format
+from gitclaw_compress.formats.base import SNIFF_LINES, Format, format_title
 
-FORMATS: dict[str, Format] = {
-    fmt.name: fmt for fmt in (pi.FORMAT, claude.FORMAT, codex.FORMAT, copilot.FORMAT)
-}
+
+@cache
+def registry() -> dict[str, Format]:
+    """Every format by name, in the order they are tried. The modules load on first use: a
+    run that reads no transcript (a no-op `step`) never pays for them."""
+    from gitclaw_compress.formats import claude, codex, copilot, pi
+
+    return {fmt.name: fmt for fmt in (pi.FORMAT, claude.FORMAT, codex.FORMAT, copilot.FORMAT)}
+
+
+def __getattr__(name: str) -> dict[str, Format]:
+    if name == "FORMATS":
+        return registry()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def supported() -> str:
     """The formats for a message: "pi, Claude Code, …"."""
-    return ", ".join(fmt.title for fmt in FORMATS.values())
-
-
-def format_title(name: str) -> str:
-    """ "Claude Code" for "claude"; a name no format has stays as it is."""
-    fmt = FORMATS.get(name)
-    return fmt.title if fmt is not None else name
+    return ", ".join(fmt.title for fmt in registry().values())
 
 
 def detect(lines: Iterable[RawLine], source: str) -> Format:
@@ -44,7 +49,7 @@ def detect(lines: Iterable[RawLine], source: str) -> Format:
                 break
     if first is None:
         raise GitClawError(f"{source}: empty file, not a session transcript")
-    for fmt in FORMATS.values():
+    for fmt in registry().values():
         if fmt.recognize(entries):
             fmt.check(first, source)
             return fmt
@@ -64,4 +69,13 @@ def unsupported(fmt: Format, command: str) -> GitClawError:
     return GitClawError(f"{command} does not support {fmt.title} transcripts yet")
 
 
-__all__ = ["FORMATS", "Format", "detect", "detect_file", "format_title", "supported", "unsupported"]
+__all__ = [
+    "FORMATS",
+    "Format",
+    "detect",
+    "detect_file",
+    "format_title",
+    "registry",
+    "supported",
+    "unsupported",
+]

@@ -26,6 +26,21 @@ from gitclaw_compress.core.lines import Entry, RawLine
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
 
+# What people call each format, by its name. Here, not in the format modules, so that a line
+# of counts needs no format loaded (a no-op `step` prints one).
+TITLES: dict[str, str] = {
+    "pi": "pi",
+    "claude": "Claude Code",
+    "codex": "Codex CLI",
+    "copilot": "Copilot CLI",
+}
+
+
+def format_title(name: str) -> str:
+    """ "Claude Code" for "claude"; a name no format has stays as it is."""
+    return TITLES.get(name, name)
+
+
 # What a format can do beyond compress, restore, verify, show and stats (which all formats do).
 CONTEXT = "context"  # `context` and `status`: what the model sees on resume, in tokens
 PRUNE = "prune"  # budget pruning and target mode

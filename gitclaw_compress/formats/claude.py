@@ -29,7 +29,7 @@ import orjson
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
-from gitclaw_compress.formats.base import Edit, Scope
+from gitclaw_compress.formats.base import TITLES, Edit, Scope
 from gitclaw_compress.formats.pi import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
@@ -329,7 +329,7 @@ def _ui_measure(value: object) -> tuple[int, int]:
 
 class ClaudeFormat:
     name = "claude"
-    title = "Claude Code"
+    title = TITLES[name]
     features: frozenset[str] = frozenset()  # status, context, prune, summarize: not yet
     kinds: tuple[str, ...] = (
         "tool_result text",

@@ -22,7 +22,7 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import CONTEXT, PRUNE, SUMMARIZE, Edit, Scope
+from gitclaw_compress.formats.base import CONTEXT, PRUNE, SUMMARIZE, TITLES, Edit, Scope
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
@@ -381,7 +381,7 @@ def _sized(value: object) -> int:
 
 class PiFormat:
     name = "pi"
-    title = "pi"
+    title = TITLES[name]
     features = frozenset({CONTEXT, PRUNE, SUMMARIZE})
     kinds: tuple[str, ...] = (
         "toolResult text",

@@ -37,19 +37,38 @@ class Discovery:
     detail: str  # one human sentence on why these files
 
 
-def _glob_files(root: Path, patterns: Iterable[str]) -> set[Path]:
+def _repo_files(repo: Repository, patterns: Iterable[str]) -> set[Path]:
+    """The files matching `patterns` that git tracks or would add (not ignored).
+
+    Asked of git, not of the file system: a walk for `**/subagents/…` would visit every
+    folder of the work tree (node_modules, build output) on every hook run.
+    """
+    specs = _pathspecs(patterns)
+    if not specs:
+        return set()
+    out = repo.git(
+        "-c",
+        "core.quotePath=false",
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        "--",
+        *specs,
+    )
     found: set[Path] = set()
-    for pattern in patterns:
-        for path in root.glob(pattern):
-            parts = path.relative_to(root).parts
-            if ".git" not in parts and path.is_file():
+    for name in out.split(b"\0"):
+        if name:
+            path = repo.root / os.fsdecode(name)
+            if path.is_file():  # deleted from the work tree, or a submodule
                 found.add(path)
     return found
 
 
 def all_sessions(repo: Repository, config: Config) -> list[Path]:
     """Every file matching the configured session globs, sorted by path."""
-    return sorted(_glob_files(repo.root, config["sessions.globs"]))
+    return sorted(_repo_files(repo, config["sessions.globs"]))
 
 
 def _pathspecs(patterns: Iterable[str]) -> list[str]:
@@ -202,7 +221,7 @@ def discover(
     if issue is not None:
         mappings = sorted(
             path
-            for path in _glob_files(repo.root, mapping_globs)
+            for path in _repo_files(repo, mapping_globs)
             if path.stem == str(issue) and path.suffix == ".json"
         )
         if not mappings:
@@ -227,7 +246,7 @@ def discover(
         return Discovery(sorted(changed), "changed", "changed against HEAD")
 
     latest: tuple[datetime, str, Path] | None = None
-    for mapping in _glob_files(repo.root, mapping_globs):
+    for mapping in _repo_files(repo, mapping_globs):
         value = _mapping(mapping)
         stamp = parse_time(value.get("updatedAt")) if value is not None else None
         if stamp is None:

@@ -19,10 +19,10 @@ from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key
 from gitclaw_compress.store.archive import Repository
-from gitclaw_compress.store.remote import PushResult, push_archive
 from gitclaw_compress.units import human_bytes, plural, size_change
 
 if TYPE_CHECKING:
+    from gitclaw_compress.store.remote import PushResult
     from gitclaw_compress.summary.stage import StageOutcome
 
 
@@ -43,11 +43,11 @@ class FlowResult:
 
     def by_format(self) -> dict[str, dict[str, int]]:
         """Sessions and compressed sessions per format name, in the registry's order."""
-        from gitclaw_compress.formats import FORMATS
+        from gitclaw_compress.formats.base import TITLES
 
         counts: dict[str, dict[str, int]] = {}
         done = {id(report) for report in self.compressed}
-        for name in [*FORMATS, ""]:
+        for name in [*TITLES, ""]:
             reports = [r for r in self.reports if r.format == name]
             if reports:
                 compressed = sum(1 for r in reports if id(r) in done)
@@ -56,7 +56,7 @@ class FlowResult:
 
     def format_breakdown(self) -> str:
         """ "pi 1 of 1, Claude Code 2 of 3": compressed of sessions, per format."""
-        from gitclaw_compress.formats import format_title
+        from gitclaw_compress.formats.base import format_title
 
         return ", ".join(
             f"{format_title(name)} {counts['compressed']} of {counts['sessions']}"
@@ -65,7 +65,7 @@ class FlowResult:
 
     def format_counts(self, key: str) -> str:
         """ "2 pi, 1 Claude Code" for `key` "sessions" or "compressed"."""
-        from gitclaw_compress.formats import format_title
+        from gitclaw_compress.formats.base import format_title
 
         return ", ".join(
             f"{counts[key]} {format_title(name)}"
@@ -104,7 +104,9 @@ class FlowResult:
         ]
 
 
-def _is_session(path: Path) -> bool:
+def _is_session(path: Path, known: UnchangedCache) -> bool:
+    if known.is_session(path):  # unchanged since a run recognized it: no format to load
+        return True
     try:
         from gitclaw_compress.formats import detect_file
 
@@ -135,8 +137,9 @@ def select(
     else:
         found = discover(repo, config, issue=issue, warnings=warnings)
     chosen = []
+    known = UnchangedCache(repo.git_dir)
     for path in found.paths:
-        if _is_session(path):
+        if _is_session(path, known):
             chosen.append(path)
         else:
             from gitclaw_compress.formats import supported
@@ -255,6 +258,8 @@ def run_flow(
     if do_stage and not dry_run:
         result.staged = stage(repo, result.reports, result.summarized)
     if do_push and not dry_run:
+        from gitclaw_compress.store.remote import push_archive
+
         result.push = push_archive(repo, result.ref, result.remote)
     return result
 

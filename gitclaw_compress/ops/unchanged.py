@@ -12,7 +12,6 @@ write is ignored.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from dataclasses import asdict
 from pathlib import Path
@@ -39,13 +38,14 @@ def stat_key(path: Path) -> list[int] | None:
 
 
 def settings_key(config: Config, keep_turns: int | None) -> str:
-    """The release and every setting that can change what compress does with a file."""
+    """The release and every setting that can change what compress does with a file (kept
+    whole, not hashed: hashlib costs a no-op run more than the bytes do)."""
     document = orjson.dumps(
         [__version__, keep_turns, dict(config.values)],
         option=orjson.OPT_SORT_KEYS,
         default=str,
     )
-    return hashlib.sha256(document).hexdigest()
+    return document.decode()
 
 
 class UnchangedCache:
@@ -75,6 +75,14 @@ class UnchangedCache:
             return FileReport.from_dict(entry["report"])
         except (KeyError, TypeError):
             return None
+
+    def is_session(self, path: Path) -> bool:
+        """Whether a run recognized `path` as a session of some format, unchanged since."""
+        entry = self.entries.get(str(path.resolve()))
+        if not isinstance(entry, dict) or entry.get("stat") != stat_key(path):
+            return False
+        report = entry.get("report")
+        return isinstance(report, dict) and bool(report.get("format"))
 
     def remember(self, path: Path, settings: str, stat: list[int], report: FileReport) -> None:
         """Keep `report` for `path`, whose stat was `stat` before the run read it."""

@@ -14,9 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -128,8 +126,15 @@ class Repository:
         probe = start if start.is_dir() else start.parent
         if not probe.exists():
             raise GitClawError(f"{start}: no such file or directory")
-        # Asked in two steps: --show-toplevel fails in a bare repository and inside .git.
-        where = _rev_parse(probe, "--is-bare-repository", "--is-inside-git-dir", "--git-common-dir")
+        questions = ("--is-bare-repository", "--is-inside-git-dir", "--git-common-dir")
+        # One call in a work tree; --show-toplevel fails in a bare repository and inside
+        # .git, which the two-step path below then tells apart.
+        both = _run_git(probe, "rev-parse", *questions, "--show-toplevel")
+        answers = both.stdout.decode().splitlines() if both.returncode == 0 else []
+        if len(answers) == 4 and answers[:2] == ["false", "false"]:
+            self._settle(probe, Path(answers[3]), Path(answers[2]))
+            return
+        where = _rev_parse(probe, *questions)
         if where is None:
             raise GitClawError(
                 f"{start}: not inside a git repository; gitclaw-compress keeps what it drops "
@@ -146,8 +151,10 @@ class Repository:
                 f"{start}: inside the .git directory, not a work tree; run gitclaw-compress "
                 "from the repository's work tree; nothing was changed"
             )
-        self.root = Path(top[0]).resolve()
-        common = Path(where[2])
+        self._settle(probe, Path(top[0]), Path(where[2]))
+
+    def _settle(self, probe: Path, top: Path, common: Path) -> None:
+        self.root = top.resolve()
         self.common_dir = (common if common.is_absolute() else probe / common).resolve()
         self._reader: ObjectReader | None = None
 
@@ -240,6 +247,8 @@ class Repository:
         run can write there then, so it takes the lock only if the lock file exists.
         """
         folder = self.common_dir / "gitclaw-compress" / "locks"
+        import hashlib  # not at start-up: a no-op run takes no lock
+
         lock_file = folder / f"{hashlib.sha1(name.encode()).hexdigest()[:16]}.lock"
         handle: IO[bytes]
         try:
@@ -274,6 +283,8 @@ class ObjectReader:
 
     def __init__(self, root: Path) -> None:
         # stderr goes to a file: a pipe nobody reads could fill up and stall git.
+        import tempfile  # not at start-up: a no-op run never starts this reader
+
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as git)
         try:
             self._process = subprocess.Popen(
@@ -365,6 +376,8 @@ class ArchiveWriter:
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._process is None:
+            import tempfile  # not at start-up: a no-op run never starts fast-import
+
             self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as git)
             try:
                 self._process = subprocess.Popen(

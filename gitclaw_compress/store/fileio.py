@@ -20,11 +20,9 @@ import contextlib
 import errno
 import fcntl
 import glob
-import hashlib
 import os
 import signal
 import stat as stat_module
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -48,6 +46,8 @@ class FileInUseError(GitClawError):
 
 def _temp_prefix(target: Path) -> str:
     # The absolute path's hash keeps two sessions with the same name apart in one folder.
+    import hashlib  # a no-op run writes no file: keep it out of start-up
+
     digest = hashlib.sha1(str(target.absolute()).encode()).hexdigest()[:12]
     return f"{TEMP_PREFIX}{target.name}.{digest}."
 
@@ -223,6 +223,8 @@ class AtomicFile:
         folder = temp_folder(target, git_dir)
         self._git_dir = git_dir
         try:
+            import tempfile  # a no-op run writes no file: keep it out of start-up
+
             fd, name = tempfile.mkstemp(dir=folder, prefix=_temp_prefix(target))
         except OSError as error:
             raise disk_error(error, target, "creating a temp file") from None
