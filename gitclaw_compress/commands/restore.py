@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.ops.discovery import all_sessions
 from gitclaw_compress.ops.files import ArchiveAccess, restore_file, restore_to_stream
+from gitclaw_compress.ops.flow import with_progress
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import AtomicFile
 
@@ -34,14 +34,6 @@ from gitclaw_compress.store.fileio import AtomicFile
 def _stat_key(path: Path) -> tuple[int, int, int]:
     stat = path.stat()
     return (stat.st_size, stat.st_mtime_ns, stat.st_ino)
-
-
-def _progress(paths: list[Path], show: bool) -> Iterator[Path]:
-    if not show:
-        yield from paths
-        return
-    with click.progressbar(paths, label="restoring", file=sys.stderr) as bar:
-        yield from bar
 
 
 def restore_all(
@@ -66,7 +58,7 @@ def restore_all(
             rel = repo.relative(path)
             locks.enter_context(repo.lock(rel, rel))
         try:
-            for path in _progress(paths, progress):
+            for path in with_progress(paths, progress, "restoring"):
                 rel = repo.relative(path)
                 access = archive_access(repo, path, config_path, no_fetch)
                 access = accesses.setdefault(access.ref, access)

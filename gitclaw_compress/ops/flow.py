@@ -151,11 +151,12 @@ def select(
     return chosen, found
 
 
-def _progress(paths: list[Path], show: bool) -> Iterator[Path]:
+def with_progress(paths: list[Path], show: bool, label: str) -> Iterator[Path]:
+    """The paths, with a progress bar on stderr when `show` (a terminal)."""
     if not show:
         yield from paths
         return
-    with click.progressbar(paths, label="compressing", file=sys.stderr) as bar:
+    with click.progressbar(paths, label=label, file=sys.stderr) as bar:
         yield from bar
 
 
@@ -188,7 +189,7 @@ def compress_paths(
         with Compression(repo, dry_run=dry_run) as run:
             for path in work:  # every path checked and locked before the first write
                 run.claim(path)
-            for path in _progress(work, progress):
+            for path in with_progress(work, progress, "compressing"):
                 stats[path] = stat_key(path)
                 reports[path] = run.add(path, configs[path], keep_turns=keep_turns, force=force)
             run.finish()
