@@ -22,6 +22,7 @@ from flow_helpers import (
     Origin,
     commit_all,
     git,
+    init,
     make_origin,
     marker_count,
     session_bytes,
@@ -31,7 +32,7 @@ from flow_helpers import (
 from gitclaw_compress.cli import cli
 from gitclaw_compress.core.marker import Marker, read_marker
 from gitclaw_compress.ops.files import ArchiveAccess, restored_lines
-from gitclaw_compress.store.archive import ObjectReader, Repository
+from gitclaw_compress.store.archive import BlobLineReader, ObjectReader, Repository
 
 SESSION = f"{SESSIONS}/issue-1.jsonl"
 ARCHIVE = "refs/gitclaw/archive"
@@ -183,20 +184,27 @@ def test_a_tampered_intact_blob_is_found_and_refused(run: Invoke, repo: Path) ->
     assert (repo / SESSION).read_bytes() == compressed
 
 
-def test_each_intact_blob_is_read_once_per_restore(
+def test_each_intact_blob_is_streamed_once_per_restore(
     run: Invoke, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     original = two_runs(run, repo)
     blob = git(repo, "rev-parse", "HEAD~1:" + SESSION).strip()
     assert len(markers((repo / SESSION).read_bytes())) > 3
-    asked: list[str] = []
+    asked: list[str] = []  # whole objects read into memory
+    streamed: list[str] = []  # blobs read forward, line by line
     real_get = ObjectReader.get
+    real_open = BlobLineReader.__init__
 
     def counting_get(self: ObjectReader, name: str) -> bytes | None:
         asked.append(name)
         return real_get(self, name)
 
+    def counting_open(self: BlobLineReader, root: Path, oid: str) -> None:
+        streamed.append(oid)
+        real_open(self, root, oid)
+
     monkeypatch.setattr(ObjectReader, "get", counting_get)
+    monkeypatch.setattr(BlobLineReader, "__init__", counting_open)
     repository = Repository(repo)
     try:
         access = ArchiveAccess(repository, ARCHIVE)
@@ -206,7 +214,7 @@ def test_each_intact_blob_is_read_once_per_restore(
     finally:
         repository.close()
     assert data == original
-    assert asked.count(blob) == 1
+    assert streamed.count(blob) == 1 and blob not in asked  # read once, never held whole
 
 
 def test_a_v2_marker_is_smaller_than_the_v1_marker_it_replaces(run: Invoke, tmp_path: Path) -> None:
@@ -354,3 +362,23 @@ def test_v1_file_grows_and_gets_v2_markers_beside_its_v1_markers(
     git(clone, "gc", "-q", "--prune=now")
     ok(run, clone, "restore", V1_SESSION, "-o", "restored.jsonl", "--no-fetch")
     assert (clone / "restored.jsonl").read_bytes() == original
+
+
+def test_lines_of_a_blob_are_read_forward_and_again_when_asked_for_an_earlier_one(
+    tmp_path: Path,
+) -> None:
+    repo = init(tmp_path / "lines")
+    lines = [b'{"n":%d}' % number for number in range(1, 8)]
+    write(repo / "f.jsonl", b"\n".join(lines))  # no final newline: the last line still reads
+    commit_all(repo)
+    blob = git(repo, "rev-parse", "HEAD:f.jsonl").strip()
+    repository = Repository(repo)
+    try:
+        access = ArchiveAccess(repository, ARCHIVE)
+        asked = [5, 7, 2, 3, 9, 1]  # 2 after 7, and 1 after the end: the blob is read again
+        got = [access._blob_line(blob, number) for number in asked]
+        missing = access._blob_line("0" * 40, 1)
+    finally:
+        repository.close()
+    assert got == [lines[4], lines[6], lines[1], lines[2], b"", lines[0]]
+    assert missing is None and "0" * 40 in access.missing

@@ -35,7 +35,13 @@ from gitclaw_compress.core.marker import MissingObjectError, read_marker, restor
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect_file
 from gitclaw_compress.ops.report import FileReport as FileReport
-from gitclaw_compress.store.archive import ArchiveWriter, FileRecord, GitFailureError, Repository
+from gitclaw_compress.store.archive import (
+    ArchiveWriter,
+    BlobLineReader,
+    FileRecord,
+    GitFailureError,
+    Repository,
+)
 from gitclaw_compress.store.fileio import (
     AtomicFile,
     FileInUseError,
@@ -418,18 +424,7 @@ def _commit_line_source(
     return for_line
 
 
-INTACT_BLOBS_HELD = 2  # intact blobs kept in memory while restoring
-
-
-def _line_starts(blob: bytes) -> list[int]:
-    starts = [0]
-    position = blob.find(b"\n")
-    while position >= 0:
-        starts.append(position + 1)
-        position = blob.find(b"\n", position + 1)
-    if starts[-1] == len(blob) and len(starts) > 1:
-        starts.pop()  # the newline ended the last line
-    return starts
+INTACT_BLOBS_HELD = 2  # intact blobs read at once while restoring (one git process each)
 
 
 class ArchiveAccess:
@@ -456,9 +451,9 @@ class ArchiveAccess:
         self._archived: set[str] | None = None
         self.missing: set[str] = set()  # payloads not in the object store, for verify
         self.notes: list[str] = []  # lines restored from their commit, and why, for verify
-        # The intact blobs v2 markers read lines from, newest last, with their line starts:
-        # a file's v2 lines mostly come in runs per blob, so each is read about once.
-        self._intact: dict[str, tuple[bytes, list[int]]] = {}
+        # The intact blobs v2 markers read lines from, newest last, each read forward: a
+        # file's v2 lines come in order, mostly in runs per blob, so each is read once.
+        self._intact: dict[str, BlobLineReader] = {}
 
     def _get(self, oid: str) -> bytes | None:
         data = self.repo.reader.get(oid)
@@ -468,20 +463,21 @@ class ArchiveAccess:
 
     def _blob_line(self, oid: str, number: int) -> bytes | None:
         """Line `number` of an intact blob (None if it is missing, empty past its end)."""
-        cached = self._intact.pop(oid, None)
-        if cached is None:
-            blob = self._get(oid)
-            if blob is None:
-                return None
-            cached = (blob, _line_starts(blob))
-            while len(self._intact) >= INTACT_BLOBS_HELD:  # memory stays bounded
-                del self._intact[next(iter(self._intact))]
-        self._intact[oid] = cached
-        blob, starts = cached
-        if number > len(starts):
-            return b""
-        end = blob.find(b"\n", starts[number - 1])
-        return blob[starts[number - 1] : end if end >= 0 else len(blob)]
+        stream = self._intact.pop(oid, None)
+        if stream is not None and stream.read >= number:  # asked for an earlier line
+            stream.close()
+            stream = None
+        if stream is None:
+            while len(self._intact) >= INTACT_BLOBS_HELD:  # processes stay bounded
+                self._intact.pop(next(iter(self._intact))).close()
+            stream = BlobLineReader(self.repo.root, oid)
+        data = stream.line(number)
+        if data is None:  # not here (yet: a fetch may bring it, and a new stream reads it)
+            stream.close()
+            self.missing.add(oid)
+            return None
+        self._intact[oid] = stream
+        return data
 
     @classmethod
     def from_config(

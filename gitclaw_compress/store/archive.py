@@ -16,6 +16,7 @@ import errno
 import fcntl
 import subprocess
 import time
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -276,6 +277,72 @@ class Repository:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+# What `git cat-file blob` says about an object that is not there (git 2.39; older releases).
+MISSING_OBJECT = (b"bad file", b"not a valid object")
+
+
+class BlobLineReader:
+    """The lines of one blob, read forward through its own `git cat-file blob`, so that a
+    restore reads each committed version once without holding it in memory."""
+
+    def __init__(self, root: Path, oid: str) -> None:
+        self.oid = oid
+        self.read = 0  # lines read so far
+        self._missing: bool | None = None  # known once the stream ended
+        try:
+            self._process = subprocess.Popen(
+                ["git", "cat-file", "blob", oid],
+                cwd=root,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=1 << 20,
+                process_group=0,  # Ctrl-C interrupts us, not git mid-stream
+            )
+        except FileNotFoundError:
+            raise GitClawError("git is not installed or not on PATH") from None
+        self._stop = weakref.finalize(self, _stop_process, self._process)
+
+    def line(self, number: int) -> bytes | None:
+        """Line `number`, which must come after the lines read so far: b"" past the end of
+        the blob, None if the blob is not in the object store."""
+        if number <= self.read:
+            raise ValueError(f"line {number} of {self.oid} was read already")
+        assert self._process.stdout is not None
+        data = b""
+        while self.read < number:
+            data = self._process.stdout.readline()
+            if not data:
+                return self._ended()
+            self.read += 1
+        return data[:-1] if data.endswith(b"\n") else data
+
+    def _ended(self) -> bytes | None:
+        assert self._process.stderr is not None
+        if self._missing is not None:  # asked again after the end
+            return None if self._missing else b""
+        code = self._process.wait()
+        self._missing = False
+        if code == 0:
+            return b""
+        stderr = self._process.stderr.read()
+        if code == 128 and any(sign in stderr.lower() for sign in MISSING_OBJECT):
+            self._missing = True
+            return None
+        raise GitFailureError(f"reading object {self.oid}: {git_failure('cat-file', stderr, code)}")
+
+    def close(self) -> None:
+        self._stop()
+
+
+def _stop_process(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
 
 
 class ObjectReader:
