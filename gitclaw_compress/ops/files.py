@@ -37,7 +37,7 @@ from gitclaw_compress.formats import detect_file
 from gitclaw_compress.ops.report import FileReport as FileReport
 from gitclaw_compress.store.archive import (
     ArchiveWriter,
-    BlobLineReader,
+    BlobLinePool,
     FileRecord,
     GitFailureError,
     Repository,
@@ -407,17 +407,18 @@ def _refuse_damaged_markers(path: Path, rel: str) -> None:
 def _commit_line_source(
     repo: Repository, rel: str
 ) -> Callable[[int], Callable[[str], bytes | None]]:
-    cache: dict[str, list[bytes] | None] = {}
+    """For line `number`, the line at that number in a commit's version of the file; each
+    version is read forward once (lines are restored in order), never held whole."""
+    versions: dict[str, str | None] = {}  # commit -> the file's blob there
+    lines = BlobLinePool(repo.root)
 
     def for_line(number: int) -> Callable[[str], bytes | None]:
         def from_commit(commit: str) -> bytes | None:
-            if commit not in cache:
-                blob = repo.reader.get(f"{commit}:{rel}")
-                cache[commit] = blob.split(b"\n") if blob is not None else None
-            lines = cache[commit]
-            if lines is None or number > len(lines):
-                return None
-            return lines[number - 1]
+            if commit not in versions:
+                info = repo.object_info(f"{commit}:{rel}")
+                versions[commit] = info[0] if info is not None else None
+            oid = versions[commit]
+            return None if oid is None else lines.line(oid, number)
 
         return from_commit
 
@@ -451,9 +452,9 @@ class ArchiveAccess:
         self._archived: set[str] | None = None
         self.missing: set[str] = set()  # payloads not in the object store, for verify
         self.notes: list[str] = []  # lines restored from their commit, and why, for verify
-        # The intact blobs v2 markers read lines from, newest last, each read forward: a
-        # file's v2 lines come in order, mostly in runs per blob, so each is read once.
-        self._intact: dict[str, BlobLineReader] = {}
+        # The intact blobs v2 markers read lines from, each read forward: a file's v2 lines
+        # come in order, mostly in runs per blob, so each is read once.
+        self._intact = BlobLinePool(repo.root, INTACT_BLOBS_HELD)
 
     def _get(self, oid: str) -> bytes | None:
         data = self.repo.reader.get(oid)
@@ -463,20 +464,9 @@ class ArchiveAccess:
 
     def _blob_line(self, oid: str, number: int) -> bytes | None:
         """Line `number` of an intact blob (None if it is missing, empty past its end)."""
-        stream = self._intact.pop(oid, None)
-        if stream is not None and stream.read >= number:  # asked for an earlier line
-            stream.close()
-            stream = None
-        if stream is None:
-            while len(self._intact) >= INTACT_BLOBS_HELD:  # processes stay bounded
-                self._intact.pop(next(iter(self._intact))).close()
-            stream = BlobLineReader(self.repo.root, oid)
-        data = stream.line(number)
-        if data is None:  # not here (yet: a fetch may bring it, and a new stream reads it)
-            stream.close()
+        data = self._intact.line(oid, number)
+        if data is None:
             self.missing.add(oid)
-            return None
-        self._intact[oid] = stream
         return data
 
     @classmethod

@@ -336,6 +336,34 @@ class BlobLineReader:
         self._stop()
 
 
+class BlobLinePool:
+    """Lines of a few blobs at once, each read forward by its own `BlobLineReader`; a line
+    before the last one read reads that blob again. At most `held` git processes run."""
+
+    def __init__(self, root: Path, held: int = 2) -> None:
+        self._root = root
+        self._held = held
+        self._readers: dict[str, BlobLineReader] = {}  # least recently used first
+
+    def line(self, oid: str, number: int) -> bytes | None:
+        """Line `number` of blob `oid`: b"" past its end, None if the blob is not here (a
+        later call reads it afresh, after a fetch may have brought it)."""
+        reader = self._readers.pop(oid, None)
+        if reader is not None and reader.read >= number:
+            reader.close()
+            reader = None
+        if reader is None:
+            while len(self._readers) >= self._held:
+                self._readers.pop(next(iter(self._readers))).close()
+            reader = BlobLineReader(self._root, oid)
+        data = reader.line(number)
+        if data is None:
+            reader.close()
+            return None
+        self._readers[oid] = reader
+        return data
+
+
 def _stop_process(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.kill()
