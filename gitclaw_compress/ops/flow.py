@@ -124,8 +124,10 @@ def select(
     take_all: bool = False,
     issue: int | None = None,
     warnings: list[str],
+    known: UnchangedCache | None = None,
 ) -> tuple[list[Path], Discovery | None]:
-    """The files to work on: the paths given, every session (`--all`), or discovery."""
+    """The files to work on: the paths given, every session (`--all`), or discovery.
+    `known` answers for the sessions a run already recognized."""
     if paths:
         if take_all or issue is not None:
             raise GitClawError("give session paths, or --all, or --issue N, not several")
@@ -137,7 +139,7 @@ def select(
     else:
         found = discover(repo, config, issue=issue, warnings=warnings)
     chosen = []
-    known = UnchangedCache(repo.git_dir)
+    known = known if known is not None else UnchangedCache(repo.git_dir)
     for path in found.paths:
         if _is_session(path, known):
             chosen.append(path)
@@ -163,18 +165,19 @@ def with_progress(paths: list[Path], show: bool, label: str) -> Iterator[Path]:
 def compress_paths(
     repo: Repository,
     paths: list[Path],
+    configs: dict[Path, Config],
+    cache: UnchangedCache,
     *,
-    config_path: Path | None,
     keep_turns: int | None = None,
     force: bool = False,
     dry_run: bool = False,
     progress: bool = False,
 ) -> list[FileReport]:
-    """Compress files of one repository in one run; nothing is written if any of them fails."""
+    """Compress files of one repository (each with its config in `configs`) in one run;
+    nothing is written if any of them fails. `cache` answers for files a run found nothing
+    to do in."""
     if not paths:
         return []
-    cache = UnchangedCache(repo.git_dir)
-    configs = {path: load_config(path, repo.root, config_path) for path in paths}
     settings = {path: settings_key(configs[path], keep_turns) for path in paths}
     reports: dict[Path, FileReport] = {}
     for path in paths:
@@ -232,13 +235,22 @@ def run_flow(
     result = FlowResult(
         ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
     )
+    cache = UnchangedCache(repo.git_dir)
     chosen, result.discovery = select(
-        repo, root_config, paths, take_all=take_all, issue=issue, warnings=result.warnings
+        repo,
+        root_config,
+        paths,
+        take_all=take_all,
+        issue=issue,
+        warnings=result.warnings,
+        known=cache,
     )
+    configs = {path: load_config(path, repo.root, config_path) for path in chosen}
     result.reports = compress_paths(
         repo,
         chosen,
-        config_path=config_path,
+        configs,
+        cache,
         keep_turns=keep_turns,
         force=force,
         dry_run=dry_run,
@@ -246,15 +258,11 @@ def run_flow(
     )
     for report in result.reports:
         result.warnings.extend(report.warnings)
-
-    def config_of(path: Path) -> Config:
-        return load_config(path, repo.root, config_path)
-
-    summarized = [path for path in chosen if config_of(path)["summary.enabled"]]
+    summarized = [path for path in chosen if configs[path]["summary.enabled"]]
     if summarized and not dry_run:  # the opt-in summary stage, outside compression's locks
         from gitclaw_compress.summary.stage import summary_stage  # the LLM client, only here
 
-        result.summaries = summary_stage(repo, summarized, config_of)
+        result.summaries = summary_stage(repo, summarized, configs.__getitem__)
         result.warnings.extend(o.warning for o in result.summaries if o.warning)
     if do_stage and not dry_run:
         result.staged = stage(repo, result.reports, result.summarized)
