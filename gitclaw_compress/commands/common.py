@@ -13,7 +13,6 @@ import orjson
 from gitclaw_compress.config import Config, defaults, load_config
 from gitclaw_compress.core.lines import (
     RawLine,
-    has_marker,
     lines_from_bytes,
 )
 from gitclaw_compress.errors import JSON_META_KEY, GitClawError
@@ -90,12 +89,6 @@ def require_session(path: Path, where: str | None = None) -> None:
     from gitclaw_compress.formats import detect_file
 
     detect_file(path, source)
-
-
-def has_compressed_line(path: Path) -> bool:
-    """Whether any line carries a marker (a cheap scan; markers are never split by a read)."""
-    with open(path, "rb") as handle:
-        return has_marker(handle)
 
 
 def open_repo(path: Path) -> Repository:

@@ -13,14 +13,13 @@ from gitclaw_compress.commands.common import (
     config_for,
     config_option,
     echo_json,
-    has_compressed_line,
     json_option,
     open_repo,
     plural,
 )
 from gitclaw_compress.errors import EXIT_PROBLEMS
 from gitclaw_compress.ops.discovery import all_sessions
-from gitclaw_compress.ops.files import ArchiveAccess, verify_file
+from gitclaw_compress.ops.files import ArchiveAccess, has_compressed_line, verify_file
 from gitclaw_compress.ops.githooks import hook_state
 from gitclaw_compress.store.archive import Repository
 

@@ -15,7 +15,6 @@ from gitclaw_compress.commands.common import (
     config_for,
     config_option,
     echo_json,
-    has_compressed_line,
     human_bytes,
     json_option,
     no_fetch_option,
@@ -25,7 +24,12 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.ops.discovery import all_sessions
-from gitclaw_compress.ops.files import ArchiveAccess, restore_file, restore_to_stream
+from gitclaw_compress.ops.files import (
+    ArchiveAccess,
+    has_compressed_line,
+    restore_file,
+    restore_to_stream,
+)
 from gitclaw_compress.ops.flow import with_progress
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import AtomicFile

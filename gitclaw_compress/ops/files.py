@@ -61,6 +61,12 @@ class _Pending:
     ref: str
 
 
+def has_compressed_line(path: Path) -> bool:
+    """Whether any line carries a marker (one scan in large chunks, not line by line)."""
+    with open(path, "rb") as handle:
+        return has_marker(handle)
+
+
 def header_key(header: bytes) -> str:
     """The key of a session's records in the archive: line 1 never changes."""
     return hashlib.sha256(header).hexdigest()
@@ -634,9 +640,7 @@ def check_file(
             return _repair_from(repo, path, rel, reference, label, access, verified)
     if matched is not None:
         return FileCheck("matched", len(records))
-    with _open_lines(path) as lines:
-        has_markers = any(MARKER_BYTES in line.data for line in lines)
-    if not has_markers:  # restored in place, or never compressed under this header
+    if not has_compressed_line(path):  # restored in place, or never compressed under this header
         return FileCheck("unrecorded", len(records))
     return FileCheck(
         "damaged",
@@ -653,9 +657,8 @@ def check_file(
 def _marker_problems(path: Path, rel: str) -> list[str]:
     """The lines whose marker cannot be read, named first when a file is damaged."""
     problems: list[str] = []
-    with open(path, "rb") as handle:
-        if not has_marker(handle):  # a file compressed for the first time: one fast scan
-            return problems
+    if not has_compressed_line(path):  # a file compressed for the first time: one fast scan
+        return problems
     with _open_lines(path) as lines:
         for line in lines:
             if MARKER_BYTES in line.data:
