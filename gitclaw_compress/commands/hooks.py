@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -23,7 +24,18 @@ from gitclaw_compress.ops.githooks import (
     pre_commit_push,
     uninstall,
 )
+from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.remote import push_archive
+
+
+def _change_hook(change: Callable[[Repository], str], as_json: bool) -> None:
+    """Install or uninstall the hook here, and say what was done."""
+    repo = open_repo(Path.cwd())
+    message = change(repo)
+    if as_json:
+        echo_json({"ok": True, "message": message, "hook": hook_state(repo).as_json()})
+        return
+    click.echo(message)
 
 
 @click.command("install")
@@ -35,12 +47,7 @@ def install_command(as_json: bool) -> None:
     archive, so every clone can restore them. A pre-push hook already there is kept and run
     first; nothing is overwritten. `gitclaw-compress uninstall` undoes it.
     """
-    repo = open_repo(Path.cwd())
-    message = install(repo)
-    if as_json:
-        echo_json({"ok": True, "message": message, "hook": hook_state(repo).as_json()})
-        return
-    click.echo(message)
+    _change_hook(install, as_json)
 
 
 @click.command("uninstall")
@@ -51,12 +58,7 @@ def uninstall_command(as_json: bool) -> None:
     A hook that was there before `install` is put back. To undo the compression itself,
     run `gitclaw-compress restore --all` and commit the result.
     """
-    repo = open_repo(Path.cwd())
-    message = uninstall(repo)
-    if as_json:
-        echo_json({"ok": True, "message": message, "hook": hook_state(repo).as_json()})
-        return
-    click.echo(message)
+    _change_hook(uninstall, as_json)
 
 
 @click.command("pre-push")
