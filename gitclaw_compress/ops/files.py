@@ -431,9 +431,6 @@ def _commit_line_source(
     return for_line
 
 
-INTACT_BLOBS_HELD = 2  # intact blobs read at once while restoring (one git process each)
-
-
 class ArchiveAccess:
     """Where archived payloads come from: this clone first (the archive ref's objects, then
     the commits where a line was intact), then, once per run, the archive ref fetched from
@@ -460,7 +457,7 @@ class ArchiveAccess:
         self.notes: list[str] = []  # lines restored from their commit, and why, for verify
         # The intact blobs v2 markers read lines from, each read forward: a file's v2 lines
         # come in order, mostly in runs per blob, so each is read once.
-        self._intact = BlobLinePool(repo.root, INTACT_BLOBS_HELD)
+        self._intact = BlobLinePool(repo.root)
 
     def _get(self, oid: str) -> bytes | None:
         data = self.repo.reader.get(oid)
