@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitclaw_compress.ops.flow import compress_paths
+from gitclaw_compress.ops.flow import run_flow
 from gitclaw_compress.store.archive import Repository
 
 HISTORY = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "pi-history"
@@ -106,7 +106,7 @@ def replay(versions: list[Path], relpath: str, keep: int | None, scratch: Path) 
             handle.write(data[written:])
         written = len(data)
         if keep is not None:
-            compress_paths(repo, [session], config_path=None, keep_turns=keep)
+            run_flow(repo, [session], keep_turns=keep)
         git(work, "add", "-A")
         git(work, "commit", "-qm", f"agent run {version.stem}")
         pushed = ["refs/heads/main"] + ([ARCHIVE] if repo.rev_parse(ARCHIVE) else [])
