@@ -16,12 +16,14 @@ encrypted reasoning. It says so in `sealed`, which the contract tests check on e
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gitclaw_compress.core.jsonspan import JsonPath
-from gitclaw_compress.core.lines import Entry, RawLine
+from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
@@ -109,6 +111,55 @@ class Format(Protocol):
     def sealed(self, entry: Entry) -> Iterable[tuple[str, Any]]:
         """(name, value) pairs that no compression may change: ids, links, types, signed or
         encrypted reasoning. The contract tests compare them before and after."""
+
+    globs: tuple[str, ...]  # where its agent leaves transcripts, relative to a repository
+
+    def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
+        """The neutral view of every line the agent loads, in order (bad lines skipped)."""
+
+    def view(self, number: int, entry: Entry) -> EntryView:
+        """The neutral view of one parsed line."""
+
+    def resume(self, views: Sequence[EntryView]) -> Conversation:
+        """What the agent sends its model when it resumes a file of these views."""
+
+    def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
+        """The lines (without newlines) of the agent's own compaction record, to append."""
+
+
+class Unsupported(GitClawError):
+    """A format that cannot do something says so here, and only here, in one line."""
+
+    def __init__(self, title: str, ability: str, why: str) -> None:
+        super().__init__(f"{title} transcripts: {ability} is not supported ({why})")
+        self.ability = ability
+
+
+class FormatBase:
+    """The defaults every format inherits: the whole interface, where each ability a format
+    does not have raises `Unsupported` in one place, so that no caller tests for abilities."""
+
+    name: str = ""
+    title: str = ""
+    globs: tuple[str, ...] = ()
+
+    def unsupported(self, ability: str, why: str = "not built yet") -> Unsupported:
+        return Unsupported(self.title, ability, why)
+
+    def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
+        for line in lines:
+            entry = parse_entry(line.data)
+            if entry is not None:
+                yield self.view(line.number, entry)
+
+    def view(self, number: int, entry: Entry) -> EntryView:
+        raise self.unsupported("reading the conversation")
+
+    def resume(self, views: Sequence[EntryView]) -> Conversation:
+        raise self.unsupported("rebuilding what the agent resumes with")
+
+    def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
+        raise self.unsupported("summaries")
 
 
 SNIFF_LINES = 16  # parsed lines `recognize` sees at most

@@ -29,7 +29,7 @@ import orjson
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
-from gitclaw_compress.formats.base import TITLES, Edit, Scope
+from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
 from gitclaw_compress.formats.pi import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
@@ -327,7 +327,7 @@ def _ui_measure(value: object) -> tuple[int, int]:
     return stub_bytes, _sized(value) - stub_bytes
 
 
-class ClaudeFormat:
+class ClaudeFormat(FormatBase):
     name = "claude"
     title = TITLES[name]
     features: frozenset[str] = frozenset()  # status, context, prune, summarize: not yet

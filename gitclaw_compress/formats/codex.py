@@ -25,7 +25,7 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import TITLES, Edit, Scope
+from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
@@ -346,7 +346,7 @@ def _encrypted(value: object, where: str) -> Iterator[tuple[str, Any]]:
             yield from _encrypted(item, f"{where}[{index}]")
 
 
-class CodexFormat:
+class CodexFormat(FormatBase):
     name = "codex"
     title = TITLES[name]
     features: frozenset[str] = frozenset()

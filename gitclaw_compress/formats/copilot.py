@@ -34,7 +34,7 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import TITLES, Edit, Scope
+from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
 from gitclaw_compress.formats.pi import PATH_ARGUMENTS, SMALL_ARGUMENT_BYTES, call_descriptor
 
 if TYPE_CHECKING:
@@ -348,7 +348,7 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(child)
 
 
-class CopilotFormat:
+class CopilotFormat(FormatBase):
     name = "copilot"
     title = TITLES[name]
     features: frozenset[str] = frozenset()  # context, prune, summarize: not yet

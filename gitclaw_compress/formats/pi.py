@@ -22,7 +22,15 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import CONTEXT, PRUNE, SUMMARIZE, TITLES, Edit, Scope
+from gitclaw_compress.formats.base import (
+    CONTEXT,
+    PRUNE,
+    SUMMARIZE,
+    TITLES,
+    Edit,
+    FormatBase,
+    Scope,
+)
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
@@ -379,7 +387,7 @@ def _sized(value: object) -> int:
     return 0 if value is None else _size(value)
 
 
-class PiFormat:
+class PiFormat(FormatBase):
     name = "pi"
     title = TITLES[name]
     features = frozenset({CONTEXT, PRUNE, SUMMARIZE})
