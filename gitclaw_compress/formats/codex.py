@@ -16,7 +16,7 @@ Codex writes just before it belong to that turn, so the kept turns keep them byt
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -26,12 +26,21 @@ from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.codex_history import (
+    OUTPUT_TYPES,
+    data_url_image,
+    is_data_url,
+    payload_of,
+    rebuild,
+    view_line,
+    view_lines,
+)
+from gitclaw_compress.model import Conversation, EntryView
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
-OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
 # event_msg types whose `type` and `turn_id` Codex uses to segment turns.
 SEGMENT_EVENTS = frozenset(
     {"user_message", "task_started", "task_complete", "turn_aborted", "thread_rolled_back"}
@@ -42,7 +51,6 @@ PATCH_EVENTS = frozenset({"patch_apply_begin", "patch_apply_end"})
 ARGUMENT_KEYS_KEPT = frozenset({"path", "file_path", "workdir", "timeout_ms", "justification"})
 SMALL_ARGUMENT_BYTES = 160  # argument values up to this size are always kept
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
-DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?(?:;[^,]*)?,")
 
 
 def _size(value: object) -> int:
@@ -53,27 +61,10 @@ def _sized(value: object) -> int:
     return 0 if value is None else _size(value)
 
 
-def payload_of(entry: Entry) -> dict[str, Any]:
-    payload = entry.get("payload")
-    return payload if isinstance(payload, dict) else {}
-
-
 def event_type(entry: Entry) -> str | None:
     """The payload type of an `event_msg` or `response_item` line."""
     kind = payload_of(entry).get("type")
     return kind if isinstance(kind, str) else None
-
-
-def is_data_url(value: object) -> bool:
-    return isinstance(value, str) and value.startswith("data:")
-
-
-def data_url_image(url: str) -> tuple[str, int]:
-    """(mime type, decoded bytes) of a base64 data URL."""
-    match = DATA_URL.match(url)
-    mime = (match.group(1) if match else None) or "image"
-    data = url[match.end() :] if match else ""
-    return mime, stubs.image_size(data)
 
 
 def call_descriptor(name: str, arguments: object) -> str:
@@ -349,6 +340,13 @@ def _encrypted(value: object, where: str) -> Iterator[tuple[str, Any]]:
 class CodexFormat(FormatBase):
     name = "codex"
     title = TITLES[name]
+    # A committed CODEX_HOME at the root, or one inside an agent's state folder.
+    globs: tuple[str, ...] = (
+        ".codex/sessions/**/rollout-*.jsonl",
+        ".codex/archived_sessions/**/rollout-*.jsonl",
+        "*/state/**/sessions/**/rollout-*.jsonl",
+        "*/state/**/archived_sessions/**/rollout-*.jsonl",
+    )
     features: frozenset[str] = frozenset()
     kinds: tuple[str, ...] = (
         "tool outputs",
@@ -398,6 +396,15 @@ class CodexFormat(FormatBase):
 
     def rules(self, settings: CompressSettings) -> CodexRules:
         return CodexRules(settings)
+
+    def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
+        return view_lines(lines)
+
+    def view(self, number: int, entry: Entry) -> EntryView:
+        return view_line(number, entry)
+
+    def resume(self, views: Sequence[EntryView]) -> Conversation:
+        return rebuild(views)
 
     def sealed(self, entry: Entry) -> Iterator[tuple[str, Any]]:
         line_type = entry.get("type")
