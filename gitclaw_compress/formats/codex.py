@@ -154,13 +154,14 @@ class CodexRules:
         return self._protected
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        if not scope.full:
-            return []  # budget pruning is not offered for Codex (no PRUNE feature)
         kept_from, live_contexts = self._protection()
-        if scope.number >= kept_from:
-            return []
         line_type = entry.get("type")
         payload = payload_of(entry)
+        if not scope.full or scope.number >= kept_from:
+            # Budget pruning (wherever the line is): the tool output alone becomes a stub.
+            if scope.prune and line_type == "response_item" and payload.get("type") in OUTPUT_TYPES:
+                return self._output_edits(payload, scope, forced=True)
+            return []
         if line_type == "response_item":
             return self._response_item_edits(payload, scope)
         if line_type == "event_msg":
@@ -172,7 +173,7 @@ class CodexRules:
     def _response_item_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
         kind = payload.get("type")
         if kind in OUTPUT_TYPES:
-            return self._output_edits(payload, scope)
+            return self._output_edits(payload, scope, forced=scope.prune)
         if kind == "function_call":
             arguments = payload.get("arguments")
             if isinstance(arguments, str) and _size(arguments) > self.settings.tool_call_max_bytes:
@@ -185,12 +186,12 @@ class CodexRules:
             return _message_image_edits(payload, scope)
         return []
 
-    def _output_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
+    def _output_edits(self, payload: dict[str, Any], scope: Scope, *, forced: bool) -> list[Edit]:
+        """Stub an output that is large, or any output a budget policy chose (`forced`)."""
         output = payload.get("output")
-        if (
-            not isinstance(output, str | list)
-            or _size(output) <= self.settings.tool_result_max_bytes
-        ):
+        if not isinstance(output, str | list) or _is_stubbed(output):
+            return []
+        if not forced and _size(output) <= self.settings.tool_result_max_bytes:
             return []
         tool = self.calls.get(str(payload.get("call_id")), "tool")
         if isinstance(output, str):
@@ -294,6 +295,13 @@ class CodexRules:
                 stub = stubs.repeated_stub(str(path[-1]), _size(value), "turn_context", scope.show)
                 edits.append(Edit(path, stub))
         return edits
+
+
+def _is_stubbed(output: str | list[Any]) -> bool:
+    """An output that is a stub already: the string, or the one text item of an array."""
+    if isinstance(output, str):
+        return stubs.is_stub(output)
+    return len(output) == 1 and isinstance(output[0], dict) and stubs.is_stub(output[0].get("text"))
 
 
 def _message_image_edits(payload: dict[str, Any], scope: Scope) -> list[Edit]:
