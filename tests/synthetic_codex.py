@@ -259,7 +259,7 @@ def context_turns(
         builder.item("message", role="user", content=[_text(context)])
         turn_id = builder.start_turn(f"prompt {index}")
         builder.reasoning()
-        builder.shell(turn_id, f"ls {index}", listing(f"ls{index}", 5))
+        builder.shell(turn_id, f"ls {index}", listing(f"ls{index}", 40))
         builder.reply(turn_id, f"reply {index}")
     return builder
 

@@ -32,10 +32,11 @@ from gitclaw_compress.formats.codex_history import (
     is_data_url,
     payload_of,
     rebuild,
+    summary_record,
     view_line,
     view_lines,
 )
-from gitclaw_compress.model import Conversation, EntryView
+from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
@@ -413,6 +414,9 @@ class CodexFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return rebuild(views)
+
+    def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
+        return [summary_record(lines, request)]
 
     def sealed(self, entry: Entry) -> Iterator[tuple[str, Any]]:
         line_type = entry.get("type")

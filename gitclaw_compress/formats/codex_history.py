@@ -18,7 +18,8 @@ So one `Message` is one input item; the items of a `compacted` line share its `l
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -43,6 +44,7 @@ from gitclaw_compress.model import (
     EntryView,
     Message,
     Part,
+    SummaryRequest,
 )
 
 DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?(?:;[^,]*)?,")
@@ -351,24 +353,39 @@ def _call_ids(message: Message, kind: str) -> list[str]:
     return [part.call_id for part in message.parts if part.kind == kind and part.call_id]
 
 
-def _drop_user_turns(history: list[Message], turns: int) -> list[Message]:
+@dataclass(slots=True)
+class Sent:
+    """One input item of the rebuilt history: its message, and the response item it is sent
+    as where the caller asked for them (a summary record copies those verbatim)."""
+
+    message: Message
+    item: dict[str, Any] | None = None
+
+
+def _drop_user_turns(history: list[Sent], turns: int) -> list[Sent]:
     """Codex's rollback: cut at the newest `turns` user turns, and the context just above."""
-    starts = [index for index, message in enumerate(history) if is_user_turn(message)]
+    starts = [index for index, sent in enumerate(history) if is_user_turn(sent.message)]
     if turns <= 0 or not starts:
         return history
     cut = starts[0] if turns >= len(starts) else starts[-turns]
-    while cut > starts[0] and is_context(history[cut - 1]):
+    while cut > starts[0] and is_context(history[cut - 1].message):
         cut -= 1
     return history[:cut]
 
 
-def _rebuilt_after_summary(history: list[Message], summary: list[Message]) -> list[Message]:
+def user_item(text: str) -> dict[str, Any]:
+    """A user message as Codex writes it in a replacement history."""
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def _rebuilt_after_summary(history: list[Sent], summary: list[Message]) -> list[Sent]:
     """A `compacted` line without replacement history: the newest real user messages (up to
     Codex's budget, bytes / 4 per token) and then the summary."""
-    kept: list[Message] = []
+    kept: list[Sent] = []
     budget = COMPACT_USER_MESSAGE_MAX_TOKENS
-    for message in reversed(history):
-        if message.role != USER or is_context(message) or budget <= 0:
+    for sent in reversed(history):
+        message = sent.message
+        if message.role not in (USER, SUMMARY) or is_context(message) or budget <= 0:
             continue
         text = "\n".join(part.text for part in message.parts if part.kind == TEXT and part.text)
         if not text or text.startswith(SUMMARY_PREFIX + "\n"):
@@ -376,47 +393,73 @@ def _rebuilt_after_summary(history: list[Message], summary: list[Message]) -> li
         tokens = (len(text.encode()) + 3) // 4
         if tokens > budget:
             text = stubs.first_last(text, budget * 4)
-        kept.append(Message(USER, [Part(TEXT, text)], message.line))
+        kept.append(Sent(Message(USER, [Part(TEXT, text)], message.line), user_item(text)))
         budget -= tokens
-    return [*reversed(kept), *summary]
+    rebuilt = [Sent(m, user_item("\n".join(texts_of(m)))) for m in summary]
+    return [*reversed(kept), *rebuilt]
 
 
-def _paired(history: list[Message]) -> list[Message]:
+def texts_of(message: Message) -> list[str]:
+    return [part.text for part in message.parts if part.kind == TEXT]
+
+
+def _paired(history: list[Sent]) -> list[Sent]:
     """Every call gets an output (an "aborted" one right after it); orphan outputs go."""
-    called = {call for message in history for call in _call_ids(message, TOOL_CALL)}
-    answered = {call for message in history for call in _call_ids(message, TOOL_RESULT)}
-    paired: list[Message] = []
-    for message in history:
+    called = {call for sent in history for call in _call_ids(sent.message, TOOL_CALL)}
+    answered = {call for sent in history for call in _call_ids(sent.message, TOOL_RESULT)}
+    paired: list[Sent] = []
+    for sent in history:
+        message = sent.message
         results = _call_ids(message, TOOL_RESULT)
         if message.role == TOOL and results and not set(results) & called:
             continue
-        paired.append(message)
+        paired.append(sent)
         for call in _call_ids(message, TOOL_CALL):
             if call not in answered:
                 name = next(p.name for p in message.parts if p.call_id == call)
                 aborted = Part(TOOL_RESULT, ABORTED_OUTPUT, name=name, call_id=call)
-                paired.append(Message(TOOL, [aborted], message.line))
+                paired.append(Sent(Message(TOOL, [aborted], message.line)))
     return paired
 
 
-def rebuild(views: Sequence[EntryView]) -> Conversation:
-    """The input items Codex sends when it resumes these lines, before its own new turn."""
+@dataclass(slots=True)
+class Replay:
+    instructions: list[Message]
+    history: list[Sent]  # before Codex pairs calls and outputs
+    compaction: int | None
+    model: str | None
+
+
+# For each line, the response items its view's messages are sent as, in order.
+ItemsByLine = Mapping[int, Sequence[dict[str, Any]]]
+
+
+def replay(views: Sequence[EntryView], items: ItemsByLine | None = None) -> Replay:
+    """Codex's resume walk over the lines, oldest first."""
     instructions: list[Message] = []
-    history: list[Message] = []
+    history: list[Sent] = []
     compaction: int | None = None
     model: str | None = None
     # The model of each user turn, to find the newest one a rollback leaves.
     turn_models: list[str | None] = []
+
+    def sent(view: EntryView) -> list[Sent]:
+        sources = items.get(view.number, ()) if items is not None else ()
+        return [
+            Sent(message, sources[index] if index < len(sources) else None)
+            for index, message in enumerate(view.messages)
+        ]
+
     for view in views:
         line_type = view.links.get(LINE_TYPE)
         if line_type == "session_meta" and not instructions:
             instructions = list(view.messages)
         elif line_type == "response_item":
-            history.extend(view.messages)
+            history.extend(sent(view))
         elif view.kind == COMPACTION:
             compaction = view.number
             if view.links.get(REPLACES) == "history":
-                history = list(view.messages)
+                history = sent(view)
             else:
                 history = _rebuilt_after_summary(history, list(view.messages))
         elif ROLLBACK in view.links:
@@ -428,7 +471,59 @@ def rebuild(views: Sequence[EntryView]) -> Conversation:
         if view.turn_start:
             turn_models.append(model)
     newest = next((m for m in reversed(turn_models) if m), None) or model
-    path = sorted({line for message in history for line in message.source_lines()})
-    messages = [*instructions, *_paired(history)]
-    path = sorted({*path, *(m.line for m in instructions)})
-    return Conversation(messages=messages, path=path, compaction=compaction, model=newest)
+    return Replay(instructions, history, compaction, newest)
+
+
+def rebuild(views: Sequence[EntryView]) -> Conversation:
+    """The input items Codex sends when it resumes these lines, before its own new turn."""
+    walk = replay(views)
+    messages = [*walk.instructions, *(sent.message for sent in _paired(walk.history))]
+    path = sorted({line for message in messages for line in message.source_lines()})
+    return Conversation(messages=messages, path=path, compaction=walk.compaction, model=walk.model)
+
+
+def sent_items(number: int, entry: Entry) -> list[dict[str, Any]]:
+    """The response items a line's view messages are sent as (aligned with `view_line`)."""
+    line_type = entry.get("type")
+    payload = payload_of(entry)
+    if line_type == "response_item":
+        return [payload] if item_message(payload, number) is not None else []
+    if line_type == "compacted":
+        history = payload.get("replacement_history")
+        if not isinstance(history, list):
+            return []  # rebuilt from earlier messages by `replay`
+        return [i for i in history if isinstance(i, dict) and item_message(i, number) is not None]
+    return []
+
+
+def summary_record(lines: Sequence[RawLine], request: SummaryRequest) -> bytes:
+    """A `compacted` line Codex resumes from: its replacement history is one user message
+    holding the summary, then the history Codex sends from `request.first_kept` on, copied
+    item for item (sealed reasoning as it is). A kept output whose call is older pulls its
+    call (and what lies between) in, so every tool pair stays whole."""
+    views = list(view_lines(lines))
+    items: dict[int, list[dict[str, Any]]] = {}
+    for line in lines:
+        entry = parse_entry(line.data)
+        if entry is not None and (found := sent_items(line.number, entry)):
+            items[line.number] = found
+    history = [sent for sent in replay(views, items).history if sent.item is not None]
+    start = next(
+        (index for index, sent in enumerate(history) if sent.message.line >= request.first_kept),
+        len(history),
+    )
+    kept_results = {
+        call for sent in history[start:] for call in _call_ids(sent.message, TOOL_RESULT)
+    }
+    for index in range(start):
+        if kept_results & set(_call_ids(history[index].message, TOOL_CALL)):
+            start = index
+            break
+    text = f"{SUMMARY_PREFIX}\n{request.summary}"
+    kept = [sent.item for sent in history[start:]]
+    record = {
+        "timestamp": request.timestamp,
+        "type": "compacted",
+        "payload": {"message": text, "replacement_history": [user_item(text), *kept]},
+    }
+    return orjson.dumps(record)
