@@ -252,3 +252,23 @@ def test_resume_matches_the_real_cli_on_the_corpus(path: Path, tmp_path: Path) -
     run = resume_in_cli(data, tmp_path, path.name)
     assert compare(conversation, run.body) == []
     assert len(conversation.messages) > 100
+
+
+def test_long_outputs_are_cut_as_the_real_cli_cuts_them(tmp_path: Path) -> None:
+    """A model in the CLI's own catalog (gpt-5.5: 10,000 tokens, as the rollout records) cuts
+    a 176 KB output to 48 KB in its middle; resume cuts it the same way. The view keeps it."""
+    builder = RolloutBuilder()
+    turn_id = builder.start_turn("cat it")
+    big = "\n".join(f"line {index} " + "word " * 12 for index in range(2500))
+    builder.shell(turn_id, "cat big", big)
+    builder.reply(turn_id, "ok")
+    data = builder.data().replace(b'"gpt-5.1-codex-mini"', b'"gpt-5.5"')
+    conversation = resumed(data)
+    body = resume_in_cli(data, tmp_path).body
+    assert compare(conversation, body) == []
+    sent = next(i["output"] for i in body["input"] if i.get("type") == "function_call_output")
+    mine = next(m.parts[0].text for m in conversation.messages if m.role == TOOL)
+    assert "…32103 tokens truncated…" in sent and "…32103 tokens truncated…" in mine
+    assert abs(len(sent.encode()) - len(mine.encode())) < 100
+    views = list(FORMAT.views(lines_from_bytes(data)))
+    assert any(big in p.text for v in views for m in v.messages for p in m.parts)

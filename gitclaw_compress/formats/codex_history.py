@@ -17,6 +17,7 @@ So one `Message` is one input item; the items of a `compacted` line share its `l
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -102,6 +103,12 @@ LINE_TYPE = "line"  # the rollout line type
 ROLLBACK = "rollback"  # thread_rolled_back: how many user turns it drops
 USAGE = "usage"  # token_count: the context tokens of the reply before it
 REPLACES = "replaces"  # compacted: "history" (a replacement history) or "messages" (none)
+OUTPUT_BUDGET = "output_budget"  # turn_context: bytes of a tool output Codex sends at most
+
+# Codex cuts a long tool output in its middle when it records it for the model: to its
+# truncation policy (turn_context `truncation_policy`; its models' default is 10,000 tokens)
+# plus 20%, at 4 bytes a token.
+DEFAULT_OUTPUT_BUDGET = 10_000 * 4 * 12 // 10
 
 
 def payload_of(entry: Entry) -> dict[str, Any]:
@@ -268,6 +275,26 @@ def _usage(payload: dict[str, Any]) -> int | None:
     return total if isinstance(total, int) and total > 0 else None
 
 
+def _output_budget(policy: object) -> int | None:
+    """The bytes of a tool output Codex keeps under a `truncation_policy`."""
+    if not isinstance(policy, dict) or not isinstance(policy.get("limit"), int):
+        return None
+    per_unit = {"tokens": 4, "bytes": 1}.get(str(policy.get("mode")))
+    return None if per_unit is None else policy["limit"] * per_unit * 12 // 10
+
+
+def truncated(text: str, budget: int) -> str:
+    """`text` cut in its middle to about `budget` bytes, as Codex sends a long output."""
+    size = len(text.encode())
+    if size <= budget:
+        return text
+    ratio = budget / size
+    head = text[: int(len(text) * ratio / 2)]
+    tail = text[len(text) - int(len(text) * ratio / 2) :]
+    cut = (size - budget + 3) // 4
+    return f"{head}…{cut} tokens truncated…{tail}"
+
+
 def _compacted_messages(payload: dict[str, Any], line: int) -> list[Message]:
     history = payload.get("replacement_history")
     message_text = payload.get("message")
@@ -315,6 +342,8 @@ def view_line(number: int, entry: Entry, model: str | None = None) -> EntryView:
         links[REPLACES] = "history" if replaced else "messages"
     elif line_type == "turn_context":
         view.model = payload.get("model") if isinstance(payload.get("model"), str) else None
+        if (budget := _output_budget(payload.get("truncation_policy"))) is not None:
+            links[OUTPUT_BUDGET] = str(budget)
     elif line_type == "event_msg":
         view.turn_start = kind == "user_message"
         if kind == "thread_rolled_back" and isinstance(payload.get("num_turns"), int):
@@ -428,6 +457,7 @@ class Replay:
     history: list[Sent]  # before Codex pairs calls and outputs
     compaction: int | None
     model: str | None
+    output_budget: int = DEFAULT_OUTPUT_BUDGET
 
 
 # For each line, the response items its view's messages are sent as, in order.
@@ -440,6 +470,7 @@ def replay(views: Sequence[EntryView], items: ItemsByLine | None = None) -> Repl
     history: list[Sent] = []
     compaction: int | None = None
     model: str | None = None
+    budget = DEFAULT_OUTPUT_BUDGET
     # The model of each user turn, to find the newest one a rollback leaves.
     turn_models: list[str | None] = []
 
@@ -468,16 +499,33 @@ def replay(views: Sequence[EntryView], items: ItemsByLine | None = None) -> Repl
             del turn_models[max(len(turn_models) - turns, 0) :]
         elif view.model is not None:
             model = view.model
+        if OUTPUT_BUDGET in view.links:
+            budget = int(view.links[OUTPUT_BUDGET])
         if view.turn_start:
             turn_models.append(model)
     newest = next((m for m in reversed(turn_models) if m), None) or model
-    return Replay(instructions, history, compaction, newest)
+    return Replay(instructions, history, compaction, newest, budget)
+
+
+def _cut_outputs(message: Message, budget: int) -> Message:
+    """The message with its long tool outputs cut as Codex sends them (a copy: the views
+    keep what the line holds)."""
+    if not any(p.kind == TOOL_RESULT and len(p.text.encode()) > budget for p in message.parts):
+        return message
+    parts = [
+        dataclasses.replace(part, text=truncated(part.text, budget))
+        if part.kind == TOOL_RESULT
+        else part
+        for part in message.parts
+    ]
+    return dataclasses.replace(message, parts=parts)
 
 
 def rebuild(views: Sequence[EntryView]) -> Conversation:
     """The input items Codex sends when it resumes these lines, before its own new turn."""
     walk = replay(views)
     messages = [*walk.instructions, *(sent.message for sent in _paired(walk.history))]
+    messages = [_cut_outputs(message, walk.output_budget) for message in messages]
     path = sorted({line for message in messages for line in message.source_lines()})
     return Conversation(messages=messages, path=path, compaction=walk.compaction, model=walk.model)
 
