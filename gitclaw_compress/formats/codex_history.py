@@ -548,7 +548,8 @@ def summary_record(lines: Sequence[RawLine], request: SummaryRequest) -> bytes:
     """A `compacted` line Codex resumes from: its replacement history is one user message
     holding the summary, then the history Codex sends from `request.first_kept` on, copied
     item for item (sealed reasoning as it is). A kept output whose call is older pulls its
-    call (and what lies between) in, so every tool pair stays whole."""
+    call (and what lies between) in, so every tool pair stays whole. Codex reads the whole
+    file, so the record goes at its end; it has no field for `tokens_before` or `details`."""
     views = list(view_lines(lines))
     items: dict[int, list[dict[str, Any]]] = {}
     for line in lines:
