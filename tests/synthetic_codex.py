@@ -239,3 +239,57 @@ def compacted_rollout() -> RolloutBuilder:
     builder.full_turn(3)
     builder.full_turn(4)
     return builder
+
+
+def context_turns(
+    turns: int, builder: RolloutBuilder | None = None, first: int = 1
+) -> RolloutBuilder:
+    """Turns that open, as Codex writes them, with injected context before the prompt: a
+    permissions developer message, AGENTS.md and environment context (user role), and one
+    plain developer message in between (a rollback trims context only up to it)."""
+    builder = builder or RolloutBuilder()
+    for index in range(first, first + turns):
+        builder.item(
+            "message", role="developer", content=[_text(f"<permissions instructions>\nP{index}")]
+        )
+        agents = f"# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\nA{index}\n</INSTRUCTIONS>"
+        builder.item("message", role="user", content=[_text(agents)])
+        builder.item("message", role="developer", content=[_text(f"plain developer {index}")])
+        context = f"<environment_context>\n  <cwd>/repo/{index}</cwd>\n</environment_context>"
+        builder.item("message", role="user", content=[_text(context)])
+        turn_id = builder.start_turn(f"prompt {index}")
+        builder.reasoning()
+        builder.shell(turn_id, f"ls {index}", listing(f"ls{index}", 40))
+        builder.reply(turn_id, f"reply {index}")
+    return builder
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "input_text", "text": text}
+
+
+def context_rollback_rollout() -> RolloutBuilder:
+    """Three turns with context, then a rollback of the newest one."""
+    builder = context_turns(3)
+    builder.event("thread_rolled_back", num_turns=1)
+    return builder
+
+
+def unpaired_rollout() -> RolloutBuilder:
+    """A call without output, an output without call, a `system` message, a web search and
+    an item type Codex does not know: what resume pairs, drops and sends."""
+    builder = context_turns(1)
+    turn_id = builder.start_turn("second prompt")
+    builder.item(
+        "function_call",
+        name="shell_command",
+        arguments='{"command": "pwd"}',
+        call_id="call_unpaired",
+    )
+    builder.item("function_call_output", call_id="call_orphan", output="orphan output")
+    builder.item("message", role="system", content=[_text("a system message")])
+    builder.item("message", role="developer", content=[_text("a developer message")])
+    builder.item("web_search_call", status="completed", action={"type": "search", "query": "q"})
+    builder.item("unknown_future_item", value=1)
+    builder.reply(turn_id, "done")
+    return builder

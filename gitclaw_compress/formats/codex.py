@@ -16,7 +16,7 @@ Codex writes just before it belong to that turn, so the kept turns keep them byt
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -26,12 +26,22 @@ from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.codex_history import (
+    OUTPUT_TYPES,
+    data_url_image,
+    is_data_url,
+    payload_of,
+    rebuild,
+    summary_record,
+    view_line,
+    view_lines,
+)
+from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
-OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
 # event_msg types whose `type` and `turn_id` Codex uses to segment turns.
 SEGMENT_EVENTS = frozenset(
     {"user_message", "task_started", "task_complete", "turn_aborted", "thread_rolled_back"}
@@ -42,7 +52,6 @@ PATCH_EVENTS = frozenset({"patch_apply_begin", "patch_apply_end"})
 ARGUMENT_KEYS_KEPT = frozenset({"path", "file_path", "workdir", "timeout_ms", "justification"})
 SMALL_ARGUMENT_BYTES = 160  # argument values up to this size are always kept
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
-DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?(?:;[^,]*)?,")
 
 
 def _size(value: object) -> int:
@@ -53,27 +62,10 @@ def _sized(value: object) -> int:
     return 0 if value is None else _size(value)
 
 
-def payload_of(entry: Entry) -> dict[str, Any]:
-    payload = entry.get("payload")
-    return payload if isinstance(payload, dict) else {}
-
-
 def event_type(entry: Entry) -> str | None:
     """The payload type of an `event_msg` or `response_item` line."""
     kind = payload_of(entry).get("type")
     return kind if isinstance(kind, str) else None
-
-
-def is_data_url(value: object) -> bool:
-    return isinstance(value, str) and value.startswith("data:")
-
-
-def data_url_image(url: str) -> tuple[str, int]:
-    """(mime type, decoded bytes) of a base64 data URL."""
-    match = DATA_URL.match(url)
-    mime = (match.group(1) if match else None) or "image"
-    data = url[match.end() :] if match else ""
-    return mime, stubs.image_size(data)
 
 
 def call_descriptor(name: str, arguments: object) -> str:
@@ -163,13 +155,14 @@ class CodexRules:
         return self._protected
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        if not scope.full:
-            return []  # budget pruning is not offered for Codex (no PRUNE feature)
         kept_from, live_contexts = self._protection()
-        if scope.number >= kept_from:
-            return []
         line_type = entry.get("type")
         payload = payload_of(entry)
+        if not scope.full or scope.number >= kept_from:
+            # Budget pruning (wherever the line is): the tool output alone becomes a stub.
+            if scope.prune and line_type == "response_item" and payload.get("type") in OUTPUT_TYPES:
+                return self._output_edits(payload, scope, forced=True)
+            return []
         if line_type == "response_item":
             return self._response_item_edits(payload, scope)
         if line_type == "event_msg":
@@ -181,7 +174,7 @@ class CodexRules:
     def _response_item_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
         kind = payload.get("type")
         if kind in OUTPUT_TYPES:
-            return self._output_edits(payload, scope)
+            return self._output_edits(payload, scope, forced=scope.prune)
         if kind == "function_call":
             arguments = payload.get("arguments")
             if isinstance(arguments, str) and _size(arguments) > self.settings.tool_call_max_bytes:
@@ -194,12 +187,12 @@ class CodexRules:
             return _message_image_edits(payload, scope)
         return []
 
-    def _output_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
+    def _output_edits(self, payload: dict[str, Any], scope: Scope, *, forced: bool) -> list[Edit]:
+        """Stub an output that is large, or any output a budget policy chose (`forced`)."""
         output = payload.get("output")
-        if (
-            not isinstance(output, str | list)
-            or _size(output) <= self.settings.tool_result_max_bytes
-        ):
+        if not isinstance(output, str | list) or _is_stubbed(output):
+            return []
+        if not forced and _size(output) <= self.settings.tool_result_max_bytes:
             return []
         tool = self.calls.get(str(payload.get("call_id")), "tool")
         if isinstance(output, str):
@@ -305,6 +298,13 @@ class CodexRules:
         return edits
 
 
+def _is_stubbed(output: str | list[Any]) -> bool:
+    """An output that is a stub already: the string, or the one text item of an array."""
+    if isinstance(output, str):
+        return stubs.is_stub(output)
+    return len(output) == 1 and isinstance(output[0], dict) and stubs.is_stub(output[0].get("text"))
+
+
 def _message_image_edits(payload: dict[str, Any], scope: Scope) -> list[Edit]:
     """A data-URL image in a message becomes a text item that says what it was."""
     content = payload.get("content")
@@ -349,6 +349,13 @@ def _encrypted(value: object, where: str) -> Iterator[tuple[str, Any]]:
 class CodexFormat(FormatBase):
     name = "codex"
     title = TITLES[name]
+    # A committed CODEX_HOME at the root, or one inside an agent's state folder.
+    globs: tuple[str, ...] = (
+        ".codex/sessions/**/rollout-*.jsonl",
+        ".codex/archived_sessions/**/rollout-*.jsonl",
+        "*/state/**/sessions/**/rollout-*.jsonl",
+        "*/state/**/archived_sessions/**/rollout-*.jsonl",
+    )
     features: frozenset[str] = frozenset()
     kinds: tuple[str, ...] = (
         "tool outputs",
@@ -398,6 +405,18 @@ class CodexFormat(FormatBase):
 
     def rules(self, settings: CompressSettings) -> CodexRules:
         return CodexRules(settings)
+
+    def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
+        return view_lines(lines)
+
+    def view(self, number: int, entry: Entry) -> EntryView:
+        return view_line(number, entry)
+
+    def resume(self, views: Sequence[EntryView]) -> Conversation:
+        return rebuild(views)
+
+    def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
+        return [summary_record(lines, request)]
 
     def sealed(self, entry: Entry) -> Iterator[tuple[str, Any]]:
         line_type = entry.get("type")
