@@ -34,16 +34,21 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import copilot_conversation as conversation
 from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.copilot_conversation import (
+    ASSISTANT_MESSAGE,
+    SKILL_INVOKED,
+    TOOL_COMPLETE,
+    TOOL_START,
+    USER_MESSAGE,
+)
 from gitclaw_compress.formats.pi import PATH_ARGUMENTS, SMALL_ARGUMENT_BYTES, call_descriptor
+from gitclaw_compress.model import Conversation, EntryView
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
 
-USER_MESSAGE = "user.message"
-ASSISTANT_MESSAGE = "assistant.message"
-TOOL_START = "tool.execution_start"
-TOOL_COMPLETE = "tool.execution_complete"
 # Event types are namespaced "<area>.<event>"; these areas are Copilot CLI's own.
 EVENT_AREAS = frozenset(
     {"session", "user", "assistant", "tool", "skill", "subagent", "hook", "system", "abort"}
@@ -351,6 +356,12 @@ def _strings(value: object) -> Iterator[str]:
 class CopilotFormat(FormatBase):
     name = "copilot"
     title = TITLES[name]
+    # Copilot CLI's events, committed from ~/.copilot at the root or under a state folder
+    globs: tuple[str, ...] = (
+        ".copilot/session-state/*/events.jsonl",
+        "state/**/.copilot/session-state/*/events.jsonl",
+        "*/state/**/.copilot/session-state/*/events.jsonl",
+    )
     features: frozenset[str] = frozenset()  # context, prune, summarize: not yet
     kinds: tuple[str, ...] = (
         "tool result content",
@@ -389,6 +400,13 @@ class CopilotFormat(FormatBase):
         entry_id = entry.get("id")
         return entry_id if isinstance(entry_id, str) else None
 
+    def view(self, number: int, entry: Entry) -> EntryView:
+        data = data_of(entry)
+        return conversation.view_event(number, entry, data or {}, self.is_turn_start(entry))
+
+    def resume(self, views: Sequence[EntryView]) -> Conversation:
+        return conversation.resume(views)
+
     def rules(self, settings: CompressSettings) -> CopilotRules:
         return CopilotRules(settings)
 
@@ -421,7 +439,7 @@ class CopilotFormat(FormatBase):
             yield from _measure_arguments("tool start arguments", data.get("arguments"))
         elif kind == USER_MESSAGE:
             yield "user text", _sized(data.get("content")) + _sized(data.get("transformedContent"))
-        elif kind == "skill.invoked":
+        elif kind == SKILL_INVOKED:
             yield "skill content", _sized(data.get("content"))
 
     def sealed(self, entry: Entry) -> Iterator[tuple[str, Any]]:

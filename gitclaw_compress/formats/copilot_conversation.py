@@ -1,0 +1,261 @@
+"""What Copilot CLI sends its model when it resumes an events.jsonl (checked with 1.0.102).
+
+The resume replays the events in file order (not the `parentId` chain: many of those point at
+ids the file does not hold). Into the chat-completions request go:
+- `user.message`: its `transformedContent` (the text with the CLI's wrapping), else `content`;
+  injected prompts (`source` "skill-…", "agent-…") too;
+- `assistant.message`: `content` and the `toolRequests[]` as tool calls (missing arguments
+  become `{}`); an empty one is sent as an empty assistant message. Reasoning
+  (`reasoningOpaque`, `reasoningText`, `encryptedContent`) is session-bound: the CLI replays it
+  only to the provider that made it, never in bring-your-own-key mode;
+- right after each assistant message, one tool message per tool request, in request order,
+  whatever the order of the `tool.execution_complete` events: `result.content` on success
+  (`detailedContent` and `contents[]` only feed the timeline), `error.message` on failure (or
+  "Tool execution failed"), and for a request without a completion the CLI's own
+  "interrupted" text. A completion whose call was never requested is dropped.
+Nothing else reaches the model: `skill.invoked`, `system.message`, `session.*` events and
+`tool.execution_start` are bookkeeping. The model is the newest `session.model_change`
+`newModel` (or `session.resume` `selectedModel`).
+
+The newest successful `session.compaction_complete` is where the resume starts: the CLI sends
+one user message that it builds from every person's and agent's message before the record (by
+`content`, without the wrapping), the record's `summaryContent`, and the newest skill invoked
+before it; then the events after the record. Copilot CLI persists no usage of its own
+(`assistant.usage` is ephemeral), so the view records none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from gitclaw_compress.core.lines import Entry
+from gitclaw_compress.model import (
+    ASSISTANT,
+    COMPACTION,
+    MESSAGE,
+    META,
+    SUMMARY,
+    TEXT,
+    THINKING,
+    TOOL,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USER,
+    Conversation,
+    EntryView,
+    Message,
+    Part,
+)
+
+USER_MESSAGE = "user.message"
+ASSISTANT_MESSAGE = "assistant.message"
+TOOL_START = "tool.execution_start"
+TOOL_COMPLETE = "tool.execution_complete"
+SKILL_INVOKED = "skill.invoked"
+MODEL_CHANGE = "session.model_change"
+SESSION_RESUME = "session.resume"
+COMPACTION_START = "session.compaction_start"
+COMPACTION_COMPLETE = "session.compaction_complete"
+
+# A user.message from a hidden skill prompt: sent, but not listed in a compaction's summary.
+SKILL_SOURCE_PREFIX = "skill-"
+# What the CLI sends for a failed tool without an error message, and for a tool request whose
+# completion the file never recorded.
+FAILED_TOOL_TEXT = "Tool execution failed"
+INTERRUPTED_TOOL_TEXT = "The execution of this tool, or a previous tool was interrupted."
+
+# The user message Copilot CLI builds from a compaction record, piece by piece.
+SUMMARY_HEAD = "Some of the conversation history has been summarized to free up context.\n\n"
+SUMMARY_USERS = (
+    "You were originally given instructions from a user over one or more turns. "
+    "Here were the user messages:\n"
+)
+SUMMARY_BODY = "Here is a summary of the prior context:\n<summary>\n{summary}\n</summary>\n"
+SUMMARY_SKILL = (
+    "\n\n<invoked_skills>\n## Most recent skill: {name}\nPath: {path}\n\n"
+    "Continue to follow these instructions:\n\n{content}\n</invoked_skills>"
+)
+
+# Keys of EntryView.links, private to this module.
+LISTED = "listed"  # a user message's `content`, as a compaction summary lists it
+SKILL_NAME, SKILL_PATH, SKILL_CONTENT = "skill.name", "skill.path", "skill.content"
+SUMMARY_TEXT = "summary"  # a compaction record's summaryContent
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _arguments(request: Mapping[str, Any]) -> str:
+    arguments = request.get("arguments")
+    return orjson.dumps({} if arguments is None else arguments).decode()
+
+
+def view_event(number: int, entry: Entry, data: dict[str, Any], turn_start: bool) -> EntryView:
+    """The neutral view of one Copilot CLI event (`data` is its `data` object)."""
+    entry_id = entry.get("id")
+    parent = entry.get("parentId")
+    view = EntryView(
+        number=number,
+        id=entry_id if isinstance(entry_id, str) else None,
+        parent=parent if isinstance(parent, str) else None,
+        kind=META,
+        turn_start=turn_start,
+    )
+    kind = entry.get("type")
+    if kind == USER_MESSAGE:
+        view.kind = MESSAGE
+        text = _text(data.get("transformedContent")) or _text(data.get("content"))
+        view.messages = [_message(USER, [Part(TEXT, text)], view)]
+        if not _text(data.get("source")).startswith(SKILL_SOURCE_PREFIX):
+            view.links = {LISTED: _text(data.get("content"))}
+    elif kind == ASSISTANT_MESSAGE:
+        view.kind = MESSAGE
+        model = data.get("model")
+        view.model = model if isinstance(model, str) else None
+        view.messages = [_message(ASSISTANT, list(_assistant_parts(data)), view)]
+    elif kind == TOOL_COMPLETE:
+        view.kind = MESSAGE
+        view.messages = [_message(TOOL, [_tool_result(data)], view)]
+    elif kind == COMPACTION_COMPLETE and data.get("success") is True:
+        view.kind = COMPACTION
+        summary = _text(data.get("summaryContent"))
+        view.messages = [_message(SUMMARY, [Part(TEXT, summary)], view)]
+        view.links = {SUMMARY_TEXT: summary}
+    elif kind == MODEL_CHANGE:
+        view.model = data.get("newModel") if isinstance(data.get("newModel"), str) else None
+    elif kind == SESSION_RESUME:
+        model = data.get("selectedModel")
+        view.model = model if isinstance(model, str) else None
+    elif kind == SKILL_INVOKED:
+        view.links = {
+            SKILL_NAME: _text(data.get("name")),
+            SKILL_PATH: _text(data.get("path")),
+            SKILL_CONTENT: _text(data.get("content")),
+        }
+    return view
+
+
+def _message(role: str, parts: list[Part], view: EntryView) -> Message:
+    return Message(role=role, parts=parts, line=view.number, entry_id=view.id, model=view.model)
+
+
+def _assistant_parts(data: dict[str, Any]) -> Iterator[Part]:
+    sealed = any(isinstance(data.get(key), str) for key in ("reasoningOpaque", "encryptedContent"))
+    reasoning = _text(data.get("reasoningText"))
+    if reasoning or sealed:
+        yield Part(THINKING, reasoning, sealed=sealed)
+    content = _text(data.get("content"))
+    if content:
+        yield Part(TEXT, content)
+    for request in data.get("toolRequests") or ():
+        if isinstance(request, dict) and isinstance(request.get("toolCallId"), str):
+            name = request.get("name")
+            yield Part(
+                TOOL_CALL,
+                _arguments(request),
+                name=name if isinstance(name, str) else None,
+                call_id=request["toolCallId"],
+            )
+
+
+def _tool_result(data: dict[str, Any]) -> Part:
+    call_id = data.get("toolCallId")
+    call = call_id if isinstance(call_id, str) else None
+    if data.get("success") is False:
+        error = data.get("error")
+        message = error.get("message") if isinstance(error, dict) else None
+        text = message if isinstance(message, str) else FAILED_TOOL_TEXT
+        return Part(TOOL_RESULT, text, call_id=call, error=True)
+    result = data.get("result")
+    text = _text(result.get("content")) if isinstance(result, dict) else ""
+    return Part(TOOL_RESULT, text, call_id=call)
+
+
+def newest_compaction(views: Sequence[EntryView]) -> int | None:
+    """The index in `views` of the record the resume starts from, if any."""
+    for index in range(len(views) - 1, -1, -1):
+        if views[index].kind == COMPACTION:
+            return index
+    return None
+
+
+def summary_message(views: Sequence[EntryView], record: int) -> str:
+    """The user message Copilot CLI sends for the compaction record at `views[record]`."""
+    listed = [view.links[LISTED] for view in views[:record] if LISTED in view.links]
+    text = SUMMARY_HEAD
+    if listed:
+        text += SUMMARY_USERS
+        text += "".join(f"<user_message>\n{content}\n</user_message>\n" for content in listed)
+        text += "\n"
+    text += SUMMARY_BODY.format(summary=views[record].links.get(SUMMARY_TEXT, ""))
+    skills = [view.links for view in views[:record] if SKILL_CONTENT in view.links]
+    if skills:
+        skill = skills[-1]
+        text += SUMMARY_SKILL.format(
+            name=skill[SKILL_NAME], path=skill[SKILL_PATH], content=skill[SKILL_CONTENT]
+        )
+    return text
+
+
+def resume(views: Sequence[EntryView]) -> Conversation:
+    """The messages Copilot CLI sends when it resumes these views, in order.
+
+    Without its own system prompt (first) and the new prompt (last), which it adds itself.
+    """
+    model = None
+    for view in views:
+        model = view.model or model
+    record = newest_compaction(views)
+    start = 0 if record is None else record + 1
+    messages: list[Message] = []
+    if record is not None:
+        view = views[record]
+        text = summary_message(views, record)
+        messages.append(Message(SUMMARY, [Part(TEXT, text)], view.number, entry_id=view.id))
+    live = views[start:]
+    results = _results_by_call(live)
+    for view in live:
+        for message in view.messages:
+            if message.role == TOOL:
+                continue  # placed after the call that asked for it
+            messages.append(message)
+            if message.role == ASSISTANT:
+                messages.extend(_answers(message, view.number, results))
+    path = [view.number for view in views[0 if record is None else record :]]
+    compaction = None if record is None else views[record].number
+    return Conversation(messages=messages, path=path, compaction=compaction, model=model)
+
+
+def _results_by_call(views: Sequence[EntryView]) -> dict[str, list[Message]]:
+    """Tool messages by call id, oldest first (a call id may answer more than one request)."""
+    results: dict[str, list[Message]] = {}
+    for view in views:
+        for message in view.messages:
+            if message.role == TOOL and message.parts and message.parts[0].call_id:
+                results.setdefault(message.parts[0].call_id, []).append(message)
+    return results
+
+
+def _answers(call: Message, line: int, results: dict[str, list[Message]]) -> Iterator[Message]:
+    """The tool messages the CLI puts right after an assistant message: one per tool call."""
+    for part in call.parts:
+        if part.kind != TOOL_CALL or part.call_id is None:
+            continue
+        found = [m for m in results.get(part.call_id, ()) if m.line > line]
+        if found:
+            answer = found[0]
+            results[part.call_id].remove(answer)
+            result = answer.parts[0]
+            named = Part(
+                TOOL_RESULT, result.text, name=part.name, call_id=part.call_id, error=result.error
+            )
+            yield Message(TOOL, [named], answer.line, entry_id=answer.entry_id)
+        else:
+            interrupted = Part(
+                TOOL_RESULT, INTERRUPTED_TOOL_TEXT, name=part.name, call_id=part.call_id, error=True
+            )
+            yield Message(TOOL, [interrupted], line, entry_id=call.entry_id)
