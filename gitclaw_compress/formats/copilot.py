@@ -10,6 +10,8 @@ feed the timeline the CLI shows, and mostly repeat the others.
 What is compressed, before the kept turns: large tool results (`content`), their UI copies
 (`detailedContent`, the text or data of `contents[]` items, which keep their `type`), and large
 tool-call arguments (string values become stubs; objects and arrays keep their shape).
+A tool output a budget policy chose (`Scope.prune`), wherever it is, loses its `content`
+whatever its size, and its large UI copies; nothing else on its line or around it changes.
 What is never touched: `id`, `parentId`, `type`, `timestamp` on every line, the line count
 (`session.resume` records `eventCount`), every other event, the user's and the assistant's
 text, and reasoning (`reasoningOpaque` with `reasoningText`, `encryptedContent`), which the
@@ -167,11 +169,14 @@ class CopilotRules:
 
     def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         data = data_of(entry)
-        if data is None or not scope.full:  # no budget pruning for this format yet
+        if data is None:
             return []
         kind = entry.get("type")
-        if kind == TOOL_COMPLETE:
-            return self._result_edits(data, scope)
+        if kind == TOOL_COMPLETE and (scope.full or scope.prune):
+            # A budget policy chose this output: it goes whatever its size, even when kept.
+            return self._result_edits(data, scope, forced=scope.prune)
+        if not scope.full:
+            return []
         if kind == ASSISTANT_MESSAGE:
             edits: list[Edit] = []
             for index, request in enumerate(data.get("toolRequests") or ()):
@@ -191,14 +196,16 @@ class CopilotRules:
             return self._call_edits(arguments, base, scope, ui_only=True)
         return []
 
-    def _result_edits(self, data: dict[str, Any], scope: Scope) -> list[Edit]:
+    def _result_edits(self, data: dict[str, Any], scope: Scope, *, forced: bool) -> list[Edit]:
+        """Stub a large `result.content` (any size when `forced`) and its large UI copies."""
         result = data.get("result")
         if not isinstance(result, dict):
             return []
         edits: list[Edit] = []
         base: JsonPath = ("data", "result")
         content = result.get("content")
-        if isinstance(content, str) and _size(content) > self.settings.tool_result_max_bytes:
+        large = isinstance(content, str) and _size(content) > self.settings.tool_result_max_bytes
+        if isinstance(content, str) and (forced or large):
             tool = self.calls.get(str(data.get("toolCallId")), "tool")
             stub = stubs.tool_output_stub(
                 tool=tool,
@@ -362,7 +369,7 @@ class CopilotFormat(FormatBase):
         "state/**/.copilot/session-state/*/events.jsonl",
         "*/state/**/.copilot/session-state/*/events.jsonl",
     )
-    features: frozenset[str] = frozenset()  # context, prune, summarize: not yet
+    features: frozenset[str] = frozenset()  # context, prune, summarize: wired at the merge
     kinds: tuple[str, ...] = (
         "tool result content",
         "tool result detailedContent",
