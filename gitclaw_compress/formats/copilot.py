@@ -46,7 +46,7 @@ from gitclaw_compress.formats.copilot_conversation import (
     USER_MESSAGE,
 )
 from gitclaw_compress.formats.pi import PATH_ARGUMENTS, SMALL_ARGUMENT_BYTES, call_descriptor
-from gitclaw_compress.model import Conversation, EntryView
+from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
@@ -413,6 +413,14 @@ class CopilotFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return conversation.resume(views)
+
+    def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
+        """The CLI's own compaction record, if nothing is to be kept after it: Copilot CLI
+        cannot keep a tail (see `copilot_conversation.NO_KEPT_TAIL`)."""
+        views = list(self.views(lines))
+        if conversation.kept_tail(conversation.resume(views), request.first_kept):
+            raise self.unsupported("summaries", conversation.NO_KEPT_TAIL)
+        return conversation.record_lines(views, request)
 
     def rules(self, settings: CompressSettings) -> CopilotRules:
         return CopilotRules(settings)
