@@ -168,3 +168,40 @@ def test_a_second_record_chained_after_the_first_is_the_one_resumed(tmp_path: Pa
     assert [m.role for m in conversation.messages] == [SUMMARY]
     assert conversation.messages[0].parts[0].text == text
     assert USER not in [m.role for m in conversation.messages]
+
+
+def copies_after(data: bytes, first: int) -> bytes:
+    """Copies of the events from line `first` on, appended with new ids in a new chain: the
+    only way to put a kept tail after a record, which `summary_record` refuses."""
+    lines = lines_from_bytes(data)
+    parent = orjson.loads(lines[-1].data)["id"]
+    copied = []
+    for number, line in enumerate(lines[first - 1 :], first):
+        event = orjson.loads(line.data)
+        if event["type"].startswith("session."):
+            continue
+        event["id"] = f"00000000-0000-4000-8000-c0b1{len(lines):04x}{number:04x}"
+        event["parentId"], parent = parent, event["id"]
+        copied.append(orjson.dumps(event) + b"\n")
+    return data + b"".join(copied)
+
+
+def test_why_a_kept_tail_cannot_follow_the_record(tmp_path: Path) -> None:
+    """The evidence for the refusal: the CLI sends copies placed after a record (tool pairs
+    intact), but its summary lists every user message before the record, the kept one too,
+    so that request reaches the model twice, and once more with each chained record."""
+    require_agent("copilot")
+    data = typical_events().data()
+    kept = turn_starts(data)[-1]
+    once = copies_after(with_record(data), kept)
+    body = resumed(once, tmp_path, "once.jsonl")
+    listed = "<user_message>\nCheck once more\n</user_message>"
+    sent = [m["content"] or "" for m in body["messages"]]
+    assert sent[1].count(listed) == 1 and sent[2].endswith("\n\nCheck once more")
+    calls = [c["id"] for m in body["messages"] for c in m.get("tool_calls") or ()]
+    assert calls == [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"]
+    assert_matches_request(conversation_of(once), body)  # resume reads such a file right
+    twice_kept = turn_starts(once)[-1]
+    chained = copies_after(with_record(once, "SECOND"), twice_kept)
+    body = resumed(chained, tmp_path, "chained.jsonl")
+    assert body["messages"][1]["content"].count(listed) == 2
