@@ -15,13 +15,14 @@ from typing import Any
 import orjson
 import pytest
 from agent_harness import corpus_transcripts, require_agent, run_resume
-from synthetic_copilot import REASONING_OPAQUE, EventsBuilder, typical_events
+from synthetic_copilot import PNG, REASONING_OPAQUE, EventsBuilder, typical_events
 
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
 from gitclaw_compress.formats.copilot import FORMAT
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
+    IMAGE,
     MESSAGE,
     META,
     SUMMARY,
@@ -66,6 +67,11 @@ def assert_matches_request(conversation: Conversation, body: dict[str, Any]) -> 
                 for c in got.get("tool_calls") or ()
             ] == calls
             assert got["content"] == ("".join(texts(want, TEXT)) or None)
+        elif isinstance(got["content"], list):  # text and images
+            kinds = {"text": TEXT, "image_url": IMAGE}
+            assert [kinds[item["type"]] for item in got["content"]] == [p.kind for p in want.parts]
+            sent_texts = [item["text"] for item in got["content"] if item["type"] == "text"]
+            assert sent_texts == texts(want, TEXT)
         else:
             assert got["content"] == "".join(texts(want, TEXT))
     assert body["model"] == conversation.model
@@ -182,7 +188,64 @@ def bare_compaction_events() -> EventsBuilder:
     return events
 
 
+def chunked_events() -> EventsBuilder:
+    """One model call split into several assistant messages (merged unless a tool result comes
+    between), chunk fields without a call id (not merged), a rewind and a truncation (the
+    resume ignores both), an attached image, and an image a tool returned."""
+    events = EventsBuilder()
+    events.start()
+    events.user("u1")
+    events.event("assistant.message", messageId="a1", content="same call A", apiCallId="A")
+    events.event("assistant.message", messageId="a2", content="same call B", apiCallId="A")
+    events.user("u2")
+    for index in range(2):
+        events.event(
+            "assistant.message",
+            messageId=f"b{index}",
+            content=f"chunk only {index}",
+            chunkIndex=index,
+            chunkCount=2,
+        )
+    events.user("u3")
+    for index, name in enumerate("pq"):
+        request = {"toolCallId": f"t{name}", "name": "view", "arguments": {"path": f"/{name}"}}
+        events.event(
+            "assistant.message",
+            messageId=f"c{index}",
+            content=f"split {index}",
+            toolRequests=[request],
+            apiCallId="C",
+        )
+        result = {
+            "content": f"{name} out",
+            "binaryResultsForLlm": [{"type": "image", "data": PNG, "mimeType": "image/png"}],
+        }
+        events.event("tool.execution_complete", toolCallId=f"t{name}", success=True, result=result)
+    events.user("u4 to be rewound")
+    rewound = events._last
+    events.event("assistant.message", messageId="d1", content="", reasoningText="hm", apiCallId="D")
+    events.event("assistant.message", messageId="d2", content="after thinking", apiCallId="D")
+    events.event("session.snapshot_rewind", upToEventId=rewound, eventsRemoved=3)
+    image = {"type": "blob", "data": PNG, "mimeType": "image/png", "displayName": "shot.png"}
+    events.event("user.message", content="look", transformedContent="look!", attachments=[image])
+    events.event("assistant.message", messageId="e1", content="seen")
+    events.event(
+        "session.truncation",
+        messagesRemovedDuringTruncation=2,
+        performedBy="BasicTruncator",
+        postTruncationMessagesLength=3,
+        postTruncationTokensInMessages=10,
+        preTruncationMessagesLength=5,
+        preTruncationTokensInMessages=20,
+        tokenLimit=1000,
+        tokensRemovedDuringTruncation=10,
+    )
+    events.user("u5")
+    return events
+
+
 SYNTHETIC = {
+    "chunked": chunked_events,
     "typical": typical_events,
     "edge": edge_events,
     "compacted": compacted_events,
@@ -261,6 +324,24 @@ def test_resume_places_each_tool_result_after_its_call() -> None:
     assert "?" not in [r.text for r in results]  # the orphan completion is dropped
     assert conversation.model == "gpt-5-mini"
     assert conversation.compaction is None
+
+
+def test_resume_merges_the_messages_of_one_model_call() -> None:
+    conversation = conversation_of(chunked_events().data())
+    merged = [m for m in conversation.messages if len(m.source_lines()) > 1]
+    assert [(texts(m, TEXT), m.lines) for m in merged] == [
+        (["same call A", "same call B"], (4, 5)),
+        (["after thinking"], (15, 16)),
+    ]
+    assert [p.kind for p in merged[1].parts] == [THINKING, TEXT]
+    looked = [
+        m for m in conversation.messages if m.role == USER and IMAGE in {p.kind for p in m.parts}
+    ]
+    assert [(p.kind, p.text, p.media_type) for p in looked[0].parts] == [
+        (TEXT, "look!", None),
+        (TEXT, "shot.png", None),
+        (IMAGE, "", "image/png"),
+    ]
 
 
 def test_resume_starts_at_the_newest_record() -> None:

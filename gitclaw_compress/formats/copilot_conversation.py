@@ -37,6 +37,7 @@ from gitclaw_compress.core.lines import Entry
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
+    IMAGE,
     MESSAGE,
     META,
     SUMMARY,
@@ -86,6 +87,7 @@ SUMMARY_SKILL = (
 LISTED = "listed"  # a user message's `content`, as a compaction summary lists it
 SKILL_NAME, SKILL_PATH, SKILL_CONTENT = "skill.name", "skill.path", "skill.content"
 SUMMARY_TEXT = "summary"  # a compaction record's summaryContent
+API_CALL = "apiCallId"  # the model call an assistant message came from
 
 
 def _text(value: object) -> str:
@@ -112,7 +114,8 @@ def view_event(number: int, entry: Entry, data: dict[str, Any], turn_start: bool
     if kind == USER_MESSAGE:
         view.kind = MESSAGE
         text = _text(data.get("transformedContent")) or _text(data.get("content"))
-        view.messages = [_message(USER, [Part(TEXT, text)], view)]
+        parts = [Part(TEXT, text), *_attached_images(data.get("attachments"))]
+        view.messages = [_message(USER, parts, view)]
         if not _text(data.get("source")).startswith(SKILL_SOURCE_PREFIX):
             view.links = {LISTED: _text(data.get("content"))}
     elif kind == ASSISTANT_MESSAGE:
@@ -120,6 +123,8 @@ def view_event(number: int, entry: Entry, data: dict[str, Any], turn_start: bool
         model = data.get("model")
         view.model = model if isinstance(model, str) else None
         view.messages = [_message(ASSISTANT, list(_assistant_parts(data)), view)]
+        if isinstance(data.get("apiCallId"), str) and data["apiCallId"]:
+            view.links = {API_CALL: data["apiCallId"]}
     elif kind == TOOL_COMPLETE:
         view.kind = MESSAGE
         view.messages = [_message(TOOL, [_tool_result(data)], view)]
@@ -144,6 +149,18 @@ def view_event(number: int, entry: Entry, data: dict[str, Any], turn_start: bool
 
 def _message(role: str, parts: list[Part], view: EntryView) -> Message:
     return Message(role=role, parts=parts, line=view.number, entry_id=view.id, model=view.model)
+
+
+def _attached_images(attachments: object) -> Iterator[Part]:
+    """Inline images a person attached: the CLI sends each one's name, then the image."""
+    for attachment in attachments if isinstance(attachments, list) else ():
+        if not isinstance(attachment, dict) or attachment.get("type") != "blob":
+            continue
+        media_type, data = _text(attachment.get("mimeType")), attachment.get("data")
+        if media_type.startswith("image/") and isinstance(data, str):
+            if isinstance(attachment.get("displayName"), str):
+                yield Part(TEXT, attachment["displayName"])
+            yield Part(IMAGE, media_type=media_type, size=len(data))
 
 
 def _assistant_parts(data: dict[str, Any]) -> Iterator[Part]:
@@ -221,16 +238,40 @@ def resume(views: Sequence[EntryView]) -> Conversation:
         messages.append(Message(SUMMARY, [Part(TEXT, text)], view.number, entry_id=view.id))
     live = views[start:]
     results = _results_by_call(live)
-    for view in live:
-        for message in view.messages:
-            if message.role == TOOL:
-                continue  # placed after the call that asked for it
-            messages.append(message)
-            if message.role == ASSISTANT:
-                messages.extend(_answers(message, view.number, results))
+    for message in _merged_chunks(live):
+        messages.append(message)
+        if message.role == ASSISTANT:
+            messages.extend(_answers(message, message.line, results))
     path = [view.number for view in views[0 if record is None else record :]]
     compaction = None if record is None else views[record].number
     return Conversation(messages=messages, path=path, compaction=compaction, model=model)
+
+
+def _merged_chunks(views: Sequence[EntryView]) -> Iterator[Message]:
+    """User and assistant messages in order; assistant messages in a row from one model call
+    (the same `apiCallId`, with no tool result between) become one, as the CLI sends them."""
+    pending: Message | None = None
+    pending_call: str | None = None
+    for view in views:
+        for message in view.messages:
+            call = view.links.get(API_CALL) if message.role == ASSISTANT else None
+            if call is not None and call == pending_call and pending is not None:
+                pending = Message(
+                    ASSISTANT,
+                    [*pending.parts, *message.parts],
+                    pending.line,
+                    entry_id=pending.entry_id,
+                    model=pending.model or message.model,
+                    lines=(*pending.source_lines(), message.line),
+                )
+                continue
+            if pending is not None:
+                yield pending
+            # a tool result is placed after its call later, but it still ends a run of chunks
+            pending = None if message.role == TOOL else message
+            pending_call = call
+    if pending is not None:
+        yield pending
 
 
 def _results_by_call(views: Sequence[EntryView]) -> dict[str, list[Message]]:
