@@ -244,7 +244,41 @@ def chunked_events() -> EventsBuilder:
     return events
 
 
+def cleared_events() -> EventsBuilder:
+    """A cleared context, which a resume starts after, then a record whose summary lists only
+    the user messages since the clear (its initial message first) and no earlier skill."""
+    events = EventsBuilder()
+    events.start()
+    events.user("u1 before the clear")
+    events.event("skill.invoked", name="old", path="/old/SKILL.md", content="OLD SKILL")
+    events.event("assistant.message", messageId="a1", content="r1")
+    events.event("session.context_cleared", messagesCleared=2, initialMessage="INITIAL")
+    events.user("u2")
+    events.event("assistant.message", messageId="a2", content="r2")
+    compaction(events, "AFTER THE CLEAR")
+    events.user("u3")
+    return events
+
+
+def cleared_only_events() -> EventsBuilder:
+    """A cleared context with no record after it: its initial message, then what follows."""
+    events = cleared_events()
+    del events.lines[-3:]  # the record and the message after it
+    events.user("u3")
+    return events
+
+
+def test_a_cleared_context_is_where_the_resume_starts() -> None:
+    data = cleared_only_events().data()
+    conversation = conversation_of(data)
+    assert conversation.compaction == 6
+    sent = [(m.role, texts(m, TEXT)[0].rsplit("\n", 1)[-1]) for m in conversation.messages]
+    assert sent == [(USER, "INITIAL"), (USER, "u2"), (ASSISTANT, "r2"), (USER, "u3")]
+
+
 SYNTHETIC = {
+    "cleared": cleared_events,
+    "cleared-only": cleared_only_events,
     "chunked": chunked_events,
     "typical": typical_events,
     "edge": edge_events,

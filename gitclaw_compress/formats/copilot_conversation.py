@@ -4,8 +4,10 @@ The resume replays the events in file order (not the `parentId` chain: many of t
 ids the file does not hold). Into the chat-completions request go:
 - `user.message`: its `transformedContent` (the text with the CLI's wrapping), else `content`;
   injected prompts (`source` "skill-…", "agent-…") too;
+  an attached inline image (`attachments[]` of type "blob") follows as its name and the image;
 - `assistant.message`: `content` and the `toolRequests[]` as tool calls (missing arguments
-  become `{}`); an empty one is sent as an empty assistant message. Reasoning
+  become `{}`); an empty one is sent as an empty assistant message; messages in a row from
+  one model call (the same `apiCallId`, no tool result between) are sent as one. Reasoning
   (`reasoningOpaque`, `reasoningText`, `encryptedContent`) is session-bound: the CLI replays it
   only to the provider that made it, never in bring-your-own-key mode;
 - right after each assistant message, one tool message per tool request, in request order,
@@ -14,13 +16,16 @@ ids the file does not hold). Into the chat-completions request go:
   "Tool execution failed"), and for a request without a completion the CLI's own
   "interrupted" text. A completion whose call was never requested is dropped.
 Nothing else reaches the model: `skill.invoked`, `system.message`, `session.*` events and
-`tool.execution_start` are bookkeeping. The model is the newest `session.model_change`
+`tool.execution_start` are bookkeeping (`session.snapshot_rewind` and `session.truncation`
+too: the resume still sends what they name). The model is the newest `session.model_change`
 `newModel` (or `session.resume` `selectedModel`).
 
 The newest successful `session.compaction_complete` is where the resume starts: the CLI sends
 one user message that it builds from every person's and agent's message before the record (by
 `content`, without the wrapping), the record's `summaryContent`, and the newest skill invoked
-before it; then the events after the record. Copilot CLI persists no usage of its own
+before it; then the events after the record. A `session.context_cleared` starts it too, with
+its `initialMessage` (if any) as the first user message; it also empties the list of user
+messages and the skill a later summary names. Copilot CLI persists no usage of its own
 (`assistant.usage` is ephemeral), so the view records none.
 """
 
@@ -63,6 +68,7 @@ MODEL_CHANGE = "session.model_change"
 SESSION_RESUME = "session.resume"
 COMPACTION_START = "session.compaction_start"
 COMPACTION_COMPLETE = "session.compaction_complete"
+CONTEXT_CLEARED = "session.context_cleared"
 
 # A user.message from a hidden skill prompt: sent, but not listed in a compaction's summary.
 SKILL_SOURCE_PREFIX = "skill-"
@@ -88,6 +94,7 @@ LISTED = "listed"  # a user message's `content`, as a compaction summary lists i
 SKILL_NAME, SKILL_PATH, SKILL_CONTENT = "skill.name", "skill.path", "skill.content"
 SUMMARY_TEXT = "summary"  # a compaction record's summaryContent
 API_CALL = "apiCallId"  # the model call an assistant message came from
+CLEARED = "cleared"  # a cleared context: the resume starts after it, like after a compaction
 
 
 def _text(value: object) -> str:
@@ -133,6 +140,14 @@ def view_event(number: int, entry: Entry, data: dict[str, Any], turn_start: bool
         summary = _text(data.get("summaryContent"))
         view.messages = [_message(SUMMARY, [Part(TEXT, summary)], view)]
         view.links = {SUMMARY_TEXT: summary}
+    elif kind == CONTEXT_CLEARED:
+        # Like a compaction without a summary: only its optional first message stays.
+        view.kind = COMPACTION
+        view.links = {CLEARED: "true"}
+        initial = _text(data.get("initialMessage"))
+        if initial:
+            view.messages = [_message(USER, [Part(TEXT, initial)], view)]
+            view.links = {CLEARED: "true", LISTED: initial}
     elif kind == MODEL_CHANGE:
         view.model = data.get("newModel") if isinstance(data.get("newModel"), str) else None
     elif kind == SESSION_RESUME:
@@ -205,16 +220,22 @@ def newest_compaction(views: Sequence[EntryView]) -> int | None:
 
 def summary_message(views: Sequence[EntryView], record: int) -> str:
     """The user message Copilot CLI sends for the compaction record at `views[record]`."""
-    listed = [view.links[LISTED] for view in views[:record] if LISTED in view.links]
+    listed: list[str] = []
+    skill: Mapping[str, str] = {}
+    for view in views[:record]:
+        if CLEARED in view.links:  # a cleared context forgets both
+            listed, skill = [], {}
+        if LISTED in view.links:
+            listed.append(view.links[LISTED])
+        if SKILL_CONTENT in view.links:
+            skill = view.links
     text = SUMMARY_HEAD
     if listed:
         text += SUMMARY_USERS
         text += "".join(f"<user_message>\n{content}\n</user_message>\n" for content in listed)
         text += "\n"
     text += SUMMARY_BODY.format(summary=views[record].links.get(SUMMARY_TEXT, ""))
-    skills = [view.links for view in views[:record] if SKILL_CONTENT in view.links]
-    if skills:
-        skill = skills[-1]
+    if skill:
         text += SUMMARY_SKILL.format(
             name=skill[SKILL_NAME], path=skill[SKILL_PATH], content=skill[SKILL_CONTENT]
         )
@@ -232,7 +253,9 @@ def resume(views: Sequence[EntryView]) -> Conversation:
     record = newest_compaction(views)
     start = 0 if record is None else record + 1
     messages: list[Message] = []
-    if record is not None:
+    if record is not None and CLEARED in views[record].links:
+        messages.extend(views[record].messages)
+    elif record is not None:
         view = views[record]
         text = summary_message(views, record)
         messages.append(Message(SUMMARY, [Part(TEXT, text)], view.number, entry_id=view.id))
