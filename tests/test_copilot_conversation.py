@@ -15,9 +15,11 @@ from typing import Any
 import orjson
 import pytest
 from agent_harness import corpus_transcripts, require_agent, run_resume
-from synthetic_copilot import PNG, REASONING_OPAQUE, EventsBuilder, typical_events
+from synthetic_copilot import EVENTS_PATH, PNG, REASONING_OPAQUE, EventsBuilder, typical_events
 
-from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
+from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
+from gitclaw_compress.core.lines import join_lines, lines_from_bytes, parse_entry
+from gitclaw_compress.core.stubs import STUB_PREFIX
 from gitclaw_compress.formats.copilot import FORMAT
 from gitclaw_compress.model import (
     ASSISTANT,
@@ -425,3 +427,23 @@ def test_sealed_reasoning_is_not_sent_back_in_bring_your_own_key_mode(tmp_path: 
         set(m) <= {"role", "content", "tool_calls", "tool_call_id", "__copilotMessageSource"}
         for m in body["messages"]
     )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [*corpus_transcripts("copilot"), None],
+    ids=lambda p: "typical" if p is None else p.name,
+)
+def test_resume_of_a_compressed_file_matches_the_real_cli(
+    source: Path | None, tmp_path: Path
+) -> None:
+    """What `context` will show after compression is what the CLI sends: stubs included."""
+    data = typical_events().data() if source is None else source.read_bytes()
+    lines, _ = compress_entry_lines(
+        lines_from_bytes(data), CompressSettings(keep_turns=1), EVENTS_PATH
+    )
+    compressed = join_lines(lines)
+    assert compressed != data
+    conversation = conversation_of(compressed)
+    assert any(part.text.startswith(STUB_PREFIX) for m in conversation.messages for part in m.parts)
+    assert_matches_request(conversation, resume_in_cli(compressed, tmp_path))
