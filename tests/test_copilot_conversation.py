@@ -369,7 +369,7 @@ def test_resume_merges_the_messages_of_one_model_call() -> None:
         (["same call A", "same call B"], (4, 5)),
         (["after thinking"], (15, 16)),
     ]
-    assert [p.kind for p in merged[1].parts] == [THINKING, TEXT]
+    assert [p.kind for p in merged[1].parts] == [TEXT]  # no providerId: reasoning not replayed
     looked = [
         m for m in conversation.messages if m.role == USER and IMAGE in {p.kind for p in m.parts}
     ]
@@ -377,6 +377,29 @@ def test_resume_merges_the_messages_of_one_model_call() -> None:
         (TEXT, "look!", None),
         (TEXT, "shot.png", None),
         (IMAGE, "", "image/png"),
+    ]
+
+
+def test_resume_keeps_reasoning_only_for_the_provider_that_made_it() -> None:
+    events = EventsBuilder()
+    events.start()
+    events.user("u1")
+    for provider in ("", "copilot-anthropic"):
+        extra = {"providerId": provider} if provider else {}
+        events.event(
+            "assistant.message",
+            messageId=f"m{provider}",
+            content="answer",
+            reasoningText="why",
+            reasoningOpaque=REASONING_OPAQUE,
+            **extra,
+        )
+    views = list(FORMAT.views(lines_from_bytes(events.data())))
+    assert [p.kind for p in views[3].messages[0].parts] == [THINKING, TEXT]  # the line has it
+    replies = conversation_of(events.data()).messages[1:]
+    assert [[(p.kind, p.sealed) for p in m.parts] for m in replies] == [
+        [(TEXT, False)],
+        [(THINKING, True), (TEXT, False)],
     ]
 
 

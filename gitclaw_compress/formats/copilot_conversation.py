@@ -9,7 +9,8 @@ ids the file does not hold). Into the chat-completions request go:
   become `{}`); an empty one is sent as an empty assistant message; messages in a row from
   one model call (the same `apiCallId`, no tool result between) are sent as one. Reasoning
   (`reasoningOpaque`, `reasoningText`, `encryptedContent`) is session-bound: the CLI replays it
-  only to the provider that made it, never in bring-your-own-key mode;
+  only to the provider named in `providerId` (never in bring-your-own-key mode), so `resume`
+  keeps it only where that is recorded;
 - right after each assistant message, one tool message per tool request, in request order,
   whatever the order of the `tool.execution_complete` events: `result.content` on success
   (`detailedContent` and `contents[]` only feed the timeline), `error.message` on failure (or
@@ -34,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -94,6 +96,7 @@ LISTED = "listed"  # a user message's `content`, as a compaction summary lists i
 SKILL_NAME, SKILL_PATH, SKILL_CONTENT = "skill.name", "skill.path", "skill.content"
 SUMMARY_TEXT = "summary"  # a compaction record's summaryContent
 API_CALL = "apiCallId"  # the model call an assistant message came from
+PROVIDER = "providerId"  # the provider that made an assistant message (its reasoning is for it)
 CLEARED = "cleared"  # a cleared context: the resume starts after it, like after a compaction
 
 
@@ -130,8 +133,11 @@ def view_event(number: int, entry: Entry, data: dict[str, Any], turn_start: bool
         model = data.get("model")
         view.model = model if isinstance(model, str) else None
         view.messages = [_message(ASSISTANT, list(_assistant_parts(data)), view)]
-        if isinstance(data.get("apiCallId"), str) and data["apiCallId"]:
-            view.links = {API_CALL: data["apiCallId"]}
+        view.links = {
+            key: data[field]
+            for key, field in ((API_CALL, "apiCallId"), (PROVIDER, "providerId"))
+            if isinstance(data.get(field), str) and data[field]
+        }
     elif kind == TOOL_COMPLETE:
         view.kind = MESSAGE
         view.messages = [_message(TOOL, [_tool_result(data)], view)]
@@ -276,7 +282,8 @@ def _merged_chunks(views: Sequence[EntryView]) -> Iterator[Message]:
     pending: Message | None = None
     pending_call: str | None = None
     for view in views:
-        for message in view.messages:
+        for sent in view.messages:
+            message = _as_resumed(sent, view.links)
             call = view.links.get(API_CALL) if message.role == ASSISTANT else None
             if call is not None and call == pending_call and pending is not None:
                 pending = Message(
@@ -295,6 +302,15 @@ def _merged_chunks(views: Sequence[EntryView]) -> Iterator[Message]:
             pending_call = call
     if pending is not None:
         yield pending
+
+
+def _as_resumed(message: Message, links: Mapping[str, str]) -> Message:
+    """A message as the resume sends it: reasoning only where the provider that made it is
+    recorded (the CLI replays it to that provider alone; older files never record one)."""
+    if message.role != ASSISTANT or PROVIDER in links:
+        return message
+    parts = [part for part in message.parts if part.kind != THINKING]
+    return message if len(parts) == len(message.parts) else replace(message, parts=parts)
 
 
 def _results_by_call(views: Sequence[EntryView]) -> dict[str, list[Message]]:
