@@ -139,7 +139,9 @@ def edge_events() -> EventsBuilder:
     events.event("session.model_change", previousModel="claude-sonnet-4.6", newModel="gpt-5-mini")
     events.user("second")
     events.event("assistant.message", messageId="m2", content="part one", interactionId="i-1")
-    events.event("assistant.message", messageId="m3", content="part two", toolRequests=[])
+    events.event(  # the model it reports is not the one the resume selects
+        "assistant.message", messageId="m3", content="part two", model="claude-haiku-4.5"
+    )
     events.user("Use the skill", source="skill-pdf")
     events.event("skill.invoked", name="pdf", path="/skills/pdf/SKILL.md", content="PDF SKILL")
     events.user("from another agent", source="agent-helper")

@@ -130,8 +130,7 @@ def view_event(number: int, entry: Entry, data: dict[str, Any], turn_start: bool
             view.links = {LISTED: _text(data.get("content"))}
     elif kind == ASSISTANT_MESSAGE:
         view.kind = MESSAGE
-        model = data.get("model")
-        view.model = model if isinstance(model, str) else None
+        view.model = _text(data.get("model")) or None
         view.messages = [_message(ASSISTANT, list(_assistant_parts(data)), view)]
         view.links = {
             key: data[field]
@@ -155,10 +154,9 @@ def view_event(number: int, entry: Entry, data: dict[str, Any], turn_start: bool
             view.messages = [_message(USER, [Part(TEXT, initial)], view)]
             view.links = {CLEARED: "true", LISTED: initial}
     elif kind == MODEL_CHANGE:
-        view.model = data.get("newModel") if isinstance(data.get("newModel"), str) else None
+        view.model = _text(data.get("newModel")) or None
     elif kind == SESSION_RESUME:
-        model = data.get("selectedModel")
-        view.model = model if isinstance(model, str) else None
+        view.model = _text(data.get("selectedModel")) or None
     elif kind == SKILL_INVOKED:
         view.links = {
             SKILL_NAME: _text(data.get("name")),
@@ -255,7 +253,8 @@ def resume(views: Sequence[EntryView]) -> Conversation:
     """
     model = None
     for view in views:
-        model = view.model or model
+        if view.kind == META:  # a selection; an assistant message only reports its own model
+            model = view.model or model
     record = newest_compaction(views)
     start = 0 if record is None else record + 1
     messages: list[Message] = []
