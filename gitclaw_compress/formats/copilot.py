@@ -10,6 +10,8 @@ feed the timeline the CLI shows, and mostly repeat the others.
 What is compressed, before the kept turns: large tool results (`content`), their UI copies
 (`detailedContent`, the text or data of `contents[]` items, which keep their `type`), and large
 tool-call arguments (string values become stubs; objects and arrays keep their shape).
+A tool output a budget policy chose (`Scope.prune`), wherever it is, loses its `content`
+whatever its size, and its large UI copies; nothing else on its line or around it changes.
 What is never touched: `id`, `parentId`, `type`, `timestamp` on every line, the line count
 (`session.resume` records `eventCount`), every other event, the user's and the assistant's
 text, and reasoning (`reasoningOpaque` with `reasoningText`, `encryptedContent`), which the
@@ -34,16 +36,21 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import copilot_conversation as conversation
 from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.copilot_conversation import (
+    ASSISTANT_MESSAGE,
+    SKILL_INVOKED,
+    TOOL_COMPLETE,
+    TOOL_START,
+    USER_MESSAGE,
+)
 from gitclaw_compress.formats.pi import PATH_ARGUMENTS, SMALL_ARGUMENT_BYTES, call_descriptor
+from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
 
-USER_MESSAGE = "user.message"
-ASSISTANT_MESSAGE = "assistant.message"
-TOOL_START = "tool.execution_start"
-TOOL_COMPLETE = "tool.execution_complete"
 # Event types are namespaced "<area>.<event>"; these areas are Copilot CLI's own.
 EVENT_AREAS = frozenset(
     {"session", "user", "assistant", "tool", "skill", "subagent", "hook", "system", "abort"}
@@ -162,11 +169,14 @@ class CopilotRules:
 
     def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         data = data_of(entry)
-        if data is None or not scope.full:  # no budget pruning for this format yet
+        if data is None:
             return []
         kind = entry.get("type")
-        if kind == TOOL_COMPLETE:
-            return self._result_edits(data, scope)
+        if kind == TOOL_COMPLETE and (scope.full or scope.prune):
+            # A budget policy chose this output: it goes whatever its size, even when kept.
+            return self._result_edits(data, scope, forced=scope.prune)
+        if not scope.full:
+            return []
         if kind == ASSISTANT_MESSAGE:
             edits: list[Edit] = []
             for index, request in enumerate(data.get("toolRequests") or ()):
@@ -186,14 +196,16 @@ class CopilotRules:
             return self._call_edits(arguments, base, scope, ui_only=True)
         return []
 
-    def _result_edits(self, data: dict[str, Any], scope: Scope) -> list[Edit]:
+    def _result_edits(self, data: dict[str, Any], scope: Scope, *, forced: bool) -> list[Edit]:
+        """Stub a large `result.content` (any size when `forced`) and its large UI copies."""
         result = data.get("result")
         if not isinstance(result, dict):
             return []
         edits: list[Edit] = []
         base: JsonPath = ("data", "result")
         content = result.get("content")
-        if isinstance(content, str) and _size(content) > self.settings.tool_result_max_bytes:
+        large = isinstance(content, str) and _size(content) > self.settings.tool_result_max_bytes
+        if isinstance(content, str) and (forced or large):
             tool = self.calls.get(str(data.get("toolCallId")), "tool")
             stub = stubs.tool_output_stub(
                 tool=tool,
@@ -351,7 +363,13 @@ def _strings(value: object) -> Iterator[str]:
 class CopilotFormat(FormatBase):
     name = "copilot"
     title = TITLES[name]
-    features: frozenset[str] = frozenset()  # context, prune, summarize: not yet
+    # Copilot CLI's events, committed from ~/.copilot at the root or under a state folder
+    globs: tuple[str, ...] = (
+        ".copilot/session-state/*/events.jsonl",
+        "state/**/.copilot/session-state/*/events.jsonl",
+        "*/state/**/.copilot/session-state/*/events.jsonl",
+    )
+    features: frozenset[str] = frozenset()  # context, prune, summarize: wired at the merge
     kinds: tuple[str, ...] = (
         "tool result content",
         "tool result detailedContent",
@@ -389,6 +407,21 @@ class CopilotFormat(FormatBase):
         entry_id = entry.get("id")
         return entry_id if isinstance(entry_id, str) else None
 
+    def view(self, number: int, entry: Entry) -> EntryView:
+        data = data_of(entry)
+        return conversation.view_event(number, entry, data or {}, self.is_turn_start(entry))
+
+    def resume(self, views: Sequence[EntryView]) -> Conversation:
+        return conversation.resume(views)
+
+    def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
+        """The CLI's own compaction record, if nothing is to be kept after it: Copilot CLI
+        cannot keep a tail (see `copilot_conversation.NO_KEPT_TAIL`)."""
+        views = list(self.views(lines))
+        if conversation.kept_tail(conversation.resume(views), request.first_kept):
+            raise self.unsupported("summaries", conversation.NO_KEPT_TAIL)
+        return conversation.record_lines(views, request)
+
     def rules(self, settings: CompressSettings) -> CopilotRules:
         return CopilotRules(settings)
 
@@ -421,7 +454,7 @@ class CopilotFormat(FormatBase):
             yield from _measure_arguments("tool start arguments", data.get("arguments"))
         elif kind == USER_MESSAGE:
             yield "user text", _sized(data.get("content")) + _sized(data.get("transformedContent"))
-        elif kind == "skill.invoked":
+        elif kind == SKILL_INVOKED:
             yield "skill content", _sized(data.get("content"))
 
     def sealed(self, entry: Entry) -> Iterator[tuple[str, Any]]:
