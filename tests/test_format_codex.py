@@ -223,9 +223,9 @@ def test_show_stats_verify_and_the_commands_codex_does_not_support_yet(
     for command in ("status", "context", "prune", "summarize"):
         code, out, err = run(command, ROLLOUT)
         assert code == 3
-        assert err.strip().splitlines() == [
-            f"gitclaw-compress: error: {command} does not support Codex CLI transcripts yet"
-        ]
+        [line] = err.strip().splitlines()  # the format's one `Unsupported` line
+        assert line.startswith(f"gitclaw-compress: error: {ROLLOUT}: Codex CLI transcripts: ")
+        assert line.endswith("is not supported (not built yet)")
     assert path.read_bytes().split(b"\n") == compressed
 
 

@@ -271,7 +271,8 @@ def test_commands_without_copilot_support_say_so_in_one_line(
     assert done.exit_code != 0
     message = done.stderr.strip()
     assert message.count("\n") == 0, message
-    assert f"{command} does not support Copilot CLI transcripts yet" in message
+    assert f"{EVENTS_PATH}: Copilot CLI transcripts: " in message  # `Unsupported`, one line
+    assert message.endswith("is not supported (not built yet)")
     assert path.read_bytes() == original
 
 

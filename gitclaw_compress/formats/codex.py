@@ -28,7 +28,7 @@ from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
 
 if TYPE_CHECKING:
-    from gitclaw_compress.core.compressor import CompressSettings
+    from gitclaw_compress.settings import CompressSettings
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
