@@ -91,3 +91,21 @@ def test_a_single_session_that_cannot_be_served_is_an_error(mixed: Path) -> None
 def test_a_path_and_all_together_are_refused(mixed: Path) -> None:
     done = cli("status", "--all", PI_SESSION, cwd=mixed, check=False)
     assert done.returncode == 3 and b"not both" in done.stderr
+
+
+def test_the_summary_stage_skips_a_format_that_cannot_summarize(mixed: Path) -> None:
+    from gitclaw_compress.config import parse_config
+    from gitclaw_compress.store.archive import Repository
+    from gitclaw_compress.summary.stage import maybe_summarize
+
+    config = parse_config(
+        b'{"summary": {"enabled": true, "whenLevel": "warning", "blockCommitOnFailure": true}}', "c"
+    )
+    repo = Repository(mixed)
+    before = (mixed / CLAUDE_SESSION).read_bytes()
+    outcome = maybe_summarize(repo, mixed / CLAUDE_SESSION, config)  # never raises
+    assert (mixed / CLAUDE_SESSION).read_bytes() == before or outcome.report is not None
+    assert outcome.warning is not None or outcome.level is not None  # skipped, or measured
+    if outcome.warning is not None:
+        assert outcome.warning.startswith(f"summary stage skipped: {CLAUDE_SESSION}: Claude Code")
+        assert not outcome.ran

@@ -293,7 +293,8 @@ def maybe_summarize(
 
     Disabled unless ``summary.enabled``. A failure (the LLM, a lock, a bad file) becomes
     ``warning`` and the file stays as it was, unless ``summary.blockCommitOnFailure`` is
-    set: then the error is raised.
+    set: then the error is raised. A format that cannot summarize (`Unsupported`) is a
+    warning that says so, never a blocked commit.
     """
     rel = repo.relative(path)
     outcome = StageOutcome(rel, ran=False)
@@ -310,6 +311,9 @@ def maybe_summarize(
             return outcome
         outcome.ran = True
         outcome.report = summarize_file(repo, path, config, client_factory=client_factory)
+    except Unsupported as error:
+        # The format cannot summarize: nothing failed, so the commit is never blocked.
+        outcome.warning = f"summary stage skipped: {error.at(rel)}"
     except (GitClawError, OSError) as error:
         if config["summary.blockCommitOnFailure"]:
             if isinstance(error, GitClawError):
