@@ -130,10 +130,14 @@ def test_prune_stubs_only_completed_tool_results(name: str, make: Callable[[], b
         plan = plan_lines(lines, settings, session_ref="s.jsonl", fmt=fmt)
         target = CompressSettings(keep_turns=1, budget=BudgetSettings(target_percent=1))
         target_plan = plan_lines(lines, target, session_ref="s.jsonl", fmt=fmt)
-    results = {
-        message.line
-        for message in context.sent()
-        if any(part.kind == TOOL_RESULT and part.complete for part in message.parts)
+    results = {  # lines that hold a completed tool result
+        view.number
+        for view in context.views
+        if any(
+            part.kind == TOOL_RESULT and part.complete
+            for message in view.messages
+            for part in message.parts
+        )
     }
     assert plan.budget is not None and plan.budget.decision
     assert plan.pruned <= results

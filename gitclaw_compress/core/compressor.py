@@ -230,17 +230,21 @@ def _plan_budget(
             break
         oldest_protected = index
     protected_entry = message_id(sent[oldest_protected]) if oldest_protected < len(sent) else None
+    # Candidates: older lines that hold a completed tool result of an unprotected tool.
+    older = {line for message in sent[:oldest_protected] for line in message.source_lines()}
     candidates = tuple(
-        message.line
-        for message in sent[:oldest_protected]
-        if any(
+        view.number
+        for view in context.views
+        if view.number in older
+        and view.number < floor
+        and view.number not in context.compressed
+        and any(
             part.kind == TOOL_RESULT
             and part.complete
             and (part.name or "") not in settings.protected_tools
+            for message in view.messages
             for part in message.parts
         )
-        and not context.is_compressed(message)
-        and message.line < floor
     )
     plan.budget = BudgetPlan(context, size, budget, floor, protected_entry, ())
     if settings.target_percent is not None:
@@ -257,8 +261,8 @@ def _plan_budget(
         return
     if settings.strategy == "tokens":
         plan.window_start = 1
-    chosen = set(candidates)
-    upper = sum(message.tokens for message in sent if message.line in chosen)
+    tokens_now = context.tokens_by_line()
+    upper = sum(tokens_now.get(number, 0) for number in candidates)
     if upper < settings.minimum_tokens:
         plan.budget.settled = True
         plan.budget.decision = _below_minimum(upper, len(candidates), settings)

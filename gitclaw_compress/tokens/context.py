@@ -15,7 +15,7 @@ from typing import Any
 from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY, RawLine, parse_entry
 from gitclaw_compress.formats.base import Format
 from gitclaw_compress.model import Conversation, EntryView, Message
-from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_messages
+from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, estimate_messages
 from gitclaw_compress.tokens.models import lookup_model, usable_tokens
 
 LEVELS = ("ok", "warning", "critical")  # in order; level_for gives one of them
@@ -48,6 +48,7 @@ class Context:
 
     conversation: Conversation
     views: list[EntryView]  # every line the agent loads
+    estimator: TokenEstimator
     compressed: dict[int, int | None] = field(default_factory=dict)  # see `compressed_lines`
 
     @property
@@ -69,11 +70,27 @@ class Context:
     def is_compressed(self, message: Message) -> bool:
         return any(line in self.compressed for line in message.source_lines())
 
+    def sent_lines(self) -> list[int]:
+        """Every line a message sent comes from, in file order."""
+        return sorted({line for message in self.sent() for line in message.source_lines()})
+
     def tokens_by_line(self) -> dict[int, int]:
-        """Estimated tokens of the messages sent, by the line each comes from."""
+        """Estimated tokens of each line that gives a message sent: what its own view gives
+        the model, so that a line measured again after compression compares like for like
+        (where the agent merges lines into one message, each line counts its own parts)."""
+        estimated = {id(message) for message in self.messages}
+        by_number = {view.number: view for view in self.views}
         by_line: dict[int, int] = {}
-        for message in self.sent():
-            by_line[message.line] = by_line.get(message.line, 0) + message.tokens
+        for number in self.sent_lines():
+            view = by_number.get(number)
+            if view is None:
+                continue
+            by_line[number] = sum(
+                message.tokens
+                if id(message) in estimated
+                else estimate_message(message, self.estimator)
+                for message in view.messages
+            )
         return by_line
 
     def leaf(self) -> str | None:
@@ -90,7 +107,7 @@ def read_context(fmt: Format, lines: list[RawLine], estimator: TokenEstimator) -
     views = list(fmt.views(lines))
     conversation = fmt.resume(views)
     estimate_messages(conversation.messages, estimator)
-    return Context(conversation, views, compressed_lines(lines))
+    return Context(conversation, views, estimator, compressed_lines(lines))
 
 
 def history_tokens(views: Iterable[EntryView], estimator: TokenEstimator) -> int:
