@@ -17,7 +17,6 @@ from gitclaw_compress.commands.common import (
     session_path,
 )
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
-from gitclaw_compress.formats.base import Unsupported
 from gitclaw_compress.ops.files import Compression, FileReport
 
 
@@ -80,10 +79,7 @@ def command(
             config = config_for(repo, path, config_path)
             percent = target_percent or (config["prune.targetPercent"] if target else None)
             settings = config.compress_settings(strategy="tokens", target_percent=percent)
-            try:
-                reports.append(run.add(path, config, force=True, settings=settings))
-            except Unsupported as error:
-                raise error.at(repo.relative(path)) from None
+            reports.append(run.add(path, config, force=True, settings=settings))
         run.finish()
     if as_json:
         echo_json({"files": [report.as_json() for report in reports]})
