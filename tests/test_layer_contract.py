@@ -142,3 +142,13 @@ def test_prune_stubs_only_completed_tool_results(name: str, make: Callable[[], b
     assert plan.budget is not None and plan.budget.decision
     assert plan.pruned <= results
     assert target_plan.budget is not None and target_plan.budget.target_tokens is not None
+
+
+def test_every_format_globs_are_in_the_default_session_globs() -> None:
+    # The config keeps its own table so that reading it loads no format; it must hold every
+    # format's globs (a format that says none yet is trivially in it).
+    from gitclaw_compress.config import DEFAULT_SESSION_GLOBS
+
+    assert FORMATS["pi"].globs
+    for fmt in FORMATS.values():
+        assert set(fmt.globs) <= set(DEFAULT_SESSION_GLOBS), fmt.name
