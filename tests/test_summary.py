@@ -10,6 +10,7 @@ from conftest import corpus_files, needs_corpus
 from synthetic import SessionBuilder, big_text, text, thinking, tool_call, typical_session
 
 from gitclaw_compress.core.lines import lines_from_bytes
+from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import FORMATS
 from gitclaw_compress.model import (
     MODIFIED_FILES,
@@ -488,3 +489,19 @@ def test_corpus_plans_cut_validly_and_summaries_are_bounded(path: Any) -> None:
         assert valid_cuts(context.messages)[plan.cut]
         summary = extractive_summary(plan, extract_facts(plan.history))
         assert len(summary) < 60_000
+
+
+def test_pi_record_refuses_lines_without_ids() -> None:
+    s = SessionBuilder()
+    s.user("one")
+    s.assistant(text("a"), stop="stop")
+    data = (
+        s.data()
+        + b'{"type":"message","parentId":"00000003","message":{"role":"user","content":"x"}}\n'
+    )
+    lines = lines_from_bytes(data)
+    request = SummaryRequest(
+        summary="S", first_kept=3, leaf=len(lines), tokens_before=1, timestamp="T"
+    )
+    with pytest.raises(GitClawError, match=f"line {len(lines)} has no entry id"):
+        PI.summary_record(lines, request)

@@ -17,6 +17,8 @@ from typing import Any
 import orjson
 
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
+from gitclaw_compress.core.stubs import image_size
+from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats.base import FILE_ARGUMENTS, content_text
 from gitclaw_compress.model import (
     ASSISTANT,
@@ -76,11 +78,6 @@ def _json_text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _image_size(data: object) -> int:
-    """Bytes of base64 image data once decoded (an estimate from its length)."""
-    return len(data) * 3 // 4 if isinstance(data, str) else 0
-
-
 def _path_argument(arguments: object) -> str | None:
     if isinstance(arguments, dict):
         for key in FILE_ARGUMENTS:
@@ -91,7 +88,7 @@ def _path_argument(arguments: object) -> str | None:
 
 
 def _image(block: Mapping[str, Any]) -> Part:
-    return Part(IMAGE, media_type=_text(block.get("mimeType")), size=_image_size(block.get("data")))
+    return Part(IMAGE, media_type=_text(block.get("mimeType")), size=image_size(block.get("data")))
 
 
 def _content_parts(content: object) -> list[Part]:
@@ -351,8 +348,12 @@ def summary_record(lines: Sequence[RawLine], request: SummaryRequest) -> list[by
     """pi's ``compaction`` entry: a child of the leaf, its own 8-hex id unique in the file."""
     by_line = {line.number: entry for line, entry in iter_entries(lines)}
     taken = {_text(entry.get("id")) for entry in by_line.values()}
-    leaf = by_line.get(request.leaf, {})
-    first_kept = by_line.get(request.first_kept, {})
+    leaf_id = _text(by_line.get(request.leaf, {}).get("id"))
+    first_kept_id = _text(by_line.get(request.first_kept, {}).get("id"))
+    if leaf_id is None or first_kept_id is None:
+        # pi would resume from the record alone (no parent) or lose the kept messages.
+        missing = request.leaf if leaf_id is None else request.first_kept
+        raise GitClawError(f"line {missing} has no entry id for pi's compaction entry to name")
     details = dict(request.details)
     pi_details: dict[str, object] = {
         "readFiles": list(_strings(details.pop(READ_FILES, ()))),
@@ -364,10 +365,10 @@ def summary_record(lines: Sequence[RawLine], request: SummaryRequest) -> list[by
     record = {
         "type": "compaction",
         "id": new_entry_id({entry_id for entry_id in taken if entry_id is not None}),
-        "parentId": _text(leaf.get("id")),
+        "parentId": leaf_id,
         "timestamp": request.timestamp,
         "summary": request.summary,
-        FIRST_KEPT: _text(first_kept.get("id")),
+        FIRST_KEPT: first_kept_id,
         "tokensBefore": request.tokens_before,
         "details": pi_details,
     }

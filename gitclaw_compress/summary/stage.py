@@ -226,6 +226,8 @@ def summarize_file(
             record = fmt.summary_record(lines, wanted)
         except Unsupported as error:
             raise error.at(rel) from None
+        except GitClawError as error:
+            raise GitClawError(f"{rel}: {error}; nothing was written") from None
         _append(path, stat, data, record, rel)
     report.status = "summarized"
     report.compaction_id = _record_id(fmt, record[-1])
