@@ -1,4 +1,4 @@
-"""What the model sees on resume, in tokens: estimates, model windows, pi's context.
+"""What the model sees on resume, in tokens: estimates, model windows, the agent's context.
 
 The defaults live here, not in the modules that use them, so that reading the config does
 not compile the estimators' and the model table's patterns (a no-op `step` never needs them).
