@@ -94,6 +94,9 @@ class EntryView:
     # Format-private links its own resume walk reads (a compaction's first kept entry, a
     # preserved segment's head and tail, …). Layers above the formats never read them.
     links: Mapping[str, str] = field(default_factory=dict)
+    # Added with the layers (optional): what only the agent's UI shows, never sent to the
+    # model (pi's `details` of a tool result), by its name, for `show` to print in full.
+    ui: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 
 import pytest
 from format_cases import SYNTHETIC, corpus_cases
+from synthetic import SessionBuilder, tool_call
 
 from gitclaw_compress.config import defaults
 from gitclaw_compress.core.compressor import plan_lines
@@ -28,6 +29,7 @@ from gitclaw_compress.core.lines import RawLine, lines_from_bytes, parse_entry
 from gitclaw_compress.formats import FORMATS
 from gitclaw_compress.formats.base import Format, Unsupported
 from gitclaw_compress.model import SUMMARY, TOOL_CALL, TOOL_RESULT
+from gitclaw_compress.ops.render import render_line
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
 from gitclaw_compress.tokens.context import Context, measure_context, read_context
 from gitclaw_compress.tokens.estimate import get_estimator
@@ -152,3 +154,25 @@ def test_every_format_globs_are_in_the_default_session_globs() -> None:
     assert FORMATS["pi"].globs
     for fmt in FORMATS.values():
         assert set(fmt.globs) <= set(DEFAULT_SESSION_GLOBS), fmt.name
+
+
+@pytest.mark.parametrize(("name", "make"), _cases(corpus=False))
+def test_show_renders_every_line_of_every_format(name: str, make: Callable[[], bytes]) -> None:
+    fmt = FORMATS[name]
+    for line in lines_from_bytes(make()):
+        entry = parse_entry(line.data)
+        if entry is not None:
+            assert render_line(fmt, line.number, entry).strip()
+
+
+def test_show_renders_a_pi_tool_result_with_what_only_the_ui_shows() -> None:
+    session = SessionBuilder()
+    session.user("go")
+    session.assistant(tool_call("e1", "edit", {"path": "a.py", "oldText": "x", "newText": "y"}))
+    number = len(session.lines) + 1
+    session.tool_result("e1", "edit", "Edited 1 place", details={"diff": "-x\n+y"})
+    entry = parse_entry(session.lines[-1])
+    assert entry is not None
+    shown = render_line(FORMATS["pi"], number, entry)
+    assert shown.startswith("[tool: toolResult]\n[tool result edit id=e1]\nEdited 1 place")
+    assert "--- details (shown only in the UI) ---" in shown and '"-x\\n+y"' in shown

@@ -248,6 +248,7 @@ def view(number: int, entry: Entry) -> EntryView:
     if role == "bashExecution" and message.get("excludeFromContext"):
         return EntryView(number, entry_id, parent, MESSAGE)  # the `!!` prefix: never sent
     neutral = neutral_message(message, number, entry_id)
+    details = message.get("details")  # what pi's UI shows of a tool result: never sent
     return EntryView(
         number,
         entry_id,
@@ -256,6 +257,7 @@ def view(number: int, entry: Entry) -> EntryView:
         [neutral],
         model=neutral.model,
         turn_start=role == "user",
+        ui={"details": details} if details else {},
     )
 
 

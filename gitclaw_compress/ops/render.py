@@ -62,12 +62,16 @@ def render_message(message: Message) -> str:
 def render_line(fmt: Format, number: int, entry: Entry) -> str:
     """The text of one line for `show`: its messages, or its JSON when it gives none."""
     try:
-        messages = fmt.view(number, entry).messages
+        view = fmt.view(number, entry)
     except Unsupported:
-        messages = []
-    if not messages:
         return _json(entry)
-    return "\n\n".join(render_message(message) for message in messages)
+    if not view.messages:
+        return _json(entry)
+    parts = [render_message(message) for message in view.messages]
+    parts.extend(
+        f"--- {name} (shown only in the UI) ---\n{_json(value)}" for name, value in view.ui.items()
+    )
+    return "\n\n".join(parts)
 
 
 def _one_line(text: str, limit: int) -> str:
