@@ -42,6 +42,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from gitclaw_compress.errors import GitClawError  # noqa: E402
+from gitclaw_compress.formats.pi_context import (  # noqa: E402
+    ROLES,
+    neutral_message,
+    usage_context_tokens,
+)
 from gitclaw_compress.tokens.estimate import (  # noqa: E402
     ESTIMATOR_NAMES,
     CjkAware,
@@ -49,9 +54,8 @@ from gitclaw_compress.tokens.estimate import (  # noqa: E402
     TokenEstimator,
     char_classes,
     count_cjk,
-    estimate_message_tokens,
+    estimate_message,
     get_estimator,
-    usage_context_tokens,
 )
 
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
@@ -476,7 +480,11 @@ def _usage_table(corpus: Path, estimators: dict[str, TokenEstimator]) -> None:
                 pairs[model] = pairs.get(model, 0) + 1
                 for name, est in estimators.items():
                     key = (model, name)
-                    total = sum(estimate_message_tokens(m, est) for m in between)
+                    total = sum(
+                        estimate_message(neutral_message(m, 0, None), est)
+                        for m in between
+                        if m.get("role") in ROLES
+                    )
                     estimated[key] = estimated.get(key, 0) + total
             previous, between = prompt, [message]
     names = list(estimators)

@@ -11,15 +11,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from gitclaw_compress.errors import GitClawError
-
-if TYPE_CHECKING:  # the core is loaded when settings are built, not to read a config
-    from gitclaw_compress.core.compressor import BudgetSettings, CompressSettings
-from gitclaw_compress.tokens import DEFAULT_ESTIMATOR, DEFAULT_RESERVE_TOKENS, ESTIMATOR_NAMES
+from gitclaw_compress.settings import (
+    DEFAULT_ESTIMATOR,
+    DEFAULT_RESERVE_TOKENS,
+    ESTIMATOR_NAMES,
+    BudgetSettings,
+    CompressSettings,
+    PreviewSettings,
+)
 
 CONFIG_NAME = "compression.json"
 
@@ -394,8 +398,6 @@ class Config:
     def budget_settings(
         self, *, strategy: str | None = None, target_percent: int | None = None
     ) -> BudgetSettings:
-        from gitclaw_compress.core.compressor import BudgetSettings
-
         return BudgetSettings(
             strategy=self["prune.strategy"] if strategy is None else strategy,
             estimator=self["tokens.estimator"],
@@ -416,9 +418,6 @@ class Config:
         target_percent: int | None = None,
     ) -> CompressSettings:
         """Settings for the core; `strategy` and `target_percent` override the config."""
-        from gitclaw_compress.core.compressor import CompressSettings
-        from gitclaw_compress.core.stubs import PreviewSettings
-
         return CompressSettings(
             keep_turns=self["session.turnThresholdBeforeCompress"]
             if keep_turns is None

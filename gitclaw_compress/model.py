@@ -29,6 +29,16 @@ MESSAGE = "message"  # gives the model one or more messages when it is sent
 COMPACTION = "compaction"  # a compaction record: the agent resumes from it
 META = "meta"  # bookkeeping the model never sees (a model change still sets `model`)
 
+# What a tool call does to a file (`Part.effect`), for the facts of a summary
+READ = "read"
+WRITE = "write"  # creates or overwrites the whole file
+EDIT = "edit"  # changes part of it
+
+# Keys of `SummaryRequest.details` a format writes into its record where its agent has a place
+READ_FILES = "read_files"  # list[str]: files read and never modified
+MODIFIED_FILES = "modified_files"  # list[str]: files written or edited
+SUMMARY_META = "meta"  # dict: how this tool made the summary (round, mode, provider, model)
+
 
 @dataclass(slots=True)
 class Part:
@@ -42,6 +52,10 @@ class Part:
     error: bool = False  # a tool result that reports a failure
     media_type: str | None = None  # IMAGE: "image/png", …
     size: int = 0  # IMAGE: bytes of its encoded data
+    # Added with the layers (optional, defaults keep every format valid without them):
+    complete: bool = True  # TOOL_RESULT: the tool finished (False: partial, never pruned)
+    path: str | None = None  # TOOL_CALL: the file it reads or changes, where known
+    effect: str | None = None  # TOOL_CALL on `path`: READ, WRITE or EDIT
 
 
 @dataclass(slots=True)
@@ -56,6 +70,11 @@ class Message:
     model: str | None = None
     lines: tuple[int, ...] = ()  # every line merged into it, where the agent merges lines
     tokens: int = 0  # estimated tokens: set by the token layer, never by a format
+    # Added with the layers (optional):
+    label: str | None = None  # the agent's own name of its kind, for people ("bashExecution")
+    sent: bool = True  # False: in the agent's context, but dropped before the request
+    failed: bool = False  # ASSISTANT: the request to the model failed (an error reply)
+    error: str | None = None  # ASSISTANT with `failed`: the error the agent recorded
 
     def source_lines(self) -> tuple[int, ...]:
         return self.lines or (self.line,)
@@ -75,6 +94,9 @@ class EntryView:
     # Format-private links its own resume walk reads (a compaction's first kept entry, a
     # preserved segment's head and tail, …). Layers above the formats never read them.
     links: Mapping[str, str] = field(default_factory=dict)
+    # Added with the layers (optional): what only the agent's UI shows, never sent to the
+    # model (pi's `details` of a tool result), by its name, for `show` to print in full.
+    ui: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

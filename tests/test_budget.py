@@ -22,7 +22,8 @@ from gitclaw_compress.core.compressor import (
 from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
 from gitclaw_compress.core.marker import restore_line
 from gitclaw_compress.core.stubs import STUB_PREFIX
-from gitclaw_compress.tokens.context import build_context, read_infos
+from gitclaw_compress.formats import FORMATS
+from gitclaw_compress.tokens.context import read_context
 from gitclaw_compress.tokens.estimate import get_estimator
 
 REF = ".GITCLAW/state/sessions/s.jsonl"
@@ -80,8 +81,8 @@ def changed(before: bytes, after: bytes) -> set[str]:
 
 
 def context_tokens(data: bytes) -> int:
-    context = build_context(read_infos(lines_from_bytes(data), CHARS4))
-    return sum(info.tokens for info in context.sent())
+    context = read_context(FORMATS["pi"], lines_from_bytes(data), CHARS4)
+    return sum(message.tokens for message in context.sent())
 
 
 def test_output_helper_is_1000_tokens() -> None:

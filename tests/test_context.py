@@ -20,20 +20,17 @@ from synthetic import SessionBuilder, big_text, compaction_session, text, tool_c
 
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
 from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
-from gitclaw_compress.tokens.context import (
-    build_context,
-    level_for,
-    measure_context,
-    read_infos,
-)
+from gitclaw_compress.formats import FORMATS
+from gitclaw_compress.model import COMPACTION, SUMMARY
+from gitclaw_compress.tokens.context import Context, level_for, measure_context, read_context
 from gitclaw_compress.tokens.estimate import get_estimator
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
 CHARS4 = get_estimator("chars4")
 
 
-def context_of(data: bytes) -> Any:
-    return build_context(read_infos(lines_from_bytes(data), CHARS4))
+def context_of(data: bytes) -> Context:
+    return read_context(FORMATS["pi"], lines_from_bytes(data), CHARS4)
 
 
 def ours(repo: Path, path: str) -> list[dict[str, Any]]:
@@ -44,10 +41,15 @@ def ours(repo: Path, path: str) -> list[dict[str, Any]]:
 
 
 def same_as_pi(repo: Path, path: str) -> None:
-    """Same count, same roles in the same order, same source entries as pi."""
+    """Same count, same roles in the same order, same source entries as pi (pi's roles in
+    neutral words: a summary is a summary, a tool result a tool's output)."""
     pi = pi_context(repo / path)
     mine = ours(repo, path)
-    assert [m["role"] for m in mine] == [m["role"] for m in pi]
+    neutral = {"user": "user", "assistant": "assistant", "toolResult": "tool"}
+    summaries = {"compactionSummary", "branchSummary"}
+    assert [m["role"] for m in mine] == [
+        SUMMARY if m["sourceRole"] in summaries else neutral[m["role"]] for m in pi
+    ]
     assert [m["source_role"] for m in mine] == [m["sourceRole"] for m in pi]
     assert [m["entry_id"] for m in mine] == [m["entryId"] for m in pi]
 
@@ -58,15 +60,22 @@ def same_as_pi(repo: Path, path: str) -> None:
 def test_compaction_summary_first_then_kept_entries_then_the_rest() -> None:
     session = compaction_session()
     context = context_of(session.data())
-    roles = [(info.role, info.type) for info in context.messages]
-    assert roles[0] == ("compactionSummary", "compaction")
+    kinds = {view.number: view.kind for view in context.views}
+    summary = context.messages[0]
+    assert (summary.role, summary.label, kinds[summary.line]) == (
+        SUMMARY,
+        "compactionSummary",
+        COMPACTION,
+    )
     # The later compaction wins: its summary, then from its firstKeptEntryId ("Turn 2").
-    assert "later compaction" not in str(context.compaction)
+    assert context.compaction == summary.line
+    assert "later compaction" not in summary.parts[0].text
     first = context.messages[1]
     entries = [json.loads(line) for line in session.lines]
     by_id = {e["id"]: e for e in entries[1:]}
-    assert by_id[first.id]["message"]["content"][0]["text"] == "Turn 2: now the tests"
-    assert [info.role for info in context.messages[1:]] == [
+    assert first.entry_id is not None
+    assert by_id[first.entry_id]["message"]["content"][0]["text"] == "Turn 2: now the tests"
+    assert [message.label for message in context.messages[1:]] == [
         "user",
         "assistant",
         "toolResult",
@@ -80,9 +89,12 @@ def test_compaction_summary_first_then_kept_entries_then_the_rest() -> None:
         "user",
         "assistant",
     ]
-    assert [info.llm_role for info in context.messages].count("user") == 7
+    # pi sends summaries, bash executions and custom messages as user messages.
+    assert [m.role for m in context.messages].count("user") + [
+        m.role for m in context.messages
+    ].count(SUMMARY) == 7
     error_reply = context.messages[5]
-    assert error_reply.provider_drops and error_reply not in context.sent()
+    assert not error_reply.sent and error_reply not in context.sent()
     # The abandoned branch and Turn 1 (before firstKeptEntryId) are not in the context.
     left_out = {
         e["id"]
@@ -91,7 +103,7 @@ def test_compaction_summary_first_then_kept_entries_then_the_rest() -> None:
         + str(e.get("message", {}).get("content")).count("go back.")
     }
     assert len(left_out) == 2
-    assert left_out.isdisjoint(info.id for info in context.messages)
+    assert left_out.isdisjoint(message.entry_id for message in context.messages)
     assert context.model == "claude-opus-4-6"
 
 
@@ -103,7 +115,7 @@ def test_a_missing_parent_cuts_the_history_and_a_cycle_ends_the_walk() -> None:
     kept = session.user("new")
     session.assistant(text("new reply"), stop="stop")
     context = context_of(session.data())
-    assert context.messages[0].id == kept
+    assert context.messages[0].entry_id == kept
     assert len(context.messages) == 2
     looped = session.data().replace(b'"parentId":"deadbeef"', f'"parentId":"{kept}"'.encode())
     assert len(context_of(looped).messages) == 2
@@ -219,7 +231,7 @@ def compaction_repo(repo: Path) -> Path:
 def test_context_json_lists_messages_and_totals(compaction_repo: Path) -> None:
     report = json.loads(cli("context", "--json", SESSION, cwd=compaction_repo).stdout)
     messages, totals = report["messages"], report["totals"]
-    assert messages[0]["role"] == "user" and messages[0]["source_role"] == "compactionSummary"
+    assert messages[0]["role"] == SUMMARY and messages[0]["source_role"] == "compactionSummary"
     assert messages[0]["preview"].startswith("## Goal Read the files")
     assert all(m["tokens"] > 0 for m in messages)
     assert [m["sent"] for m in messages].count(False) == 1

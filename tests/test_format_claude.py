@@ -306,9 +306,10 @@ def test_commands_that_read_pi_context_say_they_do_not_support_it(
     monkeypatch.chdir(repo)
     done = run(command, SESSION)
     assert done.exit_code == 3
-    assert done.stderr.strip().splitlines() == [
-        f"gitclaw-compress: error: {command} does not support Claude Code transcripts yet"
-    ]
+    # The format's one `Unsupported` line, naming the file.
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"gitclaw-compress: error: {SESSION}: Claude Code transcripts: ")
+    assert line.endswith("is not supported (not built yet)")
 
 
 LAYOUTS = (

@@ -261,17 +261,30 @@ def test_show_stats_verify_and_restore_work_on_copilot_events(
     assert restored.exit_code == 0 and restored.stdout_bytes == original
 
 
-@pytest.mark.parametrize("command", ["status", "context", "prune", "summarize"])
-def test_commands_without_copilot_support_say_so_in_one_line(
+@pytest.mark.parametrize("command", ["status", "context", "prune"])
+def test_the_token_layers_serve_copilot_events(
     repo: Path, monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
     original = typical_events().data()
+    commit_session(repo, EVENTS_PATH, original)
+    args = [command, "--dry-run", EVENTS_PATH] if command == "prune" else [command, EVENTS_PATH]
+    done = _runner_in(repo, monkeypatch).invoke(gitclaw, args)
+    assert done.exit_code == 0, done.stderr
+    assert EVENTS_PATH in done.stdout
+
+
+def test_summarize_keeping_turns_says_in_one_line_why_copilot_cannot(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = typical_events().data()
     path = commit_session(repo, EVENTS_PATH, original)
-    done = _runner_in(repo, monkeypatch).invoke(gitclaw, [command, EVENTS_PATH])
-    assert done.exit_code != 0
+    done = _runner_in(repo, monkeypatch).invoke(
+        gitclaw, ["summarize", "--offline", "--keep-turns", "1", EVENTS_PATH]
+    )
+    assert done.exit_code == 3
     message = done.stderr.strip()
     assert message.count("\n") == 0, message
-    assert f"{command} does not support Copilot CLI transcripts yet" in message
+    assert f"{EVENTS_PATH}: Copilot CLI transcripts: summaries is not supported (" in message
     assert path.read_bytes() == original
 
 

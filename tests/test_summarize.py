@@ -28,8 +28,9 @@ from synthetic import SessionBuilder, big_text, text, tool_call
 from gitclaw_compress.config import load_config
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.store.archive import Repository
-from gitclaw_compress.summary.facts import SECTIONS, KeepPolicy
 from gitclaw_compress.summary.llm import LLMClient, ProviderSettings, make_client
+from gitclaw_compress.summary.plan import KeepPolicy
+from gitclaw_compress.summary.prompt import SECTIONS
 from gitclaw_compress.summary.stage import summarize_file
 
 SESSION = ".GITCLAW/state/sessions/2026-02-20T11-44-20-711Z_0b1f6c29.jsonl"

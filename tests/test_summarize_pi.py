@@ -17,7 +17,7 @@ from pi_harness import pi_context, read_entries, require_pi, run_pi_resume
 from synthetic import SessionBuilder, big_text, text, thinking, tool_call
 
 from gitclaw_compress.core.lines import lines_from_bytes
-from gitclaw_compress.tokens.activepath import active_path, context_nodes, parse_nodes
+from gitclaw_compress.formats import FORMATS
 
 # What pi puts around a compaction summary (COMPACTION_SUMMARY_PREFIX/SUFFIX in messages.js).
 PREFIX = (
@@ -174,8 +174,10 @@ def assert_pi_resumes_from_the_summary(path: Path, tmp_path: Path, **run: Any) -
     assert first_text(body, result.api) == PREFIX + entry["summary"] + SUFFIX
     # ...and then holds only the kept entries (and pi's new prompt).
     assert sent(body, result.api) == kept_expectation(path, result.api)
-    # pi's own context builder agrees with ours (activepath, which `summarize` cuts on).
-    ours = [n.id for n in context_nodes(active_path(parse_nodes(lines_from_bytes(original))))]
+    # pi's own context builder agrees with ours (the resume `summarize` cuts on).
+    pi = FORMATS["pi"]
+    conversation = pi.resume(list(pi.views(lines_from_bytes(original))))
+    ours = [message.entry_id for message in conversation.messages]
     assert [m["entryId"] for m in pi_context(path)] == ours
 
 

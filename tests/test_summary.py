@@ -1,59 +1,78 @@
-"""The pure part of summarizing: active path, cut point, facts, prompt, summaries, entry."""
+"""The pure part of summarizing: the resume path, cut point, facts, prompt, summaries, record."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from conftest import corpus_files, needs_corpus
 from synthetic import SessionBuilder, big_text, text, thinking, tool_call, typical_session
 
 from gitclaw_compress.core.lines import lines_from_bytes
-from gitclaw_compress.summary.facts import (
-    EXTRACTIVE_NOTE,
-    FACTS_HEADING,
-    SECTIONS,
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import FORMATS
+from gitclaw_compress.model import (
+    MODIFIED_FILES,
+    READ_FILES,
+    SUMMARY_META,
+    TOOL_CALL,
+    TOOL_RESULT,
+    EntryView,
+    Message,
+    SummaryRequest,
+)
+from gitclaw_compress.summary.compose import extractive_summary, llm_summary
+from gitclaw_compress.summary.facts import FACTS_HEADING, extract_facts
+from gitclaw_compress.summary.plan import (
     KeepPolicy,
     NoSummary,
-    PromptLimits,
     SummaryPlan,
-    build_prompt,
-    compaction_entry,
-    context_tokens,
-    estimate_node,
-    extract_facts,
-    extractive_summary,
-    llm_summary,
     plan_summary,
-    summary_body,
-    trim_middle,
     valid_cuts,
 )
-from gitclaw_compress.tokens.activepath import Node, active_path, context_nodes, parse_nodes
-from gitclaw_compress.tokens.context import build_context, read_infos
+from gitclaw_compress.summary.prompt import (
+    EXTRACTIVE_NOTE,
+    SECTIONS,
+    PromptLimits,
+    build_prompt,
+    summary_body,
+)
+from gitclaw_compress.summary.text import trim_middle
+from gitclaw_compress.tokens.context import Context, measure_context, read_context
 from gitclaw_compress.tokens.estimate import get_estimator
+
+PI = FORMATS["pi"]
 
 EST = get_estimator("chars4")
 TASK = "Build the parser — ünïcödé ✓ 日本語\n\nKeep `src/` tidy.\n  Indented line stays."
 
 
-def nodes_of(data: bytes) -> list[Node]:
-    return parse_nodes(lines_from_bytes(data))
+def context_of(data: bytes) -> Context:
+    return read_context(PI, lines_from_bytes(data), EST)
 
 
-def path_of(data: bytes) -> list[Node]:
-    return active_path(nodes_of(data))
+def path_of(data: bytes) -> list[EntryView]:
+    """The views on the resume path, root first."""
+    context = context_of(data)
+    on_path = set(context.conversation.path)
+    return [view for view in context.views if view.number in on_path]
+
+
+def messages_of(data: bytes) -> list[Message]:
+    """The conversation pi resumes with."""
+    return context_of(data).messages
 
 
 def plan_of(data: bytes, keep: KeepPolicy) -> SummaryPlan:
-    plan = plan_summary(path_of(data), keep, EST)
+    plan = plan_summary(context_of(data), keep, EST)
     assert isinstance(plan, SummaryPlan), plan
     return plan
 
 
-def role(node: Node) -> str | None:
-    message = node.entry.get("message")
-    return message.get("role") if isinstance(message, dict) else None
+def role(message: Message) -> str | None:
+    """pi's own role of the message."""
+    return message.label
 
 
 def parallel_session() -> SessionBuilder:
@@ -126,14 +145,12 @@ def test_the_path_is_read_as_pi_reads_it_invalid_utf8_and_entries_without_ids() 
     )
     path = path_of(data)
     assert [n.id for n in path][-4:] == [first, reply, "bad00001", None]
-    assert path[-2].entry["message"]["content"] == "caf\ufffd"
-    infos = read_infos(lines_from_bytes(data), EST)
-    assert [n.line for n in context_nodes(path)] == [
-        i.number for i in build_context(infos).messages
-    ]
+    assert path[-2].messages[0].parts[0].text == "caf\ufffd"
+    messages = messages_of(data)
+    assert [m.line for m in messages] == [n.number for n in path if n.messages]
     # a compaction entry must name real ids: no cut at, and no parent from, an id-less entry
-    assert not valid_cuts(path)[-1]
-    refused = plan_summary(path, KeepPolicy(turns=1), EST)
+    assert not valid_cuts(messages)[-1]
+    refused = plan_summary(context_of(data), KeepPolicy(turns=1), EST)
     assert isinstance(refused, NoSummary) and "no id" in refused.reason
 
 
@@ -153,8 +170,8 @@ def test_context_nodes_after_a_compaction_follow_pi() -> None:
     kept = s.user("kept")
     compaction = s.entry("compaction", summary="S", firstKeptEntryId=kept, tokensBefore=1)
     after = s.user("after")
-    nodes = context_nodes(path_of(s.data()))
-    assert [n.id for n in nodes] == [compaction, kept, after]
+    messages = messages_of(s.data())
+    assert [m.entry_id for m in messages] == [compaction, kept, after]
 
 
 # --------------------------------------------------------------------------------------
@@ -163,20 +180,15 @@ def test_context_nodes_after_a_compaction_follow_pi() -> None:
 
 
 def test_no_cut_ever_separates_a_tool_call_from_its_results() -> None:
-    path = path_of(parallel_session().data())
-    valid = valid_cuts(path)
+    messages = messages_of(parallel_session().data())
+    valid = valid_cuts(messages)
     for position, ok in enumerate(valid):
         if not ok:
             continue
-        assert role(path[position]) in ("user", "assistant")
-        before = {
-            b["id"]
-            for n in path[:position]
-            for b in (n.entry.get("message") or {}).get("content") or []
-            if isinstance(b, dict) and b.get("type") == "toolCall"
-        }
+        assert role(messages[position]) in ("user", "assistant")
+        before = {p.call_id for m in messages[:position] for p in m.parts if p.kind == TOOL_CALL}
         results_after = {
-            n.entry["message"]["toolCallId"] for n in path[position:] if role(n) == "toolResult"
+            p.call_id for m in messages[position:] for p in m.parts if p.kind == TOOL_RESULT
         }
         assert not before & results_after, position
     # Between a call and its last result nothing is valid, not even a user message.
@@ -185,60 +197,61 @@ def test_no_cut_ever_separates_a_tool_call_from_its_results() -> None:
     s.assistant(tool_call("c1", "bash", {"command": "sleep 1"}))
     steer = s.user("a message typed while the tool ran")
     s.tool_result("c1", "bash", "done")
-    assert not valid_cuts(path_of(s.data()))[[n.id for n in path_of(s.data())].index(steer)]
+    messages = messages_of(s.data())
+    assert not valid_cuts(messages)[[m.entry_id for m in messages].index(steer)]
 
 
 @pytest.mark.parametrize("tokens", [1, 50, 200, 400, 800, 1200, 2000, 3000])
 def test_keep_tokens_keeps_at_least_k_and_cuts_at_a_valid_place(tokens: int) -> None:
-    path = path_of(parallel_session().data())
-    plan = plan_summary(path, KeepPolicy(tokens=tokens), EST)
+    context = context_of(parallel_session().data())
+    messages = context.messages
+    plan = plan_summary(context, KeepPolicy(tokens=tokens), EST)
     if isinstance(plan, NoSummary):
         assert "fit in" in plan.reason or "no place" in plan.reason
         return
-    valid = valid_cuts(path)
+    valid = valid_cuts(messages)
     assert valid[plan.cut]
     assert plan.kept_tokens >= tokens
     # The nearest such cut: from the next valid place on, fewer than K tokens are left.
-    later = next((i for i in range(plan.cut + 1, len(path)) if valid[i]), None)
+    later = next((i for i in range(plan.cut + 1, len(messages)) if valid[i]), None)
     if later is not None:
-        assert sum(estimate_node(n, EST) for n in path[later:]) < tokens
+        assert sum(m.tokens for m in messages[later:]) < tokens
 
 
 def test_keep_turns_cuts_at_the_nth_last_user_message() -> None:
     data = parallel_session().data()
     plan = plan_of(data, KeepPolicy(turns=2))
-    users = [n for n in plan.path if role(n) == "user"]
-    assert plan.first_kept.id == users[-2].id
+    users = [m for m in plan.messages if role(m) == "user"]
+    assert plan.first_kept.entry_id == users[-2].entry_id
     assert plan.turn_start is None
     assert plan.round == 1 and plan.start == 0
-    assert isinstance(plan_summary(path_of(data), KeepPolicy(turns=3), EST), NoSummary)
+    assert isinstance(plan_summary(context_of(data), KeepPolicy(turns=3), EST), NoSummary)
 
 
 def test_a_token_cut_inside_a_turn_records_the_turn_start() -> None:
     data = typical_session(turns=3).data()
-    path = path_of(data)
     cuts = []
     for tokens in range(100, 6000, 100):
-        plan = plan_summary(path, KeepPolicy(tokens=tokens), EST)
+        plan = plan_summary(context_of(data), KeepPolicy(tokens=tokens), EST)
         if isinstance(plan, SummaryPlan) and plan.turn_start is not None:
             cuts.append(plan)
     assert cuts, "no token budget cut inside a turn"
     for plan in cuts:
         assert role(plan.first_kept) == "assistant"
-        assert role(plan.path[plan.turn_start or 0]) == "user"
-        assert plan.turn_start is not None and plan.turn_start < plan.cut
+        assert plan.turn_start is not None and role(plan.turn_start) == "user"
+        assert plan.turn_start.line < plan.first_kept.line
 
 
 def test_nothing_to_summarize() -> None:
     s = SessionBuilder()
     s.user("hello")
     s.assistant(text("hi"), stop="stop")
-    reason = plan_summary(path_of(s.data()), KeepPolicy(turns=1), EST)
+    reason = plan_summary(context_of(s.data()), KeepPolicy(turns=1), EST)
     assert isinstance(reason, NoSummary) and "1 turn in the session" in reason.reason
-    reason = plan_summary(path_of(s.data()), KeepPolicy(tokens=10_000), EST)
+    reason = plan_summary(context_of(s.data()), KeepPolicy(tokens=10_000), EST)
     assert isinstance(reason, NoSummary) and "fit in" in reason.reason
     s.entry("compaction", summary="x", firstKeptEntryId="00000002", tokensBefore=1)
-    reason = plan_summary(path_of(s.data()), KeepPolicy(tokens=1), EST)
+    reason = plan_summary(context_of(s.data()), KeepPolicy(tokens=1), EST)
     assert isinstance(reason, NoSummary) and "ends with a compaction" in reason.reason
 
 
@@ -246,16 +259,17 @@ def test_second_round_starts_where_the_first_kept_messages_start() -> None:
     s = parallel_session()
     data = s.data()
     first = plan_of(data, KeepPolicy(turns=2))
-    s.entry("compaction", summary="R1", firstKeptEntryId=first.first_kept.id, tokensBefore=9)
+    kept = first.first_kept.entry_id
+    s.entry("compaction", summary="R1", firstKeptEntryId=kept, tokensBefore=9)
     s.user("Round two request.")
     s.assistant(text("ok"), stop="stop")
     second = plan_of(s.data(), KeepPolicy(turns=1))
     assert second.round == 2
-    assert second.path[second.start].id == first.first_kept.id
-    assert second.previous is not None and second.previous.entry["summary"] == "R1"
-    summarized = {n.id for n in second.summarized}
-    assert first.first_kept.id in summarized
-    assert not summarized & {n.id for n in first.summarized}
+    assert second.messages[second.start].entry_id == kept
+    assert second.previous == "R1"
+    summarized = {m.entry_id for m in second.summarized}
+    assert kept in summarized
+    assert not summarized & {m.entry_id for m in first.summarized}
 
 
 # --------------------------------------------------------------------------------------
@@ -367,7 +381,9 @@ def test_round_two_prompt_integrates_the_previous_summary_without_its_facts() ->
     facts = extract_facts(first.history)
     body = "## What was accomplished\nREAD-THE-LOG-MARKER"
     summary = llm_summary(first, facts, body, model="m", provider="openai")
-    s.entry("compaction", summary=summary, firstKeptEntryId=first.first_kept.id, tokensBefore=1)
+    s.entry(
+        "compaction", summary=summary, firstKeptEntryId=first.first_kept.entry_id, tokensBefore=1
+    )
     s.user("Third request")
     s.assistant(text("ok"), stop="stop")
     second = plan_of(s.data(), KeepPolicy(turns=1))
@@ -403,11 +419,23 @@ def test_extractive_summary_says_so_and_holds_the_facts() -> None:
 
 
 def test_compaction_entry_shape() -> None:
-    plan = plan_of(parallel_session().data(), KeepPolicy(turns=1))
+    data = parallel_session().data()
+    plan = plan_of(data, KeepPolicy(turns=1))
     facts = extract_facts(plan.history)
-    entry: dict[str, Any] = compaction_entry(
-        plan, facts, "S", entry_id="abcdef01", timestamp="T", meta={"round": 1}
+    request = SummaryRequest(
+        summary="S",
+        first_kept=plan.first_kept.line,
+        leaf=plan.leaf.number,
+        tokens_before=plan.tokens_before,
+        timestamp="T",
+        details={
+            READ_FILES: facts.read_files,
+            MODIFIED_FILES: facts.modified_files,
+            SUMMARY_META: {"round": 1},
+        },
     )
+    [line] = PI.summary_record(lines_from_bytes(data), request)
+    entry: dict[str, Any] = orjson.loads(line)
     assert list(entry) == [
         "type",
         "id",
@@ -419,25 +447,28 @@ def test_compaction_entry_shape() -> None:
         "details",
     ]
     assert entry["parentId"] == plan.path[-1].id
-    assert entry["firstKeptEntryId"] == plan.first_kept.id
+    assert entry["firstKeptEntryId"] == plan.first_kept.entry_id
+    assert len(entry["id"]) == 8 and entry["details"]["gitclawSummary"] == {"round": 1}
     assert entry["details"]["readFiles"] == ["src/a.py", "src/b.py"]
     assert entry["details"]["modifiedFiles"] == ["src/cli.py", "src/parser.py"]
 
 
 def test_context_tokens_prefers_usage_then_distrusts_it_after_a_compaction() -> None:
+    """The plan's tokens before come from the one "recorded usage plus estimate" rule."""
+
+    def size(data: bytes) -> tuple[int, int, str]:
+        found = measure_context(context_of(data), EST)
+        return found.tokens, found.estimated, found.source
+
     s = SessionBuilder()
     s.user("q")
     kept = s.assistant(text("a" * 400), stop="stop")  # usage totalTokens 18237
     s.user("b" * 40)
-    nodes = context_nodes(path_of(s.data()))
-    assert context_tokens(nodes, EST) == (18237 + 10, 100 + 1 + 10, "usage")
+    assert size(s.data()) == (18237 + 10, 100 + 1 + 10, "usage+estimate")
     s.entry("compaction", summary="c" * 80, firstKeptEntryId=kept, tokensBefore=1)
-    nodes = context_nodes(path_of(s.data()))
-    assert context_tokens(nodes, EST)[2] == "usage"  # pi's prepareCompaction number
-    assert context_tokens(nodes, EST, trusted_only=True) == (20 + 100 + 10, 130, "estimate:chars4")
+    assert size(s.data()) == (20 + 100 + 10, 130, "estimate")
     s.assistant(text("new"), stop="stop")  # usage recorded after the compaction is trusted
-    nodes = context_nodes(path_of(s.data()))
-    assert context_tokens(nodes, EST, trusted_only=True)[::2] == (18237, "usage")
+    assert size(s.data())[::2] == (18237, "usage")
 
 
 def test_trim_middle() -> None:
@@ -450,12 +481,27 @@ def test_trim_middle() -> None:
 @needs_corpus
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
 def test_corpus_plans_cut_validly_and_summaries_are_bounded(path: Any) -> None:
-    nodes = nodes_of(path.read_bytes())
-    active = active_path(nodes)
+    context = context_of(path.read_bytes())
     for keep in (KeepPolicy(turns=1), KeepPolicy(tokens=5000)):
-        plan = plan_summary(active, keep, EST)
+        plan = plan_summary(context, keep, EST)
         if isinstance(plan, NoSummary):
             continue
-        assert valid_cuts(active)[plan.cut]
+        assert valid_cuts(context.messages)[plan.cut]
         summary = extractive_summary(plan, extract_facts(plan.history))
         assert len(summary) < 60_000
+
+
+def test_pi_record_refuses_lines_without_ids() -> None:
+    s = SessionBuilder()
+    s.user("one")
+    s.assistant(text("a"), stop="stop")
+    data = (
+        s.data()
+        + b'{"type":"message","parentId":"00000003","message":{"role":"user","content":"x"}}\n'
+    )
+    lines = lines_from_bytes(data)
+    request = SummaryRequest(
+        summary="S", first_kept=3, leaf=len(lines), tokens_before=1, timestamp="T"
+    )
+    with pytest.raises(GitClawError, match=f"line {len(lines)} has no entry id"):
+        PI.summary_record(lines, request)

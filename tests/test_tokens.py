@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats.pi_context import usage_context_tokens, view
 from gitclaw_compress.tokens import estimate as tokens
 from gitclaw_compress.tokens.estimate import (
     ESTIMATOR_NAMES,
@@ -22,15 +23,33 @@ from gitclaw_compress.tokens.estimate import (
     PART_TOKEN_CAP,
     CharClasses,
     CjkAware,
+    TokenEstimator,
     char_classes,
     count_cjk,
-    estimate_message_tokens,
+    estimate_message,
     get_estimator,
-    message_parts,
+    message_texts,
     o200k_available,
-    usage_context_tokens,
     utf16_length,
 )
+
+
+def pi_messages(message: dict[str, Any]) -> list[Any]:
+    """The neutral messages pi's `message` entry holding `message` gives the model."""
+    return view(
+        2, {"type": "message", "id": "0000abcd", "parentId": None, "message": message}
+    ).messages
+
+
+def estimate_message_tokens(message: dict[str, Any], estimator: TokenEstimator) -> int:
+    """The estimate of a pi message, through pi's neutral view of it."""
+    return sum(estimate_message(m, estimator) for m in pi_messages(message))
+
+
+def message_parts(message: dict[str, Any]) -> tuple[list[str], int]:
+    [neutral] = pi_messages(message)
+    return message_texts(neutral)
+
 
 needs_o200k = pytest.mark.skipif(
     not o200k_available(),

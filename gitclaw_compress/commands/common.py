@@ -174,15 +174,34 @@ def change_summary(verb: str, report: FileReport, tail: str) -> str:
     )
 
 
+all_option = click.option(
+    "--all",
+    "take_all",
+    is_flag=True,
+    help="Every session under sessions.globs, whatever its format.",
+)
+
+
 def sessions_to_report(
-    path: Path | None, config_path: Path | None, warnings: list[str]
+    path: Path | None, config_path: Path | None, warnings: list[str], *, take_all: bool = False
 ) -> tuple[list[Path], Discovery | None]:
-    """PATH, or with no PATH the sessions `compress` would take (see discovery.py)."""
+    """PATH, every session (`take_all`), or with neither the sessions `compress` would take
+    (see discovery.py)."""
     if path is not None:
+        if take_all:
+            raise GitClawError("give a session path or --all, not both")
         return [session_path(path)], None
     repo = open_repo(Path.cwd())
     config = load_config(None, repo.root, config_path)
-    return select(repo, config, (), warnings=warnings)
+    return select(repo, config, (), take_all=take_all, warnings=warnings)
+
+
+def _session_ref(path: Path) -> str:
+    """The repository-relative path of a session, for a line about it."""
+    try:
+        return Repository(path.absolute()).relative(path)
+    except GitClawError:
+        return str(path)
 
 
 def report_sessions(
@@ -190,13 +209,32 @@ def report_sessions(
     config_path: Path | None,
     as_json: bool,
     report: Callable[[Path, bool], dict[str, Any]],
+    *,
+    take_all: bool = False,
 ) -> None:
-    """Run `report(session, show)` on PATH or on the sessions `compress` would take, and
-    print the JSON of one session, or of the discovered ones with why they were chosen;
-    the warnings of discovery, and a line when it found nothing."""
+    """Run `report(session, show)` on PATH, on every session (`take_all`), or on the sessions
+    `compress` would take, and print the JSON of one session, or of the discovered ones with
+    why they were chosen; the warnings of discovery, and a line when it found nothing.
+
+    Of several sessions, one that the command cannot serve (its format lacks the ability)
+    is one line naming the file, and the others are still reported; a single session named
+    on the command line is an error instead."""
+    from gitclaw_compress.formats.base import Unsupported
+
     warnings: list[str] = []
-    paths, found = sessions_to_report(path, config_path, warnings)
-    documents = [report(one, not as_json) for one in paths]
+    paths, found = sessions_to_report(path, config_path, warnings, take_all=take_all)
+    documents: list[dict[str, Any]] = []
+    for one in paths:
+        ref = _session_ref(one)
+        try:
+            documents.append(report(one, not as_json))
+        except Unsupported as error:
+            located = error.at(ref)
+            if found is None:
+                raise located from None
+            documents.append({"path": ref, "error": str(located)})
+            if not as_json:
+                click.echo(str(located))
     if as_json:
         if found is None:
             echo_json(documents[0])

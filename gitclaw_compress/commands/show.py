@@ -18,8 +18,9 @@ from gitclaw_compress.commands.common import (
     open_repo,
     session_path,
 )
+from gitclaw_compress.formats import detect_file
 from gitclaw_compress.ops.files import find_entry
-from gitclaw_compress.ops.render import render_entry
+from gitclaw_compress.ops.render import render_line
 
 
 @click.command("show")
@@ -56,4 +57,5 @@ def command(
         sys.stdout.buffer.write(original + b"\n")
         sys.stdout.buffer.flush()
         return
-    click.echo(render_entry(orjson.loads(original)))
+    fmt = detect_file(path, repo.relative(path))
+    click.echo(render_line(fmt, 0, orjson.loads(original)))

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from gitclaw_compress.commands.common import (
+    all_option,
     config_option,
     existing_path,
     human_bytes,
@@ -16,8 +17,6 @@ from gitclaw_compress.commands.common import (
     report_sessions,
 )
 from gitclaw_compress.core.compressor import git_blob_id
-from gitclaw_compress.formats import unsupported
-from gitclaw_compress.formats.base import CONTEXT
 from gitclaw_compress.ops.files import IntactLines, blob_id_for
 from gitclaw_compress.tokens.status import Saving, SessionStatus, session_status
 from gitclaw_compress.units import plural, size_change
@@ -49,6 +48,7 @@ def describe_saving(name: str, saving: Saving) -> str:
 
 @click.command("status")
 @existing_path(required=False)
+@all_option
 @click.option(
     "--keep-turns",
     type=click.IntRange(min=0),
@@ -57,24 +57,29 @@ def describe_saving(name: str, saving: Saving) -> str:
 @config_option
 @json_option
 def command(
-    path: Path | None, keep_turns: int | None, config_path: Path | None, as_json: bool
+    path: Path | None,
+    take_all: bool,
+    keep_turns: int | None,
+    config_path: Path | None,
+    as_json: bool,
 ) -> None:
     """How full the session's context is, and what `compress` and `prune` would save.
 
-    The context is what pi gives the model on resume. Its size comes from the usage the
+    The context is what the agent gives the model on resume. Its size comes from the usage the
     provider recorded with the last reply (plus estimates for later messages), or, without
     usable usage, from the configured estimator (tokens.estimator). The level is ok,
     warning (tokens.warningPercent, 75) or critical (tokens.criticalPercent, 90) of the
     usable tokens of the session's model. Nothing is written.
 
     With no PATH, it reports on the sessions `compress` would take (the ones the agent just
-    touched).
+    touched); with --all, on every session. Of several, a session whose format cannot be
+    read this way is one line naming it, and the others are still reported.
     """
 
     def one_report(session: Path, show: bool) -> dict[str, Any]:
         return report(session, keep_turns, config_path, show=show)
 
-    report_sessions(path, config_path, as_json, one_report)
+    report_sessions(path, config_path, as_json, one_report, take_all=take_all)
 
 
 def report(
@@ -82,8 +87,6 @@ def report(
 ) -> dict[str, Any]:
     """The status of one session: printed when `show`, returned as its JSON document."""
     session = read_session(path, config_path)
-    if CONTEXT not in session.format.features:
-        raise unsupported(session.format, "status")
     repo = session.repo
     intact = IntactLines(repo, path, session.ref) if repo else None
     status = session_status(
@@ -94,6 +97,7 @@ def report(
         intact_commit=intact.commit_for if intact else None,
         object_id=blob_id_for(repo) if repo else git_blob_id,
         intact_blob=intact.blob_for if intact else None,
+        fmt=session.format,
     )
     if not show:
         return status.as_json()

@@ -1,4 +1,4 @@
-"""`summarize PATH`: append a pi compaction entry whose summary pi resumes from."""
+"""`summarize PATH`: append the agent's compaction record, whose summary it resumes from."""
 
 from __future__ import annotations
 
@@ -44,10 +44,11 @@ def command(
     config_path: Path | None,
     as_json: bool,
 ) -> None:
-    """Summarize the older part of a pi session into a compaction entry.
+    """Summarize the older part of a session into the agent's compaction record (pi's
+    `compaction` entry).
 
     The summary covers everything before the kept messages (and folds in the previous
-    summary, if any); pi resumes from it. Every original entry stays in the file. With
+    summary, if any); the agent resumes from it. Every original entry stays in the file. With
     summary.provider "none" (the default) or --offline, the summary is extractive: built
     from facts read from the transcript, without an LLM. If the LLM fails, the file is left
     exactly as it was.

@@ -29,19 +29,20 @@ from gitclaw_compress.core.lines import (
     RawLine,
     parse_entry,
 )
+from gitclaw_compress.core.stubs import encode_stub as encode_stub
 from gitclaw_compress.formats import Format, detect
-from gitclaw_compress.formats.base import PRUNE, Edit, FileRules, Scope
-from gitclaw_compress.formats.pi import message_of
+from gitclaw_compress.formats.base import Edit, FileRules, Scope
+from gitclaw_compress.model import TOOL_RESULT
+from gitclaw_compress.settings import STRATEGIES as STRATEGIES
+from gitclaw_compress.settings import BudgetSettings, CompressSettings
 from gitclaw_compress.tokens.estimate import (
-    DEFAULT_ESTIMATOR,
     TokenEstimator,
-    estimate_message_tokens,
+    estimate_message,
     get_estimator,
 )
-from gitclaw_compress.tokens.models import DEFAULT_RESERVE_TOKENS
 
 if TYPE_CHECKING:  # the context model is loaded only when a budget policy runs
-    from gitclaw_compress.tokens.context import Budget, Context, ContextSize, EntryInfo
+    from gitclaw_compress.tokens.context import Budget, Context, ContextSize
 
 MIN_SAVING_BYTES = 48  # a splice must save more than its share of the marker
 MARKER_VERSION = 1
@@ -66,42 +67,6 @@ def git_blob_id_sha256(data: bytes) -> str:
     digest = hashlib.sha256(b"blob %d\0" % len(data))
     digest.update(data)
     return digest.hexdigest()
-
-
-STRATEGIES = ("turns", "tokens", "both")
-
-
-@dataclass(frozen=True, slots=True)
-class BudgetSettings:
-    """The token-aware policies: budget pruning (`strategy` tokens/both) and target mode."""
-
-    strategy: str = "turns"  # turns: keep the last N turns; tokens: budget pruning; both: union
-    estimator: str = DEFAULT_ESTIMATOR
-    protect_tokens: int = 40_000  # the newest this many context tokens are never pruned
-    minimum_tokens: int = 20_000  # prune only if that frees at least this many tokens
-    protected_tools: frozenset[str] = frozenset({"skill"})
-    protect_turns: int = 1  # the floor: the newest N turns are never touched by these policies
-    target_percent: int | None = None  # target mode: compress until context <= this % of usable
-    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
-    model_overrides: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def active(self) -> bool:
-        return self.strategy != "turns" or self.target_percent is not None
-
-
-@dataclass(frozen=True, slots=True)
-class CompressSettings:
-    keep_turns: int = 4
-    tool_call_max_bytes: int = 500
-    tool_result_max_bytes: int = 1000
-    strip_thinking: bool = True
-    eliminate_redundancy: bool = True
-    strip_user_images: bool = False
-    bash_command_max_chars: int = 200
-    redundancy_min_bytes: int = 400
-    preview: stubs.PreviewSettings = field(default_factory=stubs.PreviewSettings)
-    budget: BudgetSettings = field(default_factory=BudgetSettings)
 
 
 @dataclass(slots=True)
@@ -190,21 +155,17 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
     then decides (see there).
     """
     budget = settings.budget
-    estimator = get_estimator(budget.estimator) if budget.active and PRUNE in fmt.features else None
+    estimator = get_estimator(budget.estimator) if budget.active else None
     rules = fmt.rules(settings)
-    if estimator is not None:
-        from gitclaw_compress.tokens.context import entry_info, parse_like_pi
-    infos: list[EntryInfo] = []
+    seen: list[RawLine] = []  # what the budget reads after the pass (budget policies only)
     counts = LineCounts()
     turn_starts: list[int] = []
     too_deep: list[int] = []
     for line in lines:
         entry = parse_entry(line.data)
         counts.observe(line, entry)
-        if estimator is not None and line.number > 1:
-            loaded = entry if entry is not None else parse_like_pi(line.data)
-            if loaded is not None and loaded.get("type") != "session":
-                infos.append(entry_info(line, loaded, estimator))
+        if estimator is not None:
+            seen.append(line)
         if entry is None:
             continue
         if fmt.is_turn_start(entry):
@@ -230,20 +191,25 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
         too_deep=too_deep,
     )
     if estimator is not None:
-        _plan_budget(plan, infos, turn_starts, budget, estimator)
+        _plan_budget(plan, seen, turn_starts, budget, estimator)
     return plan
 
 
 def _plan_budget(
     plan: SessionPlan,
-    infos: list[EntryInfo],
+    lines: list[RawLine],
     user_lines: list[int],
     settings: BudgetSettings,
     estimator: TokenEstimator,
 ) -> None:
-    from gitclaw_compress.tokens.context import budget_for, build_context, measure_context
+    from gitclaw_compress.tokens.context import (
+        budget_for,
+        measure_context,
+        message_id,
+        read_context,
+    )
 
-    context = build_context(infos)
+    context = read_context(plan.format, lines, estimator)
     size = measure_context(context, estimator)
     budget = budget_for(context.model, settings.model_overrides, settings.reserve_tokens)
     turns = settings.protect_turns
@@ -263,14 +229,22 @@ def _plan_budget(
         if total > settings.protect_tokens:
             break
         oldest_protected = index
-    protected_entry = sent[oldest_protected].id if oldest_protected < len(sent) else None
+    protected_entry = message_id(sent[oldest_protected]) if oldest_protected < len(sent) else None
+    # Candidates: older lines that hold a completed tool result of an unprotected tool.
+    older = {line for message in sent[:oldest_protected] for line in message.source_lines()}
     candidates = tuple(
-        info.number
-        for info in sent[:oldest_protected]
-        if info.tool is not None
-        and info.tool not in settings.protected_tools
-        and not info.compressed
-        and info.number < floor
+        view.number
+        for view in context.views
+        if view.number in older
+        and view.number < floor
+        and view.number not in context.compressed
+        and any(
+            part.kind == TOOL_RESULT
+            and part.complete
+            and (part.name or "") not in settings.protected_tools
+            for message in view.messages
+            for part in message.parts
+        )
     )
     plan.budget = BudgetPlan(context, size, budget, floor, protected_entry, ())
     if settings.target_percent is not None:
@@ -287,8 +261,8 @@ def _plan_budget(
         return
     if settings.strategy == "tokens":
         plan.window_start = 1
-    chosen = set(candidates)
-    upper = sum(info.tokens for info in sent if info.number in chosen)
+    tokens_now = context.tokens_by_line()
+    upper = sum(tokens_now.get(number, 0) for number in candidates)
     if upper < settings.minimum_tokens:
         plan.budget.settled = True
         plan.budget.decision = _below_minimum(upper, len(candidates), settings)
@@ -364,8 +338,12 @@ def measure_run(
         number = result.line.number
         if number in tokens_now:
             entry = parse_entry(result.line.data)
-            message = message_of(entry) if entry is not None else None
-            after = estimate_message_tokens(message, estimator) if message is not None else 0
+            view = plan.format.view(number, entry) if entry is not None else None
+            after = (
+                sum(estimate_message(message, estimator) for message in view.messages)
+                if view is not None
+                else 0
+            )
             measure.savings[number] = tokens_now[number] - after
     return measure
 
@@ -460,20 +438,10 @@ _JSON_KIND = {
     ord("f"): "bool",
     ord("n"): "null",
 }
-# Raw U+2028/U+2029 are valid JSON but end a line for some readers (Copilot CLI's).
-_LINE_SEPARATORS = (("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
 
 
 def _json_kind(raw: bytes) -> str:
     return _JSON_KIND.get(raw[0], "number") if raw else ""
-
-
-def encode_stub(value: object) -> bytes:
-    """A stub as one line of JSON that every agent's reader accepts."""
-    data = orjson.dumps(value)
-    for raw, escaped in _LINE_SEPARATORS:
-        data = data.replace(raw, escaped)
-    return data
 
 
 def _value_at(entry: Entry, path: JsonPath) -> tuple[bool, object]:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+
+import orjson
+
+from gitclaw_compress.settings import PreviewSettings as PreviewSettings
 
 STUB_PREFIX = "[gitclaw-compress]"
-
-
-@dataclass(frozen=True, slots=True)
-class PreviewSettings:
-    lines: int = 3  # lines shown from the head and from the tail
-    line_chars: int = 120  # each preview line is cut to this many characters
 
 
 def is_stub(value: object) -> bool:
@@ -171,3 +168,15 @@ def repeated_stub(key: str, size: int, where: str, show: str) -> str:
         f"{STUB_PREFIX} {key} elided ({size:,} bytes, repeated in every {where}; only the "
         f"newest is read). Full entry: {show}"
     )
+
+
+# Raw U+2028/U+2029 are valid JSON but end a line for some readers (Copilot CLI's).
+_LINE_SEPARATORS = (("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
+
+
+def encode_stub(value: object) -> bytes:
+    """A stub as one line of JSON that every agent's reader accepts."""
+    data = orjson.dumps(value)
+    for raw, escaped in _LINE_SEPARATORS:
+        data = data.replace(raw, escaped)
+    return data

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
-
-if TYPE_CHECKING:
-    from gitclaw_compress.core.compressor import CompressSettings
+from gitclaw_compress.settings import CompressSettings
 
 # What people call each format, by its name. Here, not in the format modules, so that a line
 # of counts needs no format loaded (a no-op `step` prints one).
@@ -43,10 +42,40 @@ def format_title(name: str) -> str:
     return TITLES.get(name, name)
 
 
-# What a format can do beyond compress, restore, verify, show and stats (which all formats do).
-CONTEXT = "context"  # `context` and `status`: what the model sees on resume, in tokens
-PRUNE = "prune"  # budget pruning and target mode
-SUMMARIZE = "summarize"  # an LLM summary the agent resumes from
+# Helpers the formats share (no format imports another).
+
+# Tool arguments that name a place rather than hold content: never stubbed.
+PATH_ARGUMENTS = frozenset({"path", "file_path", "filePath", "offset", "limit", "timeout"})
+SMALL_ARGUMENT_BYTES = 160  # argument values up to this size are always kept
+# Arguments that name a call's file, and those that say most about a call, in order.
+FILE_ARGUMENTS = ("path", "file_path", "filePath")
+DESCRIPTOR_ARGUMENTS = (*FILE_ARGUMENTS, "url", "pattern", "query", "command")
+
+
+def content_text(content: object) -> str:
+    """The text of a message content: the string, or its text blocks joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    )
+
+
+def call_descriptor(name: str, arguments: object) -> str:
+    """A tool call in a few words, for the stub of its result: "read 'src/app.ts'"."""
+    if isinstance(arguments, dict):
+        for key in DESCRIPTOR_ARGUMENTS:
+            value = arguments.get(key)
+            if isinstance(value, str) and value:
+                first = value.strip().split("\n", 1)[0]
+                return f"{name} {stubs.cut(first, 80)!r}"
+    return name
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +114,6 @@ class FileRules(Protocol):
 class Format(Protocol):
     name: str  # short and stable: config keys, JSON reports, counts ("pi", "claude", …)
     title: str  # for people: "pi", "Claude Code", …
-    features: frozenset[str]  # CONTEXT, PRUNE, SUMMARIZE: what it supports beyond compress
 
     def recognize(self, entries: Sequence[Entry]) -> bool:
         """Whether the first parsed lines of a file (up to `SNIFF_LINES`) are this format's."""
@@ -130,9 +158,16 @@ class Format(Protocol):
 class Unsupported(GitClawError):
     """A format that cannot do something says so here, and only here, in one line."""
 
-    def __init__(self, title: str, ability: str, why: str) -> None:
-        super().__init__(f"{title} transcripts: {ability} is not supported ({why})")
-        self.ability = ability
+    def __init__(self, title: str, ability: str, why: str, *, source: str | None = None) -> None:
+        where = f"{source}: " if source else ""
+        super().__init__(f"{where}{title} transcripts: {ability} is not supported ({why})")
+        self.title, self.ability, self.why, self.source = title, ability, why, source
+
+    def at(self, source: str) -> Unsupported:
+        """The same error, naming the file it was met in (once)."""
+        if self.source is not None:
+            return self
+        return Unsupported(self.title, self.ability, self.why, source=source)
 
 
 class FormatBase:

@@ -29,16 +29,19 @@ import orjson
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
-from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
-from gitclaw_compress.formats.pi import (
+from gitclaw_compress.formats.base import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
+    TITLES,
+    Edit,
+    FormatBase,
+    Scope,
     call_descriptor,
     content_text,
 )
 
 if TYPE_CHECKING:
-    from gitclaw_compress.core.compressor import CompressSettings
+    from gitclaw_compress.settings import CompressSettings
 
 # Lines of a conversation chain; each has `uuid` and `parentUuid`.
 CHAIN_TYPES = frozenset({"user", "assistant", "progress", "system", "attachment"})

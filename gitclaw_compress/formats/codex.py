@@ -39,7 +39,7 @@ from gitclaw_compress.formats.codex_history import (
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
-    from gitclaw_compress.core.compressor import CompressSettings
+    from gitclaw_compress.settings import CompressSettings
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 # event_msg types whose `type` and `turn_id` Codex uses to segment turns.
@@ -356,7 +356,6 @@ class CodexFormat(FormatBase):
         "*/state/**/sessions/**/rollout-*.jsonl",
         "*/state/**/archived_sessions/**/rollout-*.jsonl",
     )
-    features: frozenset[str] = frozenset()
     kinds: tuple[str, ...] = (
         "tool outputs",
         "tool output images",

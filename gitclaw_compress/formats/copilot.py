@@ -35,9 +35,18 @@ import orjson
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
+from gitclaw_compress.core.stubs import encode_stub
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import copilot_conversation as conversation
-from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.base import (
+    PATH_ARGUMENTS,
+    SMALL_ARGUMENT_BYTES,
+    TITLES,
+    Edit,
+    FormatBase,
+    Scope,
+    call_descriptor,
+)
 from gitclaw_compress.formats.copilot_conversation import (
     ASSISTANT_MESSAGE,
     SKILL_INVOKED,
@@ -45,11 +54,10 @@ from gitclaw_compress.formats.copilot_conversation import (
     TOOL_START,
     USER_MESSAGE,
 )
-from gitclaw_compress.formats.pi import PATH_ARGUMENTS, SMALL_ARGUMENT_BYTES, call_descriptor
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
-    from gitclaw_compress.core.compressor import CompressSettings
+    from gitclaw_compress.settings import CompressSettings
 
 # Event types are namespaced "<area>.<event>"; these areas are Copilot CLI's own.
 EVENT_AREAS = frozenset(
@@ -111,8 +119,6 @@ REPEATED_ARGUMENT_STUB = f"{stubs.STUB_PREFIX} as in the tool request"
 
 def _worth(original: object, stub: object) -> bool:
     """Whether a stub saves more than its part of the marker costs (a path and an object id)."""
-    from gitclaw_compress.core.compressor import encode_stub  # compress imports the formats
-
     return len(orjson.dumps(original)) - len(encode_stub(stub)) > MARKER_PART_BYTES
 
 
@@ -369,7 +375,6 @@ class CopilotFormat(FormatBase):
         "state/**/.copilot/session-state/*/events.jsonl",
         "*/state/**/.copilot/session-state/*/events.jsonl",
     )
-    features: frozenset[str] = frozenset()  # context, prune, summarize: wired at the merge
     kinds: tuple[str, ...] = (
         "tool result content",
         "tool result detailedContent",

@@ -13,8 +13,8 @@ converters join.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import orjson
 
@@ -22,18 +22,19 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import pi_context
 from gitclaw_compress.formats.base import (
-    CONTEXT,
-    PRUNE,
-    SUMMARIZE,
+    PATH_ARGUMENTS,
+    SMALL_ARGUMENT_BYTES,
     TITLES,
     Edit,
     FormatBase,
     Scope,
+    call_descriptor,
+    content_text,
 )
-
-if TYPE_CHECKING:
-    from gitclaw_compress.core.compressor import CompressSettings
+from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
+from gitclaw_compress.settings import CompressSettings
 
 ENTRY_TYPES = frozenset(
     {
@@ -51,8 +52,6 @@ ENTRY_TYPES = frozenset(
 # OpenAI pairs function calls with their encrypted reasoning items; dropping those risks a
 # rejected request, so their thinking blocks are never touched.
 RESPONSES_APIS = frozenset({"openai-responses", "openai-codex-responses", "azure-openai-responses"})
-PATH_ARGUMENTS = frozenset({"path", "file_path", "filePath", "offset", "limit", "timeout"})
-SMALL_ARGUMENT_BYTES = 160  # argument values up to this size are always kept
 QUOTE_SCAN_MAX_CHARS = 65536  # tool outputs larger than this are never checked for quoting
 
 
@@ -67,21 +66,6 @@ def role_of(entry: Entry) -> str | None:
     message = message_of(entry)
     role = message.get("role") if message is not None else None
     return role if isinstance(role, str) else None
-
-
-def content_text(content: object) -> str:
-    """The text of a message content: the string, or its text blocks joined by newlines."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    )
 
 
 def check_header(line: RawLine | None, source: str) -> Entry:
@@ -105,17 +89,6 @@ def check_header(line: RawLine | None, source: str) -> Entry:
 
 def _size(value: object) -> int:
     return len(orjson.dumps(value))
-
-
-def call_descriptor(name: str, arguments: object) -> str:
-    """A tool call in a few words, for the stub of its result: "read 'src/app.ts'"."""
-    if isinstance(arguments, dict):
-        for key in ("path", "file_path", "filePath", "url", "pattern", "query", "command"):
-            value = arguments.get(key)
-            if isinstance(value, str) and value:
-                first = value.strip().split("\n", 1)[0]
-                return f"{name} {stubs.cut(first, 80)!r}"
-    return name
 
 
 def _has_visible_blocks(content: list[Any]) -> bool:
@@ -390,7 +363,6 @@ def _sized(value: object) -> int:
 class PiFormat(FormatBase):
     name = "pi"
     title = TITLES[name]
-    features = frozenset({CONTEXT, PRUNE, SUMMARIZE})
     kinds: tuple[str, ...] = (
         "toolResult text",
         "toolResult images",
@@ -403,6 +375,22 @@ class PiFormat(FormatBase):
         "user images",
         "assistant text",
     )
+
+    # GitClaw-style repositories keep pi's sessions under `<agent folder>/state/.../sessions/`.
+    globs: tuple[str, ...] = ("*/state/**/sessions/*.jsonl",)
+
+    def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
+        """pi skips line 1 (the header) and reads invalid UTF-8 with replacement characters."""
+        return pi_context.views(lines)
+
+    def view(self, number: int, entry: Entry) -> EntryView:
+        return pi_context.view(number, entry)
+
+    def resume(self, views: Sequence[EntryView]) -> Conversation:
+        return pi_context.resume(views)
+
+    def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
+        return pi_context.summary_record(lines, request)
 
     def measure(self, entry: Entry) -> Iterator[tuple[str, int]]:
         message = message_of(entry)

@@ -34,6 +34,7 @@ from gitclaw_compress.core.lines import (
 from gitclaw_compress.core.marker import MissingObjectError, read_marker, restore_data
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect_file
+from gitclaw_compress.formats.base import Unsupported
 from gitclaw_compress.ops.report import FileReport as FileReport
 from gitclaw_compress.store.archive import (
     ArchiveWriter,
@@ -266,8 +267,11 @@ class Compression:
             return report
         if settings is None:
             settings = config.compress_settings(keep_turns)
-        with _open_lines(path) as lines:
-            plan = scan(lines, settings, fmt)
+        try:  # a budget policy reads the conversation, which a format may not offer
+            with _open_lines(path) as lines:
+                plan = scan(lines, settings, fmt)
+        except Unsupported as error:
+            raise error.at(rel) from None
         if plan.needs_settling:
             with _open_lines(path) as lines:
                 plan = settle(plan, lines, settings, session_ref=rel)

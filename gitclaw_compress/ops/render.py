@@ -1,70 +1,101 @@
-"""Readable text of one original entry, for `show`: what an agent pulls back with its bash tool."""
+"""Messages as text for people: `show` prints a whole entry, `context` a one-line preview.
+
+One renderer for every format: it reads the neutral view (`model.Message`) a format gives of
+its line. A line that gives the model nothing (a header, a model change) prints as its JSON,
+and so does every line of a format that cannot read its conversation yet.
+"""
 
 from __future__ import annotations
-
-from typing import Any
 
 import orjson
 
 from gitclaw_compress.core.lines import Entry
-from gitclaw_compress.core.stubs import image_size
-from gitclaw_compress.formats.pi import message_of
+from gitclaw_compress.formats.base import Format, Unsupported
+from gitclaw_compress.model import IMAGE, SUMMARY, THINKING, TOOL, TOOL_CALL, TOOL_RESULT, Message
+
+LONG_ARGUMENT_CHARS = 100  # a longer (or multi-line) argument prints under its own heading
 
 
 def _json(value: object) -> str:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
 
 
-def _content(content: object) -> list[str]:
-    if isinstance(content, str):
-        return [content]
-    out: list[str] = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            out.append(str(block.get("text", "")))
-        elif kind == "image":
-            size = image_size(block.get("data"))
-            out.append(f"[image {block.get('mimeType', '?')}, {size:,} bytes; --raw prints it]")
-        elif kind == "thinking":
-            out.append(f"[thinking]\n{block.get('thinking', '')}")
-        elif kind == "toolCall":
-            out.append(_tool_call(block))
-        else:
-            out.append(_json(block))
-    return out
-
-
-def _tool_call(block: dict[str, Any]) -> str:
-    lines = [f"[toolCall {block.get('name')} id={block.get('id')}]"]
-    arguments = block.get("arguments")
+def _tool_call(name: str | None, call_id: str | None, arguments_json: str) -> str:
+    lines = [f"[tool call {name} id={call_id}]"]
+    try:
+        arguments = orjson.loads(arguments_json)
+    except orjson.JSONDecodeError:
+        return "\n".join([*lines, arguments_json])
     if not isinstance(arguments, dict):
         return "\n".join([*lines, _json(arguments)])
     for key, value in arguments.items():
-        if isinstance(value, str) and ("\n" in value or len(value) > 100):
+        if isinstance(value, str) and ("\n" in value or len(value) > LONG_ARGUMENT_CHARS):
             lines.append(f"--- {key} ---\n{value}")
         else:
             lines.append(f"{key}: {orjson.dumps(value).decode()}")
     return "\n".join(lines)
 
 
-def render_entry(entry: Entry) -> str:
-    message = message_of(entry)
-    if message is None:
+def render_message(message: Message) -> str:
+    """A whole message: its role, then each part in full (images by type and size)."""
+    label = message.label or message.role
+    out = [f"[{label}]" if label == message.role else f"[{message.role}: {label}]"]
+    if message.failed:
+        out.append(f"[request failed: {message.error or 'error'}]")
+    for part in message.parts:
+        if part.kind == IMAGE:
+            out.append(f"[image {part.media_type or '?'}, {part.size:,} bytes; --raw prints it]")
+        elif part.kind == THINKING:
+            out.append(f"[thinking{', sealed' if part.sealed else ''}]\n{part.text}")
+        elif part.kind == TOOL_CALL:
+            out.append(_tool_call(part.name, part.call_id, part.text))
+        elif part.kind == TOOL_RESULT:
+            status = " (error)" if part.error else ""
+            out.append(
+                f"[tool result {part.name or 'tool'}{status} id={part.call_id}]\n{part.text}"
+            )
+        else:
+            out.append(part.text)
+    return "\n".join(out)
+
+
+def render_line(fmt: Format, number: int, entry: Entry) -> str:
+    """The text of one line for `show`: its messages, or its JSON when it gives none."""
+    try:
+        view = fmt.view(number, entry)
+    except Unsupported:
         return _json(entry)
-    role = message.get("role")
-    parts: list[str] = []
-    if role == "toolResult":
-        status = " (error)" if message.get("isError") else ""
-        parts.append(f"[toolResult {message.get('toolName')}{status}]")
-        parts.extend(_content(message.get("content")))
-        if message.get("details"):
-            parts.append("--- details ---\n" + _json(message["details"]))
-    elif role == "bashExecution":
-        parts.append(f"$ {message.get('command')}\n{message.get('output', '')}")
-    else:
-        parts.append(f"[{role}]")
-        parts.extend(_content(message.get("content")))
-    return "\n".join(parts)
+    if not view.messages:
+        return _json(entry)
+    parts = [render_message(message) for message in view.messages]
+    parts.extend(
+        f"--- {name} (shown only in the UI) ---\n{_json(value)}" for name, value in view.ui.items()
+    )
+    return "\n\n".join(parts)
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(limit - 1, 0)] + "…"
+
+
+def preview(message: Message, limit: int = 80) -> str:
+    """A short one-line preview of a message, for listings."""
+    pieces: list[str] = []
+    tool = None
+    for part in message.parts:
+        if part.kind == TOOL_CALL:
+            pieces.append(f"[{part.name or 'tool'}]")
+        elif part.kind == IMAGE:
+            pieces.append("[image]")
+        elif part.kind == THINKING:
+            if part.text.strip() and message.role != SUMMARY:
+                pieces.append("[thinking]")
+        elif part.text.strip():
+            pieces.append(part.text)
+        if part.kind == TOOL_RESULT:
+            tool = part.name or "tool"
+    text = " ".join(pieces)
+    if message.role == TOOL and tool is not None:
+        text = f"{tool}: {text}"
+    return _one_line(text, limit)

@@ -1,1 +1,1 @@
-"""LLM-written summaries that pi resumes from: facts, prompts, the client, the stage."""
+"""Summaries an agent resumes from, on neutral messages: plan, facts, prompt, client, stage."""

@@ -1,4 +1,4 @@
-"""Summarizing compaction on a file: plan, ask the LLM (or not), append a pi compaction entry.
+"""Summarizing compaction on a file: plan, ask the LLM (or not), append the agent's record.
 
 The whole round runs under the same per-file lock as `compress`. The file is read once;
 the new entry is appended by writing the old bytes and the new line to a temp file and
@@ -14,39 +14,36 @@ reaches ``summary.whenLevel``, and turns an LLM failure into one warning unless
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from gitclaw_compress.config import Config
-from gitclaw_compress.core.lines import lines_from_bytes
+from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats import detect, unsupported
-from gitclaw_compress.formats.base import SUMMARIZE
+from gitclaw_compress.formats import Format, detect
+from gitclaw_compress.formats.base import Unsupported
+from gitclaw_compress.model import (
+    MODIFIED_FILES,
+    READ_FILES,
+    SUMMARY,
+    SUMMARY_META,
+    TEXT,
+    Message,
+    Part,
+    SummaryRequest,
+)
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import AtomicFile, clean_stale_temps
-from gitclaw_compress.summary.facts import (
-    KeepPolicy,
-    NoSummary,
-    PromptLimits,
-    build_prompt,
-    compaction_entry,
-    extract_facts,
-    extractive_summary,
-    llm_summary,
-    plan_summary,
-    render_facts,
-    summary_tokens,
-)
+from gitclaw_compress.summary.compose import extractive_summary, llm_summary
+from gitclaw_compress.summary.facts import extract_facts, render_facts
 from gitclaw_compress.summary.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
-from gitclaw_compress.tokens.activepath import active_path, parse_nodes
-from gitclaw_compress.tokens.context import LEVELS
-from gitclaw_compress.tokens.estimate import DEFAULT_ESTIMATOR, get_estimator
+from gitclaw_compress.summary.plan import KeepPolicy, NoSummary, plan_summary
+from gitclaw_compress.summary.prompt import PromptLimits, build_prompt
+from gitclaw_compress.tokens.context import LEVELS, read_context
+from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, get_estimator
 from gitclaw_compress.tokens.status import context_fullness
 
 ClientFactory = Callable[[ProviderSettings], LLMClient]
@@ -64,7 +61,7 @@ class SummaryReport:
     entries_summarized: int = 0
     first_kept_entry_id: str | None = None
     compaction_id: str | None = None
-    tokens_before: int = 0  # pi's number, also written as tokensBefore
+    tokens_before: int = 0  # recorded usage plus estimates, also written in the record
     tokens_before_estimated: int = 0
     tokens_after: int = 0  # estimated: the summary plus the kept messages
     summary_chars: int = 0
@@ -109,12 +106,9 @@ def keep_policy(
     return KeepPolicy(tokens=config["summary.keepTokens"])
 
 
-def new_entry_id(taken: set[str]) -> str:
-    """8 hex characters not used by any entry of the file, as pi makes them."""
-    while True:
-        candidate = secrets.token_hex(4)
-        if candidate not in taken:
-            return candidate
+def summary_tokens(summary: str, estimator: TokenEstimator) -> int:
+    """Estimated tokens of a summary as the model receives it."""
+    return estimate_message(Message(SUMMARY, [Part(TEXT, summary)], 0), estimator)
 
 
 def iso_now() -> str:
@@ -142,27 +136,27 @@ def summarize_file(
     if not path.is_file():
         raise GitClawError(f"{rel}: no such session file")
     keep = keep or keep_policy(config)
-    estimator = get_estimator(DEFAULT_ESTIMATOR)
+    estimator = get_estimator(config["tokens.estimator"])
     with repo.lock(rel, rel):
         clean_stale_temps(path)
         stat = path.stat()
         data = path.read_bytes()
         lines = lines_from_bytes(data)
         fmt = detect(lines, rel)
-        if SUMMARIZE not in fmt.features:
-            raise unsupported(fmt, "summarize")
-        nodes = parse_nodes(lines)
-        plan = plan_summary(active_path(nodes), keep, estimator)
+        try:
+            plan = plan_summary(read_context(fmt, lines, estimator), keep, estimator)
+        except Unsupported as error:
+            raise error.at(rel) from None
         report = SummaryReport(rel, "nothing-to-summarize", keep=keep.describe())
         if isinstance(plan, NoSummary):
             report.reason = plan.reason
             return report
         report.round = plan.round
         report.entries_summarized = len(plan.summarized)
-        report.first_kept_entry_id = plan.first_kept.id
+        report.first_kept_entry_id = plan.first_kept.entry_id
         report.tokens_before = plan.tokens_before
         report.tokens_before_estimated = plan.tokens_before_estimated
-        facts = extract_facts(plan.history)
+        facts = extract_facts(plan.history, plan.people)
         # What the summary replaces: this round's messages and the previous summary.
         replaced = plan.tokens_before_estimated - plan.kept_tokens
         floor = summary_tokens(render_facts(facts, plan.round), estimator)
@@ -216,28 +210,45 @@ def summarize_file(
         meta["mode"] = report.mode
         meta["provider"] = report.provider
         meta["entriesSummarized"] = len(plan.summarized)
-        entry = compaction_entry(
-            plan,
-            facts,
-            summary,
-            entry_id=new_entry_id({node.id for node in nodes if node.id is not None}),
+        wanted = SummaryRequest(
+            summary=summary,
+            first_kept=plan.first_kept.line,
+            leaf=plan.leaf.number,
+            tokens_before=plan.tokens_before,
             timestamp=now(),
-            meta=meta,
+            details={
+                READ_FILES: facts.read_files,
+                MODIFIED_FILES: facts.modified_files,
+                SUMMARY_META: meta,
+            },
         )
-        _append(path, stat, data, orjson.dumps(entry), rel)
+        try:
+            record = fmt.summary_record(lines, wanted)
+        except Unsupported as error:
+            raise error.at(rel) from None
+        except GitClawError as error:
+            raise GitClawError(f"{rel}: {error}; nothing was written") from None
+        _append(path, stat, data, record, rel)
     report.status = "summarized"
-    report.compaction_id = entry["id"]
+    report.compaction_id = _record_id(fmt, record[-1])
     return report
 
 
-def _append(path: Path, stat: os.stat_result, data: bytes, line: bytes, rel: str) -> None:
-    """Write ``data`` plus ``line`` to a temp file and rename it over ``path``."""
+def _record_id(fmt: Format, line: bytes) -> str | None:
+    """The id of the record's last line, as `show` finds it."""
+    entry = parse_entry(line)
+    return fmt.entry_id(entry) if entry is not None else None
+
+
+def _append(path: Path, stat: os.stat_result, data: bytes, record: list[bytes], rel: str) -> None:
+    """Write ``data`` plus the ``record`` lines to a temp file and rename it over ``path``."""
     output = AtomicFile(path)
     try:
         output.handle.write(data)
         if data and not data.endswith(b"\n"):
             output.handle.write(b"\n")
-        output.handle.write(line + b"\n")
+        for line in record:
+            output.handle.write(line + b"\n")
         output.seal()
         if _stat_key(path.stat()) != _stat_key(stat):
             raise GitClawError(f"{rel}: changed while it was being summarized; run again")
@@ -284,7 +295,8 @@ def maybe_summarize(
 
     Disabled unless ``summary.enabled``. A failure (the LLM, a lock, a bad file) becomes
     ``warning`` and the file stays as it was, unless ``summary.blockCommitOnFailure`` is
-    set: then the error is raised.
+    set: then the error is raised. A format that cannot summarize (`Unsupported`) is a
+    warning that says so, never a blocked commit.
     """
     rel = repo.relative(path)
     outcome = StageOutcome(rel, ran=False)
@@ -292,14 +304,18 @@ def maybe_summarize(
         return outcome
     try:
         lines = lines_from_bytes(path.read_bytes())
-        if SUMMARIZE not in detect(lines, rel).features:
-            return outcome
-        fullness = context_fullness(lines, config)
+        try:
+            fullness = context_fullness(lines, config, detect(lines, rel))
+        except Unsupported as error:
+            raise error.at(rel) from None
         outcome.level, outcome.percent = fullness.level, fullness.percent
         if LEVELS.index(fullness.level) < LEVELS.index(config["summary.whenLevel"]):
             return outcome
         outcome.ran = True
         outcome.report = summarize_file(repo, path, config, client_factory=client_factory)
+    except Unsupported as error:
+        # The format cannot summarize: nothing failed, so the commit is never blocked.
+        outcome.warning = f"summary stage skipped: {error.at(rel)}"
     except (GitClawError, OSError) as error:
         if config["summary.blockCommitOnFailure"]:
             if isinstance(error, GitClawError):

@@ -1,12 +1,9 @@
-"""What the model sees on resume, in tokens: estimates, model windows, pi's context.
+"""What the model sees on resume, in tokens: estimates, model windows, the agent's context.
 
 The defaults live here, not in the modules that use them, so that reading the config does
 not compile the estimators' and the model table's patterns (a no-op `step` never needs them).
 """
 
-from typing import Final
-
-DEFAULT_ESTIMATOR: Final = "chars4"
-ESTIMATOR_NAMES: Final = ("chars4", "bytes4", "cjk", "o200k")
-# pi's default reserveTokens: pi compacts when the context passes window - reserve.
-DEFAULT_RESERVE_TOKENS: Final = 16_384
+from gitclaw_compress.settings import DEFAULT_ESTIMATOR as DEFAULT_ESTIMATOR
+from gitclaw_compress.settings import DEFAULT_RESERVE_TOKENS as DEFAULT_RESERVE_TOKENS
+from gitclaw_compress.settings import ESTIMATOR_NAMES as ESTIMATOR_NAMES

@@ -10,8 +10,8 @@ An estimator has a ``name`` and ``count(text) -> int``. Four are built in:
 - ``o200k``: the exact o200k_base count (GPT-4o/4.1/5, o-series). It needs the optional package
   ``toktok-rs``, which compiles the vocabulary into its binary, so it never downloads anything.
 
-:func:`estimate_message_tokens` applies an estimator to a pi message the way pi's compaction
-does, and :func:`usage_context_tokens` reads the context size that a provider reported.
+:func:`estimate_message` applies an estimator to a neutral message (`model.Message`) the way
+pi's compaction does: every text part on its own, every image a fixed amount.
 """
 
 from __future__ import annotations
@@ -20,12 +20,11 @@ import importlib
 import importlib.util
 import math
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, Final, NamedTuple, Protocol
-
-import orjson
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final, NamedTuple, Protocol
 
 from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.model import IMAGE, TOOL_CALL, Message
 from gitclaw_compress.tokens import DEFAULT_ESTIMATOR as DEFAULT_ESTIMATOR
 from gitclaw_compress.tokens import ESTIMATOR_NAMES as ESTIMATOR_NAMES
 
@@ -254,115 +253,52 @@ def o200k_available() -> bool:
     return importlib.util.find_spec("toktok") is not None
 
 
-# --- pi messages ------------------------------------------------------------------------------
+# --- neutral messages -------------------------------------------------------------------------
 
 
-def _json_text(value: Any) -> str:
-    """Compact JSON, as JavaScript's JSON.stringify writes it (no spaces, raw UTF-8)."""
-    try:
-        return orjson.dumps(value).decode("utf-8")
-    except TypeError:  # integers beyond 64 bits, odd types: fall back to the stdlib
-        import json
+def message_texts(message: Message) -> tuple[list[str], int]:
+    """The texts an estimate counts for a message, and how many images it holds.
 
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def _block_parts(blocks: Any) -> tuple[list[str], int]:
-    """The texts of content blocks and the number of image blocks among them."""
-    if isinstance(blocks, str):
-        return [blocks], 0
-    parts: list[str] = []
-    images = 0
-    if not isinstance(blocks, list):
-        return parts, images
-    for block in blocks:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            text = block.get("text")
-            if isinstance(text, str):
-                parts.append(text)
-        elif kind == "thinking":
-            thinking = block.get("thinking")
-            if isinstance(thinking, str):
-                parts.append(thinking)
-        elif kind == "toolCall":
-            name = block.get("name")
-            if isinstance(name, str):
-                parts.append(name)
-            parts.append(_json_text(block.get("arguments", {})))
-        elif kind == "image":
-            images += 1
-    return parts, images
-
-
-def message_parts(message: Mapping[str, Any]) -> tuple[list[str], int]:
-    """The texts pi counts for a message, and how many images it holds.
-
-    Roles: user, assistant, toolResult and custom (their content blocks: text, thinking,
-    toolCall name and arguments as compact JSON), bashExecution (command and output),
-    branchSummary and compactionSummary (summary). Unknown roles give nothing.
+    Text, thinking and tool-result parts count their text; a tool call its name and its
+    arguments (compact JSON); an image :data:`IMAGE_TOKENS` whatever its size.
     """
-    role = message.get("role")
-    if role in ("user", "assistant", "toolResult", "custom"):
-        return _block_parts(message.get("content"))
-    if role == "bashExecution":
-        parts = [message.get("command"), message.get("output")]
-        return [p for p in parts if isinstance(p, str)], 0
-    if role in ("branchSummary", "compactionSummary"):
-        summary = message.get("summary")
-        return ([summary] if isinstance(summary, str) else []), 0
-    return [], 0
+    texts: list[str] = []
+    images = 0
+    for part in message.parts:
+        if part.kind == IMAGE:
+            images += 1
+        elif part.kind == TOOL_CALL:
+            if part.name is not None:
+                texts.append(part.name)
+            texts.append(part.text)
+        else:
+            texts.append(part.text)
+    return texts, images
 
 
-def estimate_message_tokens(message: Mapping[str, Any], estimator: TokenEstimator) -> int:
-    """Estimated tokens of one pi message (the ``message`` of a ``message`` entry).
+def estimate_message(message: Message, estimator: TokenEstimator) -> int:
+    """Estimated tokens of one message as the model receives it.
 
     Each text part is counted on its own and every image adds :data:`IMAGE_TOKENS`. This
     follows pi's ``estimateTokens`` with two small differences: pi sums the characters of a
     message before rounding up once (here each part is rounded up), and pi ignores images in
     user messages (here they count, since the model does receive them). Whether the message
-    reaches the model at all (pi drops assistant messages whose stopReason is error or
-    aborted) is the caller's concern.
+    reaches the model at all (`Message.sent`) is the caller's concern.
     """
-    parts, images = message_parts(message)
-    if not parts:
+    texts, images = message_texts(message)
+    if not texts:
         return images * IMAGE_TOKENS
     count_many = getattr(estimator, "count_many", None)
     if callable(count_many):
-        counts: list[int] = count_many(parts)
+        counts: list[int] = count_many(texts)
         return sum(counts) + images * IMAGE_TOKENS
-    return sum(estimator.count(part) for part in parts) + images * IMAGE_TOKENS
+    return sum(estimator.count(text) for text in texts) + images * IMAGE_TOKENS
 
 
-def usage_context_tokens(message: Mapping[str, Any]) -> int | None:
-    """The context size a provider reported with an assistant message, or None.
-
-    pi's ``calculateContextTokens``: ``usage.totalTokens``, or when that is missing or zero,
-    ``input + output + cacheRead + cacheWrite``. None when the message is not an assistant
-    message, its stopReason is error or aborted (pi ignores their usage), it has no usage, or
-    the usage adds up to zero (some providers record none).
-    """
-    if message.get("role") != "assistant":
-        return None
-    if message.get("stopReason") in ("error", "aborted"):
-        return None
-    usage = message.get("usage")
-    if not isinstance(usage, Mapping):
-        return None
-    total = _non_negative_int(usage.get("totalTokens"))
-    if total:
-        return total
-    summed = sum(
-        _non_negative_int(usage.get(key)) for key in ("input", "output", "cacheRead", "cacheWrite")
-    )
-    return summed or None
-
-
-def _non_negative_int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    if not math.isfinite(value) or value < 0:
-        return 0
-    return int(value)
+def estimate_messages(messages: Iterable[Message], estimator: TokenEstimator) -> int:
+    """Set `Message.tokens` on each message; their sum."""
+    total = 0
+    for message in messages:
+        message.tokens = estimate_message(message, estimator)
+        total += message.tokens
+    return total

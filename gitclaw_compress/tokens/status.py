@@ -21,15 +21,16 @@ from gitclaw_compress.core.compressor import (
     plan_lines,
 )
 from gitclaw_compress.core.lines import RawLine
+from gitclaw_compress.formats import detect
+from gitclaw_compress.formats.base import Format
 from gitclaw_compress.tokens.context import (
     Budget,
     Context,
     ContextSize,
     budget_for,
-    build_context,
     level_for,
     measure_context,
-    read_infos,
+    read_context,
 )
 from gitclaw_compress.tokens.estimate import get_estimator
 
@@ -78,7 +79,7 @@ class SessionStatus:
 
 @dataclass(frozen=True, slots=True)
 class Fullness:
-    """How full the context pi resumes with is, against the usable tokens of its model."""
+    """How full the context the agent resumes with is, against the usable tokens of its model."""
 
     context: Context
     size: ContextSize
@@ -87,12 +88,14 @@ class Fullness:
     level: str  # ok | warning | critical
 
 
-def context_fullness(lines: list[RawLine], config: Config) -> Fullness:
+def context_fullness(
+    lines: list[RawLine], config: Config, fmt: Format | None = None, source: str = "session"
+) -> Fullness:
     """The context, its size and its level, with the config's estimator, reserve, model
     overrides and level percentages. `status` reports it; the summary stage of `compress`
-    runs at `summary.whenLevel` of it."""
+    runs at `summary.whenLevel` of it. The format is found from the lines if not given."""
     estimator = get_estimator(config["tokens.estimator"])
-    context = build_context(read_infos(lines, estimator))
+    context = read_context(fmt or detect(lines, source), lines, estimator)
     size = measure_context(context, estimator)
     budget = budget_for(context.model, config["models.overrides"], config["tokens.reserve"])
     level = level_for(
@@ -115,8 +118,9 @@ def _saving(
     intact_commit: IntactCommit | None,
     object_id: ObjectId,
     intact_blob: IntactBlob | None = None,
+    fmt: Format | None = None,
 ) -> Saving:
-    plan = plan_lines(lines, settings, session_ref=session_ref)
+    plan = plan_lines(lines, settings, session_ref=session_ref, fmt=fmt)
     run = measure_run(
         lines,
         plan,
@@ -150,6 +154,7 @@ def session_status(
     intact_commit: IntactCommit | None = None,
     object_id: ObjectId = git_blob_id,
     intact_blob: IntactBlob | None = None,
+    fmt: Format | None = None,
 ) -> SessionStatus:
     """The status of one session; `savings=False` skips the three dry runs.
 
@@ -157,7 +162,8 @@ def session_status(
     names) and `object_id` (SHA-1 or SHA-256 blob ids) are what `compress` records in
     markers, so that the byte counts of the dry runs are exact.
     """
-    fullness = context_fullness(lines, config)
+    fmt = fmt or detect(lines, session_ref)
+    fullness = context_fullness(lines, config, fmt)
     context, size, budget = fullness.context, fullness.size, fullness.budget
     status = SessionStatus(
         path=session_ref,
@@ -211,5 +217,6 @@ def session_status(
             intact_commit,
             object_id,
             intact_blob,
+            fmt,
         )
     return status

@@ -1,0 +1,212 @@
+"""Where a round of summarizing cuts, on the conversation the agent resumes with.
+
+The conversation is the format's (`Format.resume`): when it resumes from an earlier summary,
+that summary is its first message, and this round covers the messages after it up to the
+cut. A cut is only ever made at a message that is not a tool's output, and never between a
+tool call and its result: every tool call before the cut has its results before the cut too.
+The facts come from every message on the resume path before the cut, from the root (not only
+this round's), so that a chain of rounds keeps the facts of all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gitclaw_compress.model import (
+    COMPACTION,
+    MESSAGE,
+    SUMMARY,
+    TEXT,
+    TOOL,
+    TOOL_CALL,
+    TOOL_RESULT,
+    EntryView,
+    Message,
+)
+from gitclaw_compress.summary.facts import is_person
+from gitclaw_compress.summary.text import plural
+from gitclaw_compress.tokens.context import Context, measure_context
+from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_messages
+
+
+@dataclass(frozen=True, slots=True)
+class KeepPolicy:
+    """Keep the last ``turns`` turns, or else the newest ``tokens`` tokens (at least)."""
+
+    turns: int | None = None
+    tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.turns is None) == (self.tokens is None):
+            raise ValueError("KeepPolicy needs exactly one of turns and tokens")
+
+    def describe(self) -> str:
+        if self.turns is not None:
+            return f"the last {self.turns} turn{'s' if self.turns != 1 else ''}"
+        return f"the newest {self.tokens:,} tokens"
+
+
+def message_text(message: Message) -> str:
+    """The text parts of a message, joined by newlines."""
+    return "\n".join(part.text for part in message.parts if part.kind == TEXT)
+
+
+def summary_texts(path: Sequence[EntryView]) -> list[str]:
+    """The text of every summary record on the resume path, oldest first."""
+    return [
+        message_text(message)
+        for view in path
+        if view.kind == COMPACTION
+        for message in view.messages
+        if message.role == SUMMARY
+    ]
+
+
+@dataclass
+class SummaryPlan:
+    """Where this round cuts, and what it covers. Positions index ``messages``."""
+
+    messages: list[Message]  # the conversation the agent resumes with, in order
+    path: list[EntryView]  # the resume path, root first
+    start: int  # this round summarizes messages[start:cut]
+    cut: int  # messages[cut] is the first kept message
+    round: int
+    previous: str | None  # the text of the summary the conversation opens with
+    earlier: list[str]  # the text of every summary record on the path, oldest first
+    people: frozenset[int]  # lines of the path that start a turn: what a person wrote
+    turn_start: Message | None  # the person's message of the kept turn when the cut splits it
+    tokens_before: int  # the context now: recorded usage plus estimates, or estimates
+    tokens_before_estimated: int  # every message sent estimated
+    kept_tokens: int  # estimated tokens of the messages kept after the summary
+
+    @property
+    def first_kept(self) -> Message:
+        return self.messages[self.cut]
+
+    @property
+    def leaf(self) -> EntryView:
+        return self.path[-1]
+
+    @property
+    def summarized(self) -> list[Message]:
+        """This round's messages (the previous summary excluded)."""
+        return self.messages[self.start : self.cut]
+
+    @property
+    def history(self) -> list[Message]:
+        """Every message on the path before the cut, from the root: the facts come from
+        these (summary records excluded: their facts are recomputed)."""
+        cut_line = self.first_kept.line
+        out: list[Message] = []
+        for view in self.path:
+            if view.number == cut_line:
+                break
+            if view.kind == MESSAGE:
+                out.extend(view.messages)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class NoSummary:
+    """Why there is nothing to summarize."""
+
+    reason: str
+
+
+def valid_cuts(messages: Sequence[Message], *, ids: bool = True) -> list[bool]:
+    """For each position, whether the kept messages may start there: any message but a tool's
+    output, where no tool call before it has a result at or after it, and (`ids`: the format
+    links by id) that has an id for its record to name."""
+    calls: dict[str, int] = {}
+    blocked = [0] * (len(messages) + 1)  # a difference array of positions that split a call
+    for position, message in enumerate(messages):
+        for part in message.parts:
+            if part.call_id is None:
+                continue
+            if part.kind == TOOL_CALL:
+                calls[part.call_id] = position
+            elif part.kind == TOOL_RESULT:
+                called = calls.get(part.call_id)
+                if called is not None and called < position:
+                    blocked[called + 1] += 1
+                    blocked[position + 1] -= 1
+    valid: list[bool] = []
+    running = 0
+    for position, message in enumerate(messages):
+        running += blocked[position]
+        candidate = message.role != TOOL and not (ids and message.entry_id is None)
+        valid.append(candidate and running == 0)
+    return valid
+
+
+def _valid_at_or_before(valid: list[bool], position: int, start: int) -> int | None:
+    """The nearest valid cut at or before ``position`` that leaves something to summarize."""
+    for candidate in range(position, start, -1):
+        if valid[candidate]:
+            return candidate
+    return None
+
+
+def plan_summary(
+    context: Context, keep: KeepPolicy, estimator: TokenEstimator
+) -> SummaryPlan | NoSummary:
+    """Choose this round's cut on the conversation of ``context`` (estimated already)."""
+    on_path = set(context.conversation.path)
+    path = [view for view in context.views if view.number in on_path]
+    messages = context.messages
+    if not path or not messages:
+        return NoSummary("the session has no entries")
+    if path[-1].kind == COMPACTION:
+        return NoSummary("the session already ends with a compaction entry")
+    ids = any(view.id is not None for view in path)
+    if ids and path[-1].id is None:
+        return NoSummary("the last entry has no id for a compaction entry to follow")
+    people = frozenset(view.number for view in path if view.turn_start)
+    opens_with_summary = context.compaction is not None and messages[0].role == SUMMARY
+    start = 1 if opens_with_summary else 0
+    where = "since the last summary" if opens_with_summary else "in the session"
+    valid = valid_cuts(messages, ids=ids)
+    cut: int | None
+    if keep.turns is not None:
+        users = [i for i in range(start, len(messages)) if is_person(messages[i], people)]
+        if len(users) <= keep.turns:
+            return NoSummary(
+                f"{plural(len(users), 'turn')} {where}, and {keep.describe()} are kept"
+            )
+        cut = _valid_at_or_before(valid, users[-keep.turns], start)
+    else:
+        assert keep.tokens is not None
+        kept = 0
+        cut = None
+        for position in range(len(messages) - 1, start, -1):
+            kept += messages[position].tokens
+            if kept >= keep.tokens:
+                cut = _valid_at_or_before(valid, position, start)
+                break
+        if cut is None and kept < keep.tokens:
+            return NoSummary(
+                f"the {kept:,} estimated tokens {where} fit in {keep.describe()}, which are kept"
+            )
+    if cut is None:
+        return NoSummary("no place to cut that keeps every tool call with its result")
+    size = measure_context(context, estimator)
+    plan = SummaryPlan(
+        messages=messages,
+        path=path,
+        start=start,
+        cut=cut,
+        round=sum(1 for view in path if view.kind == COMPACTION) + 1,
+        previous=message_text(messages[0]) if opens_with_summary else None,
+        earlier=summary_texts(path),
+        people=people,
+        turn_start=None,
+        tokens_before=size.tokens,
+        tokens_before_estimated=estimate_messages(messages, estimator),
+        kept_tokens=sum(message.tokens for message in messages[cut:]),
+    )
+    if not is_person(messages[cut], people):
+        plan.turn_start = next((m for m in reversed(plan.history) if is_person(m, people)), None)
+    if not plan.summarized:
+        return NoSummary("no messages before the cut that are not summarized already")
+    return plan
