@@ -20,21 +20,33 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.errors import EXIT_PROBLEMS
 from gitclaw_compress.ops.discovery import all_sessions
 from gitclaw_compress.ops.files import ArchiveAccess, has_compressed_line, verify_file
-from gitclaw_compress.ops.githooks import hook_state
+from gitclaw_compress.ops.githooks import (
+    HOOK_NAME,
+    hook_state,
+    hooks_dir,
+    is_pre_commit_script,
+)
 from gitclaw_compress.store.archive import Repository
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+PUSH_ARCHIVE_HOOK = "gitclaw-compress-push-archive"
 
 
 def _pre_commit(repo: Repository) -> dict[str, Any]:
+    """Whether .pre-commit-config.yaml names our hooks, and which of pre-commit's scripts
+    git runs (pre-commit's own, not any hook file)."""
     config = repo.root / PRE_COMMIT_CONFIG
     try:
-        configured = "gitclaw-compress" in config.read_text(encoding="utf-8", errors="replace")
+        text = config.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        configured = False
-    hook = repo.git("rev-parse", "--git-path", "hooks/pre-commit").decode().strip()
-    hook_path = Path(hook) if Path(hook).is_absolute() else repo.root / hook
-    return {"configured": configured, "installed": hook_path.is_file()}
+        text = ""
+    hooks = hooks_dir(repo)
+    return {
+        "configured": "gitclaw-compress" in text,
+        "push_archive_configured": PUSH_ARCHIVE_HOOK in text,
+        "installed": is_pre_commit_script(hooks / "pre-commit"),
+        "pre_push_installed": is_pre_commit_script(hooks / HOOK_NAME),
+    }
 
 
 def _remote_archive(repo: Repository, ref: str, remote: str) -> dict[str, Any]:
@@ -85,7 +97,8 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         if report.problems:
             unrestorable.append({"path": report.path, "problem": report.problems[0]})
     archive = _remote_archive(repo, ref, remote)
-    problems: list[str] = []
+    hook = hook_state(repo)
+    problems: list[str] = [hook.problem] if hook.problem else []
     if unrestorable:
         problems.append(
             f"{plural(len(unrestorable), 'session')} cannot be restored from this clone; "
@@ -96,7 +109,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     return {
         "ok": not problems,
         "repository": str(repo.root),
-        "pre_push_hook": hook_state(repo).as_json(),
+        "pre_push_hook": hook.as_json(),
         "pre_commit": _pre_commit(repo),
         "archive": {"ref": ref, **archive},
         "sessions": len(sessions),
@@ -104,6 +117,30 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         "unrestorable": unrestorable,
         "problems": problems,
     }
+
+
+def hook_text(hook: dict[str, Any], pre_commit: dict[str, Any]) -> str:
+    """What `git push` does about the archive, as the hooks stand (never a step that breaks
+    the next push: with pre-commit's script in front, `install` writes pre-push.legacy)."""
+    if hook["problem"]:
+        return "does not work as it stands (see the problem below)"
+    if hook["installed"]:
+        where = (
+            f" as {Path(hook['location']).name}, run by pre-commit's pre-push script"
+            if hook["run_by_pre_commit"]
+            else " (runs the previous hook first)"
+            if hook["chained"]
+            else ""
+        )
+        return f"installed{where}: git push sends the archive"
+    if pre_commit["push_archive_configured"] and pre_commit["pre_push_installed"]:
+        return f"pre-commit's {PUSH_ARCHIVE_HOOK} sends the archive with git push"
+    if pre_commit["push_archive_configured"]:
+        return (
+            f"not installed; {PUSH_ARCHIVE_HOOK} is configured but pre-commit's pre-push "
+            "script is not (run: pre-commit install -t pre-push, or gitclaw-compress install)"
+        )
+    return "not installed (run: gitclaw-compress install)"
 
 
 ARCHIVE_STATES = {
@@ -130,25 +167,20 @@ def command(config_path: Path | None, as_json: bool) -> None:
     if as_json:
         echo_json(found)
     else:
-        hook = found["pre_push_hook"]
-        if hook["installed"]:
-            chained = " (runs the previous hook first)" if hook["chained"] else ""
-            hook_text = f"installed{chained}: git push sends the archive"
-        else:
-            hook_text = "not installed (run: gitclaw-compress install)"
         pre_commit = found["pre_commit"]
         pre_commit_text = (
             (
                 "configured and installed"
                 if pre_commit["installed"]
-                else "configured, but not installed (run: pre-commit install)"
+                else "configured, but not installed (run: pre-commit install -t pre-commit"
+                + (" -t pre-push)" if pre_commit["push_archive_configured"] else ")")
             )
             if pre_commit["configured"]
             else f"not configured in {PRE_COMMIT_CONFIG}"
         )
-        archive = found["archive"]
-        click.echo(f"pre-push hook: {hook_text}")
+        click.echo(f"pre-push hook: {hook_text(found['pre_push_hook'], pre_commit)}")
         click.echo(f"pre-commit:    {pre_commit_text}")
+        archive = found["archive"]
         click.echo(
             f"archive:       {archive['ref']} {ARCHIVE_STATES[archive['state']].format(**archive)}"
         )
