@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from typing import Any, NoReturn
 
 import click
@@ -34,6 +35,27 @@ def describe_os_error(error: OSError) -> str:
     if isinstance(error, PermissionError) or error.errno in (1, 30):  # EPERM, EROFS
         hint = "; gitclaw-compress needs to write there (and in .git)"
     return f"{where}: {what.lower() if what[:1].isupper() else what}{hint}"
+
+
+JSON_FLAG = "--json"
+# What a command whose reader went away (`| head`) exits with: 0, the reader's choice is not
+# a failure. (One large write that the reader cuts short ends quietly with 0 in CPython
+# anyway, so 141 could not be promised every time.)
+EXIT_BROKEN_PIPE = 0
+
+
+def quiet_broken_pipe() -> NoReturn:
+    """The reader of stdout went away (`| head`): stop without a word.
+
+    stdout is pointed at /dev/null first, so that the interpreter's last flush of what is
+    still buffered does not complain either.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(EXIT_BROKEN_PIPE)
 
 
 def fail(ctx: click.Context, message: str, exit_code: int) -> NoReturn:
@@ -80,8 +102,17 @@ class _Group(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
+        args = [*ctx._protected_args, *ctx.args]
         try:
             return super().invoke(ctx)
+        except click.exceptions.UsageError as error:
+            # Raised before the command's own --json was read: look for it in the words.
+            if JSON_FLAG in args[: args.index("--") if "--" in args else len(args)]:
+                ctx.meta[JSON_META_KEY] = True
+                fail(ctx, error.format_message(), error.exit_code)
+            raise
+        except BrokenPipeError:
+            quiet_broken_pipe()
         except GitClawError as error:
             fail(ctx, str(error), error.exit_code)
         except OSError as error:

@@ -22,7 +22,7 @@ from gitclaw_compress.commands.common import (
     require_session,
     session_path,
 )
-from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.discovery import all_sessions
 from gitclaw_compress.ops.files import (
     ArchiveAccess,
@@ -160,7 +160,7 @@ def command(
         )
         return
     if path is None:
-        raise GitClawError("give a session PATH, or --all")
+        raise GitClawError("give a session PATH, or --all", exit_code=EXIT_USAGE)
     path = session_path(path)
     require_session(path)
     repo = open_repo(path)

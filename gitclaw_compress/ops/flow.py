@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gitclaw_compress.config import Config, load_config
-from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key
@@ -130,10 +130,12 @@ def select(
     `known` answers for the sessions a run already recognized."""
     if paths:
         if take_all or issue is not None:
-            raise GitClawError("give session paths, or --all, or --issue N, not several")
+            raise GitClawError(
+                "give session paths, or --all, or --issue N, not several", exit_code=EXIT_USAGE
+            )
         return list(paths), None
     if take_all and issue is not None:
-        raise GitClawError("give --all or --issue N, not both")
+        raise GitClawError("give --all or --issue N, not both", exit_code=EXIT_USAGE)
     if take_all:
         found = Discovery(all_sessions(repo, config), "all", "every session file")
     else:
