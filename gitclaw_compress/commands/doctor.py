@@ -17,7 +17,7 @@ from gitclaw_compress.commands.common import (
     open_repo,
     plural,
 )
-from gitclaw_compress.errors import EXIT_PROBLEMS
+from gitclaw_compress.errors import EXIT_PROBLEMS, shell_line
 from gitclaw_compress.ops.discovery import all_sessions
 from gitclaw_compress.ops.files import ArchiveAccess, has_compressed_line, verify_file
 from gitclaw_compress.ops.githooks import (
@@ -27,6 +27,7 @@ from gitclaw_compress.ops.githooks import (
     is_pre_commit_script,
 )
 from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.remote import fetch_command
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 PUSH_ARCHIVE_HOOK = "gitclaw-compress-push-archive"
@@ -102,7 +103,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     if unrestorable:
         problems.append(
             f"{plural(len(unrestorable), 'session')} cannot be restored from this clone; "
-            "get the archive with: gitclaw-compress fetch"
+            f"get the archive with: {fetch_command(ref, remote)}"
         )
     if compressed and archive["state"] in ("missing", "behind"):
         problems.append(f"{remote} lacks this clone's {ref}; send it with: gitclaw-compress push")
@@ -148,9 +149,14 @@ ARCHIVE_STATES = {
     "behind": "{remote} lacks this clone's latest archive (run: gitclaw-compress push)",
     "missing": "not on {remote} (run: gitclaw-compress push)",
     "none": "none yet, here or on {remote}",
-    "no-remote": "no remote {remote} (set archive.remote, or `git remote add {remote} URL`)",
+    "no-remote": "no remote {remote!r} (set archive.remote, or `{add_remote}`)",
     "unreachable": "{remote} could not be asked: {error}",
 }
+
+
+def archive_text(archive: dict[str, Any]) -> str:
+    add_remote = shell_line("git", "remote", "add", archive["remote"], "URL")
+    return str(ARCHIVE_STATES[archive["state"]].format(add_remote=add_remote, **archive))
 
 
 @click.command("doctor")
@@ -181,9 +187,7 @@ def command(config_path: Path | None, as_json: bool) -> None:
         click.echo(f"pre-push hook: {hook_text(found['pre_push_hook'], pre_commit)}")
         click.echo(f"pre-commit:    {pre_commit_text}")
         archive = found["archive"]
-        click.echo(
-            f"archive:       {archive['ref']} {ARCHIVE_STATES[archive['state']].format(**archive)}"
-        )
+        click.echo(f"archive:       {archive['ref']} {archive_text(archive)}")
         click.echo(
             f"sessions:      {plural(found['sessions'], 'session')}, "
             f"{found['compressed_sessions']} compressed, "

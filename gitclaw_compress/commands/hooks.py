@@ -16,6 +16,7 @@ from gitclaw_compress.commands.common import (
     json_option,
     open_repo,
 )
+from gitclaw_compress.errors import shell_line
 from gitclaw_compress.ops.githooks import (
     branches_needing_archive,
     hook_state,
@@ -94,7 +95,7 @@ def pre_push_command(
         # `git push URL`: no remote name to push the archive to by itself.
         click.echo(
             f"gitclaw-compress: warning: pushing to a URL, not a remote; send the archive "
-            f"with: git push {target} '{ref}:{ref}'",
+            f"with: {shell_line('git', 'push', target, f'{ref}:{ref}')}",
             err=True,
         )
         document["pushed"] = False

@@ -32,7 +32,7 @@ from gitclaw_compress.core.lines import (
     parse_entry,
 )
 from gitclaw_compress.core.marker import MissingObjectError, read_marker, restore_data
-from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.formats import detect_file
 from gitclaw_compress.ops.report import FileReport as FileReport
 from gitclaw_compress.store.archive import (
@@ -406,7 +406,8 @@ def _refuse_damaged_markers(path: Path, rel: str) -> None:
     problems = _marker_problems(path, rel)
     if problems:
         raise GitClawError(
-            f"{problems[0]}; run `gitclaw-compress verify {rel}`; nothing was changed"
+            f"{problems[0]}; run `{shell_line('gitclaw-compress', 'verify', rel)}`; "
+            "nothing was changed"
         )
 
 
@@ -516,7 +517,7 @@ class ArchiveAccess:
         if not self.repo.has_remote(self.remote):
             return (
                 f"this clone has no remote {self.remote!r}; add the repository it came from "
-                f"with `git remote add {self.remote} URL`, then run: "
+                f"with `{shell_line('git', 'remote', 'add', self.remote, 'URL')}`, then run: "
                 f"{fetch_command(self.ref, self.remote)}"
             )
         return f"get the archive with: {fetch_command(self.ref, self.remote)}"
