@@ -138,7 +138,7 @@ class _Group(click.Group):
 def cli() -> None:
     """Restorable compression of agent sessions kept in git.
 
-    Old turns lose their bulk (tool outputs, written files, images, thinking); every dropped
+    Old turns lose their bulk (tool outputs, written files, images; in pi, thinking); every dropped
     byte goes to the git archive ref, and `restore` brings the original back byte for byte.
     """
 

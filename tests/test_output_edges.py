@@ -123,3 +123,65 @@ def test_issue_with_a_path_is_a_usage_error(
     assert done.returncode == 2, done
     if as_json:
         assert orjson.loads(done.stdout)["exit_code"] == 2
+
+
+def test_a_session_held_open_by_a_writer_gets_exactly_one_line(repo: Path) -> None:
+    path = commit_session(repo, SESSION, typical_session(turns=6).data())
+    with open(path, "ab"):  # the agent is still running: the file is open for writing
+        done = subprocess.run(
+            [sys.executable, "-m", "gitclaw_compress", "compress", "--force", SESSION],
+            cwd=repo,
+            capture_output=True,
+            check=False,
+        )
+    assert done.returncode == 0
+    assert done.stdout == b""
+    lines = done.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gitclaw-compress: warning: "), lines
+    assert lines[0].endswith("in use by another process; nothing was changed") or (
+        "in use by another process (process " in lines[0]
+        and lines[0].endswith("; nothing was changed")
+    )
+
+
+def test_push_json_says_nothing_was_pushed_when_the_remote_had_it(
+    repo: Path, big_session: tuple[Path, str], tmp_path: Path
+) -> None:
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    subprocess.run(["git", "remote", "add", "origin", str(bare)], cwd=repo, check=True)
+
+    def push() -> dict[str, object]:
+        done = subprocess.run(
+            [sys.executable, "-m", "gitclaw_compress", "push", "--json"],
+            cwd=repo,
+            capture_output=True,
+            check=True,
+        )
+        document: dict[str, object] = orjson.loads(done.stdout)
+        return document
+
+    first = push()
+    assert first["pushed"] is True and first["reason"] is None
+    again = push()
+    assert again["pushed"] is False and again["reason"] == "up-to-date", again
+    done = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", "push"], cwd=repo, capture_output=True
+    )
+    assert (
+        done.stdout.decode()
+        == "nothing to push: origin has this clone's refs/gitclaw/archive already\n"
+    )
+
+
+def test_help_names_every_format_not_pi_alone() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", "compress", "--help"],
+        capture_output=True,
+        check=True,
+    )
+    text = " ".join(done.stdout.decode().split())
+    assert "pi session files" not in text
+    assert "Compress the old turns of agent session files in place" in text
+    for name in ("pi", "Claude Code", "Codex", "Copilot CLI"):
+        assert name in text

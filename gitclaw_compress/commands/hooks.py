@@ -103,7 +103,14 @@ def pre_push_command(
             echo_json(document)
         return
     result = push_archive(repo, ref, target)
-    document.update({"pushed": result.pushed, "merged": result.merged, "tip": result.tip})
+    document.update(
+        {
+            "pushed": result.pushed,
+            "reason": result.reason,
+            "merged": result.merged,
+            "tip": result.tip,
+        }
+    )
     if as_json:
         echo_json(document)
         return

@@ -86,6 +86,7 @@ class FlowResult:
             "ref": self.ref,
             "remote": self.remote,
             "pushed": self.push.pushed if self.push else False,
+            "push_reason": self.push.reason if self.push else None,
             "merged": self.push.merged if self.push else False,
             "tip": self.push.tip if self.push else None,
         }
@@ -316,6 +317,8 @@ def summary_line(result: FlowResult) -> str:
     if result.push is not None and result.push.pushed:
         merged = " (merged with the remote's archive)" if result.push.merged else ""
         line += f"; pushed to {result.remote}{merged}"
+    elif result.push is not None and result.push.reason == "up-to-date":
+        line += f"; {result.remote} has it already"
     elif not any(r.status == "would-compress" for r in done):
         line += "; push it with: gitclaw-compress push"
     return line

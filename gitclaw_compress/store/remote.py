@@ -131,15 +131,16 @@ def fetch_archive(repo: Repository, ref: str, remote: str) -> FetchResult:
 
 @dataclass(frozen=True, slots=True)
 class PushResult:
-    pushed: bool  # False: there was no local archive ref, nothing to push
+    pushed: bool  # the remote's ref moved (False: nothing was new, or nothing to push)
     tip: str | None
     merged: bool  # the remote had moved; its archive was merged in first
+    reason: str | None = None  # why nothing was pushed: "no-local-archive" | "up-to-date"
 
 
 def push_archive(repo: Repository, ref: str, remote: str) -> PushResult:
     """Push the archive ref; if the remote moved, merge its archive in and push again."""
     if repo.rev_parse(ref) is None:
-        return PushResult(False, None, False)
+        return PushResult(False, None, False, "no-local-archive")
     if not repo.has_remote(remote):
         raise GitClawError(
             f"no remote named {remote!r} to push {ref} to; add it with "
@@ -150,8 +151,11 @@ def push_archive(repo: Repository, ref: str, remote: str) -> PushResult:
         for _ in range(PUSH_ATTEMPTS):
             local = repo.rev_parse(ref)
             assert local is not None
-            done = _run(repo, "push", "--quiet", "--no-verify", remote, f"{ref}:{ref}")
+            done = _run(repo, "push", "--porcelain", "--no-verify", remote, f"{ref}:{ref}")
             if done.returncode == 0:
+                # `=` in porcelain output: the remote had this tip already.
+                if any(line.startswith(b"=\t") for line in done.stdout.splitlines()):
+                    return PushResult(False, local, merged, "up-to-date")
                 return PushResult(True, local, merged)
             push_error = _last_line(done.stderr, done.returncode)
             try:
