@@ -21,6 +21,13 @@ from gitclaw_compress.errors import EXIT_ERROR, JSON_META_KEY, GitClawError
 TRACEBACK_ENV = "GITCLAW_COMPRESS_TRACEBACK"
 
 
+def _unreadable(name: object) -> bool:
+    """A file that is there but that this user may not read (a denied read, not a write)."""
+    if not isinstance(name, (str, bytes, os.PathLike)):
+        return False
+    return os.path.isfile(name) and not os.access(name, os.R_OK)
+
+
 def describe_os_error(error: OSError) -> str:
     """One line for a failed file operation: the file first, then what the system said."""
     what = error.strerror or str(error)
@@ -32,7 +39,9 @@ def describe_os_error(error: OSError) -> str:
     if error.filename2 is not None:
         where = f"{where} -> {error.filename2}"
     hint = ""
-    if isinstance(error, PermissionError) or error.errno in (1, 30):  # EPERM, EROFS
+    if _unreadable(error.filename):
+        hint = "; gitclaw-compress cannot read it; nothing was changed"
+    elif isinstance(error, PermissionError) or error.errno in (1, 30):  # EPERM, EROFS
         hint = "; gitclaw-compress needs to write there (and in .git)"
     return f"{where}: {what.lower() if what[:1].isupper() else what}{hint}"
 
