@@ -85,7 +85,7 @@ def stderr_is_tty() -> bool:
 
 
 @click.command("compress")
-@existing_path(required=False, nargs=-1)
+@existing_path(required=False, nargs=-1, folders=True)
 @with_discovery_options
 @click.option(
     "--keep-turns",
@@ -120,6 +120,7 @@ def command(
     last N turns stay byte for byte; every dropped byte is stored in git under the archive
     ref first, so `gitclaw-compress restore` gives the original back.
 
+    A folder stands for the session files under it (recognized by content).
     With no PATH, it takes the sessions the agent just touched: session files changed
     against HEAD (modified, staged or untracked) and those named by changed
     state/issues/<N>.json mapping files; else the session of the newest mapping file; else

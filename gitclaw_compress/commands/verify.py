@@ -36,7 +36,7 @@ def split_remedy(problem: str) -> tuple[str, str]:
 
 
 @click.command("verify")
-@existing_path(nargs=-1, required=False)
+@existing_path(nargs=-1, required=False, folders=True)
 @no_fetch_option
 @config_option
 @json_option
@@ -47,7 +47,8 @@ def command(
 
     Exits 1 and lists the problems if a stub does not resolve, a hash does not match, or an
     archived object is not reachable from the archive ref. A clone that lacks the archive
-    fetches it from archive.remote once first (unless --no-fetch).
+    fetches it from archive.remote once first (unless --no-fetch). A folder stands for the
+    session files under it.
     """
     if not paths:
         from gitclaw_compress.ops.discovery import all_sessions
@@ -56,7 +57,12 @@ def command(
         paths = tuple(all_sessions(repo, config_for(repo, None, config_path)))
         if not paths:
             raise GitClawError(f"no session files found under {repo.root}")
-    paths = tuple(session_path(path) for path in paths)
+    from gitclaw_compress.ops.flow import expand_folder
+
+    folders = [str(path) for path in paths if path.is_dir()]
+    paths = tuple(one for path in paths for one in expand_folder(session_path(path)))
+    if folders and not paths:
+        raise GitClawError(f"no session files found under {', '.join(folders)}")
     for path in paths:
         require_session(path)
     repo = open_repo(paths[0])

@@ -15,7 +15,7 @@ import click
 
 from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
-from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover
+from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover, sessions_under
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key
 from gitclaw_compress.store.archive import Repository
@@ -117,6 +117,11 @@ def _is_session(path: Path, known: UnchangedCache) -> bool:
     return True
 
 
+def expand_folder(path: Path) -> list[Path]:
+    """A folder given as PATH stands for the sessions under it; a file for itself."""
+    return sessions_under(path) if path.is_dir() else [path]
+
+
 def select(
     repo: Repository,
     config: Config,
@@ -134,7 +139,11 @@ def select(
             raise GitClawError(
                 "give session paths, or --all, or --issue N, not several", exit_code=EXIT_USAGE
             )
-        return list(paths), None
+        folders = [str(path) for path in paths if path.is_dir()]
+        if not folders:
+            return list(paths), None
+        expanded = [one for path in paths for one in expand_folder(path)]
+        return expanded, Discovery(expanded, "folder", f"sessions under {', '.join(folders)}")
     if take_all and issue is not None:
         raise GitClawError("give --all or --issue N, not both", exit_code=EXIT_USAGE)
     if take_all:
