@@ -17,6 +17,7 @@ from gitclaw_compress.commands.common import (
     open_repo,
     plural,
 )
+from gitclaw_compress.commands.verify import NOT_HERE, split_remedy
 from gitclaw_compress.errors import EXIT_PROBLEMS, shell_line
 from gitclaw_compress.ops.discovery import all_sessions
 from gitclaw_compress.ops.files import ArchiveAccess, has_compressed_line, verify_file
@@ -86,6 +87,22 @@ def _contains(repo: Repository, newer: str, older: str) -> bool:
     return done.returncode == 0
 
 
+def _unrestorable_fix(archive: dict[str, Any], ref: str, remote: str) -> str:
+    """What gets the missing archive here, as the remote stands (fetch only where it helps)."""
+    state = archive["state"]
+    if state in ("up-to-date", "behind"):
+        return f"get the archive with: {fetch_command(ref, remote)}"
+    if state == "no-remote":
+        add = shell_line("git", "remote", "add", remote, "URL")
+        return f"add the remote it was pushed to (`{add}`), then: {fetch_command(ref, remote)}"
+    if state == "unreachable":
+        return f"{remote} could not be asked; once it can: {fetch_command(ref, remote)}"
+    return (
+        f"{remote} has no {ref} to fetch either: run `gitclaw-compress push` in the clone "
+        "that compressed them"
+    )
+
+
 def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     config = config_for(repo, None, config_path)
     ref, remote = config["archive.ref"], config["archive.remote"]
@@ -96,14 +113,15 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     for path in compressed:
         report = verify_file(repo, path, ref, access=access)
         if report.problems:
-            unrestorable.append({"path": report.path, "problem": report.problems[0]})
+            missing = [problem for problem in report.problems if NOT_HERE.search(problem)]
+            unrestorable.append({"path": report.path, "problem": (missing or report.problems)[0]})
     archive = _remote_archive(repo, ref, remote)
     hook = hook_state(repo)
     problems: list[str] = [hook.problem] if hook.problem else []
     if unrestorable:
         problems.append(
             f"{plural(len(unrestorable), 'session')} cannot be restored from this clone; "
-            f"get the archive with: {fetch_command(ref, remote)}"
+            + _unrestorable_fix(archive, ref, remote)
         )
     if compressed and archive["state"] in ("missing", "behind"):
         problems.append(f"{remote} lacks this clone's {ref}; send it with: gitclaw-compress push")
@@ -193,8 +211,8 @@ def command(config_path: Path | None, as_json: bool) -> None:
             f"{found['compressed_sessions']} compressed, "
             f"{len(found['unrestorable'])} not restorable from this clone"
         )
-        for item in found["unrestorable"]:
-            click.echo(f"  {item['path']}: {item['problem']}")
+        for item in found["unrestorable"]:  # the problem names the file; the fix is below
+            click.echo(f"  {split_remedy(item['problem'])[0]}")
         for problem in found["problems"]:
             click.echo(f"problem: {problem}")
     if found["problems"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -33,6 +34,54 @@ def split_remedy(problem: str) -> tuple[str, str]:
         if at >= 0:
             return problem[:at], problem[at + 2 :]
     return problem, ""
+
+
+LINE_PROBLEM = re.compile(r"^(?P<rel>.+?):(?P<line>\d+): (?P<text>.*)$")
+OBJECT_ID = re.compile(r"\b[0-9a-f]{40}(?:[0-9a-f]{24})?\b")
+NOT_HERE = re.compile(r"archived object (?P<oid>[0-9a-f]+) is not in this clone")
+SHOWN_LINES = 5  # line numbers listed for a cause, the rest counted
+
+
+def by_cause(problems: list[str]) -> list[str]:
+    """The problems of one file as one line per cause (not one per line and object).
+
+    Problems that only differ in line number and object id are one cause; an object that is
+    not in this clone at all is not also reported as unreachable from the archive ref.
+    """
+    missing = {match["oid"] for problem in problems if (match := NOT_HERE.search(problem))}
+    groups: dict[tuple[str, str], list[str]] = {}
+    texts: dict[tuple[str, str], set[str]] = {}
+    alone: list[tuple[tuple[str, str], str]] = []
+    for problem in problems:
+        match = LINE_PROBLEM.match(problem)
+        if match is None:
+            alone.append(((problem, ""), problem))
+            continue
+        text = match["text"]
+        ids = OBJECT_ID.findall(text)
+        if ids and "is not reachable from" in text and set(ids) <= missing:
+            continue  # said by "not in this clone" for the same object
+        key = (match["rel"], OBJECT_ID.sub("…", text))
+        if key not in groups:
+            alone.append((key, ""))
+        groups.setdefault(key, []).append(match["line"])
+        texts.setdefault(key, set()).add(text)
+    lines: list[str] = []
+    for key, problem in alone:
+        if problem:
+            lines.append(problem)
+            continue
+        rel, text = key
+        if len(texts[key]) == 1:  # one object for all of them: name it
+            [text] = texts[key]
+        numbers = list(dict.fromkeys(groups[key]))
+        if len(numbers) == 1:
+            lines.append(f"{rel}:{numbers[0]}: {text}")
+            continue
+        shown = ", ".join(numbers[:SHOWN_LINES])
+        more = f" and {len(numbers) - SHOWN_LINES} more" if len(numbers) > SHOWN_LINES else ""
+        lines.append(f"{rel}: lines {shown}{more}: {text}")
+    return lines
 
 
 @click.command("verify")
@@ -84,11 +133,14 @@ def command(
                 f"{status}: {report.path} ({plural(report.compressed_lines, 'compressed line')}"
                 f", {plural(report.objects, 'object')})"
             )
+            texts = []
             for problem in report.problems:
                 text, remedy = split_remedy(problem)
-                click.echo(f"  {text}")
+                texts.append(text)
                 if remedy and remedy not in remedies:
                     remedies.append(remedy)
+            for text in by_cause(texts):
+                click.echo(f"  {text}")
         for remedy in remedies:  # said once, not on every line it applies to
             click.echo(f"to fix: {remedy}")
         leftovers = sorted({item for report in reports for item in report.leftovers})

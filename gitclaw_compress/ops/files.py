@@ -711,7 +711,7 @@ def _repair_from(
         check.replacements[want.number] = want.data
         check.problems.append(
             f"{rel}:{want.number}: the line differs from what gitclaw-compress wrote; "
-            f"{label} holds it intact (restore takes it from there)"
+            f"{label} holds it intact"
         )
     if len(current) < len(expected) and (check.replacements or not verified_lines):
         check.status = "damaged"
@@ -730,6 +730,16 @@ def _repair_from(
         )
     elif not check.replacements:
         check.status = "matched"
+    if check.status == "repaired":
+        check.problems = [f"{problem} (restore takes it from there)" for problem in check.problems]
+    elif check.status == "damaged":
+        # The cause first (restore refuses with it), and the fix that is true here.
+        where = () if label == "the staged version" else ("HEAD",)
+        fix = shell_line("git", "checkout", *where, "--", rel)
+        cause = check.problems.pop()
+        check.problems.insert(
+            0, f"{cause}; {label} is intact: `{fix}` brings it back (losing lines added since)"
+        )
     return check
 
 
