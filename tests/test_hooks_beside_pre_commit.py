@@ -264,3 +264,33 @@ def test_with_the_tool_gone_the_archive_still_travels_or_the_push_stops(
     assert done.returncode == 0, done.stderr
     assert "sent refs/gitclaw/* to origin with plain git" in done.stderr
     assert remote_archive(origin) == git(origin.work, "rev-parse", ARCHIVE).strip()
+
+
+@needs_pre_commit
+def test_doctor_counts_pre_commits_push_archive_hook_and_advises_no_second_hook(
+    compressed: Origin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    origin = compressed
+    config = {
+        "repos": [
+            {
+                "repo": "https://github.com/OWNER/gitclaw-compress",
+                "rev": "main",
+                "hooks": [{"id": "gitclaw-compress"}, {"id": "gitclaw-compress-push-archive"}],
+            }
+        ]
+    }
+    write(origin.work / ".pre-commit-config.yaml", yaml.safe_dump(config).encode())
+    doctor = run(origin.work, monkeypatch, "doctor")
+    assert "pre-push hook: not installed; gitclaw-compress-push-archive is configured" in (
+        doctor.stdout
+    )
+    assert "pre-commit install -t pre-commit -t pre-push" in doctor.stdout, doctor.stdout
+    pre_commit_install(origin, monkeypatch)  # installs scripts only; no hook is run here
+    doctor = run(origin.work, monkeypatch, "doctor")
+    assert (
+        "pre-push hook: pre-commit's gitclaw-compress-push-archive sends the archive"
+        in doctor.stdout
+    )
+    assert "gitclaw-compress install" not in doctor.stdout, doctor.stdout
+    assert "pre-commit:    configured and installed" in doctor.stdout
