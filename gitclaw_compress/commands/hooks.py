@@ -46,7 +46,9 @@ def install_command(as_json: bool) -> None:
 
     After it, a plain `git push` of a branch that holds compressed sessions also sends the
     archive, so every clone can restore them. A pre-push hook already there is kept and run
-    first; nothing is overwritten. `gitclaw-compress uninstall` undoes it.
+    first; nothing is overwritten. Where pre-commit's script is the pre-push hook, this one
+    becomes pre-push.legacy, which pre-commit runs. The hook records this interpreter, so it
+    works without gitclaw-compress on PATH. `gitclaw-compress uninstall` undoes it.
     """
     _change_hook(install, as_json)
 
