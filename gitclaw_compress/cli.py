@@ -1,7 +1,9 @@
 """The command-line edge: registers the commands and turns GitClawError into one line.
 
 Exit codes: 0 success; 1 problems found (verify failed, `--check` would change files);
-2 usage error; 3 the command could not do its job and changed nothing; 130 interrupted.
+2 usage error (as JSON under --json too); 3 the command could not do its job and changed
+nothing; 130 interrupted. A reader of stdout that goes away (`| head`) ends a command quietly
+with 0.
 """
 
 from __future__ import annotations
