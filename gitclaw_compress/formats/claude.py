@@ -21,7 +21,7 @@ person pasted (unless `stripUserImages`), attachments.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -29,6 +29,7 @@ import orjson
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
+from gitclaw_compress.formats import claude_context
 from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
 from gitclaw_compress.formats.pi import (
     PATH_ARGUMENTS,
@@ -36,6 +37,7 @@ from gitclaw_compress.formats.pi import (
     call_descriptor,
     content_text,
 )
+from gitclaw_compress.model import Conversation, EntryView
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
@@ -343,6 +345,28 @@ class ClaudeFormat(FormatBase):
         "user images",
         "assistant text",
     )
+
+    # Where Claude Code's transcripts are committed: a ~/.claude/projects, subagent files,
+    # Entire's checkpoints.
+    globs: tuple[str, ...] = (
+        ".claude/projects/**/*.jsonl",
+        "**/subagents/agent-*.jsonl",
+        "*/*/*/full.jsonl",
+    )
+
+    def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
+        names: dict[str, str] = {}  # tool names by call id, for the results that follow
+        for number, entry in claude_context.parsed(lines):
+            yield claude_context.view_entry(
+                number, entry, turn_start=is_turn_start(entry), names=names
+            )
+            names.update(claude_context.tool_names(entry))
+
+    def view(self, number: int, entry: Entry) -> EntryView:
+        return claude_context.view_entry(number, entry, turn_start=is_turn_start(entry), names={})
+
+    def resume(self, views: Sequence[EntryView]) -> Conversation:
+        return claude_context.resume(views)
 
     def measure(self, entry: Entry) -> Iterator[tuple[str, int]]:
         kind = entry.get("type")
