@@ -1,0 +1,122 @@
+"""Synthetic Claude Code transcripts for the resume walk: parallel tool calls split over lines,
+a rewound branch named by `last-prompt`, progress lines inside the chain, attachments between
+tool results. Each is shaped like the lines Claude Code 2.1.197 writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from synthetic_claude import SESSION_ID, ClaudeSession, signed_thinking, text
+
+
+def _message(session: ClaudeSession, block: dict[str, Any], message_id: str) -> str:
+    return session.chain(
+        "assistant",
+        message={
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-6",
+            "content": [block],
+            "stop_reason": None,
+            "usage": {
+                "input_tokens": 3,
+                "cache_creation_input_tokens": 200,
+                "cache_read_input_tokens": 1000,
+                "output_tokens": 40,
+            },
+        },
+    )
+
+
+def _use(call_id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": "Read", "input": {"file_path": call_id}}
+
+
+def _result(session: ClaudeSession, call_id: str) -> str:
+    block = {"tool_use_id": call_id, "type": "tool_result", "content": f"contents of {call_id}"}
+    return session.user([block], toolUseResult={"type": "text"})
+
+
+def parallel_session() -> ClaudeSession:
+    """Two tool calls in one message: the second call's line and its result hang off the
+    walked path (the next line links to the first call's result), as Claude Code writes them."""
+    session = ClaudeSession()
+    session.user("Read both files.")
+    first = _message(session, signed_thinking("Two reads at once."), "msg_par1")
+    first = _message(session, _use("toolu_par_a"), "msg_par1")
+    _message(session, _use("toolu_par_b"), "msg_par1")
+    _result(session, "toolu_par_b")
+    session.last = first
+    _result(session, "toolu_par_a")
+    _message(session, text("Both read."), "msg_par2")
+    session.user("Thanks.")
+    _message(session, text("You're welcome."), "msg_par3")
+    return session
+
+
+def branched_session(*, explicit: bool = False) -> ClaudeSession:
+    """A rewind: a second answer branches from the first turn; `last-prompt` names the older
+    branch's leaf, which is no ancestor of the newest line, so the resume follows it."""
+    session = ClaudeSession()
+    session.user("First question.")
+    fork = _message(session, text("First answer."), "msg_br1")
+    session.user("Old branch question.")
+    old_leaf = _message(session, text("Old branch answer."), "msg_br2")
+    session.last = fork
+    session.user("New branch question.")
+    _message(session, text("New branch answer."), "msg_br3")
+    record: dict[str, Any] = {
+        "type": "last-prompt",
+        "lastPrompt": "Old branch question.",
+        "leafUuid": old_leaf,
+        "sessionId": SESSION_ID,
+    }
+    if explicit:
+        record["explicit"] = True
+    session.raw(record)
+    return session
+
+
+def progress_session() -> ClaudeSession:
+    """A subagent's progress line between a call and its result: the result links to the
+    progress line, which leaves the chain (the result takes the progress line's parent)."""
+    session = ClaudeSession()
+    session.user("Search for it.")
+    _message(session, _use("toolu_task"), "msg_pg1")
+    session.progress("toolu_task", {"type": "agent_progress", "agentId": "a1", "prompt": "x"})
+    _result(session, "toolu_task")
+    _message(session, text("Found it."), "msg_pg2")
+    return session
+
+
+def attachments_session(model: str) -> ClaudeSession:
+    """Attachments Claude Code writes: a skill listing after the first prompt, a task reminder
+    after a tool result, a hook's success that the model never sees, then a new prompt."""
+    session = ClaudeSession()
+
+    def attachment(fields: dict[str, Any]) -> None:
+        session.chain("attachment", attachment=fields)
+
+    session.user("Start.")
+    attachment({"type": "skill_listing", "content": "- plan: write a plan", "skillCount": 1})
+    attachment(
+        {
+            "type": "hook_success",
+            "hookName": "PostToolUse:Read",
+            "hookEvent": "PostToolUse",
+            "content": "",
+            "stdout": "{}",
+            "exitCode": 0,
+        }
+    )
+    _message(session, _use("toolu_att"), "msg_at1")
+    _result(session, "toolu_att")
+    attachment({"type": "task_reminder", "content": [], "itemCount": 0})
+    _message(session, text("Done reading."), "msg_at2")
+    session.user("Next step.")
+    attachment({"type": "task_reminder", "content": [], "itemCount": 0})
+    _message(session, text("Next step done."), "msg_at3")
+    for line_index, line in enumerate(session.lines):
+        session.lines[line_index] = line.replace(b'"claude-opus-4-6"', f'"{model}"'.encode())
+    return session
