@@ -78,9 +78,11 @@ def test_view_of_each_line_kind() -> None:
     )
     thinking = [p for v in views for m in v.messages for p in m.parts if p.kind == THINKING]
     assert {p.sealed for p in thinking} == {True, False}  # signed, and an empty signature
-    calls = {p.call_id: p for v in views for m in v.messages for p in m.parts if p.kind == TOOL_CALL}
-    assert json.loads(calls["toolu_read0"].text) == {"file_path": "/home/dev/project/src/module0.py"}
-    results = [p for v in views for m in v.messages for p in m.parts if p.kind == TOOL_RESULT]
+    parts = [p for v in views for m in v.messages for p in m.parts]
+    calls = {p.call_id: p for p in parts if p.kind == TOOL_CALL}
+    read_call = json.loads(calls["toolu_read0"].text)
+    assert read_call == {"file_path": "/home/dev/project/src/module0.py"}
+    results = [p for p in parts if p.kind == TOOL_RESULT]
     read = next(p for p in results if p.call_id == "toolu_read0")
     assert read.name == "Read" and read.text.startswith("1\t")
     assert next(p for p in results if p.call_id == "toolu_bash0").error
@@ -123,11 +125,8 @@ def test_api_error_replies_are_not_sent() -> None:
 
 def test_a_split_message_is_one_message_with_its_lines() -> None:
     conversation = resume_of(parallel_session().data())
-    assert [m.role for m in conversation.messages] == [USER, ASSISTANT, TOOL] + [
-        ASSISTANT,
-        USER,
-        ASSISTANT,
-    ]
+    roles = [m.role for m in conversation.messages]
+    assert roles == [USER, ASSISTANT, TOOL, ASSISTANT, USER, ASSISTANT]
     reply, results = conversation.messages[1], conversation.messages[2]
     assert [p.call_id for p in reply.parts if p.kind == TOOL_CALL] == ["toolu_par_a", "toolu_par_b"]
     assert reply.lines == (2, 3, 4) and results.lines == (5, 6)
