@@ -172,9 +172,9 @@ class ClaudeRules:
                     self.calls[call_id] = call_descriptor(name, block.get("input"))
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        if not scope.full:  # budget pruning is not offered for this format (see `features`)
-            return []
         kind = entry.get("type")
+        if not scope.full:  # a budget policy chose this line's tool output: only that
+            return self._pruned_output_edits(entry, scope) if scope.prune else []
         if kind == "assistant":
             return self._assistant_edits(entry, scope)
         if kind == "user":
@@ -182,6 +182,19 @@ class ClaudeRules:
         if kind == "progress" and isinstance(entry.get("data"), dict):
             return _shrink_ui(entry["data"], ("data",), self._ui_stub(scope))
         return []
+
+    def _pruned_output_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """The tool results of a user line, whatever their size; the renderer's copy
+        (`toolUseResult`), text, images a person pasted and ids stay."""
+        message = message_of(entry)
+        if message is None or entry.get("type") != "user":
+            return []
+        edits: list[Edit] = []
+        for index, block in enumerate(_blocks(message)):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                base: JsonPath = ("message", "content", index)
+                edits.extend(self._tool_result_edits(block, base, scope, forced=True))
+        return edits
 
     def _ui_stub(self, scope: Scope) -> StubText:
         def stub_text(path: JsonPath, text: str, images: list[tuple[str, int]]) -> str:
@@ -258,7 +271,7 @@ class ClaudeRules:
                     continue
                 base: JsonPath = ("message", "content", index)
                 if block.get("type") == "tool_result":
-                    edits.extend(self._tool_result_edits(block, base, scope))
+                    edits.extend(self._tool_result_edits(block, base, scope, forced=scope.prune))
                 elif block.get("type") == "image" and strip_images:
                     ((mime, size),) = _images_of([block])
                     stub = stubs.image_stub("User" if typed else "Tool", mime, size, scope.show)
@@ -268,11 +281,14 @@ class ClaudeRules:
             edits.extend(_shrink_ui(result, ("toolUseResult",), self._ui_stub(scope)))
         return edits
 
-    def _tool_result_edits(self, block: dict[str, Any], base: JsonPath, scope: Scope) -> list[Edit]:
+    def _tool_result_edits(
+        self, block: dict[str, Any], base: JsonPath, scope: Scope, *, forced: bool
+    ) -> list[Edit]:
+        """Stub a tool result's content when it is large, or when `forced` (budget pruning)."""
         content = block.get("content")
         if not isinstance(content, str | list) or stubs.is_stub(content_text(content)):
             return []
-        if _size(content) <= self.settings.tool_result_max_bytes:
+        if not forced and _size(content) <= self.settings.tool_result_max_bytes:
             return []
         tool = self.calls.get(str(block.get("tool_use_id")), "tool")
         stub = stubs.tool_output_stub(
