@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from synthetic import big_text
 from synthetic_claude import SESSION_ID, ClaudeSession, signed_thinking, text
 
 
@@ -34,24 +35,27 @@ def _use(call_id: str) -> dict[str, Any]:
 
 
 def _result(session: ClaudeSession, call_id: str) -> str:
-    block = {"tool_use_id": call_id, "type": "tool_result", "content": f"contents of {call_id}"}
+    content = big_text(f"contents of {call_id}", 40)
+    block = {"tool_use_id": call_id, "type": "tool_result", "content": content}
     return session.user([block], toolUseResult={"type": "text"})
 
 
-def parallel_session() -> ClaudeSession:
+def parallel_session(turns: int = 1) -> ClaudeSession:
     """Two tool calls in one message: the second call's line and its result hang off the
     walked path (the next line links to the first call's result), as Claude Code writes them."""
     session = ClaudeSession()
-    session.user("Read both files.")
-    first = _message(session, signed_thinking("Two reads at once."), "msg_par1")
-    first = _message(session, _use("toolu_par_a"), "msg_par1")
-    _message(session, _use("toolu_par_b"), "msg_par1")
-    _result(session, "toolu_par_b")
-    session.last = first
-    _result(session, "toolu_par_a")
-    _message(session, text("Both read."), "msg_par2")
-    session.user("Thanks.")
-    _message(session, text("You're welcome."), "msg_par3")
+    for turn in range(turns):
+        suffix = "" if turn == 0 else str(turn)
+        session.user(f"Read both files, round {turn}.")
+        first = _message(session, signed_thinking(f"Two reads at once {turn}."), f"msg_p1{suffix}")
+        first = _message(session, _use(f"toolu_par_a{suffix}"), f"msg_p1{suffix}")
+        _message(session, _use(f"toolu_par_b{suffix}"), f"msg_p1{suffix}")
+        _result(session, f"toolu_par_b{suffix}")
+        session.last = first
+        _result(session, f"toolu_par_a{suffix}")
+        _message(session, text(f"Both read, round {turn}."), f"msg_p2{suffix}")
+        session.user(f"Thanks for round {turn}.")
+        _message(session, text("You're welcome."), f"msg_p3{suffix}")
     return session
 
 

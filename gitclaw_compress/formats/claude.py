@@ -29,7 +29,7 @@ import orjson
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
-from gitclaw_compress.formats import claude_context
+from gitclaw_compress.formats import claude_context, claude_summary
 from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
 from gitclaw_compress.formats.pi import (
     PATH_ARGUMENTS,
@@ -37,7 +37,7 @@ from gitclaw_compress.formats.pi import (
     call_descriptor,
     content_text,
 )
-from gitclaw_compress.model import Conversation, EntryView
+from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
     from gitclaw_compress.core.compressor import CompressSettings
@@ -383,6 +383,9 @@ class ClaudeFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return claude_context.resume(views)
+
+    def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
+        return claude_summary.summary_lines(lines, list(self.views(lines)), request)
 
     def measure(self, entry: Entry) -> Iterator[tuple[str, int]]:
         kind = entry.get("type")

@@ -87,6 +87,7 @@ TASK_REMINDER = (
 TYPE, SIDECHAIN, STAMP, MESSAGE_ID = "type", "sidechain", "timestamp", "message_id"
 SUBTYPE, HEAD, ANCHOR, TAIL = "subtype", "head", "anchor", "tail"
 LEAF, EXPLICIT, RESULTS = "leaf", "explicit", "tool_results"
+KEPT = "kept"  # a boundary's preservedMessages.uuids, space-separated
 YES = "1"
 
 
@@ -260,7 +261,13 @@ def view_entry(
         if entry.get("subtype") == "compact_boundary":
             view_kind = COMPACTION
             metadata = entry.get("compactMetadata")
-            segment = metadata.get("preservedSegment") if isinstance(metadata, dict) else None
+            metadata = metadata if isinstance(metadata, dict) else {}
+            listed = metadata.get("preservedMessages")
+            if isinstance(listed, dict) and isinstance(listed.get("uuids"), list):
+                links[KEPT] = " ".join(str(uuid) for uuid in listed["uuids"])
+                if isinstance(listed.get("anchorUuid"), str):
+                    links[ANCHOR] = listed["anchorUuid"]
+            segment = metadata.get("preservedSegment")
             if isinstance(segment, dict):
                 for key, name in ((HEAD, "headUuid"), (ANCHOR, "anchorUuid"), (TAIL, "tailUuid")):
                     if isinstance(segment.get(name), str):
@@ -366,10 +373,13 @@ def _load(views: Sequence[EntryView]) -> _Loaded:
 
 
 def _segment(nodes: Mapping[str, _Node], boundary: _Node) -> tuple[str, list[str]] | None:
-    """(anchor, the kept segment's uuids oldest first) of a boundary, if its tail walks back
-    to its head."""
+    """(anchor, the kept uuids oldest first) of a boundary: its list of preserved lines if
+    they are all there, else its segment if the tail walks back to the head."""
     links = boundary.view.links
     head, anchor, tail = links.get(HEAD), links.get(ANCHOR), links.get(TAIL)
+    if KEPT in links and anchor is not None:  # the list wins over the segment's walk
+        listed = links[KEPT].split()
+        return (anchor, listed) if all(uuid in nodes for uuid in listed) else None
     if head is None or anchor is None or tail is None:
         return None
     walked: list[str] = []
@@ -387,7 +397,7 @@ def _relink_preserved(nodes: dict[str, _Node]) -> list[str]:
     """Claude Code's relink of a kept segment; drops what the newest boundary leaves behind.
     Returns the segment's uuids, if one was relinked."""
     boundaries = [n for n in nodes.values() if n.is_boundary]
-    preserved = [n for n in boundaries if n.view.links.get(HEAD)]
+    preserved = [n for n in boundaries if HEAD in n.view.links or KEPT in n.view.links]
     if not preserved:
         return []
     newest, chosen = boundaries[-1], preserved[-1]
@@ -395,7 +405,7 @@ def _relink_preserved(nodes: dict[str, _Node]) -> list[str]:
     if chosen is newest and found is None:
         return []
     kept: list[str] = found[1] if found else []
-    if found:
+    if found and kept:
         anchor = found[0]
         previous = anchor
         for uuid in kept:
@@ -405,7 +415,8 @@ def _relink_preserved(nodes: dict[str, _Node]) -> list[str]:
                 node.parent = kept[-1]
     positions = {uuid: index for index, uuid in enumerate(nodes)}
     cut = positions[str(newest.view.id)]
-    dropped = {uuid for uuid in nodes if positions[uuid] < cut and uuid not in kept}
+    kept_set = set(kept)
+    dropped = {uuid for uuid in nodes if positions[uuid] < cut and uuid not in kept_set}
     for uuid in dropped:
         del nodes[uuid]
     if kept and dropped:
