@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import corpus_transcripts, require_agent, run_resume
+from agent_harness import (
+    claude_interactive_screen,
+    corpus_transcripts,
+    require_agent,
+    require_tmux,
+    run_resume,
+)
 from fake_llm_sse import request_size, sealed_reasoning, tool_call_ids
 from synthetic_claude import typical_session
 from synthetic_claude_context import parallel_session
@@ -77,14 +83,17 @@ def _user_texts_before(data: bytes, line: int) -> list[str]:
     ]
 
 
-SOURCES: dict[str, Callable[[], bytes]] = {
-    "synthetic-4-turns": lambda: typical_session(4).data(),
-    "synthetic-parallel": lambda: parallel_session(4).data(),
+# (transcript, turns kept). Two turns of the parallel session keep a message whose second
+# tool call hangs off the walked path: a kept segment walked from its tail loses that pair,
+# so the record lists the kept lines as well (checked: the CLI then sends both calls).
+SOURCES: dict[str, tuple[Callable[[], bytes], int]] = {
+    "synthetic-4-turns": (lambda: typical_session(4).data(), 1),
+    "synthetic-parallel": (lambda: parallel_session(6).data(), 2),
 }
 
 
 def _params() -> list[Any]:
-    params = [pytest.param(name, None, id=name) for name in SOURCES]
+    params = [pytest.param(name, None, id=name) for name in SOURCES]  # kept: see SOURCES
     for path in corpus_transcripts("claude"):
         if turns_of(path.read_bytes()) >= 4:
             params.append(pytest.param(path.name, path, id=path.name))
@@ -93,8 +102,9 @@ def _params() -> list[Any]:
 
 @pytest.mark.parametrize(("name", "path"), _params())
 def test_the_cli_resumes_from_the_record(name: str, path: Path | None, tmp_path: Path) -> None:
-    data = path.read_bytes() if path is not None else SOURCES[name]()
-    request = request_keeping(data, 1)
+    builder, keep = SOURCES.get(name, (lambda: b"", 1))
+    data = path.read_bytes() if path is not None else builder()
+    request = request_keeping(data, keep)
     summarized = append_record(data, request)
     assert summarized.startswith(data.rstrip(b"\n"))  # lines appended only
     before = _resume(data, tmp_path, "before")
@@ -120,6 +130,16 @@ def test_the_cli_resumes_from_the_record(name: str, path: Path | None, tmp_path:
     # The messages: the CLI's own system prompt and tool list (about 100 KB) are the same.
     assert messages_size(after.body) <= 0.4 * messages_size(before.body)
     assert request_size(after.request) < request_size(before.request)
+
+
+def test_the_interactive_ui_shows_the_record(tmp_path: Path) -> None:
+    require_tmux()
+    require_agent("claude")
+    data = typical_session(4).data()
+    source = tmp_path / "summarized.jsonl"
+    source.write_bytes(append_record(data, request_keeping(data, 1)))
+    screen = claude_interactive_screen(source, tmp_path=tmp_path, expect="Please fix module 3.")
+    assert "Conversation compacted" in screen and "Please fix module 0." not in screen
 
 
 def test_a_second_record_resumes_from_the_newest(tmp_path: Path) -> None:
