@@ -124,3 +124,30 @@ def attachments_session(model: str) -> ClaudeSession:
     for line_index, line in enumerate(session.lines):
         session.lines[line_index] = line.replace(b'"claude-opus-4-6"', f'"{model}"'.encode())
     return session
+
+
+def file_attachments_session(model: str) -> ClaudeSession:
+    """A prompt that @-mentions a file: Claude Code records it as a `file` attachment after the
+    prompt and sends it before the prompt, as a Read call and its result; a todo reminder; an
+    edited file noticed after a tool result."""
+    session = ClaudeSession()
+    session.user("Look at @src/a.py please.")
+    file = {"filePath": "/home/dev/project/src/a.py", "content": "A_MARKER = 1\n", "startLine": 1}
+    session.chain(
+        "attachment",
+        attachment={
+            "type": "file",
+            "filename": "/home/dev/project/src/a.py",
+            "content": {"type": "text", "file": file},
+        },
+    )
+    session.chain("attachment", attachment={"type": "todo_reminder", "content": [], "itemCount": 0})
+    edited = {"type": "edited_text_file", "filename": "/home/dev/project/src/b.py"}
+    session.chain("attachment", attachment={**edited, "snippet": "1\tB_MARKER = 1"})
+    _message(session, _use("toolu_file"), "msg_fa1")
+    _result(session, "toolu_file")
+    session.chain("attachment", attachment={**edited, "snippet": "1\tB_MARKER = 2"})
+    _message(session, text("Seen."), "msg_fa2")
+    for line_index, line in enumerate(session.lines):
+        session.lines[line_index] = line.replace(b'"claude-opus-4-6"', f'"{model}"'.encode())
+    return session

@@ -15,6 +15,7 @@ from synthetic_claude import ClaudeSession, compacted_session, images_session, t
 from synthetic_claude_context import (
     attachments_session,
     branched_session,
+    file_attachments_session,
     parallel_session,
     progress_session,
 )
@@ -54,6 +55,8 @@ SYNTHETIC: dict[str, Callable[[], ClaudeSession]] = {
     "progress": progress_session,
     "attachments-opus-4-5": lambda: attachments_session("claude-opus-4-5-20251101"),
     "attachments-new-model": lambda: attachments_session("claude-opus-4-8"),
+    "file-attachment-opus-4-5": lambda: file_attachments_session("claude-opus-4-5-20251101"),
+    "file-attachment-new-model": lambda: file_attachments_session("claude-opus-4-8"),
 }
 
 

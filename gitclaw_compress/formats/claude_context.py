@@ -75,6 +75,19 @@ NO_MID_SYSTEM = frozenset(
         "claude-haiku-4-5",
     }
 )
+TODO_REMINDER = (
+    "The TodoWrite tool hasn't been used recently. If you're working on tasks that would "
+    "benefit from tracking progress, consider using the TodoWrite tool to track progress. Also "
+    "consider cleaning up the todo list if has become stale and no longer matches what you are "
+    "working on. Only use it if it's relevant to the current work. This is just a gentle "
+    "reminder - ignore if not applicable.\n"
+)
+EDITED_FILE = (
+    "Note: {filename} was modified, either by the user or by a linter. This change was "
+    "intentional, so make sure to take it into account as you proceed (ie. don't revert it "
+    "unless the user asks you to). Don't tell the user this, since they are already aware. "
+    "Here are the relevant changes (shown with line numbers):\n"
+)
 TASK_REMINDER = (
     "The task tools haven't been used recently. If you're working on tasks that would "
     "benefit from tracking progress, consider using TaskCreate to add new tasks and TaskUpdate "
@@ -195,17 +208,60 @@ def _user_messages(
     return [Message(TOOL if results else USER, results + rest, number, uuid)]
 
 
-def attachment_text(attachment: object) -> str:
-    """The text an attachment line gives the model ("" for none), for the kinds seen in real
-    files; an unknown kind counts by its `content` or `prompt` text."""
-    if not isinstance(attachment, dict):
+def _items(value: object, template: str) -> str:
+    """A reminder's list: "1. [status] subject" lines."""
+    if not isinstance(value, list):
         return ""
+    return "\n".join(
+        template.format(n=n, **item) for n, item in enumerate(value, 1) if isinstance(item, dict)
+    )
+
+
+def attachment_messages(attachment: object) -> list[list[Part]]:
+    """The messages an attachment line gives the model, each as its parts (none for most
+    hooks), for the kinds seen in real files; an unknown kind counts by its `content` or
+    `prompt` text. The wording follows Claude Code's where it adds any."""
+    if not isinstance(attachment, dict):
+        return []
+    kind = attachment.get("type")
+    content = attachment.get("content")
+    if kind == "file" and isinstance(content, dict):
+        arguments = _compact({"file_path": attachment.get("filename")})
+        call = f"Called the Read tool with the following input: {arguments}"
+        file = content.get("file")
+        file = file if isinstance(file, dict) else {}
+        if content.get("type") == "image":
+            return [[Part(TEXT, call)], [_image({"source": file})]]
+        body = file.get("content")
+        first = file.get("startLine")
+        first = first if isinstance(first, int) else 1
+        result = (
+            "\n".join(f"{first + n}\t{line}" for n, line in enumerate(body.split("\n")))
+            if isinstance(body, str)
+            else _compact(file)
+        )
+        return [[Part(TEXT, call)], [Part(TEXT, "Result of calling the Read tool:\n" + result)]]
+    text = attachment_text(attachment)
+    return [[Part(TEXT, text)]] if text else []
+
+
+def attachment_text(attachment: dict[str, Any]) -> str:
+    """The text of a one-message attachment ("" for none)."""
     kind = attachment.get("type")
     content = attachment.get("content")
     if kind == "skill_listing" and isinstance(content, str):
         return "The following skills are available for use with the Skill tool:\n\n" + content
     if kind == "task_reminder":
-        return TASK_REMINDER
+        tasks = _items(content, "#{id}. [{status}] {subject}")
+        return TASK_REMINDER + (f"\n\nHere are the existing tasks:\n\n{tasks}" if tasks else "")
+    if kind == "todo_reminder":
+        todos = _items(content, "{n}. [{status}] {content}")
+        extra = f"\n\nHere are the existing contents of your todo list:\n\n[{todos}]"
+        return TODO_REMINDER + (extra if todos else "")
+    if kind == "edited_text_file":
+        return EDITED_FILE.format(filename=attachment.get("filename")) + str(
+            attachment.get("snippet", "")
+        )
     if kind == "queued_command":
         prompt = attachment.get("prompt")
         return "The user sent a new message while you were working:\n" + (
@@ -253,9 +309,10 @@ def view_entry(
             usage = usage_tokens(message.get("usage"))
             messages = [Message(ASSISTANT, parts, number, uuid, usage, model)]
     elif kind == "attachment":
-        text = attachment_text(entry.get("attachment"))
-        if text:
-            messages = [Message(SYSTEM, [Part(TEXT, text)], number, uuid)]
+        messages = [
+            Message(SYSTEM, parts, number, uuid)
+            for parts in attachment_messages(entry.get("attachment"))
+        ]
     elif kind == "system":
         links[SUBTYPE] = str(entry.get("subtype"))
         if entry.get("subtype") == "compact_boundary":
@@ -612,6 +669,26 @@ def _copy(message: Message) -> Message:
     )
 
 
+def _hoist_attachments(chain: Sequence[EntryView]) -> list[EntryView]:
+    """Claude Code moves each attachment up to just after the nearest assistant line or tool
+    result before it: the attachments of a prompt go before the prompt."""
+    out: list[EntryView] = []
+    waiting: list[EntryView] = []  # attachments seen walking back, newest first
+    for view in reversed(chain):
+        kind = view.links.get(TYPE)
+        if kind == "attachment":
+            waiting.append(view)
+            continue
+        stop = kind == "assistant" or (kind == "user" and view.links.get(RESULTS) == YES)
+        if stop and waiting:
+            out.extend(waiting)
+            waiting.clear()
+        out.append(view)
+    out.extend(waiting)
+    out.reverse()
+    return out
+
+
 def build_request(chain: Sequence[EntryView], model: str | None) -> list[Message]:
     """The messages of the request, from the lines of the resumed path."""
     system_role = mid_conversation_system(model)
@@ -647,8 +724,18 @@ def build_request(chain: Sequence[EntryView], model: str | None) -> list[Message
                 copy.role = USER
             built.append(_Built("user", copy, has_results=has_results))
 
-    for view in chain:
+    for view in _hoist_attachments(chain):
         kind = view.links.get(TYPE)
+        if kind == "attachment":
+            if system_role:
+                pending.extend(view.messages)
+            elif built and built[-1].api_role == "user":
+                for message in view.messages:
+                    _merge(built[-1].message, message, results_first=True)
+            else:  # each of its messages on its own, the next lines merge into the last
+                for message in view.messages:
+                    built.append(_Built("user", dataclasses.replace(_copy(message), role=USER)))
+            continue
         for message in view.messages:
             if kind == "assistant":
                 message_id = view.links.get(MESSAGE_ID)
@@ -666,11 +753,6 @@ def build_request(chain: Sequence[EntryView], model: str | None) -> list[Message
                 if not joined:
                     flush()
                     built.append(_Built("assistant", _copy(message), message_id))
-            elif kind == "attachment":
-                if system_role:
-                    pending.append(message)
-                else:
-                    add_user(message, has_results=False)
             else:
                 add_user(message, has_results=message.role == TOOL)
     flush()
