@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 from agent_harness import corpus_transcripts, require_agent, run_resume
-from synthetic_claude import ClaudeSession, compacted_session, images_session, typical_session
+from synthetic_claude import (
+    ClaudeSession,
+    broken_session,
+    compacted_session,
+    images_session,
+    subagent_session,
+    typical_session,
+)
 from synthetic_claude_context import (
     attachments_session,
     branched_session,
@@ -45,18 +52,20 @@ def resume_of(data: bytes) -> Conversation:
     return FORMAT.resume(list(FORMAT.views(lines_from_bytes(data))))
 
 
-SYNTHETIC: dict[str, Callable[[], ClaudeSession]] = {
-    "typical": typical_session,
-    "compacted": compacted_session,
-    "images": images_session,
-    "parallel": parallel_session,
-    "branched": branched_session,
-    "branched-explicit": lambda: branched_session(explicit=True),
-    "progress": progress_session,
-    "attachments-opus-4-5": lambda: attachments_session("claude-opus-4-5-20251101"),
-    "attachments-new-model": lambda: attachments_session("claude-opus-4-8"),
-    "file-attachment-opus-4-5": lambda: file_attachments_session("claude-opus-4-5-20251101"),
-    "file-attachment-new-model": lambda: file_attachments_session("claude-opus-4-8"),
+SYNTHETIC: dict[str, Callable[[], bytes]] = {
+    "typical": lambda: typical_session().data(),
+    "compacted": lambda: compacted_session().data(),
+    "images": lambda: images_session().data(),
+    "parallel": lambda: parallel_session().data(),
+    "branched": lambda: branched_session().data(),
+    "branched-explicit": lambda: branched_session(explicit=True).data(),
+    "progress": lambda: progress_session().data(),
+    "attachments-opus-4-5": lambda: attachments_session("claude-opus-4-5-20251101").data(),
+    "attachments-new-model": lambda: attachments_session("claude-opus-4-8").data(),
+    "file-attachment-opus-4-5": lambda: file_attachments_session("claude-opus-4-5-20251101").data(),
+    "file-attachment-new-model": lambda: file_attachments_session("claude-opus-4-8").data(),
+    # A line that does not parse: its child finds the line written just before, by time.
+    "broken-line": broken_session,
 }
 
 
@@ -100,7 +109,7 @@ def test_view_usage_is_what_claude_code_counts_as_context() -> None:
 
 
 def test_turn_start_agrees_with_is_turn_start() -> None:
-    sources = [builder().data() for builder in SYNTHETIC.values()]
+    sources = [builder() for builder in SYNTHETIC.values()]
     sources += [path.read_bytes() for path in corpus_transcripts("claude")]
     for data in sources:
         for line in lines_from_bytes(data):
@@ -225,7 +234,7 @@ def test_corpus_resume_matches_the_cli(path: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", list(SYNTHETIC))
 def test_synthetic_resume_matches_the_cli(name: str, tmp_path: Path) -> None:
-    data = SYNTHETIC[name]().data()
+    data = SYNTHETIC[name]()
     body = _resume_in_cli(data, tmp_path)
     conversation = resume_of(data)
     assert_first_request_matches(conversation, body)
@@ -234,3 +243,16 @@ def test_synthetic_resume_matches_the_cli(name: str, tmp_path: Path) -> None:
         assert "Old branch answer." in raw and "New branch" not in raw
     if name == "compacted":
         assert "an early question" not in raw and conversation.compaction is not None
+
+
+def test_a_file_of_sidechain_lines_resumes_nothing(tmp_path: Path) -> None:
+    """A subagent's own file: every line is a sidechain, and Claude Code finds no conversation
+    to resume in it (it exits 1 without a request)."""
+    data = subagent_session().data()
+    assert resume_of(data).messages == []
+    require_agent("claude")
+    source = tmp_path / "subagent.jsonl"
+    source.write_bytes(data)
+    run = run_resume("claude", source, tmp_path=tmp_path)
+    assert run.returncode == 1 and run.llm_requests == []
+    assert "No conversation found" in run.stderr

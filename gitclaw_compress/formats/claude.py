@@ -372,10 +372,9 @@ class ClaudeFormat(FormatBase):
 
     def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
         names: dict[str, str] = {}  # tool names by call id, for the results that follow
-        for number, entry in claude_context.parsed(lines):
-            yield claude_context.view_entry(
-                number, entry, turn_start=is_turn_start(entry), names=names
-            )
+        for number, entry, glued in claude_context.parsed(lines):
+            turn_start = not glued and is_turn_start(entry)
+            yield claude_context.view_entry(number, entry, turn_start=turn_start, names=names)
             names.update(claude_context.tool_names(entry))
 
     def view(self, number: int, entry: Entry) -> EntryView:

@@ -28,6 +28,8 @@ assistant one, else folded into the user message.
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +60,7 @@ from gitclaw_compress.model import (
 )
 
 CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system"})
+PARENT_GAP_SECONDS = 5.0  # how far back Claude Code looks for a missing parent, by time
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's own error replies: never sent
 # Hooks whose output reaches the model (others only show in the transcript).
 HOOKS_SEEN = frozenset({"SessionStart", "UserPromptSubmit", "UserPromptExpansion"})
@@ -351,11 +354,40 @@ def tool_names(entry: Entry) -> Iterator[tuple[str, str]]:
                 yield call_id, name
 
 
-def parsed(lines: Iterable[RawLine]) -> Iterator[tuple[int, Entry]]:
+def parsed(lines: Iterable[RawLine]) -> Iterator[tuple[int, Entry, bool]]:
+    """Each line's record, and whether it was glued to another. Claude Code's JSONL reader
+    also reads a line that holds records glued together (`…}{"type":"summary",…}`, seen in
+    real files): such a line gives its first chain record (or its first record), the one that
+    matters for the resume. The core never parses it, so it starts no turn."""
     for line in lines:
         entry = parse_entry(line.data)
         if entry is not None:
-            yield line.number, entry
+            yield line.number, entry, False
+        elif (glued := _glued_record(line.data)) is not None:
+            yield line.number, glued, True
+
+
+def _glued_record(data: bytes) -> Entry | None:
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder()
+    records: list[Entry] = []
+    position = 0
+    text = text.strip()
+    while position < len(text):
+        try:
+            value, position = decoder.raw_decode(text, position)
+        except ValueError:
+            return None
+        if isinstance(value, dict):
+            records.append(value)
+        while position < len(text) and text[position].isspace():
+            position += 1
+    chain = [record for record in records if isinstance(record.get("uuid"), str)]
+    found = chain or records
+    return found[0] if found else None
 
 
 # --------------------------------------------------------------------------------------
@@ -543,7 +575,12 @@ def _walk(nodes: Mapping[str, _Node], leaf: _Node) -> list[_Node]:
     while node is not None and str(node.view.id) not in seen:
         seen.add(str(node.view.id))
         chain.append(node)
-        node = nodes.get(node.parent) if node.parent else None
+        if not node.parent:
+            break
+        parent = nodes.get(node.parent)
+        if parent is None or str(parent.view.id) in seen:
+            parent = _by_time(nodes, node, seen)
+        node = parent
     chain.reverse()
     chain = _recover_parallel(nodes, chain, seen)
     # The leaf's attachments and system lines, oldest first.
@@ -561,6 +598,33 @@ def _walk(nodes: Mapping[str, _Node], leaf: _Node) -> list[_Node]:
                 queue.append(str(child.view.id))
     tail.sort(key=lambda n: n.stamp)
     return chain + tail
+
+
+def _instant(stamp: str) -> float | None:
+    try:
+        return datetime.datetime.fromisoformat(stamp).timestamp()
+    except ValueError:
+        return None
+
+
+def _by_time(nodes: Mapping[str, _Node], child: _Node, seen: set[str]) -> _Node | None:
+    """A parent that is missing (a line that does not parse): Claude Code takes the line of
+    the same chain written closest before the child, at most `PARENT_GAP_SECONDS` before."""
+    when = _instant(child.stamp)
+    if when is None:
+        return None
+    best: _Node | None = None
+    best_gap = float("inf")
+    for other in nodes.values():
+        if str(other.view.id) in seen or other.sidechain != child.sidechain:
+            continue
+        other_when = _instant(other.stamp)
+        if other_when is None:
+            continue
+        gap = when - other_when
+        if 0 <= gap <= PARENT_GAP_SECONDS and gap < best_gap:
+            best, best_gap = other, gap
+    return best
 
 
 def _recover_parallel(
