@@ -19,8 +19,8 @@ from agent_harness import (
     run_resume,
 )
 from fake_llm_sse import request_size, sealed_reasoning, tool_call_ids
-from synthetic_claude import typical_session
-from synthetic_claude_context import parallel_session
+from synthetic_claude import compacted_session, typical_session
+from synthetic_claude_context import branched_session, parallel_session
 from test_claude_context import assert_first_request_matches, resume_of
 
 from gitclaw_compress.core.lines import lines_from_bytes
@@ -207,3 +207,30 @@ def test_nothing_to_resume_is_refused() -> None:
             lines_from_bytes(b'{"type":"summary","summary":"x","leafUuid":"y"}\n'),
             SummaryRequest("s", 1, 1, 0, "2026-11-23T12:00:00.000Z"),
         )
+
+
+def test_a_record_after_claude_codes_own_compaction(tmp_path: Path) -> None:
+    """A file Claude Code compacted itself (a plain boundary): the new record keeps the last
+    turn and drops the old summary, which the new one replaces."""
+    data = compacted_session().data()
+    summarized = append_record(data, request_keeping(data, 1, n=3))
+    run = _resume(summarized, tmp_path, "recompacted")
+    raw = run.request["raw"]
+    assert SUMMARY_TEXT.format(n=3) in raw and "This session is being continued" not in raw
+    assert "Please fix module 9." in raw
+    assert_first_request_matches(resume_of(summarized), run.body)
+
+
+def test_a_first_kept_line_off_the_conversation_is_refused() -> None:
+    data = branched_session().data()
+    new_branch = next(
+        number
+        for number, line in enumerate(data.splitlines(), start=1)
+        if b"New branch question." in line
+    )
+    request = request_keeping(data, 1)
+    off_path = SummaryRequest(
+        request.summary, new_branch, request.leaf, request.tokens_before, request.timestamp
+    )
+    with pytest.raises(GitClawError, match=f"line {new_branch} is not on the conversation"):
+        FORMAT.summary_record(lines_from_bytes(data), off_path)
