@@ -16,7 +16,12 @@ array, an object an object; `filePath` and `type` stay), and images a tool produ
 touched: thinking, signed or not, and `redacted_thinking` (the API checks signatures, and
 Claude Code sends unsigned thinking back to the model as its own thoughts), ids and links,
 `type`/`isSidechain`/`isMeta`/`isCompactSummary`, user and assistant text, the images a
-person pasted (unless `stripUserImages`), attachments.
+person pasted (unless `stripUserImages`), attachments. A line a budget policy chose
+(`Scope.prune`) has only its tool results stubbed, wherever it is.
+
+What the model sees: `claude_view.py` (each line in neutral terms) and `claude_context.py`
+(the resume walk and the request Claude Code builds); Claude Code's own compaction record:
+`claude_summary.py`.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import orjson
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
-from gitclaw_compress.formats import claude_context, claude_summary
+from gitclaw_compress.formats import claude_context, claude_summary, claude_view
 from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
 from gitclaw_compress.formats.pi import (
     PATH_ARGUMENTS,
@@ -348,7 +353,9 @@ def _ui_measure(value: object) -> tuple[int, int]:
 class ClaudeFormat(FormatBase):
     name = "claude"
     title = TITLES[name]
-    features: frozenset[str] = frozenset()  # status, context, prune, summarize: not yet
+    # view, resume, pruning and summary_record are built and checked against the real CLI;
+    # the layers above read them once they go through the format interface.
+    features: frozenset[str] = frozenset()
     kinds: tuple[str, ...] = (
         "tool_result text",
         "tool_result images",
@@ -372,13 +379,13 @@ class ClaudeFormat(FormatBase):
 
     def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
         names: dict[str, str] = {}  # tool names by call id, for the results that follow
-        for number, entry, glued in claude_context.parsed(lines):
+        for number, entry, glued in claude_view.parsed(lines):
             turn_start = not glued and is_turn_start(entry)
-            yield claude_context.view_entry(number, entry, turn_start=turn_start, names=names)
-            names.update(claude_context.tool_names(entry))
+            yield claude_view.view_entry(number, entry, turn_start=turn_start, names=names)
+            names.update(claude_view.tool_names(entry))
 
     def view(self, number: int, entry: Entry) -> EntryView:
-        return claude_context.view_entry(number, entry, turn_start=is_turn_start(entry), names={})
+        return claude_view.view_entry(number, entry, turn_start=is_turn_start(entry), names={})
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return claude_context.resume(views)
