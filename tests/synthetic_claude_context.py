@@ -151,3 +151,22 @@ def file_attachments_session(model: str) -> ClaudeSession:
     for line_index, line in enumerate(session.lines):
         session.lines[line_index] = line.replace(b'"claude-opus-4-6"', f'"{model}"'.encode())
     return session
+
+
+def unfinished_session(ending: str) -> ClaudeSession:
+    """A session stopped mid-way: a tool call without its result (then a new prompt, or the
+    end of the file), or a file that ends with a tool result or an unanswered prompt."""
+    session = ClaudeSession()
+    session.user("Read it.")
+    _message(session, text("Reading."), "msg_u0")
+    _message(session, _use("toolu_unanswered"), "msg_u0")
+    if ending == "call-then-prompt":
+        session.user("Actually stop.")
+        _message(session, text("Stopped."), "msg_u1")
+    elif ending == "result":
+        session.user("Read the other one.")
+        _message(session, _use("toolu_answered"), "msg_u2")
+        _result(session, "toolu_answered")
+    elif ending == "prompt":
+        session.user("Unanswered prompt.")
+    return session

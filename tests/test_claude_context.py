@@ -25,6 +25,7 @@ from synthetic_claude_context import (
     file_attachments_session,
     parallel_session,
     progress_session,
+    unfinished_session,
 )
 
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
@@ -66,6 +67,10 @@ SYNTHETIC: dict[str, Callable[[], bytes]] = {
     "file-attachment-new-model": lambda: file_attachments_session("claude-opus-4-8").data(),
     # A line that does not parse: its child finds the line written just before, by time.
     "broken-line": broken_session,
+    "unanswered-call-at-the-end": lambda: unfinished_session("call").data(),
+    "unanswered-call-then-prompt": lambda: unfinished_session("call-then-prompt").data(),
+    "ends-with-a-tool-result": lambda: unfinished_session("result").data(),
+    "ends-with-a-prompt": lambda: unfinished_session("prompt").data(),
 }
 
 
@@ -186,15 +191,21 @@ def _texts(value: object) -> list[str]:
 
 def assert_first_request_matches(conversation: Conversation, body: dict[str, Any]) -> None:
     """The request holds `resume`'s messages, in order, then the CLI's own: the new prompt
-    (with its reminders), merged into our last message when that is a user message."""
+    with its reminders (a user message, and a system one on new models). When the transcript
+    ends with a user message, the CLI first answers it with "No response requested." (and
+    adds "Continue from where you left off." after a tool result)."""
     sent = body["messages"]
     ours = conversation.messages
     roles = [API_ROLES[m.role] for m in ours]
-    compared = len(ours) - 1 if roles and roles[-1] == "user" else len(ours)
-    assert [m["role"] for m in sent[:compared]] == roles[:compared]
-    assert len(sent) > compared
-    assert [m["role"] for m in sent[len(ours) :]] in (["user"], ["user", "system"], [])
-    assert "next" in json.dumps(sent[-2:] if sent[-1]["role"] == "system" else sent[-1:])
+    compared = len(ours)
+    assert [m["role"] for m in sent[:compared]] == roles
+    added = sent[compared:]
+    if roles and roles[-1] == "user":
+        assert added[0]["role"] == "assistant"
+        assert "No response requested." in json.dumps(added[0])
+        added = added[1:]
+    assert [m["role"] for m in added] in (["user"], ["user", "system"])
+    assert "next" in json.dumps(added[0])
     for mine, theirs in zip(ours[:compared], sent, strict=False):
         blocks = _blocks(theirs)
         calls = [p.call_id for p in mine.parts if p.kind == TOOL_CALL]

@@ -54,6 +54,7 @@ from gitclaw_compress.model import (
     IMAGE,
     SYSTEM,
     TOOL,
+    TOOL_CALL,
     TOOL_RESULT,
     USER,
     Conversation,
@@ -548,6 +549,24 @@ def _place_system(built: list[_Built]) -> list[_Built]:
     return out
 
 
+def _without_unanswered_calls(views: list[EntryView]) -> list[EntryView]:
+    """Claude Code leaves out an assistant line whose tool calls have no result (a session
+    stopped during a tool), wherever it is."""
+    answered = {
+        part.call_id
+        for view in views
+        for message in view.messages
+        for part in message.parts
+        if part.kind == TOOL_RESULT
+    }
+
+    def unanswered(view: EntryView) -> bool:
+        calls = [p.call_id for m in view.messages for p in m.parts if p.kind == TOOL_CALL]
+        return view.links.get(TYPE) == "assistant" and bool(calls) and answered.isdisjoint(calls)
+
+    return [view for view in views if not unanswered(view)]
+
+
 def _without_usage(view: EntryView) -> EntryView:
     messages = [dataclasses.replace(m, usage=None) for m in view.messages]
     return dataclasses.replace(view, messages=messages)
@@ -566,6 +585,6 @@ def resume(views: Sequence[EntryView]) -> Conversation:
     # Claude Code zeroes the usage of a kept segment: it counted the context before the summary.
     kept_set = set(kept)
     views_sent = [_without_usage(n.view) if n.view.id in kept_set else n.view for n in sent]
-    messages = build_request(views_sent, model)
+    messages = build_request(_without_unanswered_calls(views_sent), model)
     compaction = path[start].view.number if start is not None else None
     return Conversation(messages, [n.view.number for n in path], compaction, model)
