@@ -170,3 +170,28 @@ def unfinished_session(ending: str) -> ClaudeSession:
     elif ending == "prompt":
         session.user("Unanswered prompt.")
     return session
+
+
+def local_command_session() -> ClaudeSession:
+    """A slash command's output (a `local_command` system line, sent as user text) and one of
+    Claude Code's own API error replies (never sent)."""
+    session = ClaudeSession()
+    session.user("First.")
+    _message(session, text("One."), "msg_l1")
+    session.user("<command-name>/model</command-name>\n<command-args></command-args>")
+    stdout = "<local-command-stdout>Set model to opus</local-command-stdout>"
+    session.chain("system", subtype="local_command", content=stdout, level="info", isMeta=False)
+    session.user("Second.")
+    error = {
+        "id": "msg_err",
+        "type": "message",
+        "role": "assistant",
+        "model": "<synthetic>",
+        "content": [text("API Error: 500 overloaded")],
+        "stop_reason": "stop_sequence",
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+    session.chain("assistant", isApiErrorMessage=True, message=error)
+    session.user("Third.")
+    _message(session, text("Three."), "msg_l2")
+    return session

@@ -23,6 +23,7 @@ from synthetic_claude_context import (
     attachments_session,
     branched_session,
     file_attachments_session,
+    local_command_session,
     parallel_session,
     progress_session,
     unfinished_session,
@@ -71,6 +72,7 @@ SYNTHETIC: dict[str, Callable[[], bytes]] = {
     "unanswered-call-then-prompt": lambda: unfinished_session("call-then-prompt").data(),
     "ends-with-a-tool-result": lambda: unfinished_session("result").data(),
     "ends-with-a-prompt": lambda: unfinished_session("prompt").data(),
+    "local-command-and-api-error": lambda: local_command_session().data(),
 }
 
 
