@@ -245,6 +245,10 @@ def run_flow(
         warnings=result.warnings,
         known=cache,
     )
+    if not dry_run:  # a session holding an unaccepted secret stops the run here
+        from gitclaw_compress.secrets.check import guard
+
+        guard(repo, root_config, chosen, result.warnings)
     configs = {path: load_config(path, repo.root, config_path) for path in chosen}
     result.reports = compress_paths(
         repo,
