@@ -60,4 +60,5 @@ def planted(seed: int = 0) -> dict[str, tuple[str, str]]:
         "database": (f"DATABASE_URL=postgres://admin:{password}@10.1.2.3:5432/app", password),
         "jwt": (f"Authorization: Bearer {jwt}", jwt),
         "private-key": (f"cat id_rsa\n{key}\n", key),
+        "aws-key-id": ("", aws_id),  # planted with "aws" above
     }

@@ -25,6 +25,7 @@ OVERLAP = 8192  # … that overlap by this much (a private key block fits)
 SEPARATOR = b"\n\n\x00\n\n"  # between values in a batch: no rule crosses a NUL line
 MIN_VALUE = 8  # a shorter string holds no secret that any rule reports
 CONFIDENCE: Final = "medium"  # Kingfisher's default: provider rules and strong generic ones
+REDACTED = "[REDACTED:"  # what `redact` leaves in place of a secret
 CACHE_ENV = "GITCLAW_COMPRESS_RULE_CACHE"  # where the compiled rules are cached
 
 
@@ -96,7 +97,7 @@ def scan_values(values: Iterable[tuple[Key, str]]) -> list[Hit[Key]]:
         placed = [
             (batch[max(bisect.bisect_right(starts, f.location["start_offset"]) - 1, 0)][0], f)
             for f in found
-            if f.secret
+            if f.secret and REDACTED not in f.secret  # our own marker is not a secret
         ]
         # A helper rule (an AWS secret key) counts next to a visible finding in its value.
         shown = {key for key, finding in placed if finding.visible}
