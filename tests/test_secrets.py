@@ -11,14 +11,15 @@ from typing import Any
 
 import orjson
 import pytest
-from flow_helpers import SESSIONS, git, init, make_origin, tool, write
+from flow_helpers import SESSIONS, git, init, make_origin, path_with, shim_bin, tool, write
 from secret_fixtures import planted
-from synthetic import big_text, text, thinking, tool_call
-from synthetic import SessionBuilder
+from synthetic import SessionBuilder, big_text, text, thinking, tool_call
 
 SECRETS = planted(7)
 CONFIG = b'{"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1}}'
-LENIENT = b'{"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1},"scan":{"block":false}}'
+LENIENT = (
+    b'{"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1},"scan":{"block":false}}'
+)
 
 
 @pytest.fixture(autouse=True)
@@ -160,8 +161,10 @@ def test_pre_push_refuses_archive_objects_that_hold_a_secret(tmp_path: Path) -> 
     git(repo, "commit", "-qm", "agent run")
     write(repo / "compression.json", CONFIG)  # scan.block on again
     git(repo, "commit", "-qam", "block")
+    env = path_with(shim_bin(tmp_path / "bin"))
+    env["GITCLAW_COMPRESS_RULE_CACHE"] = str(_CACHE[0])
     pushed = subprocess.run(
-        ["git", "push", "origin", "HEAD:refs/heads/main"], cwd=repo, capture_output=True
+        ["git", "push", "origin", "HEAD:refs/heads/main"], cwd=repo, capture_output=True, env=env
     )
     assert pushed.returncode != 0
     assert b"archive objects" in pushed.stderr
