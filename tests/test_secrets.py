@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 from flow_helpers import SESSIONS, git, init, make_origin, path_with, shim_bin, tool, write
 from secret_fixtures import planted
 from synthetic import SessionBuilder, big_text, text, thinking, tool_call
@@ -20,21 +19,6 @@ CONFIG = b'{"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1}}'
 LENIENT = (
     b'{"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1},"scan":{"block":false}}'
 )
-
-
-@pytest.fixture(autouse=True)
-def rule_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One compiled rule cache for the whole run (the hermetic HOME would recompile it)."""
-    monkeypatch.setenv("GITCLAW_COMPRESS_RULE_CACHE", str(_cache(tmp_path_factory)))
-
-
-_CACHE: list[Path] = []
-
-
-def _cache(factory: pytest.TempPathFactory) -> Path:
-    if not _CACHE:
-        _CACHE.append(factory.mktemp("rules"))
-    return _CACHE[0]
 
 
 def pi_session() -> SessionBuilder:
@@ -162,7 +146,6 @@ def test_pre_push_refuses_archive_objects_that_hold_a_secret(tmp_path: Path) -> 
     write(repo / "compression.json", CONFIG)  # scan.block on again
     git(repo, "commit", "-qam", "block")
     env = path_with(shim_bin(tmp_path / "bin"))
-    env["GITCLAW_COMPRESS_RULE_CACHE"] = str(_CACHE[0])
     pushed = subprocess.run(
         ["git", "push", "origin", "HEAD:refs/heads/main"], cwd=repo, capture_output=True, env=env
     )
