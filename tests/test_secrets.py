@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from flow_helpers import SESSIONS, git, init, make_origin, path_with, shim_bin, tool, write
 from secret_fixtures import planted
 from synthetic import SessionBuilder, big_text, text, thinking, tool_call
@@ -162,4 +163,114 @@ def test_pre_push_refuses_archive_objects_that_hold_a_secret(tmp_path: Path) -> 
     run("push", "--force")
     assert "refs/gitclaw/archive" in git(repo, "ls-remote", origin.url)
     assert path.exists()
+    run.assert_no_secret()
+
+
+def _claude() -> bytes:
+    from synthetic_claude import ClaudeSession
+
+    session = ClaudeSession()
+    kinds = [kind for kind, (line, _) in SECRETS.items() if line]
+    for turn, kind in enumerate(kinds[:-1]):
+        line, _ = SECRETS[kind]
+        where = turn % 4
+        session.user(f"task {turn}" + (f": {line}" if where == 0 else ""))
+        command = f"cat .env{turn}" + (f" && echo '{line}'" if where == 1 else "")
+        call = f"toolu_{turn:020d}"
+        session.tool_use(call, "Bash", {"command": command})
+        output = big_text(f"out{turn}", 60) + (f"\n{line}\n" if where == 2 else "")
+        ui = big_text(f"ui{turn}", 60) + (f"\n{line}\n" if where == 3 else "")
+        session.tool_result(call, output, {"stdout": ui, "stderr": "", "interrupted": False})
+        session.assistant({"type": "text", "text": f"done {turn}"})
+    session.user(f"last: {SECRETS[kinds[-1]][0]}")
+    session.assistant({"type": "text", "text": "ok"})
+    return session.data()
+
+
+def _codex() -> bytes:
+    from synthetic_codex import RolloutBuilder
+
+    rollout = RolloutBuilder()
+    kinds = [kind for kind, (line, _) in SECRETS.items() if line]
+    for turn, kind in enumerate(kinds[:-1]):
+        line, _ = SECRETS[kind]
+        where = turn % 3
+        turn_id = rollout.start_turn(f"task {turn}" + (f": {line}" if where == 0 else ""))
+        command = f"cat .env{turn}" + (f" && export {line.splitlines()[0]}" if where == 1 else "")
+        output = big_text(f"out{turn}", 60) + (f"\n{line}\n" if where == 2 else "")
+        rollout.shell(turn_id, command, output)  # the output is copied into an event_msg too
+        rollout.reply(turn_id, f"done {turn}")
+    last = rollout.start_turn(f"last: {SECRETS[kinds[-1]][0]}")
+    rollout.reply(last, "ok")
+    return rollout.data()
+
+
+def _copilot() -> bytes:
+    from synthetic_copilot import EventsBuilder
+
+    events = EventsBuilder()
+    events.start()
+    kinds = [kind for kind, (line, _) in SECRETS.items() if line]
+    for turn, kind in enumerate(kinds[:-1]):
+        line, _ = SECRETS[kind]
+        where = turn % 3
+        events.user(f"task {turn}" + (f": {line}" if where == 0 else ""))
+        command = f"cat .env{turn}" + (f" && echo '{line}'" if where == 1 else "")
+        output = big_text(f"out{turn}", 60) + (f"\n{line}\n" if where == 2 else "")
+        result = {"content": output, "detailedContent": output}
+        events.turn([("bash", {"command": command}, result)], f"done {turn}")
+    events.user(f"last: {SECRETS[kinds[-1]][0]}")
+    events.turn([], "ok")
+    return events.data()
+
+
+FORMATS = {
+    "pi": (f"{SESSIONS}/issue-1.jsonl", lambda: pi_session().data()),
+    "claude": (".claude/projects/-repo/00000000-0000-4000-8000-000000000001.jsonl", _claude),
+    "codex": (".codex/sessions/2026/03/31/rollout-2026-03-31T01-22-40-x.jsonl", _codex),
+    "copilot": (
+        ".copilot/session-state/00000000-0000-4000-8000-000000000002/events.jsonl",
+        _copilot,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_every_format_found_blocked_and_redacted(tmp_path: Path, name: str) -> None:
+    rel, build = FORMATS[name]
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", CONFIG)
+    git(repo, "add", "compression.json")
+    git(repo, "commit", "-qm", "config")
+    original = build()
+    path = write(repo / rel, original)
+    run = Runs(repo)
+    found = orjson.loads(run("scan", rel, "--json", code=1).stdout)["findings"]
+    lines = original.split(b"\n")
+    for kind, (_, secret) in SECRETS.items():
+        digest = hashlib.sha256(secret.encode()).hexdigest()
+        at = [f for f in found if f["hash"] == digest]
+        assert at, (name, kind)
+        for finding in at:  # "line" is the file's line, and that line holds the secret
+            assert orjson.dumps(secret)[1:-1] in lines[finding["line"] - 1], (name, kind)
+    assert len({f["line"] for f in found}) >= len(SECRETS) - 1
+    step = run("step", code=1)
+    assert path.read_bytes() == original
+    assert all(f["id"].encode() in step.stderr for f in found)
+    run("compress", rel, "--config", str(write(tmp_path / "lenient.json", LENIENT)))
+    assert path.read_bytes() != original
+    run("redact", rel, "--all")
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    everything = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo, capture_output=True
+    ).stdout
+    everything += path.read_bytes()
+    for kind, (_, secret) in SECRETS.items():
+        assert orjson.dumps(secret)[1:-1] not in everything, (name, kind)
+    restored = run("restore", rel, "-o", "-")
+    assert restored.stdout.count(b"\n") == original.count(b"\n")
+    assert b"[REDACTED:" in restored.stdout
+    run("verify", rel)
+    run("scan", rel)
     run.assert_no_secret()
