@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -224,8 +225,12 @@ def _copilot() -> bytes:
     return events.data()
 
 
-FORMATS = {
-    "pi": (f"{SESSIONS}/issue-1.jsonl", lambda: pi_session().data()),
+def _pi() -> bytes:
+    return pi_session().data()
+
+
+FORMATS: dict[str, tuple[str, Callable[[], bytes]]] = {
+    "pi": (f"{SESSIONS}/issue-1.jsonl", _pi),
     "claude": (".claude/projects/-repo/00000000-0000-4000-8000-000000000001.jsonl", _claude),
     "codex": (".codex/sessions/2026/03/31/rollout-2026-03-31T01-22-40-x.jsonl", _codex),
     "copilot": (
