@@ -12,7 +12,19 @@ from typing import Any
 
 import orjson
 import pytest
-from flow_helpers import SESSIONS, git, init, make_origin, path_with, shim_bin, tool, write
+from flow_helpers import (
+    SESSIONS,
+    git,
+    init,
+    make_origin,
+    needs_pre_commit,
+    path_with,
+    pre_commit_exe,
+    project_snapshot,
+    shim_bin,
+    tool,
+    write,
+)
 from secret_fixtures import planted
 from synthetic import SessionBuilder, big_text, text, thinking, tool_call
 
@@ -278,4 +290,33 @@ def test_every_format_found_blocked_and_redacted(tmp_path: Path, name: str) -> N
     assert b"[REDACTED:" in restored.stdout
     run("verify", rel)
     run("scan", rel)
+    run.assert_no_secret()
+
+
+@needs_pre_commit
+def test_the_real_pre_commit_hook_fails_on_a_secret(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, rev = project_snapshot(tmp_path_factory.mktemp("hook-source") / "gitclaw-compress")
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path_factory.mktemp("pre-commit-home")))
+    monkeypatch.delenv("PRE_COMMIT", raising=False)
+    repo = init(tmp_path / "agent-repo")
+    config = {"repos": [{"repo": str(source), "rev": rev, "hooks": [{"id": "gitclaw-compress"}]}]}
+    write(repo / ".pre-commit-config.yaml", orjson.dumps(config))
+    write(repo / "compression.json", CONFIG)
+    subprocess.run([pre_commit_exe(), "install"], cwd=repo, check=True, capture_output=True)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "pre-commit config")
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    original = pi_session().data()
+    path = write(repo / rel, original)
+    git(repo, "add", rel)
+    done = subprocess.run(["git", "commit", "-m", "agent run"], cwd=repo, capture_output=True)
+    printed = done.stdout + done.stderr
+    assert done.returncode != 0, printed.decode()
+    assert b"secret(s) found in session files" in printed
+    assert git(repo, "log", "--format=%s", "-1").strip() == "pre-commit config"
+    assert path.read_bytes() == original
+    run = Runs(repo)
+    run.printed.append(printed)
     run.assert_no_secret()
