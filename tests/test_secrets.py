@@ -117,6 +117,15 @@ def test_scan_step_redact_restore_verify_pi(tmp_path: Path) -> None:
     archived = git(repo, "rev-list", "--objects", "refs/gitclaw/archive")
     assert "blobs/" in archived
 
+    entries = sorted({f["entry"] for f in found})
+    for entry in entries:  # show and context print what holds them: masked
+        assert "…".encode() in run("show", rel, entry).stdout
+    run("show", rel, entries[0], "--raw")
+    run("show", rel, entries[0], "--json")
+    run("context", rel)
+    run("context", rel, "--json")
+    run.assert_no_secret()
+
     run("redact", rel, "--all")
     data = path.read_bytes()
     for _, secret in SECRETS.values():
