@@ -36,6 +36,9 @@ def push_command(remote: str | None, force: bool, config_path: Path | None, as_j
     repo = open_repo(Path.cwd())
     config = config_for(repo, None, config_path)
     ref, remote = config["archive.ref"], remote or config["archive.remote"]
+    from gitclaw_compress.secrets.check import guard_push
+
+    guard_push(repo, config)  # never send an archive object that holds a secret
     result = push_archive(repo, ref, remote, force=force)
     if as_json:
         echo_json(

@@ -281,7 +281,10 @@ def run_flow(
     if do_stage and not dry_run:
         result.staged = stage(repo, result.reports, result.summarized)
     if do_push and not dry_run:
+        from gitclaw_compress.secrets.check import guard_push
         from gitclaw_compress.store.remote import push_archive
+
+        guard_push(repo, root_config)  # never send an archive object that holds a secret
 
         result.push = push_archive(repo, result.ref, result.remote)
     return result
