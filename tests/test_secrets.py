@@ -177,9 +177,11 @@ def test_pre_push_refuses_archive_objects_that_hold_a_secret(tmp_path: Path) -> 
     remote_refs = git(repo, "ls-remote", origin.url)
     assert "refs/gitclaw/archive" not in remote_refs
     run.printed.append(pushed.stderr + pushed.stdout)
-    run("redact", rel, "--all")
-    history = run("redact", rel, "--all").stdout  # nothing left to redact: says 0
-    assert b"0 secrets" in history
+    commit = git(repo, "log", "--format=%H", "--reverse", "--", rel).split()[0]
+    first = run("redact", rel, "--all").stdout  # committed before: only history can lose it
+    assert f"commit {commit[:12]}".encode() in first and b"git filter-repo" in first
+    again = run("redact", rel, "--all").stdout  # nothing left to redact: says 0
+    assert b"0 secrets" in again
     refused = run("push", code=3)
     assert b"--force" in refused.stderr
     run("push", "--force")
@@ -328,4 +330,23 @@ def test_the_real_pre_commit_hook_fails_on_a_secret(
     assert path.read_bytes() == original
     run = Runs(repo)
     run.printed.append(printed)
+    run.assert_no_secret()
+
+
+def test_accepted_findings_pass_and_the_baseline_holds_no_secret(tmp_path: Path) -> None:
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", CONFIG)
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    write(repo / rel, pi_session().data())
+    run = Runs(repo)
+    found = orjson.loads(run("scan", rel, "--json", code=1).stdout)["findings"]
+    run("scan", rel, "--accept", "0" * 12, code=3)  # an unknown id: one line, nothing kept
+    run("scan", rel, "--accept", found[0]["id"], code=1)  # the others still block
+    run("scan", rel, "--accept-all", code=0)
+    listed = orjson.loads(run("scan", rel, "--json").stdout)["findings"]
+    assert listed and all(f["accepted"] for f in listed)
+    run("step")  # accepted: compresses
+    baseline = (repo / ".gitclaw-secrets.json").read_bytes()
+    assert {f["hash"] for f in found} <= {e["hash"] for e in orjson.loads(baseline)["accepted"]}
+    run.printed.append(baseline)
     run.assert_no_secret()
