@@ -163,7 +163,8 @@ def redact_session(
                 out.append(new + (b"\n" if line.newline else b""))
         body = b"".join(out)
         if repo.rev_parse(ref) is not None:
-            report.archive_tip = _rewrite(repo, ref, rel, body, renamed, blobs, report)
+            with repo.lock(f"archive-ref:{ref}", ref):  # no push or fetch meanwhile
+                report.archive_tip = _rewrite(repo, ref, rel, body, renamed, blobs, report)
         atomic = AtomicFile(path, git_dir=repo.git_dir)
         atomic.write(body)
         atomic.seal()
