@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
+from conftest import CORPUS
 from flow_helpers import (
     SESSIONS,
     git,
@@ -350,3 +351,27 @@ def test_accepted_findings_pass_and_the_baseline_holds_no_secret(tmp_path: Path)
     assert {f["hash"] for f in found} <= {e["hash"] for e in orjson.loads(baseline)["accepted"]}
     run.printed.append(baseline)
     run.assert_no_secret()
+
+
+def test_a_secret_across_a_window_edge_of_a_long_value_is_found() -> None:
+    from gitclaw_compress.secrets.engine import OVERLAP, WINDOW, scan_values
+
+    _, secret = SECRETS["github"]
+    filler = "lorem ipsum dolor sit amet\n" * (3 * WINDOW // 27)
+    at = WINDOW - len(secret) // 2  # straddles the end of the first window
+    value = filler[:at] + f" {secret} " + filler[at:]
+    hits = scan_values([("long", value), ("short", f"token {secret}")])
+    assert {(hit.key, hit.secret) for hit in hits} == {("long", secret), ("short", secret)}
+    assert len(SECRETS["private-key"][1]) < OVERLAP
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not found")
+def test_no_finding_on_the_corpus() -> None:
+    """The corpus holds no secret: every finding there would be a false positive."""
+    from gitclaw_compress.formats import detect_file
+    from gitclaw_compress.secrets.scan import scan_file
+
+    files = sorted(CORPUS.glob("*/*.jsonl"))
+    assert files
+    for path in files:
+        assert scan_file(path, path.name, detect_file(path, path.name)) == [], path.name
