@@ -375,3 +375,22 @@ def test_no_finding_on_the_corpus() -> None:
     assert files
     for path in files:
         assert scan_file(path, path.name, detect_file(path, path.name)) == [], path.name
+
+
+def test_a_secret_in_signed_thinking_is_reported_sealed_and_left(tmp_path: Path) -> None:
+    """pi sends signed thinking back on resume: redact leaves it and says why."""
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", CONFIG)
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    session = SessionBuilder()
+    session.user("go")
+    session.assistant(thinking(f"the key is {SECRETS['stripe'][0]}"), text("ok"))
+    original = session.data()
+    path = write(repo / rel, original)
+    run = Runs(repo)
+    found = orjson.loads(run("scan", rel, "--json", code=1).stdout)["findings"]
+    assert [(f["sealed"], f["path"][-1]) for f in found] == [(True, "thinking")]
+    done = run("redact", rel, "--all")
+    assert b"left as it is" in done.stderr and b"0 secrets" in done.stdout
+    assert path.read_bytes() == original
+    run.assert_no_secret()
