@@ -161,7 +161,9 @@ def test_every_registered_format_has_a_case() -> None:
 
 
 def _corpus() -> list[object]:
-    params = [pytest.param(case, id=case.name) for case in FORMAT_CASES if case.corpus()]
+    params: list[object] = [
+        pytest.param(case, id=case.name) for case in FORMAT_CASES if case.corpus()
+    ]
     return params or [pytest.param(None, id="no-corpus", marks=pytest.mark.skip("no corpus"))]
 
 
