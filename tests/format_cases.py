@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_fixtures import TRANSCRIPTS
 from conftest import CORPUS
 from synthetic import compaction_session, typical_session
 from synthetic_claude import (
@@ -76,12 +77,20 @@ class FormatCase:
     transcript, relative to the repository root; `{id}` stands for the session's name. The
     default globs must find each of them and the hooks' `files` pattern must match them;
     `not_sessions` are paths that must not be taken for sessions. `corpus_ratio` is the most
-    its corpus files may weigh after `compress --keep-turns 1`, over all of them together."""
+    its corpus files may weigh after `compress --keep-turns 1`, over all of them together.
+    `resumable` are the synthetic transcripts its real CLI resumes (agent_harness.run_resume
+    runs it: `PLACERS` says how); `corpus_may_stay` lets a corpus file that compress leaves
+    unchanged skip the resume check instead of failing it; `drops_old_thinking` says that
+    its agent leaves out the thinking compress emptied before the kept turns (pi, with
+    `session.stripThinking`), so a resume sends part of the sealed reasoning, unchanged."""
 
     name: str
     layouts: tuple[str, ...]
     not_sessions: tuple[str, ...]
     corpus_ratio: float
+    resumable: tuple[tuple[str, Callable[[], bytes]], ...]
+    corpus_may_stay: bool = False
+    drops_old_thinking: bool = False
 
     @property
     def synthetic(self) -> list[tuple[str, Callable[[], bytes]]]:
@@ -108,6 +117,12 @@ FORMAT_CASES: tuple[FormatCase, ...] = (
         ),
         not_sessions=(".GITCLAW/sessions/not-state.jsonl", "src/sessions/data.jsonl"),
         corpus_ratio=0.35,
+        resumable=(
+            ("typical", lambda: typical_session(turns=4).data()),
+            ("compaction", lambda: compaction_session().data()),
+        ),
+        corpus_may_stay=True,  # one corpus session has nothing to compress at --keep-turns 1
+        drops_old_thinking=True,
     ),
     FormatCase(
         "claude",
@@ -119,6 +134,7 @@ FORMAT_CASES: tuple[FormatCase, ...] = (
         ),
         not_sessions=("src/data.jsonl", "claude/projects/{id}.jsonl"),
         corpus_ratio=0.64,
+        resumable=(("fixture", lambda: TRANSCRIPTS["claude"]().data),),
     ),
     FormatCase(
         "codex",
@@ -129,6 +145,7 @@ FORMAT_CASES: tuple[FormatCase, ...] = (
         ),
         not_sessions=("src/rollout-data.jsonl", ".codex/sessions/2026/03/31/history.jsonl"),
         corpus_ratio=0.78,
+        resumable=(("fixture", lambda: TRANSCRIPTS["codex"]().data),),
     ),
     FormatCase(
         "copilot",
@@ -139,6 +156,7 @@ FORMAT_CASES: tuple[FormatCase, ...] = (
         ),
         not_sessions=("docs/session-state/c/events.jsonl", ".copilot/events.jsonl"),
         corpus_ratio=0.62,
+        resumable=(("fixture", lambda: TRANSCRIPTS["copilot"]().data),),
     ),
 )
 
