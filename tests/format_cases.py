@@ -79,8 +79,7 @@ class FormatCase:
     `not_sessions` are paths that must not be taken for sessions. `corpus_ratio` is the most
     its corpus files may weigh after `compress --keep-turns 1`, over all of them together.
     `resumable` are the synthetic transcripts its real CLI resumes (agent_harness.run_resume
-    runs it: `PLACERS` says how); `corpus_may_stay` lets a corpus file that compress leaves
-    unchanged skip the resume check instead of failing it; `drops_old_thinking` says that
+    runs it: `PLACERS` says how); `drops_old_thinking` says that
     its agent leaves out the thinking compress emptied before the kept turns (pi, with
     `session.stripThinking`), so a resume sends part of the sealed reasoning, unchanged."""
 
@@ -89,7 +88,6 @@ class FormatCase:
     not_sessions: tuple[str, ...]
     corpus_ratio: float
     resumable: tuple[tuple[str, Callable[[], bytes]], ...]
-    corpus_may_stay: bool = False
     drops_old_thinking: bool = False
 
     @property
@@ -121,7 +119,6 @@ FORMAT_CASES: tuple[FormatCase, ...] = (
             ("typical", lambda: typical_session(turns=4).data()),
             ("compaction", lambda: compaction_session().data()),
         ),
-        corpus_may_stay=True,  # one corpus session has nothing to compress at --keep-turns 1
         drops_old_thinking=True,
     ),
     FormatCase(

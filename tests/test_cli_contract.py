@@ -9,8 +9,9 @@ On every synthetic case of the format, committed where its agent puts it:
 - the pre-commit path: staged by the agent's run, `compress --stage` rewrites and stages it,
   the commit holds the compressed file and the original restores from it.
 Then: the default globs find a transcript in every place its agent commits one (and no
-file outside them), the hooks' `files` pattern agrees, and every corpus file of the format
-restores byte for byte after gc.
+file outside them), the hooks' `files` pattern agrees; and the corpus files of the format,
+compressed by the CLI, shrink to the format's ratio, keep every line, newline, sealed value
+and the kept turn, do not change on a second run, and restore byte for byte after gc.
 """
 
 from __future__ import annotations
@@ -27,10 +28,14 @@ from conftest import REPO_ROOT, commit_session, git
 from format_cases import FORMAT_CASES, FormatCase
 
 from gitclaw_compress.cli import cli
-from gitclaw_compress.core.lines import lines_from_bytes
+from gitclaw_compress.core.compressor import CompressSettings, plan_lines
+from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
 from gitclaw_compress.formats import FORMATS
+from gitclaw_compress.formats.base import Format
 
 ARCHIVE = "refs/gitclaw/archive"
+KEEP_ONE = CompressSettings(keep_turns=1)
+SEPARATORS = ("\u2028".encode(), "\u2029".encode())
 
 
 def run(*args: str) -> Result:
@@ -160,6 +165,24 @@ def test_every_registered_format_has_a_case() -> None:
     assert [case.name for case in FORMAT_CASES] == list(FORMATS)
 
 
+def check_invariants(fmt: Format, original: bytes, compressed: bytes, relpath: str) -> None:
+    """Every line and its newline stay, the kept turn byte for byte, every sealed value; a
+    changed line holds no raw U+2028/U+2029."""
+    old, new = lines_from_bytes(original), lines_from_bytes(compressed)
+    assert len(new) == len(old) and [n.newline for n in new] == [o.newline for o in old]
+    window = plan_lines(old, KEEP_ONE, session_ref=relpath, fmt=fmt).window_start
+    for before, after in zip(old, new, strict=True):
+        where = f"{relpath}:{before.number}"
+        if before.number >= window or parse_entry(before.data) is None:
+            assert after.data == before.data, where
+        if after.data == before.data:
+            continue
+        assert not any(separator in after.data for separator in SEPARATORS), where
+        entry_before, entry_after = parse_entry(before.data), parse_entry(after.data)
+        assert entry_before is not None and entry_after is not None, where
+        assert list(fmt.sealed(entry_before)) == list(fmt.sealed(entry_after)), where
+
+
 def _corpus() -> list[object]:
     params: list[object] = [
         pytest.param(case, id=case.name) for case in FORMAT_CASES if case.corpus()
@@ -184,6 +207,8 @@ def test_corpus_files_shrink_and_restore_byte_for_byte_after_gc(
 
     ok("compress", "--keep-turns", "1", "--force", *relpaths)
     compressed = {relpath: (repo / relpath).read_bytes() for relpath in relpaths}
+    for relpath, source in originals.items():
+        check_invariants(FORMATS[case.name], source.read_bytes(), compressed[relpath], relpath)
     before = sum(source.stat().st_size for source in sources)
     after = sum(len(data) for data in compressed.values())
     assert after <= before * case.corpus_ratio, f"{before} -> {after} bytes"
