@@ -80,7 +80,7 @@ def test_compress_verify_show_and_restore_after_gc(
     tip = archive_tip(repo)
 
     again = ok("compress", "--keep-turns", "1", "--force", relpath)
-    assert again.stdout.startswith("unchanged"), again.stdout
+    assert again.stdout.startswith(f"unchanged {relpath}: nothing new to compress"), again.stdout
     assert path.read_bytes() == compressed and archive_tip(repo) == tip
 
     verified = ok("verify", relpath)
@@ -96,6 +96,8 @@ def test_compress_verify_show_and_restore_after_gc(
     git(repo, "gc", "-q", "--prune=now")
     assert ok("verify", relpath).stdout.startswith("ok:")
     assert ok("restore", relpath, "-o", "-").stdout_bytes == original
+    ok("restore", relpath, "-o", "restored.jsonl")
+    assert (repo / "restored.jsonl").read_bytes() == original
     ok("restore", relpath)
     assert path.read_bytes() == original
 
