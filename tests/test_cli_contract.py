@@ -12,6 +12,8 @@ Then: the default globs find a transcript in every place its agent commits one (
 file outside them), the hooks' `files` pattern agrees; and the corpus files of the format,
 compressed by the CLI, shrink to the format's ratio, keep every line, newline, sealed value
 and the kept turn, do not change on a second run, and restore byte for byte after gc.
+Every synthetic case is also served by `status`, `context` and `prune` in text and JSON
+(budget pruning restorable after gc), and `status --all` reports every format at once.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from gitclaw_compress.formats.base import Format
 
 ARCHIVE = "refs/gitclaw/archive"
 KEEP_ONE = CompressSettings(keep_turns=1)
+NOTHING_PROTECTED = {"protectTokens": 0, "minimumTokens": 0, "protectTurns": 0}
 SEPARATORS = ("\u2028".encode(), "\u2029".encode())
 
 
@@ -225,3 +228,47 @@ def test_corpus_files_shrink_and_restore_byte_for_byte_after_gc(
     for relpath, source in originals.items():
         restored = ok("restore", relpath, "-o", "-").stdout_bytes
         assert restored == source.read_bytes(), relpath
+
+
+@pytest.mark.parametrize(("case", "make"), _synthetic())
+def test_status_context_and_prune_serve_it_in_text_and_json(
+    case: FormatCase, make: Callable[[], bytes], repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = make()
+    relpath = case.place("s1")
+    path = commit_session(repo, relpath, original)
+    monkeypatch.chdir(repo)
+    for command in (["status"], ["context"], ["prune", "--dry-run"]):
+        assert relpath in ok(*command, relpath).stdout, command
+        report = json.loads(ok(*command, "--json", relpath).stdout)
+        assert relpath in json.dumps(report), command
+    context = json.loads(ok("context", "--json", relpath).stdout)
+    assert context["format"] == case.name and context["messages"]
+    status = json.loads(ok("status", "--json", relpath).stdout)
+    assert status["path"] == relpath and status["context_tokens"] > 0
+    assert path.read_bytes() == original  # none of them wrote
+
+    # Budget pruning with nothing protected stubs the completed tool outputs, restorably.
+    config = repo.parent / "budget.json"
+    config.write_text(json.dumps({"prune": NOTHING_PROTECTED}))
+    done = ok("prune", "--config", str(config), relpath)
+    assert done.stdout.startswith(f"pruned {relpath}:"), done.stdout
+    assert len(path.read_bytes()) < len(original)
+    git(repo, "gc", "-q", "--prune=now")
+    assert ok("verify", relpath).stdout.startswith("ok:")
+    assert ok("restore", relpath, "-o", "-").stdout_bytes == original
+
+
+def test_status_all_reports_every_format_in_one_repository(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    places = []
+    for case in FORMAT_CASES:
+        _, make = case.synthetic[0]
+        places.append(case.place("s1"))
+        commit_session(repo, places[-1], make())
+    monkeypatch.chdir(repo)
+    report = json.loads(ok("status", "--all", "--json").stdout)
+    assert sorted(entry["path"] for entry in report["files"]) == sorted(places)
+    text = ok("status", "--all").stdout
+    assert all(place in text for place in places)

@@ -291,16 +291,3 @@ def test_commands_on_a_committed_transcript(repo: Path, monkeypatch: pytest.Monk
     assert stats.exit_code == 0, stats.output
     for kind in ("toolUseResult", "tool_result text", "tool_use input", "progress", "stubs"):
         assert re.search(rf"^{re.escape(kind)}\s+[\d,]+", stats.stdout, re.M), kind
-
-
-@pytest.mark.parametrize("command", ["status", "context", "prune"])
-def test_the_token_layers_serve_claude_code_transcripts(
-    repo: Path, monkeypatch: pytest.MonkeyPatch, command: str
-) -> None:
-    original = typical_session(turns=2).data()
-    path = commit_session(repo, SESSION, original)
-    monkeypatch.chdir(repo)
-    done = run(*([command, "--dry-run", SESSION] if command == "prune" else [command, SESSION]))
-    assert done.exit_code == 0, done.stderr
-    assert SESSION in done.stdout
-    assert path.read_bytes() == original

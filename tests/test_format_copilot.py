@@ -254,18 +254,6 @@ def test_show_by_event_id_and_stats_work_on_copilot_events(
     # (verify, show by line and restore, also after gc: test_cli_contract.py)
 
 
-@pytest.mark.parametrize("command", ["status", "context", "prune"])
-def test_the_token_layers_serve_copilot_events(
-    repo: Path, monkeypatch: pytest.MonkeyPatch, command: str
-) -> None:
-    original = typical_events().data()
-    commit_session(repo, EVENTS_PATH, original)
-    args = [command, "--dry-run", EVENTS_PATH] if command == "prune" else [command, EVENTS_PATH]
-    done = _runner_in(repo, monkeypatch).invoke(gitclaw, args)
-    assert done.exit_code == 0, done.stderr
-    assert EVENTS_PATH in done.stdout
-
-
 def test_summarize_keeping_turns_says_in_one_line_why_copilot_cannot(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
