@@ -13,6 +13,8 @@ from pathlib import Path
 
 from agent_fixtures import TRANSCRIPTS
 from conftest import CORPUS
+from format_strategies import claude_sessions, codex_rollouts, copilot_events, pi_sessions
+from hypothesis.strategies import SearchStrategy
 from synthetic import compaction_session, typical_session
 from synthetic_claude import (
     broken_session,
@@ -78,16 +80,18 @@ class FormatCase:
     default globs must find each of them and the hooks' `files` pattern must match them;
     `not_sessions` are paths that must not be taken for sessions. `corpus_ratio` is the most
     its corpus files may weigh after `compress --keep-turns 1`, over all of them together.
+    `strategy` generates its transcripts for the property test (format_strategies.py).
     `resumable` are the synthetic transcripts its real CLI resumes (agent_harness.run_resume
-    runs it: `PLACERS` says how); `drops_old_thinking` says that
-    its agent leaves out the thinking compress emptied before the kept turns (pi, with
-    `session.stripThinking`), so a resume sends part of the sealed reasoning, unchanged."""
+    runs it: `PLACERS` says how); `drops_old_thinking` says that its agent leaves out the
+    thinking compress emptied before the kept turns (pi, with `session.stripThinking`), so a
+    resume sends part of the sealed reasoning, unchanged."""
 
     name: str
     layouts: tuple[str, ...]
     not_sessions: tuple[str, ...]
     corpus_ratio: float
     resumable: tuple[tuple[str, Callable[[], bytes]], ...]
+    strategy: Callable[[], SearchStrategy[bytes]]
     drops_old_thinking: bool = False
 
     @property
@@ -120,6 +124,7 @@ FORMAT_CASES: tuple[FormatCase, ...] = (
             ("compaction", lambda: compaction_session().data()),
         ),
         drops_old_thinking=True,
+        strategy=pi_sessions,
     ),
     FormatCase(
         "claude",
@@ -132,6 +137,7 @@ FORMAT_CASES: tuple[FormatCase, ...] = (
         not_sessions=("src/data.jsonl", "claude/projects/{id}.jsonl"),
         corpus_ratio=0.64,
         resumable=(("fixture", lambda: TRANSCRIPTS["claude"]().data),),
+        strategy=claude_sessions,
     ),
     FormatCase(
         "codex",
@@ -143,6 +149,7 @@ FORMAT_CASES: tuple[FormatCase, ...] = (
         not_sessions=("src/rollout-data.jsonl", ".codex/sessions/2026/03/31/history.jsonl"),
         corpus_ratio=0.78,
         resumable=(("fixture", lambda: TRANSCRIPTS["codex"]().data),),
+        strategy=codex_rollouts,
     ),
     FormatCase(
         "copilot",
@@ -154,7 +161,6 @@ FORMAT_CASES: tuple[FormatCase, ...] = (
         not_sessions=("docs/session-state/c/events.jsonl", ".copilot/events.jsonl"),
         corpus_ratio=0.62,
         resumable=(("fixture", lambda: TRANSCRIPTS["copilot"]().data),),
+        strategy=copilot_events,
     ),
 )
-
-CASES_BY_NAME = {case.name: case for case in FORMAT_CASES}
