@@ -272,3 +272,34 @@ def test_status_all_reports_every_format_in_one_repository(
     assert sorted(entry["path"] for entry in report["files"]) == sorted(places)
     text = ok("status", "--all").stdout
     assert all(place in text for place in places)
+
+
+@pytest.mark.parametrize(
+    "case",
+    # Claude Code's synthetic replies record a tiny usage, which the context size rightly
+    # trusts: its target mode is exercised on the corpus by bench/layers.py instead.
+    [pytest.param(case, id=case.name) for case in FORMAT_CASES if case.name != "claude"],
+)
+def test_target_mode_compresses_the_oldest_lines_down_toward_the_target(
+    case: FormatCase, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _label, make = case.synthetic[0]  # each format's typical session: several turns
+    original = make()
+    relpath = case.place("s1")
+    path = commit_session(repo, relpath, original)
+    monkeypatch.chdir(repo)
+    model = json.loads(ok("status", "--json", relpath).stdout)["model"]
+    config = repo.parent / "small-window.json"
+    window = {"context_window": 24000, "max_output": 1000}
+    config.write_text(json.dumps({"models": {"overrides": {model: window}}}))
+    report = json.loads(
+        ok("prune", "--config", str(config), "--target", "--dry-run", "--json", relpath).stdout
+    )
+    [file] = report["files"]
+    assert file["budget"]["freed_tokens"] > 0, file["budget"]["decision"]
+    assert path.read_bytes() == original
+    done = ok("prune", "--config", str(config), "--target", relpath)
+    assert done.stdout.startswith(f"pruned {relpath}:"), done.stdout
+    assert len(path.read_bytes()) < len(original)
+    git(repo, "gc", "-q", "--prune=now")
+    assert ok("restore", relpath, "-o", "-").stdout_bytes == original

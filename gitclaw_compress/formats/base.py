@@ -105,6 +105,9 @@ class Scope:
     prune: bool  # a budget policy chose this line's tool output, wherever it is
     show: str  # the command that prints this line's original, for the stub text
     settings: CompressSettings
+    # The first line of the kept window as the core decided it (by turns, or by a target):
+    # a format that keeps lines written just before a turn start with that turn reads it here.
+    window_start: int = 1 << 62
 
 
 class FileRules(Protocol):
