@@ -8,6 +8,7 @@ naming the file (`NOT_SERVED`), and the others are still reported, with exit 0.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from synthetic_codex import typical_rollout
 from synthetic_copilot import SESSION_ID as COPILOT_ID
 from synthetic_copilot import typical_events
 
-SESSIONS = {
+SESSIONS: dict[str, tuple[str, Callable[[], bytes]]] = {
     "pi": (".GITCLAW/state/sessions/s.jsonl", lambda: typical_session(turns=3).data()),
     "claude": (
         f".claude/projects/-home-dev-project/{CLAUDE_ID}.jsonl",
