@@ -153,3 +153,15 @@ def test_prune_dry_run_on_each_format(four: Path, name: str, tmp_path: Path) -> 
     text = cli("prune", "--dry-run", "--config", str(config), path, cwd=four)
     assert text.stdout.decode().startswith(f"would prune {path}: ")
     assert (four / path).read_bytes() == before
+
+
+def test_status_prints_commands_that_a_shell_reads_back(repo: Path) -> None:
+    """A path with a space is quoted once in the commands `status` prints for pasting."""
+    import shlex
+
+    path = ".GITCLAW/state/sessions/my session.jsonl"
+    (repo / path).parent.mkdir(parents=True)
+    (repo / path).write_bytes(typical_session(turns=2).data())
+    report = json.loads(cli("status", "--json", path, cwd=repo).stdout)
+    for saving in report["savings"].values():
+        assert shlex.split(saving["command"])[-1] == path, saving["command"]
