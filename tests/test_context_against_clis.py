@@ -1,12 +1,13 @@
 """The `context --json` COMMAND against the first request of each real agent CLI.
 
-For every corpus file of each format (and one synthetic file per format, so that the check
-runs without the corpus), the file is committed into a hermetic repository and `context
---json` is run on it, as a user runs it. The messages it lists as sent must be, in number and
-in order, the messages the real CLI sends when it resumes the same file (offline, against the
-fake server), less what the CLI adds itself (its system prompt, its new turn). The list is
-also the format's `resume`, message for message, so the format engineers' request checks
-(texts, tool call ids) apply to what the command printed.
+For every corpus file of each format (pi, Claude Code, Codex, Copilot CLI), and one synthetic
+file per format so that the check runs without the corpus, the file is committed into a
+hermetic repository and `context --json` is run on it, as a user runs it. The messages it
+lists as sent must be, in number and in order, the messages the real CLI sends when it
+resumes the same file (offline, against the fake server), less what the CLI adds itself (its
+system prompt, its new turn). The list is also the format's `resume`, message for message,
+so the request checks of each format's own tests (texts, tool call ids) apply to what the
+command printed.
 
 Each CLI case skips when that CLI is not installed (fails under CI); corpus cases skip when
 the shared corpus is absent.
@@ -27,8 +28,11 @@ from fake_llm_sse import conversation
 from format_cases import corpus_cases
 from pi_harness import chain_reaches_root, require_pi, run_pi_resume
 from synthetic import typical_session
+from synthetic_claude import typical_session as claude_session
 from synthetic_codex import typical_rollout
 from synthetic_copilot import typical_events
+from test_claude_context import API_ROLES, assert_first_request_matches
+from test_claude_context import _resume_in_cli as claude_resume
 from test_copilot_conversation import CHAT_ROLES, assert_matches_request
 from test_copilot_conversation import resume_in_cli as copilot_resume
 
@@ -39,11 +43,13 @@ from gitclaw_compress.model import SUMMARY, USER, Conversation
 # Where each format's file is committed ({stem}: the source file's name without .jsonl).
 LAYOUT = {
     "pi": ".GITCLAW/state/sessions/{stem}.jsonl",
+    "claude": ".claude/projects/-repo/{stem}.jsonl",
     "codex": ".codex/sessions/2026/03/30/rollout-{stem}.jsonl",
     "copilot": ".copilot/session-state/{stem}/events.jsonl",
 }
 SYNTHETIC: dict[str, Callable[[], bytes]] = {
     "pi": lambda: typical_session(turns=3).data(),
+    "claude": lambda: claude_session().data(),
     "codex": lambda: typical_rollout().data(),
     "copilot": lambda: typical_events().data(),
 }
@@ -99,6 +105,16 @@ def check_pi(listed: list[dict[str, Any]], source: Path, tmp_path: Path) -> None
     assert [message["role"] for message in sent[1:-1]] == chat_roles(listed)
 
 
+def check_claude(listed: list[dict[str, Any]], data: bytes, tmp_path: Path) -> None:
+    """Claude Code's Messages request: the context, then the CLI's new turn (which `assert_
+    first_request_matches` checks); a tool's output is sent in a user message."""
+    body = claude_resume(data, tmp_path)
+    assert_first_request_matches(resumed("claude", data), body)
+    sent = body["messages"]
+    assert len(sent) > len(listed)
+    assert [m["role"] for m in sent[: len(listed)]] == [API_ROLES[m["role"]] for m in listed]
+
+
 def check_codex(listed: list[dict[str, Any]], data: bytes, tmp_path: Path) -> None:
     """Codex's Responses input: the rollout's items (base instructions first), then its new
     turn (context messages and the prompt), which `compare` checks."""
@@ -131,6 +147,8 @@ def test_context_lists_what_the_cli_sends(
             source = tmp_path / "synthetic.jsonl"
             source.write_bytes(data)
         check_pi(listed, source, tmp_path)
+    elif name == "claude":
+        check_claude(listed, data, tmp_path)
     elif name == "codex":
         check_codex(listed, data, tmp_path / "codex")
     else:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from conftest import GIT_ENV, git
 from synthetic import typical_session
+from synthetic_claude import typical_session as claude_session
 from synthetic_codex import typical_rollout
 from synthetic_copilot import typical_events
 
@@ -25,6 +26,10 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "layers.md"
 # One synthetic session per format, at its format's default location.
 EXAMPLES: dict[str, tuple[str, Callable[[], bytes]]] = {
     "pi": (".GITCLAW/state/sessions/issue-7.jsonl", lambda: typical_session(turns=2).data()),
+    "claude": (
+        ".claude/projects/-home-dev-project/5f0c2a61-7d1e-4c55-9a3b-2b9f0d6e8c11.jsonl",
+        lambda: claude_session(turns=2).data(),
+    ),
     "codex": (
         ".codex/sessions/2026/03/30/rollout-2026-03-30T19-22-40-019d417c.jsonl",
         lambda: typical_rollout(turns=2).data(),

@@ -1,8 +1,8 @@
 """`status`, `context` and `prune` on a repository that holds all four formats, run as commands.
 
 Each session sits at its format's default location, so `--all` and discovery find it. Every
-format the layers serve gets a full report; a format they cannot serve yet is the one line
-naming the file (`NOT_SERVED`), and the others are still reported, with exit 0.
+format gets a full report, with exit 0. (A format the layers could not serve would be the one
+line naming the file, listed in `NOT_SERVED`, the others still reported.)
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ SESSIONS: dict[str, tuple[str, Callable[[], bytes]]] = {
     ),
 }
 PATHS = {name: path for name, (path, _) in SESSIONS.items()}
-# Formats whose conversation the layers cannot read yet: one line naming the file.
-NOT_SERVED = {"claude": "Claude Code transcripts: "}
+# Formats whose conversation the layers cannot read yet: one line naming the file. None now.
+NOT_SERVED: dict[str, str] = {}
 # Budget pruning that acts on these small files: no minimum, a small protected window.
 EAGER = b'{"prune": {"minimumTokens": 0, "protectTokens": 1000}}'
 
