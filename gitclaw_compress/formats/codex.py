@@ -462,6 +462,10 @@ class CodexFormat(FormatBase):
                     else:
                         yield f"payload.{key}", value
 
+    # Reasoning summaries go with their encrypted_content and are never edited.
+    secret_free_keys = frozenset(("id", "call_id", "turn_id", "encrypted_content"))
+    secret_sealed_keys = frozenset(("summary",))
+
 
 def _measure_instructions(payload: dict[str, Any]) -> Iterator[tuple[str, int]]:
     values = [payload.get(key) for key in ("user_instructions", "developer_instructions")]
