@@ -98,8 +98,8 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
     from gitclaw_compress.secrets.mask import mask_texts  # never print a secret
 
     previews = mask_texts([m["preview"] for m in messages], session.lines)
-    for item, preview in zip(messages, previews, strict=True):
-        item["preview"] = preview
+    for item, masked in zip(messages, previews, strict=True):
+        item["preview"] = masked
     if not show:
         return document
     click.echo(f"{session.ref}: leaf {leaf}, model {context.model or 'unknown'}")
