@@ -77,6 +77,7 @@ def call_descriptor(name: str, arguments: object) -> str:
                 return f"{name} {stubs.cut(first, 80)!r}"
     return name
 
+
 # What `scan` does with a string value (FormatBase.secret_scope).
 SECRET_SCAN = "scan"  # text a person typed or a tool printed
 SECRET_SKIP = "skip"  # cannot hold one: ids, signatures, encrypted reasoning, base64 images
