@@ -252,8 +252,8 @@ def run_flow(
     )
     from gitclaw_compress.secrets.check import ParallelGuard
 
-    # The secret scan loads its rules in a child process while the sessions are found, and
-    # scans them beside the compression; a finding stops the run before any write.
+    # The secret scan runs in a child process beside the compression (only where a session
+    # was not scanned clean before); a finding stops the run before any write.
     secrets = ParallelGuard(repo, root_config, enabled=not dry_run)
     try:
         cache = UnchangedCache(repo.git_dir)

@@ -3,6 +3,8 @@ against the baseline; `SecretsFound` stops `step`, `compress` and the hooks."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,36 +168,30 @@ def guard(repo: Repository, config: Config, paths: Sequence[Path], warn: list[st
 
 
 class ParallelGuard:
-    """`guard` in a child process (secrets/worker.py) that loads the rules while this one
-    finds the sessions, and scans them on another core while this one compresses into temp
-    files. `wait()` is called before anything is replaced or committed, and raises as
-    `guard` would."""
+    """`guard` in a child process (secrets/worker.py) that loads the rules and scans on
+    another core while this one compresses into temp files. `wait()` is called before
+    anything is replaced or committed, and raises as `guard` would."""
 
     def __init__(self, repo: Repository, config: Config, enabled: bool) -> None:
-        import subprocess
-        import sys
-
         self._repo = repo
         self._config = config
+        self._enabled = enabled and bool(config["scan.enabled"])
         self._process: subprocess.Popen[bytes] | None = None
-        if enabled and config["scan.enabled"]:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "gitclaw_compress.secrets.worker"],
-                cwd=repo.root,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
 
     def start(self, paths: Sequence[Path]) -> None:
-        """Give the worker the sessions to scan (none, or all scanned clean before: stop it)."""
+        """Scan these sessions beside the compression. Nothing to scan (none, or all scanned
+        clean before, as on a no-op `step`) starts no process at all."""
         import orjson
 
-        if self._process is None:
+        if not self._enabled or not paths or known_clean(self._repo, paths):
             return
-        if not paths or known_clean(self._repo, paths):
-            self.cancel()
-            return
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "gitclaw_compress.secrets.worker"],
+            cwd=self._repo.root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         request = {
             "root": str(self._repo.root),
             "paths": [str(path.absolute()) for path in paths],
