@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_fixtures import TRANSCRIPTS
+from agent_fixtures import PNG_BASE64, TRANSCRIPTS
 from agent_harness import (
     AGENTS,
     SESSION_IDS,
@@ -170,12 +170,15 @@ def test_corpus_transcript_resumes(agent: str, source: Path, tmp_path: Path) -> 
 # --------------------------------------------------------------------------------------
 
 
-def _check_compressed(agent: str, source: Path, repo: Path, tmp_path: Path) -> None:
+def _check_compressed(
+    agent: str, source: Path, repo: Path, tmp_path: Path
+) -> tuple[AgentRun, AgentRun]:
     require_agent(agent)
     compressed = _compress(agent, source, repo)
     before = _resume(agent, source, tmp_path / "before")
     after = _resume(agent, compressed, tmp_path / "after")
     _assert_resumes_like(before, after)
+    return before, after
 
 
 @pytest.mark.parametrize(
@@ -183,7 +186,12 @@ def _check_compressed(agent: str, source: Path, repo: Path, tmp_path: Path) -> N
     list(AGENTS),
 )
 def test_compressed_synthetic_transcript_resumes(agent: str, repo: Path, tmp_path: Path) -> None:
-    _check_compressed(agent, _synthetic(agent, tmp_path), repo, tmp_path)
+    """The first turn holds a pasted image (and tool-made ones): the uncompressed resume
+    sends its base64, the compressed one a text stub that names it."""
+    before, after = _check_compressed(agent, _synthetic(agent, tmp_path), repo, tmp_path)
+    assert PNG_BASE64[:64] in before.request["raw"]
+    assert PNG_BASE64[:64] not in after.request["raw"]
+    assert "User image elided: image/png" in after.request["raw"]
 
 
 @pytest.mark.parametrize(("agent", "source"), corpus_params())

@@ -7,9 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from agent_fixtures import PNG_BASE64, png
 from conftest import cli, git
 from fake_llm_sse import sealed_reasoning
-from pi_harness import chain_reaches_root, iter_corpus, require_pi, run_pi_resume
+from pi_harness import PiRun, chain_reaches_root, iter_corpus, require_pi, run_pi_resume
 from synthetic import typical_session
 
 SESSIONS = ".GITCLAW/state/sessions"
@@ -26,7 +27,9 @@ def _compress(repo: Path, source: Path, keep_turns: int) -> Path:
     return path
 
 
-def _check_resume(original: Path, compressed: Path, tmp_path: Path, api: str) -> None:
+def _check_resume(
+    original: Path, compressed: Path, tmp_path: Path, api: str
+) -> tuple[PiRun, PiRun]:
     validate = chain_reaches_root(original)
     before = run_pi_resume(original, tmp_path=tmp_path / "before", api=api, validate=validate)
     after = run_pi_resume(compressed, tmp_path=tmp_path / "after", api=api, validate=validate)
@@ -38,6 +41,7 @@ def _check_resume(original: Path, compressed: Path, tmp_path: Path, api: str) ->
     kept = sealed_reasoning(after.bodies[0])
     sent_before = sealed_reasoning(before.bodies[0])
     assert all(block in sent_before for block in kept), "a signed thinking block changed"
+    return before, after
 
 
 @pytest.mark.parametrize(
@@ -57,6 +61,11 @@ def test_compressed_corpus_session_resumes_in_pi(source: Path, repo: Path, tmp_p
 def test_compressed_synthetic_session_resumes_in_pi(api: str, repo: Path, tmp_path: Path) -> None:
     require_pi()
     source = tmp_path / "synthetic.jsonl"
-    source.write_bytes(typical_session(turns=4).data())
+    source.write_bytes(typical_session(turns=4, pasted_image=png()).data())
     compressed = _compress(repo, source, keep_turns=1)
-    _check_resume(source, compressed, tmp_path, api=api)
+    before, after = _check_resume(source, compressed, tmp_path, api=api)
+    # The pasted image of the first turn reaches the model as a text stub that names it
+    # (pi leaves images out for the fake openai-completions model, which takes no images).
+    assert (PNG_BASE64[:64] in before.requests[0]["raw"]) is (api == "anthropic")
+    assert PNG_BASE64[:64] not in after.requests[0]["raw"]
+    assert "User image elided: image/png" in after.requests[0]["raw"]

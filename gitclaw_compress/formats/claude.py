@@ -12,11 +12,12 @@ that repeat a subagent's messages.
 Compressed before the kept turns: tool_result content (one text stub, `is_error` kept),
 tool_use input (its large values), every large value inside `toolUseResult` and a progress
 line's `data` (each stub keeps the JSON type of the value: a string a string, an array an
-array, an object an object; `filePath` and `type` stay), and images a tool produced. Never
+array, an object an object; `filePath` and `type` stay), and images, pasted or made by a
+tool (each a text block naming it; a content array never becomes empty). Never
 touched: thinking, signed or not, and `redacted_thinking` (the API checks signatures, and
 Claude Code sends unsigned thinking back to the model as its own thoughts), ids and links,
 `type`/`isSidechain`/`isMeta`/`isCompactSummary`, user and assistant text, the images a
-person pasted (unless `stripUserImages`), attachments.
+person pasted when `keepUserImages` is set, attachments.
 """
 
 from __future__ import annotations
@@ -247,10 +248,10 @@ class ClaudeRules:
         edits: list[Edit] = []
         message = message_of(entry)
         if message is not None:
-            # A person's pasted images stay unless asked; images a tool produced (on tool
-            # result and isMeta lines) are tool output.
+            # Every old image becomes a text block: a tool's (on tool result and isMeta
+            # lines) always, a person's pasted one unless keepUserImages.
             typed = is_turn_start(entry)
-            strip_images = self.settings.strip_user_images or not typed
+            strip_images = not (typed and self.settings.keep_user_images)
             for index, block in enumerate(_blocks(message)):
                 if not isinstance(block, dict):
                     continue

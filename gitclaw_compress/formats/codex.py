@@ -191,6 +191,8 @@ class CodexRules:
             if isinstance(text, str) and _size(text) > self.settings.tool_call_max_bytes:
                 return [Edit(("payload", "input"), _input_stub(text, scope.show))]
         elif kind == "message":
+            if payload.get("role") == "user" and self.settings.keep_user_images:
+                return []
             return _message_image_edits(payload, scope)
         return []
 
@@ -275,7 +277,11 @@ class CodexRules:
                     if isinstance(value, str) and (size := _size(value)) > limit:
                         stub = stubs.ui_copy_stub(key, size, scope.show)
                         edits.append(Edit(("payload", "changes", path, key), stub))
-        elif kind == "user_message" and isinstance(payload.get("images"), list):
+        elif (
+            kind == "user_message"
+            and isinstance(payload.get("images"), list)
+            and not self.settings.keep_user_images
+        ):
             for index, url in enumerate(payload["images"]):
                 if is_data_url(url):
                     mime, size = data_url_image(url)

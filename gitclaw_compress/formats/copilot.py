@@ -25,6 +25,7 @@ its own, since the marker would record its key raw. A line carrying the extra to
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,7 @@ UI_COPY_MIN_BYTES = SMALL_ARGUMENT_BYTES  # UI-only copies above this size are s
 # less than this makes the line longer.
 MARKER_PART_BYTES = 112
 LINE_SEPARATORS = ("\u2028", "\u2029")
+STUB_MIME = "text/plain"  # a stubbed blob attachment: the CLI sends it to the model as text
 
 
 def _size(value: object) -> int:
@@ -167,6 +169,8 @@ class CopilotRules:
         kind = entry.get("type")
         if kind == TOOL_COMPLETE:
             return self._result_edits(data, scope)
+        if kind == USER_MESSAGE and not self.settings.keep_user_images:
+            return _attachment_edits(data, scope)
         if kind == ASSISTANT_MESSAGE:
             edits: list[Edit] = []
             for index, request in enumerate(data.get("toolRequests") or ()):
@@ -267,6 +271,29 @@ class CopilotRules:
                 label = name if isinstance(name, str) else f"{key}[{name}]"
                 edits.extend(self._value_edits(label, child, (*path, name), scope))
         return edits
+
+
+def _attachment_edits(data: dict[str, Any], scope: Scope) -> list[Edit]:
+    """A pasted image (a `blob` attachment) becomes a text blob that names it.
+
+    The whole attachment is one edit: a blob keeps its type and keys, its data becomes the
+    stub in base64 and its mimeType text/plain, which the CLI sends as an `<attachment>`
+    text part (an image/png blob with other data would reach the model as a broken image).
+    """
+    attachments = data.get("attachments")
+    if not isinstance(attachments, list):
+        return []
+    edits: list[Edit] = []
+    for index, item in enumerate(attachments):
+        if not (isinstance(item, dict) and item.get("type") == "blob"):
+            continue
+        mime, blob = item.get("mimeType"), item.get("data")
+        if not (isinstance(mime, str) and mime.startswith("image/") and isinstance(blob, str)):
+            continue  # other blobs are what the person attached as such
+        text = stubs.image_stub("User", mime, stubs.image_size(blob), scope.show)
+        stub = {**item, "data": base64.b64encode(text.encode()).decode(), "mimeType": STUB_MIME}
+        edits.append(Edit(("data", "attachments", index), stub))
+    return edits
 
 
 def _repeated_copy(value: object) -> object:

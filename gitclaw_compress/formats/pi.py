@@ -207,7 +207,7 @@ class PiRules:
             return self._assistant_edits(message, scope)
         if role == "toolResult":
             return self._tool_result_edits(scope.number, message, scope, forced=scope.prune)
-        if role == "user" and self.settings.strip_user_images:
+        if role == "user" and not self.settings.keep_user_images:
             return self._user_image_edits(message, scope)
         if role == "bashExecution":
             output = message.get("output")
