@@ -3,8 +3,10 @@
     python bench/ideal.py [--keep-turns 1] [--stub-ui-copies] [--breakdown]
 
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, at `--keep-turns` (default 1)
-and the default settings, it compresses the file in memory (v1 markers: the case of a file
-never committed; a committed file gets shorter v2 markers) and compares the cut with an ideal:
+and the default settings, it compresses the file in memory as `compress` does in a repository
+where the file is committed (the GitClaw flow: each compressed line's marker names the
+committed blob that holds it intact, a v2 marker; stubs name the path the agent's files have
+in a repository), and compares the cut with an ideal:
 every bulk value before the kept turns replaced by a stub of `IDEAL_STUB_BYTES` and nothing
 else (no marker). A bulk value is a string longer than the stub that no promise protects:
 not an id, link or type, not signed thinking or encrypted reasoning, not what the user or the
@@ -27,7 +29,7 @@ from typing import Any
 import orjson
 
 from gitclaw_compress.config import defaults
-from gitclaw_compress.core.compressor import compress_entry_lines, plan_lines
+from gitclaw_compress.core.compressor import compress_lines, git_blob_id, plan_lines
 from gitclaw_compress.core.lines import join_lines, lines_from_bytes, parse_entry
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
@@ -58,12 +60,12 @@ def _sealed_strings(value: object) -> Iterator[str]:
             yield from _sealed_strings(item)
 
 
-def ideal_cut(data: bytes, keep_turns: int) -> int:
-    """Bytes an ideal compressor cuts: bulk strings before the kept turns, each to a stub."""
+def _bulk(data: bytes, keep_turns: int) -> Iterator[tuple[int, str, str, int]]:
+    """(line number, folded path, value, serialized size) of every bulk string before the
+    kept turns: longer than the ideal stub and not sealed."""
     settings = dataclasses.replace(defaults().compress_settings(), keep_turns=keep_turns)
     lines = lines_from_bytes(data)
     plan = plan_lines(lines, settings, session_ref="s.jsonl")
-    cut = 0
     for line in lines:
         if line.number >= plan.window_start:
             break
@@ -71,11 +73,26 @@ def ideal_cut(data: bytes, keep_turns: int) -> int:
         if entry is None:
             continue
         sealed = {text for _, value in plan.format.sealed(entry) for text in _sealed_strings(value)}
-        for _, text in _strings(entry, ()):
+        kind = str(entry.get("type"))
+        for path, text in _strings(entry, ()):
             size = len(orjson.dumps(text))
             if size > IDEAL_STUB_BYTES and text not in sealed:
-                cut += size - IDEAL_STUB_BYTES
-    return cut
+                yield line.number, f"{kind}: {'.'.join(path)}", text, size
+
+
+def ideal_cut(data: bytes, keep_turns: int) -> int:
+    """Bytes an ideal compressor cuts: bulk strings before the kept turns, each to a stub."""
+    return sum(size - IDEAL_STUB_BYTES for _, _, _, size in _bulk(data, keep_turns))
+
+
+def missed(data: bytes, compressed: bytes, keep_turns: int) -> Counter[str]:
+    """Bytes of the bulk strings the ideal stubs and the compressor left whole, by path."""
+    after = lines_from_bytes(compressed)
+    left: Counter[str] = Counter()
+    for number, path, text, size in _bulk(data, keep_turns):
+        if orjson.dumps(text) in after[number - 1].data:
+            left[path] += size - IDEAL_STUB_BYTES
+    return left
 
 
 def breakdown(data: bytes) -> Counter[str]:
@@ -94,15 +111,39 @@ def breakdown(data: bytes) -> Counter[str]:
     return sizes
 
 
-def measure_file(source: Path, keep_turns: int, overrides: dict[str, Any]) -> tuple[int, int, int]:
-    """(bytes before, bytes cut, ideal bytes cut)."""
-    data = source.read_bytes()
+def compressed(data: bytes, name: str, keep_turns: int, overrides: dict[str, Any]) -> bytes:
+    """The file after a run in memory, as in a repository where it is committed: each
+    compressed line names the committed blob that holds it (a v2 marker, 40-hex ids)."""
     settings = dataclasses.replace(
         defaults().compress_settings(), keep_turns=keep_turns, **overrides
     )
-    lines, _ = compress_entry_lines(lines_from_bytes(data), settings, f"{source.name}")
-    after = len(join_lines(lines))
-    return len(data), len(data) - after, ideal_cut(data, keep_turns)
+    lines = lines_from_bytes(data)
+    plan = plan_lines(lines, settings, session_ref=name)
+    committed = git_blob_id(data)
+    output = compress_lines(
+        lines, plan, settings, session_ref=name, intact_blob=lambda line: committed
+    )
+    return join_lines(result.line for result in output)
+
+
+def measure_file(source: Path, keep_turns: int, overrides: dict[str, Any]) -> tuple[int, int, int]:
+    """(bytes before, bytes cut, ideal bytes cut)."""
+    data = source.read_bytes()
+    after = compressed(data, session_ref(source), keep_turns, overrides)
+    return len(data), len(data) - len(after), ideal_cut(data, keep_turns)
+
+
+def session_ref(source: Path) -> str:
+    """Where the file lives in a repository (stubs name it): the path its agent uses, with a
+    Copilot session's folder named by its 36-character id as the CLI names it."""
+    kind = source.parent.name
+    if kind == "copilot":
+        return f"state/copilot/.copilot/session-state/{'0' * 36}/events.jsonl"
+    return {
+        "pi": ".GITCLAW/state/sessions/{}",
+        "claude": ".claude/projects/-home-runner-work-demo-demo/{}",
+        "codex": ".codex/sessions/2026/03/30/{}",
+    }[kind].format(source.name)
 
 
 def main() -> None:
@@ -132,13 +173,13 @@ def main() -> None:
                 f"{file_cut / max(file_ideal, 1):>6.1%}"
             )
             if options.breakdown:
-                compressed = dataclasses.replace(
-                    defaults().compress_settings(), keep_turns=options.keep_turns, **overrides
-                )
-                lines, _ = compress_entry_lines(
-                    lines_from_bytes(source.read_bytes()), compressed, source.name
-                )
-                for path, size_left in breakdown(join_lines(lines)).most_common(12):
+                data = source.read_bytes()
+                after = compressed(data, session_ref(source), options.keep_turns, overrides)
+                print("  what is left, by path:")
+                for path, size_left in breakdown(after).most_common(10):
+                    print(f"    {size_left:>10,}  {path}")
+                print("  bulk the ideal stubs and this run keeps, by path:")
+                for path, size_left in missed(data, after, options.keep_turns).most_common(8):
                     print(f"    {size_left:>10,}  {path}")
         status = "ok" if cut >= GOAL * ideal else "BELOW GOAL"
         print(
