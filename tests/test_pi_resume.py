@@ -3,6 +3,8 @@ with its result, every signed thinking block unchanged, and a smaller request th
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -69,3 +71,35 @@ def test_compressed_synthetic_session_resumes_in_pi(api: str, repo: Path, tmp_pa
     assert (PNG_BASE64[:64] in before.requests[0]["raw"]) is (api == "anthropic")
     assert PNG_BASE64[:64] not in after.requests[0]["raw"]
     assert "User image elided: image/png" in after.requests[0]["raw"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    CORPUS or [pytest.param(None, marks=pytest.mark.skip(reason="no ../shared/corpus/pi"))],
+    ids=[p.name for p in CORPUS] or ["no-corpus"],
+)
+def test_stubbing_ui_copies_leaves_the_first_request_byte_identical(
+    source: Path, tmp_path: Path
+) -> None:
+    """With stubUiCopies (pi: toolResult.details in every turn) the request pi sends on
+    resume is byte for byte the one it sends without the option."""
+    require_pi()
+    requests, files = {}, {}
+    for option in (False, True):
+        repo = tmp_path / f"repo-{option}"
+        repo.mkdir()
+        git(repo, "init", "-q")
+        config = repo / "compression.json"
+        config.write_text(json.dumps({"session": {"stubUiCopies": option}}))
+        compressed = _compress(repo, source, keep_turns=1)
+        files[option] = compressed.read_bytes()
+        validate = chain_reaches_root(source)
+        run = run_pi_resume(compressed, tmp_path=tmp_path / "run", api="native", validate=validate)
+        # The one thing that varies per run: the harness's working folder, named at random,
+        # which pi states as the cwd in its system prompt.
+        requests[option] = re.sub(r"pi-run-[0-9a-f]+", "pi-run", run.requests[0]["raw"])
+        shutil.rmtree(tmp_path / "run")
+    if files[True] == files[False]:
+        pytest.skip("no toolResult.details in this file's kept turn")
+    assert len(files[True]) < len(files[False])
+    assert requests[True] == requests[False]

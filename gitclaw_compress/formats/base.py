@@ -70,6 +70,8 @@ class Scope:
     prune: bool  # a budget policy chose this line's tool output, wherever it is
     show: str  # the command that prints this line's original, for the stub text
     settings: CompressSettings
+    # In the kept window with `stub_ui_copies` on: only values no model ever sees may go.
+    ui_only: bool = False
 
 
 class FileRules(Protocol):

@@ -171,6 +171,8 @@ class ClaudeRules:
                     self.calls[call_id] = call_descriptor(name, block.get("input"))
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        if scope.ui_only:
+            return self._ui_edits(entry, scope)
         if not scope.full:  # budget pruning is not offered for this format (see `features`)
             return []
         kind = entry.get("type")
@@ -178,6 +180,15 @@ class ClaudeRules:
             return self._assistant_edits(entry, scope)
         if kind == "user":
             return self._user_edits(entry, scope)
+        if kind == "progress" and isinstance(entry.get("data"), dict):
+            return _shrink_ui(entry["data"], ("data",), self._ui_stub(scope))
+        return []
+
+    def _ui_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """What only the renderer reads, in any turn: `toolUseResult`, a progress line's data."""
+        kind = entry.get("type")
+        if kind == "user" and entry.get("toolUseResult") is not None:
+            return _shrink_ui(entry["toolUseResult"], ("toolUseResult",), self._ui_stub(scope))
         if kind == "progress" and isinstance(entry.get("data"), dict):
             return _shrink_ui(entry["data"], ("data",), self._ui_stub(scope))
         return []

@@ -164,6 +164,8 @@ class CopilotRules:
 
     def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         data = data_of(entry)
+        if data is not None and scope.ui_only:
+            return self._ui_edits(entry.get("type"), data, scope)
         if data is None or not scope.full:  # no budget pruning for this format yet
             return []
         kind = entry.get("type")
@@ -181,14 +183,27 @@ class CopilotRules:
                     )
             return edits
         if kind == TOOL_START:
-            arguments = data.get("arguments")
-            base = ("data", "arguments")
-            requested = self.requested.get(str(data.get("toolCallId")))
-            if requested is not None and requested == orjson.dumps(arguments):
-                # One edit for the whole copy: one marker part instead of one per value.
-                return [Edit(base, _repeated_copy(arguments))]
-            return self._call_edits(arguments, base, scope, ui_only=True)
+            return self._start_edits(data, scope)
         return []
+
+    def _ui_edits(self, kind: object, data: dict[str, Any], scope: Scope) -> list[Edit]:
+        """What only the CLI's timeline reads, in any turn: a result's `detailedContent` and
+        `contents[]`, and the arguments `tool.execution_start` repeats."""
+        if kind == TOOL_START:
+            return self._start_edits(data, scope)
+        result = data.get("result")
+        if kind != TOOL_COMPLETE or not isinstance(result, dict):
+            return []
+        return self._ui_copy_edits(result, result.get("content"), scope.show)
+
+    def _start_edits(self, data: dict[str, Any], scope: Scope) -> list[Edit]:
+        arguments = data.get("arguments")
+        base: JsonPath = ("data", "arguments")
+        requested = self.requested.get(str(data.get("toolCallId")))
+        if requested is not None and requested == orjson.dumps(arguments):
+            # One edit for the whole copy: one marker part instead of one per value.
+            return [Edit(base, _repeated_copy(arguments))]
+        return self._call_edits(arguments, base, scope, ui_only=True)
 
     def _result_edits(self, data: dict[str, Any], scope: Scope) -> list[Edit]:
         result = data.get("result")
@@ -211,6 +226,13 @@ class CopilotRules:
             edits.append(Edit((*base, "content"), stub))
         # One show command per line is enough: the UI copies point at content's stub.
         show = None if edits and _worth(content, edits[0].value) else scope.show
+        return edits + self._ui_copy_edits(result, content, show)
+
+    def _ui_copy_edits(
+        self, result: dict[str, Any], content: object, show: str | None
+    ) -> list[Edit]:
+        base: JsonPath = ("data", "result")
+        edits: list[Edit] = []
         detailed = result.get("detailedContent")
         if isinstance(detailed, str) and _size(detailed) > UI_COPY_MIN_BYTES:
             stub = (
@@ -218,7 +240,8 @@ class CopilotRules:
                 if detailed == content
                 else ui_copy_stub("detailedContent", detailed, show)
             )
-            edits.append(Edit((*base, "detailedContent"), stub))
+            if detailed != stub:
+                edits.append(Edit((*base, "detailedContent"), stub))
         contents = result.get("contents")
         if isinstance(contents, list):
             for index, item in enumerate(contents):
