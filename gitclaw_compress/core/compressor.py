@@ -312,6 +312,17 @@ def _below_minimum(freed: int, outputs: int, settings: BudgetSettings) -> str:
     )
 
 
+# The shortest marker member a compressed line gains: a line no longer than this can only
+# grow, so pass 2 does not even parse it (a fifth of the lines of a Copilot CLI file).
+SHORTEST_MARKER_BYTES = len(b',"' + MARKER_KEY.encode() + b'":') + min(
+    len(orjson.dumps(marker))
+    for marker in (
+        {"v": 1, "sha256": "0" * 64, "size": 0, "parts": [{"path": [0], "oid": "0" * 40}]},
+        {"v": 2, "sha256": "0" * 64, "size": 0, "intact": {"blob": "0" * 40, "line": 1}},
+    )
+)
+
+
 def _no_object_id(data: bytes) -> str:
     return ""
 
@@ -579,6 +590,7 @@ class _Rewriter:
         self.object_id = object_id
         self.intact_commit = intact_commit
         self.intact_blob = intact_blob
+        self.show = stubs.ShowCommands(session_ref)
 
     def line(self, line: RawLine) -> OutputLine:
         number = line.number
@@ -587,6 +599,8 @@ class _Rewriter:
         ui_only = not (full or prune)
         if ui_only and not self.settings.stub_ui_copies:
             return OutputLine(line)
+        if len(line.data) <= SHORTEST_MARKER_BYTES:  # no marked line can be shorter
+            return OutputLine(line)
         entry = parse_entry(line.data)
         if entry is None:
             return OutputLine(line)
@@ -594,7 +608,7 @@ class _Rewriter:
         if marker is not None and not (full and _ui_only_marker(marker)):
             return OutputLine(line)
         entry_id = self.plan.format.entry_id(entry)
-        show = stubs.show_command(self.session_ref, entry_id or f"L{number}")
+        show = self.show(entry_id or f"L{number}")
         scope = Scope(number, full, prune, show, self.settings, ui_only=ui_only)
         if marker is not None:  # stubbed in the kept window then, older now
             return self._reopened(line, entry, marker, scope)
