@@ -12,10 +12,13 @@ run's CPU (user + system of the process and the git processes it waits for, from
 - `restore -o FILE` of the compressed file (ratio to the floor; goal <= 1.5);
 - peak memory (maxrss) of compress and restore.
 
+Child processes run with bytecode caching on, as an installed tool has it.
+
 Runs are interleaved (floor, compress, restore, floor, …) so that load on a shared machine
 hits all three alike; it prints the median and the spread (min-max) of the ratios. Then it
 times a no-op `step` (a committed session, nothing to do) against `python -c pass`
-(goal <= 8). Without ../shared/corpus only the no-op part runs.
+(goal <= 8). Without ../shared/corpus only the no-op part runs. `--baseline DIR` (a source
+tree of another version) measures that version too, interleaved in the same rounds.
 """
 
 from __future__ import annotations
@@ -46,9 +49,16 @@ FLOOR = (
 GOALS = {"compress": 2.0, "restore": 1.5, "no-op step": 8.0}
 
 
-def run(argv: list[str], cwd: Path) -> tuple[float, float]:
+# Bytecode caching as users have it (pip writes the .pyc files; a shell that sets
+# PYTHONDONTWRITEBYTECODE would make every run compile every module, 0.2 s and more).
+ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str] = ENV) -> tuple[float, float]:
     """(CPU seconds, peak RSS in MB) of one process and the children it waited for."""
-    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     stderr = process.stderr.read().decode() if process.stderr else ""
@@ -98,7 +108,9 @@ def ratio_line(name: str, ratios: list[float], seconds: list[float], floor: list
     )
 
 
-def measure_format(kind: str, size_mb: int, repeat: int, folder: Path) -> None:
+def measure_format(
+    kind: str, size_mb: int, repeat: int, folder: Path, baseline: Path | None = None
+) -> None:
     root = repository(folder)
     session = root / PATHS[kind]
     corpus_session(kind, session, size_mb)
@@ -107,41 +119,42 @@ def measure_format(kind: str, size_mb: int, repeat: int, folder: Path) -> None:
     size = session.stat().st_size
     python = sys.executable
     out = folder / "out.jsonl"
-    cpu: dict[str, list[float]] = {"floor": [], "compress": [], "restore": []}
-    rss: dict[str, list[float]] = {"compress": [], "restore": []}
+    # Each version: this source tree, and with --baseline another one (an older checkout),
+    # measured in the same interleaved rounds.
+    versions = {"this": ENV}
+    if baseline is not None:
+        versions["baseline"] = {**ENV, "PYTHONPATH": str(baseline)}
+    cpu: dict[str, list[float]] = {"floor": []}
+    rss: dict[str, list[float]] = {}
+    for version, env in versions.items():
+        run([python, "-m", "gitclaw_compress", "restore", str(session), "-o", str(out)], root, env)
+        for name in ("compress", "restore"):
+            cpu[f"{version} {name}"], rss[f"{version} {name}"] = [], []
     for _ in range(repeat):
         cpu["floor"].append(run([python, "-c", FLOOR, str(session), str(out)], root)[0])
-        seconds, peak = run(
-            [
-                python,
-                "-m",
-                "gitclaw_compress",
-                "compress",
-                "--force",
-                "--keep-turns",
-                "1",
-                str(session),
-            ],
-            root,
-        )
-        cpu["compress"].append(seconds)
-        rss["compress"].append(peak)
-        seconds, peak = run(
-            [python, "-m", "gitclaw_compress", "restore", str(session), "-o", str(out)], root
-        )
-        cpu["restore"].append(seconds)
-        rss["restore"].append(peak)
-        if out.stat().st_size != size:
-            raise SystemExit(f"{kind}: restore gave {out.stat().st_size} bytes, not {size}")
-        git(root, "checkout", "-q", "--", str(session))
+        for version, env in versions.items():
+            compress = [python, "-m", "gitclaw_compress", "compress", "--force"]
+            seconds, peak = run([*compress, "--keep-turns", "1", str(session)], root, env)
+            cpu[f"{version} compress"].append(seconds)
+            rss[f"{version} compress"].append(peak)
+            restore = [python, "-m", "gitclaw_compress", "restore", str(session), "-o", str(out)]
+            seconds, peak = run(restore, root, env)
+            cpu[f"{version} restore"].append(seconds)
+            rss[f"{version} restore"].append(peak)
+            if out.stat().st_size != size:
+                raise SystemExit(f"{kind}: restore gave {out.stat().st_size} bytes, not {size}")
+            git(root, "checkout", "-q", "--", str(session))
     print(f"{kind}: {size / MB:.1f} MB of corpus content, {repeat} interleaved runs")
-    for name in ("compress", "restore"):
-        ratios = [c / f for c, f in zip(cpu[name], cpu["floor"], strict=True)]
-        print(ratio_line(name, ratios, cpu[name], cpu["floor"]))
-    print(
-        f"  peak RSS: compress {max(rss['compress']):.0f} MB, restore "
-        f"{max(rss['restore']):.0f} MB (floor process: about 15 MB)"
-    )
+    for version in versions:
+        for name in ("compress", "restore"):
+            key = f"{version} {name}"
+            ratios = [c / f for c, f in zip(cpu[key], cpu["floor"], strict=True)]
+            label = name if baseline is None else f"{name} ({version})"
+            print(ratio_line(name, ratios, cpu[key], cpu["floor"]).replace(name, label, 1))
+        print(
+            f"  peak RSS ({version}): compress {max(rss[f'{version} compress']):.0f} MB, "
+            f"restore {max(rss[f'{version} restore']):.0f} MB (floor process: about 15 MB)"
+        )
 
 
 def measure_noop(repeat: int, folder: Path) -> None:
@@ -163,12 +176,17 @@ def measure_noop(repeat: int, folder: Path) -> None:
     print(ratio_line("no-op step", ratios, step, bare).replace("floor", "python -c pass"))
 
 
-def report(size_mb: int, repeat: int, formats: tuple[str, ...] = tuple(PATHS)) -> None:
+def report(
+    size_mb: int,
+    repeat: int,
+    formats: tuple[str, ...] = tuple(PATHS),
+    baseline: Path | None = None,
+) -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     if CORPUS.is_dir():
         for kind in formats:
             with tempfile.TemporaryDirectory() as folder:
-                measure_format(kind, size_mb, repeat, Path(folder))
+                measure_format(kind, size_mb, repeat, Path(folder), baseline)
     with tempfile.TemporaryDirectory() as folder:
         measure_noop(max(repeat, 10), Path(folder))
 
@@ -178,8 +196,14 @@ def main() -> None:
     parser.add_argument("--size-mb", type=int, default=60)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--formats", default=",".join(PATHS))
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a source tree of another version (e.g. `git archive` of an older commit, "
+        "unpacked): measured too, in the same rounds",
+    )
     options = parser.parse_args()
-    report(options.size_mb, options.repeat, tuple(options.formats.split(",")))
+    report(options.size_mb, options.repeat, tuple(options.formats.split(",")), options.baseline)
 
 
 if __name__ == "__main__":
