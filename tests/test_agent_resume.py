@@ -330,7 +330,7 @@ def _first_request(agent: str, transcript: Path, run_root: Path) -> str:
 def test_stubbing_ui_copies_leaves_the_first_request_byte_identical(
     agent: str, source: Path, tmp_path: Path
 ) -> None:
-    """With stubUiCopies the file shrinks in the kept turn too, and the request the CLI sends
+    """With stubUiCopies the file shrinks in the kept turns too, and the request the CLI sends
     on resume is byte for byte the one it sends without the option."""
     require_agent(agent)
     requests, files = {}, {}
@@ -340,10 +340,13 @@ def test_stubbing_ui_copies_leaves_the_first_request_byte_identical(
         git(repo, "init", "-q")
         config = tmp_path / f"config-{option}.json"
         config.write_text(json.dumps({"session": {"stubUiCopies": option}}))
-        compressed = _compress(agent, source, repo, "--config", str(config))
+        # Four kept turns (the default): more UI copies in the kept window than one.
+        options = ("--config", str(config), "--keep-turns", "4")
+        compressed = _compress(agent, source, repo, *options)
         files[option] = compressed.read_bytes()
         requests[option] = _first_request(agent, compressed, tmp_path / "run")
     assert len(files[True]) < len(files[False]), "the option stubbed nothing"
+    assert b'"ui":true' in files[True], "no UI-only copy stubbed in the kept turns"
     assert requests[True] == requests[False], _first_difference(requests[False], requests[True])
 
 
