@@ -317,10 +317,11 @@ class PiRules:
 
     def _details_edits(self, message: dict[str, Any], scope: Scope, limit: int) -> list[Edit]:
         details = message.get("details")
-        if not isinstance(details, dict) or stubs.is_stub(details.get("text")):
+        if not details or (isinstance(details, dict) and stubs.is_stub(details.get("text"))):
             return []
-        if (size := _size(details)) <= limit:
-            return []
+        # Measured first: a value nested deeper than orjson writes is reported as such.
+        if (size := _size(details)) <= limit or not isinstance(details, dict):
+            return []  # the stub is an object: only an object may become one
         stub = stubs.details_stub(size, scope.show)
         return [Edit(("message", "details"), {"type": "text", "text": stub})]
 
