@@ -2,6 +2,10 @@
 
     python bench/benchmark.py [--size-mb 100] [--keep-turns 4] [--repeat 5]
 
+Last, it runs bench/cpu_floor.py: whole-process CPU of `compress` and `restore` against an
+orjson floor on large files built from the corpus content of every format, and a no-op
+`step` against `python -c pass` (`--skip-floor` leaves that out).
+
 It builds a synthetic pi session of the given size in a temporary git repository, commits it
 (as GitClaw does), then times `compress` and `restore` in-process (no interpreter start-up),
 including the git archive writes; `--repeat` times, each in a fresh repository, and prints
@@ -23,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import cpu_floor  # bench/cpu_floor.py, beside this script
 import orjson
 
 from gitclaw_compress.config import defaults
@@ -285,6 +290,7 @@ def main() -> None:
     parser.add_argument("--size-mb", type=int, default=100)
     parser.add_argument("--keep-turns", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=5, help="runs of each synthetic file")
+    parser.add_argument("--skip-floor", action="store_true", help="no CPU-against-floor part")
     options = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     header = (
@@ -342,6 +348,9 @@ def main() -> None:
             f"{'corpus (keep-turns 1), total':<44} {total_in:>7.2f} {'':>7} "
             f"{total_in / total_c:>8.1f} MB/s {total_in / total_r:>8.1f} MB/s"
         )
+    if not options.skip_floor:
+        print()
+        cpu_floor.report(options.size_mb, options.repeat)
 
 
 if __name__ == "__main__":

@@ -115,10 +115,23 @@ OPTIONS: tuple[Option, ...] = (
     ),
     # Keys this product adds.
     Option(
-        "session.stripUserImages",
+        "session.keepUserImages",
         bool,
         False,
-        "Also replace images in old user messages by a stub (user text is never changed).",
+        "Keep the images a person pasted in old turns. By default every image before the "
+        "kept turns, pasted or made by a tool, becomes a text stub (media type, size, the "
+        "`show` command). User text is never changed. The old key `stripUserImages` is still "
+        "read: `true` means `keepUserImages: false`, `false` means `keepUserImages: true`.",
+    ),
+    Option(
+        "session.stubUiCopies",
+        bool,
+        False,
+        "Also stub, in every turn including the kept ones, the values that only the agent's "
+        "UI reads and the model never sees (Claude Code `toolUseResult`, pi "
+        "`toolResult.details`, Codex `event_msg` output copies, Copilot CLI "
+        "`detailedContent`/`contents`). The request the agent sends on resume is unchanged "
+        "byte for byte; its UI shows the stub in place of the copy.",
     ),
     Option(
         "session.bashCommandMaxChars",
@@ -405,6 +418,10 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
+# Old keys still read, each as (the key it sets, how its value maps to that key's).
+DEPRECATED_KEYS: dict[str, tuple[str, Any]] = {
+    "session.stripUserImages": ("session.keepUserImages", lambda strip: not strip),
+}
 SECTIONS = sorted({option.key.split(".", 1)[0] for option in OPTIONS})
 
 
@@ -447,7 +464,8 @@ class Config:
             tool_result_max_bytes=self["session.toolResultMaxBytes"],
             strip_thinking=self["session.stripThinking"],
             eliminate_redundancy=self["session.eliminateRedundancy"],
-            strip_user_images=self["session.stripUserImages"],
+            keep_user_images=self["session.keepUserImages"],
+            stub_ui_copies=self["session.stubUiCopies"],
             bash_command_max_chars=self["session.bashCommandMaxChars"],
             redundancy_min_bytes=self["session.redundancyMinBytes"],
             preview=PreviewSettings(
@@ -536,6 +554,13 @@ def _check_overrides(value: dict[str, Any], where: str) -> None:
             raise GitClawError(f"{where}[{model!r}]: {error}") from None
 
 
+def _translate_deprecated(key: str, value: Any, where: str) -> tuple[str, Any]:
+    """An old key's value as the value of the key that replaced it."""
+    target, translate = DEPRECATED_KEYS[key]
+    _check_value(Option(key, OPTIONS_BY_KEY[target].kind, None, ""), value, where)
+    return target, translate(value)
+
+
 def parse_config(data: bytes, where: str) -> Config:
     try:
         document = orjson.loads(data)
@@ -544,6 +569,7 @@ def parse_config(data: bytes, where: str) -> Config:
     if not isinstance(document, dict):
         raise GitClawError(f"{where}: must be a JSON object with sections {', '.join(SECTIONS)}")
     values = dict(defaults().values)
+    given: dict[str, str] = {}  # a key set in the file -> the name it was set by
     for section, body in document.items():
         if section.startswith("$") or section == "//":
             continue  # "$schema" and "//" comments are allowed at the top
@@ -557,10 +583,18 @@ def parse_config(data: bytes, where: str) -> Config:
             key = f"{section}.{name}"
             if name == "//":
                 continue
+            if key in DEPRECATED_KEYS:
+                key, value = _translate_deprecated(key, value, where)
             option = OPTIONS_BY_KEY.get(key)
             if option is None:
                 raise GitClawError(f"{where}: unknown key {key!r}")
-            values[key] = _check_value(option, value, where)
+            value = _check_value(option, value, where)
+            if key in given and values[key] != value:
+                raise GitClawError(
+                    f"{where}: {section}.{name} contradicts {given[key]}; keep only {key}"
+                )
+            given[key] = f"{section}.{name}"
+            values[key] = value
     if values["tokens.warningPercent"] > values["tokens.criticalPercent"]:
         raise GitClawError(
             f"{where}: tokens.warningPercent ({values['tokens.warningPercent']}) must not be "

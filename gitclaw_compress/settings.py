@@ -50,7 +50,8 @@ class CompressSettings:
     tool_result_max_bytes: int = 1000
     strip_thinking: bool = True
     eliminate_redundancy: bool = True
-    strip_user_images: bool = False
+    keep_user_images: bool = False  # images a person pasted stay in old turns
+    stub_ui_copies: bool = False  # values only the agent's UI reads go in every turn
     bash_command_max_chars: int = 200
     redundancy_min_bytes: int = 400
     preview: PreviewSettings = field(default_factory=PreviewSettings)

@@ -666,9 +666,10 @@ class _CopilotWriter:
 
 def copilot_events() -> Transcript:
     """A Copilot CLI events.jsonl (format of 0.0.421): session.start, a model change, two
-    turns with user.message, assistant.turn_start, assistant.message with toolRequests and
-    reasoningOpaque + reasoningText, tool.execution_start and tool.execution_complete with
-    result.content, detailedContent and contents, assistant.turn_end, and a session.resume
+    turns with user.message (the first with a pasted image), assistant.turn_start,
+    assistant.message with toolRequests and reasoningOpaque + reasoningText,
+    tool.execution_start and tool.execution_complete with result.content, detailedContent
+    and contents, assistant.turn_end, and a session.resume
     whose eventCount is the number of lines before it plus one."""
     session_id = "53c12c90-d353-425f-998b-80fb3ee3c0de"
     interaction = "a25368a6-236f-4205-99ba-989f8fbfddd8"
@@ -697,7 +698,15 @@ def copilot_events() -> Transcript:
             "content": markers["turn1"],
             "transformedContent": f"<current_datetime>2026-03-04</current_datetime>\n\n"
             f"{markers['turn1']}",
-            "attachments": [],
+            # A pasted screenshot: the CLI sends it as an image part after the text.
+            "attachments": [
+                {
+                    "type": "blob",
+                    "data": PNG_BASE64,
+                    "mimeType": "image/png",
+                    "displayName": "screenshot.png",
+                }
+            ],
             "interactionId": interaction,
         },
     )

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_fixtures import TRANSCRIPTS
+from agent_fixtures import TRANSCRIPTS, png
 from conftest import CORPUS
 from format_strategies import claude_sessions, codex_rollouts, copilot_events, pi_sessions
 from hypothesis.strategies import SearchStrategy
@@ -120,7 +120,7 @@ FORMAT_CASES: tuple[FormatCase, ...] = (
         not_sessions=(".GITCLAW/sessions/not-state.jsonl", "src/sessions/data.jsonl"),
         corpus_ratio=0.35,
         resumable=(
-            ("typical", lambda: typical_session(turns=4).data()),
+            ("typical", lambda: typical_session(turns=4, pasted_image=png()).data()),
             ("compaction", lambda: compaction_session().data()),
         ),
         drops_old_thinking=True,

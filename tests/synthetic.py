@@ -234,11 +234,15 @@ def compaction_session() -> SessionBuilder:
     return session
 
 
-def typical_session(turns: int = 6, api: str = "anthropic-messages") -> SessionBuilder:
-    """Turns with reads, writes, edits, bash and thinking, the way GitClaw runs look."""
+def typical_session(
+    turns: int = 6, api: str = "anthropic-messages", pasted_image: bytes | None = None
+) -> SessionBuilder:
+    """Turns with reads, writes, edits, bash and thinking, the way GitClaw runs look; with
+    `pasted_image`, the first prompt also holds that PNG, as a person pastes a screenshot."""
     session = SessionBuilder(api=api)
     for turn in range(turns):
-        session.user(f"Please work on task {turn} — ünïcödé ✓ 日本語")
+        images = [("image/png", pasted_image)] if pasted_image and turn == 0 else []
+        session.user(f"Please work on task {turn} — ünïcödé ✓ 日本語", images=images)
         session.assistant(
             thinking(f"Thinking about task {turn}. " * 20),
             tool_call(f"call_r{turn}", "read", {"path": f"src/file{turn}.py"}),

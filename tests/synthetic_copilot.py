@@ -74,9 +74,7 @@ class EventsBuilder:
             "user.message",
             content=text,
             transformedContent=f"<current_datetime>now</current_datetime>\n\n{text}",
-            attachments=[],
-            interactionId="i-1",
-            **extra,
+            **{"attachments": [], "interactionId": "i-1", **extra},
         )
 
     def turn(self, calls: list[tuple[str, dict[str, Any], dict[str, Any]]], reply: str) -> None:

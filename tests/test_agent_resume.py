@@ -10,6 +10,7 @@ here stay the checks that only one agent needs. The CLIs are required in CI
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,7 @@ def _resume(agent: str, transcript: Path, tmp_path: Path) -> AgentRun:
     return run_resume(agent, transcript, tmp_path=tmp_path).check()
 
 
-def _compress(agent: str, source: Path, repo: Path) -> Path:
+def _compress(agent: str, source: Path, repo: Path, *options: str) -> Path:
     """Commit ``source`` where the agent's transcripts live, then compress it with the real
     CLI, keeping the last turn. Fails (does not skip) when nothing was compressed."""
     session_id = SESSION_IDS[agent](source)
@@ -78,7 +79,7 @@ def _compress(agent: str, source: Path, repo: Path) -> Path:
     shutil.copyfile(source, path)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "agent run")
-    cli("compress", "--force", "--keep-turns", "1", str(path), cwd=repo)
+    cli("compress", "--force", "--keep-turns", "1", *options, str(path), cwd=repo)
     compressed = path.read_bytes()
     assert compressed != source.read_bytes(), f"compress left {source.name} unchanged"
     assert b'"gitclawCompress"' in compressed
@@ -241,3 +242,84 @@ def test_claude_interactive_view_renders_a_compressed_corpus_transcript(
     require_agent("claude")
     compressed = _compress("claude", source, repo)
     _assert_renders(compressed, tmp_path, [_last_prompt(source)])
+
+
+# --------------------------------------------------------------------------------------
+# stubUiCopies: the model sees nothing else
+# --------------------------------------------------------------------------------------
+
+# What a CLI puts in its first request that differs from run to run, whatever the file: a
+# device id made for each fresh home (Claude Code); the ids and times of the turn Codex opens
+# for the new prompt, and its client_metadata (an installation id made for each fresh home,
+# that turn's ids, in a map whose key order changes from run to run), the last member; the
+# time Copilot CLI stamps on the prompt. Everything else must match.
+VARIES_PER_RUN = {
+    "claude": [(r'"metadata":\{"user_id":"(?:[^"\\]|\\.)*"\}', '"metadata":{}')],
+    "codex": [
+        (r'"id":"msg_[0-9a-f-]+"', '"id":"msg_"'),
+        (r'"turn_id":"[0-9a-f-]+"', '"turn_id":""'),
+        (r'"create_time":[0-9.]+', '"create_time":0'),
+        (r',"client_metadata":\{.*\}\}$', "}"),
+    ],
+    "copilot": [(r"<current_datetime>[^<]*</current_datetime>", "<current_datetime/>")],
+}
+
+
+def _first_request(agent: str, transcript: Path, run_root: Path) -> str:
+    """The raw first LLM request of a resume, with what varies per run made constant. Every
+    run uses the same folder (removed after), so the paths the CLI sends are the same."""
+    run = _resume(agent, transcript, run_root)
+    raw = str(run.request["raw"])
+    shutil.rmtree(run_root)
+    for pattern, constant in VARIES_PER_RUN[agent]:
+        raw = re.sub(pattern, constant, raw)
+    return raw
+
+
+@pytest.mark.parametrize(("agent", "source"), corpus_params())
+def test_stubbing_ui_copies_leaves_the_first_request_byte_identical(
+    agent: str, source: Path, tmp_path: Path
+) -> None:
+    """With stubUiCopies the file shrinks in the kept turns too, and the request the CLI sends
+    on resume is byte for byte the one it sends without the option."""
+    require_agent(agent)
+    requests, files = {}, {}
+    for option in (False, True):
+        repo = tmp_path / f"repo-{option}"
+        repo.mkdir()
+        git(repo, "init", "-q")
+        config = tmp_path / f"config-{option}.json"
+        config.write_text(json.dumps({"session": {"stubUiCopies": option}}))
+        # Four kept turns (the default): more UI copies in the kept window than one.
+        options = ("--config", str(config), "--keep-turns", "4")
+        compressed = _compress(agent, source, repo, *options)
+        files[option] = compressed.read_bytes()
+        requests[option] = _first_request(agent, compressed, tmp_path / "run")
+    assert len(files[True]) < len(files[False]), "the option stubbed nothing"
+    assert b'"ui":true' in files[True], "no UI-only copy stubbed in the kept turns"
+    assert requests[True] == requests[False], _first_difference(requests[False], requests[True])
+
+
+def _first_difference(a: str, b: str) -> str:
+    at = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    return f"without: {a[at - 200 : at + 200]!r}\nwith:    {b[at - 200 : at + 200]!r}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    CLAUDE_CORPUS or [pytest.param(Path(), marks=pytest.mark.skip(reason="no corpus"))],
+    ids=[p.name for p in CLAUDE_CORPUS] or ["no-corpus"],
+)
+def test_claude_interactive_view_renders_a_transcript_with_ui_copies_stubbed(
+    source: Path, repo: Path, tmp_path: Path
+) -> None:
+    """stubUiCopies stubs toolUseResult in the kept turn too: the transcript view (and its
+    detailed view, which renders toolUseResult) still opens it."""
+    require_agent("claude")
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"session": {"stubUiCopies": True}}))
+    compressed = _compress("claude", source, repo, "--config", str(config))
+    _assert_renders(compressed, tmp_path / "short", [_last_prompt(source)])
+    _assert_renders(compressed, tmp_path / "long", [_last_prompt(source)], detailed=True)

@@ -151,7 +151,7 @@ def test_tool_results_become_text_stubs_with_preview_error_flag_and_command() ->
     assert "details elided" in message["details"]["text"]
 
 
-def test_images_in_tool_results_become_stubs_user_images_are_kept_by_default() -> None:
+def test_old_images_become_stubs_pasted_ones_are_kept_only_when_asked() -> None:
     png = b"\x89PNG" + bytes(range(256)) * 20
     session = SessionBuilder()
     user_id = session.user("look", images=[("image/png", png)])
@@ -160,15 +160,15 @@ def test_images_in_tool_results_become_stubs_user_images_are_kept_by_default() -
         "r", "read", "Read image file [image/png]", images=[("image/png", png)]
     )
     session.user("next")
-    compressed, _ = run(session.data(), keep_turns=1)
+    compressed, payloads = run(session.data(), keep_turns=1)
     [stub] = by_id(compressed, result_id)["message"]["content"]
     assert f"image image/png {len(png):,} bytes" in stub["text"]
-    assert by_id(compressed, user_id) == by_id(session.data(), user_id)
-    stripped, more = run(session.data(), keep_turns=1, strip_user_images=True)
-    blocks = by_id(stripped, user_id)["message"]["content"]
+    blocks = by_id(compressed, user_id)["message"]["content"]
     assert blocks[0] == {"type": "text", "text": "look"}
     assert blocks[1]["type"] == "text" and "User image elided: image/png" in blocks[1]["text"]
-    assert restore(stripped, more) == session.data()
+    assert restore(compressed, payloads) == session.data()
+    kept, _ = run(session.data(), keep_turns=1, keep_user_images=True)
+    assert by_id(kept, user_id) == by_id(session.data(), user_id)
 
 
 @pytest.mark.parametrize(

@@ -120,3 +120,25 @@ def test_the_strategy_choices_are_the_cores() -> None:
 
     [strategy] = [option for option in OPTIONS if option.key == "prune.strategy"]
     assert tuple(strategy.choices or ()) == STRATEGIES
+
+
+@pytest.mark.parametrize(
+    ("document", "keep"),
+    [
+        ("{}", False),
+        ('{"session": {"keepUserImages": true}}', True),
+        ('{"session": {"stripUserImages": true}}', False),
+        ('{"session": {"stripUserImages": false}}', True),  # older shipped file: kept as before
+        ('{"session": {"stripUserImages": false, "keepUserImages": true}}', True),
+    ],
+)
+def test_strip_user_images_is_read_as_the_opposite_of_keep_user_images(
+    document: str, keep: bool
+) -> None:
+    assert parse_config(document.encode(), "c.json")["session.keepUserImages"] is keep
+
+
+def test_contradicting_image_keys_are_one_error() -> None:
+    document = b'{"session": {"keepUserImages": true, "stripUserImages": true}}'
+    with pytest.raises(GitClawError, match=r"c\.json: session\.stripUserImages contradicts"):
+        parse_config(document, "c.json")

@@ -186,12 +186,15 @@ def test_small_values_are_kept() -> None:
     assert compressed(session.data()) == lines_from_bytes(session.data())
 
 
-def test_images_a_tool_produced_are_stubbed_a_persons_only_when_asked() -> None:
+def test_old_images_are_stubbed_a_persons_kept_only_when_asked() -> None:
     session = images_session()
     after = compressed(session.data())
     new = entries(after)
     pasted, meta = new[0], next(e for e in new if e.get("isMeta"))
-    assert pasted["message"]["content"][1]["source"]["data"] == PNG  # stripUserImages is off
+    first = pasted["message"]["content"]
+    assert first[0] == text("What is wrong on this page?")
+    assert first[1]["type"] == "text" and "User image elided" in first[1]["text"]
+    assert claude.is_turn_start(pasted)  # still a turn: same window on the next run
     (meta_block,) = meta["message"]["content"]
     assert meta_block["type"] == "text" and "Tool image elided: image/png" in meta_block["text"]
     read = result_of(new, "toolu_img")
@@ -200,13 +203,10 @@ def test_images_a_tool_produced_are_stubbed_a_persons_only_when_asked() -> None:
     assert read["toolUseResult"]["file"]["type"] == "image/png"
     assert PNG.encode() not in b"".join(line.data for line in after[1:])
 
-    stripped = entries(
-        compressed(session.data(), CompressSettings(keep_turns=1, strip_user_images=True))
+    kept = entries(
+        compressed(session.data(), CompressSettings(keep_turns=1, keep_user_images=True))
     )
-    first = stripped[0]["message"]["content"]
-    assert first[0] == text("What is wrong on this page?")
-    assert first[1]["type"] == "text" and "User image elided" in first[1]["text"]
-    assert claude.is_turn_start(stripped[0])  # still a turn: same window on the next run
+    assert kept[0]["message"]["content"][1]["source"]["data"] == PNG
 
 
 def test_thinking_signed_or_not_and_redacted_thinking_are_never_touched() -> None:

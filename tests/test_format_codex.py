@@ -252,3 +252,22 @@ def test_corpus_rollout_keeps_its_header_and_what_resume_reads(source: Path) -> 
         assert old_entry.get("type") == new_entry.get("type")
         for key in ("type", "call_id", "turn_id", "encrypted_content"):
             assert old_entry.get("payload", {}).get(key) == new_entry.get("payload", {}).get(key)
+
+
+def test_pasted_images_are_kept_only_when_asked() -> None:
+    lines = lines_from_bytes(typical_rollout().data())
+    out, _ = compress_entry_lines(lines, CompressSettings(keep_turns=1, keep_user_images=True), "s")
+    before = [parse_entry(line.data) or {} for line in lines]
+    after = [parse_entry(line.data) or {} for line in out]
+    last = last_turn_start(before)
+    prompts = [i for i in where(before, "event_msg", "user_message") if i < last]
+    messages = [
+        i
+        for i in where(before, "response_item", "message")
+        if i < last and before[i]["payload"]["role"] == "user"
+    ]
+    assert prompts and messages
+    for index in prompts:
+        assert after[index]["payload"]["images"] == before[index]["payload"]["images"]
+    for index in messages:
+        assert after[index]["payload"]["content"] == before[index]["payload"]["content"]

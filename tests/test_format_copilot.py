@@ -4,6 +4,7 @@ in test_cli_contract.py, for every format."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +12,13 @@ import orjson
 import pytest
 from click.testing import CliRunner
 from conftest import commit_session
-from synthetic_copilot import EVENTS_PATH, EventsBuilder, big_text, typical_events
+from synthetic_copilot import EVENTS_PATH, PNG, EventsBuilder, big_text, typical_events
 
 from gitclaw_compress.cli import cli as gitclaw
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines, plan_lines
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, lines_from_bytes, parse_entry
+from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect
 from gitclaw_compress.formats.copilot import (
@@ -267,3 +269,36 @@ def test_summarize_keeping_turns_says_in_one_line_why_copilot_cannot(
     assert message.count("\n") == 0, message
     assert f"{EVENTS_PATH}: Copilot CLI transcripts: summaries is not supported (" in message
     assert path.read_bytes() == original
+
+
+def is_user(event: Entry) -> bool:
+    return event.get("type") == "user.message" and event["data"]["content"] == "What is wrong here?"
+
+
+def test_a_pasted_image_in_an_old_turn_becomes_a_text_blob_unless_kept() -> None:
+    """A blob attachment keeps its type and keys; its data becomes the stub in base64 and its
+    mimeType text/plain, which Copilot CLI sends as an <attachment> text part (an image/png
+    blob with other data would reach the model as a broken image)."""
+    events = EventsBuilder()
+    events.start()
+    pasted = {"type": "blob", "data": PNG, "mimeType": "image/png", "displayName": "shot.png"}
+    notes = {"type": "blob", "data": PNG, "mimeType": "application/pdf"}
+    events.user("What is wrong here?", attachments=[pasted, notes])
+    events.turn([], "The button is hidden.")
+    events.user("Thanks")
+    events.turn([], "You are welcome.")
+    lines = lines_from_bytes(events.data())
+    for keep, expected in ((False, "text/plain"), (True, "image/png")):
+        settings = CompressSettings(keep_turns=1, keep_user_images=keep)
+        out, payloads = compress_entry_lines(lines, settings, EVENTS_PATH)
+        [message] = [e for e in map(parse_entry, (x.data for x in out)) if e and is_user(e)]
+        image, other = message["data"]["attachments"]
+        assert other == notes  # not an image: what the person attached as such
+        assert image["mimeType"] == expected and image["displayName"] == "shot.png"
+        if not keep:
+            text = base64.b64decode(image["data"]).decode()
+            assert text.startswith(f"{stubs.STUB_PREFIX} User image elided: image/png")
+            assert f"gitclaw-compress show {EVENTS_PATH}" in text
+            assert restore_data(out[2].data, "line", payloads.get) == lines[2].data
+        else:
+            assert image == pasted

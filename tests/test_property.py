@@ -70,7 +70,7 @@ def test_restore_of_compress_is_identity(
         tool_call_max_bytes=limits[0],
         tool_result_max_bytes=limits[1],
         strip_thinking=strip,
-        strip_user_images=strip,
+        keep_user_images=not strip,
         redundancy_min_bytes=64,
     )
     lines, payloads = compress_entry_lines(lines_from_bytes(data), config, "s.jsonl")

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from agent_fixtures import PNG_BASE64
 from agent_harness import PLACERS, SESSION_IDS, AgentRun, require_agent, run_resume
 from conftest import cli, commit_session
 from fake_llm_sse import (
@@ -58,7 +59,9 @@ def _resume(case: FormatCase, transcript: Path, tmp_path: Path) -> AgentRun:
     return run
 
 
-def check_compressed_resume(case: FormatCase, data: bytes, repo: Path, tmp_path: Path) -> None:
+def check_compressed_resume(
+    case: FormatCase, data: bytes, repo: Path, tmp_path: Path
+) -> tuple[AgentRun, AgentRun]:
     require_agent(case.name)
     source = tmp_path / "source.jsonl"
     source.write_bytes(data)
@@ -84,13 +87,21 @@ def check_compressed_resume(case: FormatCase, data: bytes, repo: Path, tmp_path:
         assert sealed_after == sealed_before, "sealed reasoning changed"
     assert empty_text_blocks(sent_after) == [], "a stub left an empty text block"
     assert request_size(after.request) < request_size(before.request)
+    return before, after
 
 
 @pytest.mark.parametrize(("case", "make"), _synthetic())
 def test_a_compressed_synthetic_transcript_resumes(
     case: FormatCase, make: Callable[[], bytes], repo: Path, tmp_path: Path
 ) -> None:
-    check_compressed_resume(case, make(), repo, tmp_path)
+    data = make()
+    before, after = check_compressed_resume(case, data, repo, tmp_path)
+    if PNG_BASE64.encode() in data:
+        # A person pasted an image in an old turn: the model got its base64 before, and now
+        # a text stub that names it.
+        assert PNG_BASE64[:64] in before.request["raw"]
+        assert PNG_BASE64[:64] not in after.request["raw"]
+        assert "User image elided: image/png" in after.request["raw"]
 
 
 @pytest.mark.parametrize(("case", "read"), _corpus())

@@ -115,10 +115,11 @@ class SessionPlan:
     budget: BudgetPlan | None = None
     # Lines nested deeper than orjson.dumps goes (255 levels): passed through untouched.
     too_deep: list[int] = field(default_factory=list)
+    ui_copies: bool = False  # stub_ui_copies: pass 2 sees the kept window's lines too
 
     @property
     def touches_anything(self) -> bool:
-        return self.window_start > 2 or bool(self.pruned)
+        return self.window_start > 2 or bool(self.pruned) or self.ui_copies
 
     @property
     def needs_settling(self) -> bool:
@@ -189,6 +190,7 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
         kept_turns=min(keep, len(turn_starts)),
         counts=counts,
         too_deep=too_deep,
+        ui_copies=settings.stub_ui_copies,
     )
     if estimator is not None:
         _plan_budget(plan, seen, turn_starts, budget, estimator)
@@ -281,6 +283,17 @@ def _below_minimum(freed: int, outputs: int, settings: BudgetSettings) -> str:
         f"{settings.protect_tokens:,} tokens would free {freed:,} tokens, under the minimum "
         f"{settings.minimum_tokens:,}: nothing pruned"
     )
+
+
+# The shortest marker member a compressed line gains: a line no longer than this can only
+# grow, so pass 2 does not even parse it (a fifth of the lines of a Copilot CLI file).
+SHORTEST_MARKER_BYTES = len(b',"' + MARKER_KEY.encode() + b'":') + min(
+    len(orjson.dumps(marker))
+    for marker in (
+        {"v": 1, "sha256": "0" * 64, "size": 0, "parts": [{"path": [0], "oid": "0" * 40}]},
+        {"v": 2, "sha256": "0" * 64, "size": 0, "intact": {"blob": "0" * 40, "line": 1}},
+    )
+)
 
 
 def _no_object_id(data: bytes) -> str:
@@ -544,25 +557,68 @@ class _Rewriter:
         self.object_id = object_id
         self.intact_commit = intact_commit
         self.intact_blob = intact_blob
+        self.show = stubs.ShowCommands(session_ref)
 
     def line(self, line: RawLine) -> OutputLine:
         number = line.number
         full = number < self.plan.window_start
         prune = number in self.plan.pruned
-        if not (full or prune):
+        ui_only = not (full or prune)
+        if ui_only and not self.settings.stub_ui_copies:
+            return OutputLine(line)
+        if len(line.data) <= SHORTEST_MARKER_BYTES:  # no marked line can be shorter
             return OutputLine(line)
         entry = parse_entry(line.data)
-        if entry is None or MARKER_KEY in entry:
+        if entry is None:
+            return OutputLine(line)
+        marker = entry.get(MARKER_KEY)
+        if marker is not None and not (full and _ui_only_marker(marker)):
             return OutputLine(line)
         entry_id = self.plan.format.entry_id(entry)
-        show = stubs.show_command(self.session_ref, entry_id or f"L{number}")
-        scope = Scope(number, full, prune, show, self.settings, self.plan.window_start)
+        show = self.show(entry_id or f"L{number}")
+        scope = Scope(
+            number, full, prune, show, self.settings, self.plan.window_start, ui_only=ui_only
+        )
+        if marker is not None:  # stubbed in the kept window then, older now
+            return self._reopened(line, entry, marker, scope)
         edits = self.plan.rules.edits(entry, scope)
         if not edits:
             return OutputLine(line)
-        return self._apply(line, entry, edits)
+        return self._apply(line, entry, edits, ui_only=ui_only)
 
-    def _apply(self, line: RawLine, entry: Entry, edits: list[Edit]) -> OutputLine:
+    def _reopened(
+        self, line: RawLine, entry: Entry, marker: dict[str, Any], scope: Scope
+    ) -> OutputLine:
+        """A line whose UI-only copies were stubbed while it was in the kept window, now
+        before it: the format's other edits apply, and the marker grows to undo them too.
+
+        A v1 marker gains a part per new splice (never one inside or around an old part's
+        path); a v2 marker already names the blob holding the original line, so it stays.
+        Either way it loses its UI-only flag, so the line is never reopened again.
+        """
+        plain = {key: value for key, value in entry.items() if key != MARKER_KEY}
+        old_paths = [tuple(part["path"]) for part in marker.get("parts", ())]
+        edits = [
+            edit
+            for edit in self.plan.rules.edits(plain, scope)
+            if not any(_overlaps(edit.path, path) for path in old_paths)
+        ]
+        intact = marker.get("intact")
+        blob = intact.get("blob") if isinstance(intact, dict) else None
+        splices = self._reopened_splices(line, plain, edits, blob)
+        if not splices.pieces:
+            return OutputLine(line)
+        grown = {key: value for key, value in marker.items() if key != UI_ONLY_KEY}
+        if blob is None:
+            grown["parts"] = [*marker["parts"], *splices.parts]
+        span = locate(line.data, [(MARKER_KEY,)])[(MARKER_KEY,)]
+        pieces = [*splices.pieces, (span.start, span.end, orjson.dumps(grown))]
+        new_line = RawLine(line.number, splice(line.data, pieces), line.newline)
+        return OutputLine(new_line, tuple(splices.payloads), marker["size"], blob)
+
+    def _apply(
+        self, line: RawLine, entry: Entry, edits: list[Edit], *, ui_only: bool = False
+    ) -> OutputLine:
         blob = self.intact_blob(line) if self.intact_blob else None
         found = _found_spans(line.data, entry, edits)
         if found is not None:
@@ -572,12 +628,27 @@ class _Rewriter:
             # The search may have matched the wrong copy of a value: the result must parse
             # to the entry with exactly these values replaced.
             if _parses_to(splice(line.data, splices.pieces), _replaced(entry, splices.edits)):
-                return self._marked(line, splices, blob)
+                return self._marked(line, splices, blob, ui_only)
         located = {path: (span.start, span.end) for path, span in _locate(line.data, edits).items()}
         splices = self._splices(line, edits, located, blob)
         if not splices.pieces:
             return OutputLine(line)
-        return self._marked(line, splices, blob)
+        return self._marked(line, splices, blob, ui_only)
+
+    def _reopened_splices(
+        self, line: RawLine, plain: Entry, edits: list[Edit], blob: str | None
+    ) -> _Splices:
+        found = _found_spans(line.data, plain, edits)
+        if found is not None:
+            splices = self._splices(line, edits, found, blob)
+            with_marker = _replaced(plain, splices.edits)
+            marker_value = orjson.loads(line.data)[MARKER_KEY]
+            if _parses_to(
+                splice(line.data, splices.pieces), {**with_marker, MARKER_KEY: marker_value}
+            ):
+                return splices
+        located = {path: (span.start, span.end) for path, span in _locate(line.data, edits).items()}
+        return self._splices(line, edits, located, blob)
 
     def _splices(
         self,
@@ -612,7 +683,9 @@ class _Rewriter:
                 result.payloads.append(Payload(oid, original))
         return result
 
-    def _marked(self, line: RawLine, splices: _Splices, blob: str | None) -> OutputLine:
+    def _marked(
+        self, line: RawLine, splices: _Splices, blob: str | None, ui_only: bool = False
+    ) -> OutputLine:
         data = line.data
         marker: dict[str, object] = {
             "v": MARKER_VERSION if blob is None else INTACT_MARKER_VERSION,
@@ -631,6 +704,8 @@ class _Rewriter:
         commit = self.intact_commit(line) if self.intact_commit and blob is None else None
         if commit:
             marker["commit"] = commit
+        if ui_only:
+            marker[UI_ONLY_KEY] = True
         close = object_close(data)
         member = b',"' + MARKER_KEY.encode() + b'":' + orjson.dumps(marker)
         new_data = splice(data, [*splices.pieces, (close, close, member)])
@@ -640,6 +715,21 @@ class _Rewriter:
         if blob is not None:
             return OutputLine(new_line, (), len(data), blob)
         return OutputLine(new_line, tuple(splices.payloads), len(data))
+
+
+# A marker whose line had only its UI-only copies stubbed (in the kept window, with
+# `stub_ui_copies`): once the line is older than the kept window, it is compressed further.
+UI_ONLY_KEY = "ui"
+
+
+def _ui_only_marker(marker: object) -> bool:
+    return isinstance(marker, dict) and marker.get(UI_ONLY_KEY) is True
+
+
+def _overlaps(path: JsonPath, other: JsonPath) -> bool:
+    """Whether one path is the other or lies inside it."""
+    size = min(len(path), len(other))
+    return path[:size] == other[:size]
 
 
 def compress_lines(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 import orjson
 
@@ -16,9 +16,12 @@ READ_BUFFER = 1 << 20
 Entry = dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class RawLine:
-    """One line: its bytes without the "\\n" (a "\\r" stays), and whether a "\\n" followed."""
+class RawLine(NamedTuple):
+    """One line: its bytes without the "\\n" (a "\\r" stays), and whether a "\\n" followed.
+
+    A named tuple, not a frozen dataclass: a file has a line per record and every pass makes
+    one per line, and a tuple is made three times faster.
+    """
 
     number: int  # 1-based
     data: bytes
@@ -64,9 +67,7 @@ def join_lines(lines: Iterable[RawLine]) -> bytes:
 
 def parse_entry(data: bytes) -> Entry | None:
     """The JSON object on a line, or None for blank, malformed or non-object lines."""
-    if not data.strip():
-        return None
-    try:
+    try:  # a blank line does not parse either: no copy of every line to strip it first
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -51,12 +52,12 @@ class MissingObjectError(GitClawError):
         self.oids = oids
 
 
+_LOWER_HEX = re.compile(r"[0-9a-f]+")
+
+
 def _is_hex(value: object, lengths: tuple[int, ...] = (40, 64)) -> bool:
-    return (
-        isinstance(value, str)
-        and len(value) in lengths
-        and all(c in "0123456789abcdef" for c in value)
-    )
+    # One regex match, not a generator over 64 characters: restore checks every marker.
+    return isinstance(value, str) and len(value) in lengths and bool(_LOWER_HEX.fullmatch(value))
 
 
 def _marker_problem(raw: object) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import orjson
@@ -17,6 +18,22 @@ def is_stub(value: object) -> bool:
 
 def show_command(session_ref: str, entry_id: str) -> str:
     return f"gitclaw-compress show {shlex.quote(session_ref)} {shlex.quote(entry_id)}"
+
+
+class ShowCommands:
+    """`show_command` for one session, line after line: the path is quoted once, and an id
+    of safe characters (uuids, hex, L42) needs no quoting."""
+
+    def __init__(self, session_ref: str) -> None:
+        self.prefix = f"gitclaw-compress show {shlex.quote(session_ref)} "
+
+    def __call__(self, entry_id: str) -> str:
+        if entry_id and _SAFE_ID.fullmatch(entry_id):
+            return self.prefix + entry_id
+        return self.prefix + shlex.quote(entry_id)
+
+
+_SAFE_ID = re.compile(r"[\w@%+=:,./-]+", re.ASCII)  # what shlex.quote leaves as it is
 
 
 def cut(text: str, limit: int) -> str:

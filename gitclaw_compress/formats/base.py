@@ -108,6 +108,8 @@ class Scope:
     # The first line of the kept window as the core decided it (by turns, or by a target):
     # a format that keeps lines written just before a turn start with that turn reads it here.
     window_start: int = 1 << 62
+    # In the kept window with `stub_ui_copies` on: only values no model ever sees may go.
+    ui_only: bool = False
 
 
 class FileRules(Protocol):

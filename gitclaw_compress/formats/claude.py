@@ -12,11 +12,12 @@ that repeat a subagent's messages.
 Compressed before the kept turns: tool_result content (one text stub, `is_error` kept),
 tool_use input (its large values), every large value inside `toolUseResult` and a progress
 line's `data` (each stub keeps the JSON type of the value: a string a string, an array an
-array, an object an object; `filePath` and `type` stay), and images a tool produced. Never
+array, an object an object; `filePath` and `type` stay), and images, pasted or made by a
+tool (each a text block naming it; a content array never becomes empty). Never
 touched: thinking, signed or not, and `redacted_thinking` (the API checks signatures, and
 Claude Code sends unsigned thinking back to the model as its own thoughts), ids and links,
 `type`/`isSidechain`/`isMeta`/`isCompactSummary`, user and assistant text, the images a
-person pasted (unless `stripUserImages`), attachments. A line a budget policy chose
+person pasted when `keepUserImages` is set, attachments. A line a budget policy chose
 (`Scope.prune`) has only its tool results stubbed, wherever it is.
 
 What the model sees: `claude_view.py` (each line in neutral terms) and `claude_context.py`
@@ -180,6 +181,8 @@ class ClaudeRules:
                     self.calls[call_id] = call_descriptor(name, block.get("input"))
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        if scope.ui_only:
+            return self._ui_edits(entry, scope)
         kind = entry.get("type")
         if not scope.full:  # a budget policy chose this line's tool output: only that
             return self._pruned_output_edits(entry, scope) if scope.prune else []
@@ -203,6 +206,15 @@ class ClaudeRules:
                 base: JsonPath = ("message", "content", index)
                 edits.extend(self._tool_result_edits(block, base, scope, forced=True))
         return edits
+
+    def _ui_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """What only the renderer reads, in any turn: `toolUseResult`, a progress line's data."""
+        kind = entry.get("type")
+        if kind == "user" and entry.get("toolUseResult") is not None:
+            return _shrink_ui(entry["toolUseResult"], ("toolUseResult",), self._ui_stub(scope))
+        if kind == "progress" and isinstance(entry.get("data"), dict):
+            return _shrink_ui(entry["data"], ("data",), self._ui_stub(scope))
+        return []
 
     def _ui_stub(self, scope: Scope) -> StubText:
         def stub_text(path: JsonPath, text: str, images: list[tuple[str, int]]) -> str:
@@ -270,10 +282,10 @@ class ClaudeRules:
         edits: list[Edit] = []
         message = message_of(entry)
         if message is not None:
-            # A person's pasted images stay unless asked; images a tool produced (on tool
-            # result and isMeta lines) are tool output.
+            # Every old image becomes a text block: a tool's (on tool result and isMeta
+            # lines) always, a person's pasted one unless keepUserImages.
             typed = is_turn_start(entry)
-            strip_images = self.settings.strip_user_images or not typed
+            strip_images = not (typed and self.settings.keep_user_images)
             for index, block in enumerate(_blocks(message)):
                 if not isinstance(block, dict):
                     continue

@@ -52,6 +52,7 @@ EXEC_OUTPUT_FIELDS = ("stdout", "stderr", "aggregated_output", "formatted_output
 PATCH_EVENTS = frozenset({"patch_apply_begin", "patch_apply_end"})
 ARGUMENT_KEYS_KEPT = frozenset({"path", "file_path", "workdir", "timeout_ms", "justification"})
 SMALL_ARGUMENT_BYTES = 160  # argument values up to this size are always kept
+UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only copies above this size are stubbed
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
 
 
@@ -160,6 +161,10 @@ class CodexRules:
         return kept_from, self._live_contexts
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        if scope.ui_only:  # the UI's copies of outputs, in any turn
+            if entry.get("type") != "event_msg":
+                return []
+            return self._ui_copy_edits(payload_of(entry), scope, UI_COPY_MIN_BYTES)
         kept_from, live_contexts = self._protection(scope.window_start)
         line_type = entry.get("type")
         payload = payload_of(entry)
@@ -189,6 +194,8 @@ class CodexRules:
             if isinstance(text, str) and _size(text) > self.settings.tool_call_max_bytes:
                 return [Edit(("payload", "input"), _input_stub(text, scope.show))]
         elif kind == "message":
+            if payload.get("role") == "user" and self.settings.keep_user_images:
+                return []
             return _message_image_edits(payload, scope)
         return []
 
@@ -256,8 +263,25 @@ class CodexRules:
         return orjson.dumps(shortened).decode()
 
     def _event_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
-        kind = payload.get("type")
         limit = self.settings.tool_result_max_bytes
+        if self.settings.stub_ui_copies:
+            limit = min(limit, UI_COPY_MIN_BYTES)
+        edits = self._ui_copy_edits(payload, scope, limit)
+        if (
+            payload.get("type") == "user_message"
+            and isinstance(payload.get("images"), list)
+            and not self.settings.keep_user_images
+        ):
+            for index, url in enumerate(payload["images"]):
+                if is_data_url(url):
+                    mime, size = data_url_image(url)
+                    stub = stubs.image_stub("User", mime, size, scope.show)
+                    edits.append(Edit(("payload", "images", index), stub))
+        return edits
+
+    def _ui_copy_edits(self, payload: dict[str, Any], scope: Scope, limit: int) -> list[Edit]:
+        """The copies of a command's output and of a patch that only the UI shows."""
+        kind = payload.get("type")
         edits: list[Edit] = []
         if kind == "exec_command_end":
             for key in EXEC_OUTPUT_FIELDS:
@@ -273,12 +297,6 @@ class CodexRules:
                     if isinstance(value, str) and (size := _size(value)) > limit:
                         stub = stubs.ui_copy_stub(key, size, scope.show)
                         edits.append(Edit(("payload", "changes", path, key), stub))
-        elif kind == "user_message" and isinstance(payload.get("images"), list):
-            for index, url in enumerate(payload["images"]):
-                if is_data_url(url):
-                    mime, size = data_url_image(url)
-                    stub = stubs.image_stub("User", mime, size, scope.show)
-                    edits.append(Edit(("payload", "images", index), stub))
         return edits
 
     def _turn_context_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:

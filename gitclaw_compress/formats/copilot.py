@@ -27,6 +27,7 @@ its own, since the marker would record its key raw. A line carrying the extra to
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,7 @@ UI_COPY_MIN_BYTES = SMALL_ARGUMENT_BYTES  # UI-only copies above this size are s
 # less than this makes the line longer.
 MARKER_PART_BYTES = 112
 LINE_SEPARATORS = ("\u2028", "\u2029")
+STUB_MIME = "text/plain"  # a stubbed blob attachment: the CLI sends it to the model as text
 
 
 def _size(value: object) -> int:
@@ -178,11 +180,15 @@ class CopilotRules:
         if data is None:
             return []
         kind = entry.get("type")
+        if scope.ui_only:
+            return self._ui_edits(kind, data, scope)
         if kind == TOOL_COMPLETE and (scope.full or scope.prune):
             # A budget policy chose this output: it goes whatever its size, even when kept.
             return self._result_edits(data, scope, forced=scope.prune)
         if not scope.full:
             return []
+        if kind == USER_MESSAGE and not self.settings.keep_user_images:
+            return _attachment_edits(data, scope)
         if kind == ASSISTANT_MESSAGE:
             edits: list[Edit] = []
             for index, request in enumerate(data.get("toolRequests") or ()):
@@ -193,14 +199,27 @@ class CopilotRules:
                     )
             return edits
         if kind == TOOL_START:
-            arguments = data.get("arguments")
-            base = ("data", "arguments")
-            requested = self.requested.get(str(data.get("toolCallId")))
-            if requested is not None and requested == orjson.dumps(arguments):
-                # One edit for the whole copy: one marker part instead of one per value.
-                return [Edit(base, _repeated_copy(arguments))]
-            return self._call_edits(arguments, base, scope, ui_only=True)
+            return self._start_edits(data, scope)
         return []
+
+    def _ui_edits(self, kind: object, data: dict[str, Any], scope: Scope) -> list[Edit]:
+        """What only the CLI's timeline reads, in any turn: a result's `detailedContent` and
+        `contents[]`, and the arguments `tool.execution_start` repeats."""
+        if kind == TOOL_START:
+            return self._start_edits(data, scope)
+        result = data.get("result")
+        if kind != TOOL_COMPLETE or not isinstance(result, dict):
+            return []
+        return self._ui_copy_edits(result, result.get("content"), scope.show)
+
+    def _start_edits(self, data: dict[str, Any], scope: Scope) -> list[Edit]:
+        arguments = data.get("arguments")
+        base: JsonPath = ("data", "arguments")
+        requested = self.requested.get(str(data.get("toolCallId")))
+        if requested is not None and requested == orjson.dumps(arguments):
+            # One edit for the whole copy: one marker part instead of one per value.
+            return [Edit(base, _repeated_copy(arguments))]
+        return self._call_edits(arguments, base, scope, ui_only=True)
 
     def _result_edits(self, data: dict[str, Any], scope: Scope, *, forced: bool) -> list[Edit]:
         """Stub a large `result.content` (any size when `forced`) and its large UI copies."""
@@ -225,6 +244,13 @@ class CopilotRules:
             edits.append(Edit((*base, "content"), stub))
         # One show command per line is enough: the UI copies point at content's stub.
         show = None if edits and _worth(content, edits[0].value) else scope.show
+        return edits + self._ui_copy_edits(result, content, show)
+
+    def _ui_copy_edits(
+        self, result: dict[str, Any], content: object, show: str | None
+    ) -> list[Edit]:
+        base: JsonPath = ("data", "result")
+        edits: list[Edit] = []
         detailed = result.get("detailedContent")
         if isinstance(detailed, str) and _size(detailed) > UI_COPY_MIN_BYTES:
             stub = (
@@ -232,7 +258,8 @@ class CopilotRules:
                 if detailed == content
                 else ui_copy_stub("detailedContent", detailed, show)
             )
-            edits.append(Edit((*base, "detailedContent"), stub))
+            if detailed != stub:
+                edits.append(Edit((*base, "detailedContent"), stub))
         contents = result.get("contents")
         if isinstance(contents, list):
             for index, item in enumerate(contents):
@@ -285,6 +312,29 @@ class CopilotRules:
                 label = name if isinstance(name, str) else f"{key}[{name}]"
                 edits.extend(self._value_edits(label, child, (*path, name), scope))
         return edits
+
+
+def _attachment_edits(data: dict[str, Any], scope: Scope) -> list[Edit]:
+    """A pasted image (a `blob` attachment) becomes a text blob that names it.
+
+    The whole attachment is one edit: a blob keeps its type and keys, its data becomes the
+    stub in base64 and its mimeType text/plain, which the CLI sends as an `<attachment>`
+    text part (an image/png blob with other data would reach the model as a broken image).
+    """
+    attachments = data.get("attachments")
+    if not isinstance(attachments, list):
+        return []
+    edits: list[Edit] = []
+    for index, item in enumerate(attachments):
+        if not (isinstance(item, dict) and item.get("type") == "blob"):
+            continue
+        mime, blob = item.get("mimeType"), item.get("data")
+        if not (isinstance(mime, str) and mime.startswith("image/") and isinstance(blob, str)):
+            continue  # other blobs are what the person attached as such
+        text = stubs.image_stub("User", mime, stubs.image_size(blob), scope.show)
+        stub = {**item, "data": base64.b64encode(text.encode()).decode(), "mimeType": STUB_MIME}
+        edits.append(Edit(("data", "attachments", index), stub))
+    return edits
 
 
 def _repeated_copy(value: object) -> object:

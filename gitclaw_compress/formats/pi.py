@@ -103,6 +103,9 @@ def _has_visible_blocks(content: list[Any]) -> bool:
     return False
 
 
+UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only values above this size are stubbed
+
+
 class PiRules:
     """pi's rules for one file: tool calls by id, and which outputs are redundant."""
 
@@ -171,6 +174,10 @@ class PiRules:
         message = message_of(entry)
         if message is None:
             return []
+        if scope.ui_only:  # details are for pi's UI; the model never sees them
+            if message.get("role") != "toolResult":
+                return []
+            return self._details_edits(message, scope, UI_COPY_MIN_BYTES)
         if not scope.full:
             if message.get("role") != "toolResult":
                 return []
@@ -180,7 +187,7 @@ class PiRules:
             return self._assistant_edits(message, scope)
         if role == "toolResult":
             return self._tool_result_edits(scope.number, message, scope, forced=scope.prune)
-        if role == "user" and self.settings.strip_user_images:
+        if role == "user" and not self.settings.keep_user_images:
             return self._user_image_edits(message, scope)
         if role == "bashExecution":
             output = message.get("output")
@@ -275,11 +282,21 @@ class PiRules:
                 settings=self.settings.preview,
             )
             edits.append(Edit(("message", "content"), [{"type": "text", "text": stub}]))
-        details = message.get("details")
-        if details and (size := _size(details)) > self.settings.tool_result_max_bytes:
-            stub = stubs.details_stub(size, scope.show)
-            edits.append(Edit(("message", "details"), {"type": "text", "text": stub}))
+        limit = self.settings.tool_result_max_bytes
+        if self.settings.stub_ui_copies:
+            limit = min(limit, UI_COPY_MIN_BYTES)
+        edits.extend(self._details_edits(message, scope, limit))
         return edits
+
+    def _details_edits(self, message: dict[str, Any], scope: Scope, limit: int) -> list[Edit]:
+        details = message.get("details")
+        if not details or (isinstance(details, dict) and stubs.is_stub(details.get("text"))):
+            return []
+        # Measured first: a value nested deeper than orjson writes is reported as such.
+        if (size := _size(details)) <= limit or not isinstance(details, dict):
+            return []  # the stub is an object: only an object may become one
+        stub = stubs.details_stub(size, scope.show)
+        return [Edit(("message", "details"), {"type": "text", "text": stub})]
 
     def _user_image_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
         content = message.get("content")

@@ -765,9 +765,13 @@ def restored_lines(
     check = check if check is not None else check_file(repo, path, ref, access)
     if check.status == "damaged":
         raise GitClawError(f"{check.problems[0]}; nothing was restored")
+    replacements = check.replacements
     with _open_lines(path) as lines:
         for line in lines:
-            source = check.replacements.get(line.number, line.data)
+            source = replacements.get(line.number, line.data) if replacements else line.data
+            if MARKER_BYTES not in source:  # a line never compressed is its own original
+                yield line if source is line.data else RawLine(line.number, source, line.newline)
+                continue
             data = access.restore(source, f"{rel}:{line.number}", from_commit(line.number))
             yield line if data is line.data else RawLine(line.number, data, line.newline)
 

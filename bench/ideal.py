@@ -1,0 +1,192 @@
+"""Bytes cut on the corpus against an ideal. A script, not a test: it prints numbers.
+
+    python bench/ideal.py [--keep-turns 1] [--stub-ui-copies] [--breakdown]
+
+For each file of ../shared/corpus/{pi,claude,codex,copilot}, at `--keep-turns` (default 1)
+and the default settings, it compresses the file in memory as `compress` does in a repository
+where the file is committed (the GitClaw flow: each compressed line's marker names the
+committed blob that holds it intact, a v2 marker; stubs name the path the agent's files have
+in a repository), and compares the cut with an ideal:
+every bulk value before the kept turns replaced by a stub of `IDEAL_STUB_BYTES` and nothing
+else (no marker). A bulk value is a string longer than the stub that no promise protects:
+not an id, link or type, not signed thinking or encrypted reasoning, not what the user or the
+assistant wrote (the format's `sealed` values), images pasted by a person included. The ratio
+is cut / ideal cut; the goal is at least 90% per format.
+
+`--breakdown` also prints, per file, where the bytes that are left are, by JSON path (indexes
+folded), largest first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from gitclaw_compress.config import defaults
+from gitclaw_compress.core.compressor import compress_lines, git_blob_id, plan_lines
+from gitclaw_compress.core.lines import join_lines, lines_from_bytes, parse_entry
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+CORPUS_FORMATS = ("pi", "claude", "codex", "copilot")
+IDEAL_STUB_BYTES = 120
+GOAL = 0.90
+
+
+def _strings(value: object, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, (*path, key))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item, (*path, "[]"))
+
+
+def _sealed_strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _sealed_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _sealed_strings(item)
+
+
+def _bulk(data: bytes, keep_turns: int) -> Iterator[tuple[int, str, str, int]]:
+    """(line number, folded path, value, serialized size) of every bulk string before the
+    kept turns: longer than the ideal stub and not sealed."""
+    settings = dataclasses.replace(defaults().compress_settings(), keep_turns=keep_turns)
+    lines = lines_from_bytes(data)
+    plan = plan_lines(lines, settings, session_ref="s.jsonl")
+    for line in lines:
+        if line.number >= plan.window_start:
+            break
+        entry = parse_entry(line.data)
+        if entry is None:
+            continue
+        sealed = {text for _, value in plan.format.sealed(entry) for text in _sealed_strings(value)}
+        kind = str(entry.get("type"))
+        for path, text in _strings(entry, ()):
+            size = len(orjson.dumps(text))
+            if size > IDEAL_STUB_BYTES and text not in sealed:
+                yield line.number, f"{kind}: {'.'.join(path)}", text, size
+
+
+def ideal_cut(data: bytes, keep_turns: int) -> int:
+    """Bytes an ideal compressor cuts: bulk strings before the kept turns, each to a stub."""
+    return sum(size - IDEAL_STUB_BYTES for _, _, _, size in _bulk(data, keep_turns))
+
+
+def missed(data: bytes, compressed: bytes, keep_turns: int) -> Counter[str]:
+    """Bytes of the bulk strings the ideal stubs and the compressor left whole, by path."""
+    after = lines_from_bytes(compressed)
+    left: Counter[str] = Counter()
+    for number, path, text, size in _bulk(data, keep_turns):
+        if orjson.dumps(text) in after[number - 1].data:
+            left[path] += size - IDEAL_STUB_BYTES
+    return left
+
+
+def breakdown(data: bytes) -> Counter[str]:
+    """Bytes of string values by folded JSON path (with the line's type), whole file."""
+    sizes: Counter[str] = Counter()
+    for line in lines_from_bytes(data):
+        entry = parse_entry(line.data)
+        if entry is None:
+            continue
+        kind = str(entry.get("type"))
+        for path, text in _strings(entry, ()):
+            sizes[f"{kind}: {'.'.join(path)}"] += len(orjson.dumps(text))
+        sizes[f"{kind}: (envelope and keys)"] += len(line.data) - sum(
+            len(orjson.dumps(text)) for _, text in _strings(entry, ())
+        )
+    return sizes
+
+
+def compressed(data: bytes, name: str, keep_turns: int, overrides: dict[str, Any]) -> bytes:
+    """The file after a run in memory, as in a repository where it is committed: each
+    compressed line names the committed blob that holds it (a v2 marker, 40-hex ids)."""
+    settings = dataclasses.replace(
+        defaults().compress_settings(), keep_turns=keep_turns, **overrides
+    )
+    lines = lines_from_bytes(data)
+    plan = plan_lines(lines, settings, session_ref=name)
+    committed = git_blob_id(data)
+    output = compress_lines(
+        lines, plan, settings, session_ref=name, intact_blob=lambda line: committed
+    )
+    return join_lines(result.line for result in output)
+
+
+def measure_file(source: Path, keep_turns: int, overrides: dict[str, Any]) -> tuple[int, int, int]:
+    """(bytes before, bytes cut, ideal bytes cut)."""
+    data = source.read_bytes()
+    after = compressed(data, session_ref(source), keep_turns, overrides)
+    return len(data), len(data) - len(after), ideal_cut(data, keep_turns)
+
+
+def session_ref(source: Path) -> str:
+    """Where the file lives in a repository (stubs name it): the path its agent uses, with a
+    Copilot session's folder named by its 36-character id as the CLI names it."""
+    kind = source.parent.name
+    if kind == "copilot":
+        return f"state/copilot/.copilot/session-state/{'0' * 36}/events.jsonl"
+    return {
+        "pi": ".GITCLAW/state/sessions/{}",
+        "claude": ".claude/projects/-home-runner-work-demo-demo/{}",
+        "codex": ".codex/sessions/2026/03/30/{}",
+    }[kind].format(source.name)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--keep-turns", type=int, default=1)
+    parser.add_argument("--stub-ui-copies", action="store_true")
+    parser.add_argument("--breakdown", action="store_true")
+    options = parser.parse_args()
+    if not CORPUS.is_dir():
+        raise SystemExit(f"no corpus at {CORPUS}")
+    overrides: dict[str, Any] = {}
+    if options.stub_ui_copies:
+        overrides["stub_ui_copies"] = True
+    print(
+        f"keep-turns {options.keep_turns}; ideal: every bulk string before the kept turns "
+        f"becomes {IDEAL_STUB_BYTES} bytes"
+    )
+    print(f"{'file':<52} {'bytes':>10} {'after':>10} {'cut':>7} {'ideal':>7} {'ratio':>6}")
+    for kind in CORPUS_FORMATS:
+        total = cut = ideal = 0
+        for source in sorted((CORPUS / kind).glob("*.jsonl")):
+            size, file_cut, file_ideal = measure_file(source, options.keep_turns, overrides)
+            total, cut, ideal = total + size, cut + file_cut, ideal + file_ideal
+            print(
+                f"{kind + '/' + source.name:<52} {size:>10,} {size - file_cut:>10,} "
+                f"{file_cut / size:>6.1%} {file_ideal / size:>6.1%} "
+                f"{file_cut / max(file_ideal, 1):>6.1%}"
+            )
+            if options.breakdown:
+                data = source.read_bytes()
+                after = compressed(data, session_ref(source), options.keep_turns, overrides)
+                print("  what is left, by path:")
+                for path, size_left in breakdown(after).most_common(10):
+                    print(f"    {size_left:>10,}  {path}")
+                print("  bulk the ideal stubs and this run keeps, by path:")
+                for path, size_left in missed(data, after, options.keep_turns).most_common(8):
+                    print(f"    {size_left:>10,}  {path}")
+        status = "ok" if cut >= GOAL * ideal else "BELOW GOAL"
+        print(
+            f"{kind + ' (all files)':<52} {total:>10,} {total - cut:>10,} {cut / total:>6.1%} "
+            f"{ideal / total:>6.1%} {cut / max(ideal, 1):>6.1%} {status}"
+        )
+
+
+if __name__ == "__main__":
+    main()
