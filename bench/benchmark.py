@@ -26,7 +26,8 @@ from pathlib import Path
 import orjson
 
 from gitclaw_compress.config import defaults
-from gitclaw_compress.ops.files import Compression, restore_to_stream
+from gitclaw_compress.ops.compress import Compression
+from gitclaw_compress.ops.restore import restore_to_stream
 from gitclaw_compress.store.archive import Repository
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"

@@ -26,12 +26,10 @@ from synthetic import typical_session
 from gitclaw_compress.config import defaults
 from gitclaw_compress.core.lines import MARKER_BYTES, join_lines
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.ops.files import (
-    ArchiveAccess,
-    Compression,
-    restored_lines,
-    verify_file,
-)
+from gitclaw_compress.ops.access import ArchiveAccess
+from gitclaw_compress.ops.compress import Compression
+from gitclaw_compress.ops.restore import restored_lines
+from gitclaw_compress.ops.verify import verify_file
 from gitclaw_compress.store.archive import Repository
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
@@ -264,6 +262,6 @@ def test_two_runs_with_appends_between_and_an_older_version_checked_out(repo: Pa
 
 
 def _key(path: Path) -> str:
-    from gitclaw_compress.ops.files import header_key
+    from gitclaw_compress.store.archive_layout import header_key
 
     return header_key(path.read_bytes().split(b"\n", 1)[0])

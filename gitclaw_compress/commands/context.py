@@ -19,7 +19,7 @@ from gitclaw_compress.core.lines import MARKER_BYTES
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import unsupported
 from gitclaw_compress.formats.base import CONTEXT
-from gitclaw_compress.ops.files import restored_lines
+from gitclaw_compress.ops.restore import restored_lines
 from gitclaw_compress.tokens.context import SUMMARY_ROLES, EntryInfo, build_context, read_infos
 from gitclaw_compress.tokens.estimate import get_estimator
 from gitclaw_compress.units import plural

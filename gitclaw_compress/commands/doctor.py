@@ -18,9 +18,11 @@ from gitclaw_compress.commands.common import (
     plural,
 )
 from gitclaw_compress.errors import EXIT_PROBLEMS
+from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.discovery import all_sessions
-from gitclaw_compress.ops.files import ArchiveAccess, has_compressed_line, verify_file
 from gitclaw_compress.ops.githooks import hook_state
+from gitclaw_compress.ops.session_lines import has_compressed_line
+from gitclaw_compress.ops.verify import verify_file
 from gitclaw_compress.store.archive import Repository
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"

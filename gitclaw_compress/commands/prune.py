@@ -19,7 +19,8 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.formats import detect_file, unsupported
 from gitclaw_compress.formats.base import PRUNE
-from gitclaw_compress.ops.files import Compression, FileReport
+from gitclaw_compress.ops.compress import Compression
+from gitclaw_compress.ops.report import FileReport
 
 
 def describe(report: FileReport) -> str:

@@ -18,8 +18,8 @@ from gitclaw_compress.commands.common import (
     open_repo,
     session_path,
 )
-from gitclaw_compress.ops.files import find_entry
 from gitclaw_compress.ops.render import render_entry
+from gitclaw_compress.ops.show import find_entry
 
 
 @click.command("show")

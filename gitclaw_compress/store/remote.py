@@ -14,7 +14,9 @@ import time
 from dataclasses import dataclass
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.store.archive import ARCHIVE_IDENTITY, DURABLE, Repository
+from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.archive_layout import ARCHIVE_IDENTITY
+from gitclaw_compress.store.git import DURABLE
 
 FETCH_SCRATCH = "refs/gitclaw-compress/fetched"  # outside refs/gitclaw/*: never pushed
 PUSH_ATTEMPTS = 4

@@ -1,0 +1,98 @@
+"""`verify`: the whole file, every marker, and the archive objects they name."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitclaw_compress.core.marker import read_marker
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import detect_file
+from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
+from gitclaw_compress.ops.check import check_file
+from gitclaw_compress.ops.session_lines import open_lines
+from gitclaw_compress.store.git import GitFailureError
+from gitclaw_compress.store.repository import Repository
+
+
+@dataclass
+class VerifyReport:
+    path: str
+    compressed_lines: int = 0
+    objects: int = 0
+    problems: list[str] = field(default_factory=list)
+    whole_file: str = "unrecorded"  # matched | unrecorded | repaired | damaged (FileCheck)
+    leftovers: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def verify_file(
+    repo: Repository,
+    path: Path,
+    ref: str,
+    archived: set[str] | None = None,
+    access: ArchiveAccess | None = None,
+) -> VerifyReport:
+    """Check the whole file, that every stub resolves, every hash matches, and every object
+    is in the object store and on the ref.
+
+    With an `access` that may fetch, a payload missing from the local archive ref makes it
+    fetch the archive from the remote once, then check again.
+    """
+    rel = repo.relative(path)
+    report = VerifyReport(rel)
+    from_commit = commit_line_source(repo, rel)
+    access = access if access is not None else ArchiveAccess(repo, ref)
+    check = check_file(repo, path, ref, access)
+    report.whole_file = check.status
+    report.problems.extend(check.problems)
+    report.leftovers = [str(leftover) for leftover in repo.leftovers()]
+
+    def on_ref(oid: str) -> bool:
+        known = archived if archived is not None else access.archived()
+        if oid in known:
+            return True
+        if archived is None and access.fetch_once():
+            return oid in access.archived()
+        return False
+
+    try:
+        detect_file(path, rel)
+    except GitClawError as error:
+        report.problems.append(str(error))
+    with open_lines(path) as lines:
+        for line in lines:
+            where = f"{rel}:{line.number}"
+            data = check.replacements.get(line.number, line.data)
+            try:
+                marker = read_marker(data, where)
+                if marker is None:
+                    continue
+                report.compressed_lines += 1
+                for oid in marker.oids:
+                    report.objects += 1
+                    if not on_ref(oid):
+                        report.problems.append(
+                            f"{where}: object {oid} is not reachable from {ref} "
+                            "(git gc would lose it and git push would not send it); "
+                            f"{access.hint()}"
+                        )
+                del access.notes[:]
+                access.restore(data, where, from_commit(line.number))
+                report.problems.extend(access.notes)
+                for oid in marker.oids:
+                    if oid in access.missing:
+                        report.problems.append(
+                            f"{where}: archived object {oid} is missing from the object "
+                            "store (the line still restores from the commit where it is "
+                            "intact); run `git fsck`, then `gitclaw-compress fetch`"
+                        )
+            except GitFailureError:
+                raise  # git itself failed: verify could not do its job (exit 3)
+            except GitClawError as error:
+                report.problems.append(str(error))
+    report.problems = list(dict.fromkeys(report.problems))  # a damaged line is named once
+    return report
