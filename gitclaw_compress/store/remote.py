@@ -42,14 +42,7 @@ def _is_ancestor(repo: Repository, older: str, newer: str) -> bool:
 
 def _tree_entries(repo: Repository, commit: str) -> dict[str, str]:
     """path -> blob id of every payload in an archive commit."""
-    out = repo.git("ls-tree", "-r", "-z", commit)
-    entries: dict[str, str] = {}
-    for record in out.split(b"\0"):
-        if not record:
-            continue
-        meta, path = record.split(b"\t", 1)
-        entries[path.decode()] = meta.split(b" ")[2].decode()
-    return entries
+    return {entry.name: entry.oid for entry in repo.ls_tree(commit, recursive=True)}
 
 
 def merge_archive(repo: Repository, ref: str, other: str) -> str:

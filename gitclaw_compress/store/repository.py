@@ -6,6 +6,7 @@ import contextlib
 import errno
 import fcntl
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -14,6 +15,14 @@ from gitclaw_compress.store.archive_layout import FileRecord, record_folder
 from gitclaw_compress.store.fileio import disk_error
 from gitclaw_compress.store.git import git, git_failure, rev_parse_in, run_git
 from gitclaw_compress.store.objects import ObjectReader
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    mode: str
+    kind: str  # blob | tree | commit
+    oid: str
+    name: str
 
 
 class Repository:
@@ -98,26 +107,41 @@ class Repository:
             self._reader = ObjectReader(self.root)
         return self._reader
 
+    def __enter__(self) -> Repository:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
+        """Stop the long-lived reader (it also stops when the process ends)."""
         if self._reader is not None:
             self._reader.close()
             self._reader = None
+
+    def ls_tree(self, tree: str, *paths: str, recursive: bool = False) -> list[TreeEntry]:
+        """The entries of a tree (`<rev>:<folder>`, or a commit with `paths`): the one
+        `ls-tree` parser; a folder that does not exist gives no entries."""
+        args = ["ls-tree", "-z", *(["-r"] if recursive else []), tree]
+        done = run_git(self.root, *args, *(["--", *paths] if paths else []))
+        if done.returncode != 0:
+            if b"Not a valid object name" in done.stderr:
+                return []
+            raise git_failure("ls-tree", done.stderr, done.returncode)
+        entries = []
+        for record in done.stdout.split(b"\0"):
+            if record:
+                meta, name = record.split(b"\t", 1)
+                mode, kind, oid = meta.decode().split(" ")
+                entries.append(TreeEntry(mode, kind, oid, name.decode("utf-8", "replace")))
+        return entries
 
     def file_records(self, ref: str, key: str) -> list[FileRecord]:
         """What compress wrote for the session whose header hashes to `key` (see FileRecord)."""
         if self.rev_parse(ref) is None:
             return []
-        done = run_git(self.root, "ls-tree", "-z", "--name-only", f"{ref}:{record_folder(key)}")
-        if done.returncode != 0:
-            if b"Not a valid object name" in done.stderr:
-                return []  # no record for this session yet
-            raise git_failure("ls-tree", done.stderr, done.returncode)
-        records = []
-        for name in done.stdout.split(b"\0"):
-            record = FileRecord.parse(name.decode("utf-8", "replace"))
-            if record is not None:
-                records.append(record)
-        return records
+        entries = self.ls_tree(f"{ref}:{record_folder(key)}")  # none: no record yet
+        return [record for e in entries if (record := FileRecord.parse(e.name)) is not None]
 
     def leftovers(self) -> list[Path]:
         """Temp packs and crash reports that killed `git fast-import` runs leave behind."""
@@ -129,12 +153,7 @@ class Repository:
         no ref yet)."""
         if self.rev_parse(ref) is None:
             return set()
-        out = self.git("ls-tree", "-r", "-z", ref, "--", "blobs", "intact")
-        oids = set()
-        for record in out.split(b"\0"):
-            if record:
-                oids.add(record.split(b"\t", 1)[0].split(b" ")[2].decode())
-        return oids
+        return {entry.oid for entry in self.ls_tree(ref, "blobs", "intact", recursive=True)}
 
     @contextlib.contextmanager
     def lock(self, name: str, what: str, reading: bool = False) -> Iterator[None]:
