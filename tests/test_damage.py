@@ -18,9 +18,11 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import CORPUS_SESSIONS, commit_session, corpus_files, git, needs_corpus
+from conftest import CORPUS_SESSIONS, cli, commit_session, corpus_files, git, needs_corpus
+from format_cases import SYNTHETIC
 from synthetic import typical_session
 
 from gitclaw_compress.config import defaults
@@ -57,12 +59,17 @@ def compress(repo: Path, path: Path) -> None:
     assert report.status == "compressed"
 
 
-def attempt(repo: Path, path: Path, original: bytes, tally: Tally, what: str) -> None:
-    """Run verify and restore on the damaged state; count the outcome."""
+def attempt(
+    repo: Path, path: Path, original: bytes, tally: Tally, what: str, damaged: bool = True
+) -> None:
+    """Run verify and restore on the damaged state; count the outcome. A change that is not
+    damage (`damaged` false: a plain line appended) must verify ok and restore."""
     repository = Repository(repo)
     try:
         verified = verify_file(repository, path, REF, access=ArchiveAccess(repository, REF))
-        if not verified.problems:
+        if not damaged and verified.problems:
+            tally.verify_missed.append(f"NOT OK, THOUGH INTACT: {what}: {verified.problems}")
+        if damaged and not verified.problems:
             tally.verify_missed.append(what)
         try:
             restored = join_lines(restored_lines(repository, path, REF))
@@ -265,3 +272,103 @@ def _key(path: Path) -> str:
     from gitclaw_compress.store.archive_layout import header_key
 
     return header_key(path.read_bytes().split(b"\n", 1)[0])
+
+
+# --- Lines inserted, duplicated, moved or swapped, on every format -------------------------
+
+FORMAT_ORIGINALS = [(name, cases[0][1]) for name, cases in SYNTHETIC.items()]
+
+
+def shuffled_lines(data: bytes, rng: random.Random) -> list[tuple[str, bytes, bytes]]:
+    """Every way one line move can damage the file: a duplicated line, an inserted JSON line,
+    a line moved elsewhere, two lines swapped (a bad merge or edit does these). With each,
+    what a right restore appends to the original: a plain line copied after the last line
+    is an appended line like any other (a copied compressed line must be refused)."""
+    lines = data.split(b"\n")[:-1]
+    marked = [i for i, line in enumerate(lines) if MARKER_BYTES in line and i > 0]
+    plain = [i for i, line in enumerate(lines) if MARKER_BYTES not in line and i > 0]
+    out = []
+    for pool, kind in ((marked, "compressed"), (plain, "plain")):
+        if not pool:
+            continue
+        i = rng.choice(pool)
+        j = rng.choice([k for k in range(1, len(lines)) if k != i])
+        dup = [*lines[: i + 1], lines[i], *lines[i + 1 :]]
+        inserted = [*lines[:i], b'{"type":"note","text":"inserted"}', *lines[i:]]
+        moved = lines[:i] + lines[i + 1 :]
+        moved.insert(j, lines[i])
+        swapped = list(lines)
+        swapped[i], swapped[j] = swapped[j], swapped[i]
+        last = [*lines[:-1], lines[i], lines[-1]]  # a copy just before the last line
+        at_end = [*lines, lines[i]]  # a copy after the last line
+        for what, result in (
+            ("duplicated", dup),
+            ("inserted before", inserted),
+            ("moved", moved),
+            ("swapped", swapped),
+            ("copied before the last line", last),
+            ("copied after the last line", at_end),
+        ):
+            appended = lines[i] + b"\n" if result is at_end and kind == "plain" else b""
+            label = f"{kind} line {i + 1} {what} (with {j + 1})"
+            out.append((label, b"\n".join(result) + b"\n", appended))
+    return out
+
+
+def move_lines(
+    repo: Path, path: Path, original: bytes, seeds: range, tally: Tally, label: str
+) -> None:
+    compressed = path.read_bytes()
+    for seed in seeds:
+        for what, damaged, appended in shuffled_lines(compressed, random.Random(seed)):
+            path.write_bytes(damaged)
+            where = f"{label} seed {seed}: {what}"
+            attempt(repo, path, original + appended, tally, where, damaged=not appended)
+    path.write_bytes(compressed)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize(("name", "make"), FORMAT_ORIGINALS, ids=[n for n, _ in FORMAT_ORIGINALS])
+def test_moved_lines_never_restore_wrongly(repo: Path, name: str, make: Any, version: int) -> None:
+    original = make()
+    tally = Tally()
+    if version == 2:
+        path = commit_session(repo, SESSION, original)
+    else:
+        git(repo, "commit", "-q", "--allow-empty", "-m", "before the session")
+        path = repo / SESSION
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(original)
+    compress(repo, path)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "compressed")
+    move_lines(repo, path, original, range(3), tally, f"{name} v{version} (committed)")
+    git(repo, "reset", "-q", "--soft", "HEAD~1")
+    git(repo, "reset", "-q")
+    move_lines(repo, path, original, range(3), tally, f"{name} v{version} (uncommitted)")
+    report(tally, f"{name} v{version}, moved lines", both=False)
+
+
+@pytest.mark.parametrize(("name", "make"), FORMAT_ORIGINALS, ids=[n for n, _ in FORMAT_ORIGINALS])
+def test_a_duplicated_line_is_refused_by_every_restore_mode(
+    repo: Path, name: str, make: Any
+) -> None:
+    """The reported case: `sed -i '5p'` on a committed compressed file."""
+    original = make()
+    path = commit_session(repo, SESSION, original)
+    compress(repo, path)
+    git(repo, "commit", "-qam", "compressed")
+    lines = path.read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join([*lines[:5], lines[4], *lines[5:]]))
+    damaged = path.read_bytes()
+    out = repo / "out.jsonl"
+    for args in (["restore", SESSION, "-o", str(out)], ["restore", SESSION], ["restore", "--all"]):
+        done = cli(*args, cwd=repo, check=False)
+        if done.returncode == 0:  # rebuilt: only the original is right
+            restored = out.read_bytes() if "-o" in args else path.read_bytes()
+            assert restored == original, (args, done.stdout)
+            path.write_bytes(damaged)
+        else:
+            assert done.stderr.decode().count("\n") == 1, done.stderr
+            assert path.read_bytes() == damaged
+    assert cli("verify", SESSION, cwd=repo, check=False).returncode == 1

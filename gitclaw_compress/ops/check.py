@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitclaw_compress.core.lines import (
     MARKER_BYTES,
+    RawLine,
+    has_marker,
     lines_from_bytes,
     parse_entry,
 )
@@ -39,6 +41,7 @@ class FileCheck:
     records: int = 0
     reference: str | None = None  # where a repair takes its lines from
     replacements: dict[int, bytes] = field(default_factory=dict)  # line -> line to restore
+    stray: list[int] = field(default_factory=list)  # lines with a marker compress did not write
     problems: list[str] = field(default_factory=list)
 
 
@@ -71,7 +74,20 @@ def _matching_record(chunks: Iterator[bytes], records: list[FileRecord]) -> File
 def check_file(
     repo: Repository, path: Path, ref: str, access: ArchiveAccess | None = None
 ) -> FileCheck:
-    """Check the whole file against the records of the archive (see FileCheck)."""
+    """Check the whole file against the records of the archive (see FileCheck).
+
+    The one check that `restore` (every mode), `verify` and `compress` trust line positions
+    through: a marker counts only where a record (or, with no record, a committed or
+    staged version) shows that compress wrote it there.
+    """
+    access = access if access is not None else ArchiveAccess(repo, ref)
+    check = _check_file(repo, path, ref, access)
+    if check.stray and access.fetch_once():  # the records may be in the remote's archive
+        check = _check_file(repo, path, ref, access)
+    return check
+
+
+def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -> FileCheck:
     rel = repo.relative(path)
     with open_lines(path) as lines:
         first = next(lines, None)
@@ -79,13 +95,12 @@ def check_file(
         return FileCheck("unrecorded")
     records = repo.file_records(ref, header_key(first.data))
     if not records:
-        return FileCheck("unrecorded")
+        return _unrecorded(repo, path, rel)
     matched = _matching_record(file_chunks(path), records)
     if matched is not None and matched.size == max(record.size for record in records):
-        return FileCheck("matched", len(records))
+        return _past_record(path, rel, matched, FileCheck("matched", len(records)))
     # A later version that compress wrote may be staged or committed: compare with it, so
     # that damage to what only that version covers is found too.
-    access = access if access is not None else ArchiveAccess(repo, ref)
     for name, label in ((f":{rel}", "the staged version"), (f"HEAD:{rel}", "HEAD")):
         blob = repo.reader.get(name)
         if blob is None:
@@ -96,7 +111,7 @@ def check_file(
             verified = matched.lines if matched is not None else 0
             return _repair_from(repo, path, rel, reference, label, access, verified)
     if matched is not None:
-        return FileCheck("matched", len(records))
+        return _past_record(path, rel, matched, FileCheck("matched", len(records)))
     if not has_compressed_line(path):  # restored in place, or never compressed under this header
         return FileCheck("unrecorded", len(records))
     return FileCheck(
@@ -109,6 +124,57 @@ def check_file(
             "one; a compressed line was altered",
         ],
     )
+
+
+def _carries_marker(data: bytes, where: str) -> bool:
+    try:
+        return read_marker(data, where) is not None
+    except GitClawError:
+        return True  # names the key but cannot be read: not a line compress wrote either
+
+
+def _stray(check: FileCheck, rel: str, number: int) -> None:
+    check.status = "damaged"
+    check.stray.append(number)
+    check.problems.append(
+        f"{rel}:{number}: the line carries a gitclawCompress marker that gitclaw-compress "
+        "did not write there (a line copied, moved or inserted, or one that arrived with a "
+        "marker)"
+    )
+
+
+def _past_record(path: Path, rel: str, record: FileRecord, check: FileCheck) -> FileCheck:
+    """Lines after what the record covers were appended since: none may carry a marker."""
+    with open(path, "rb") as handle:
+        handle.seek(record.size)
+        if not has_marker(handle):
+            return check
+    with open_lines(path) as lines:
+        for line in lines:
+            if line.number > record.lines and _carries_marker(line.data, f"{rel}:{line.number}"):
+                _stray(check, rel, line.number)
+    return check
+
+
+def _unrecorded(repo: Repository, path: Path, rel: str) -> FileCheck:
+    """No record for this session (compressed by a release before records, or never by this
+    tool): a marker counts only on a line that HEAD's or the staged version holds at the
+    same line number, since compress runs before the commit that takes its output."""
+    check = FileCheck("unrecorded")
+    if not has_compressed_line(path):
+        return check
+    versions = [repo.reader.get(name) for name in (f"HEAD:{rel}", f":{rel}")]
+    held = [lines_from_bytes(blob) for blob in versions if blob is not None]
+    with open_lines(path) as lines:
+        for line in lines:
+            if not _carries_marker(line.data, f"{rel}:{line.number}"):
+                continue
+            if not any(
+                len(version) >= line.number and version[line.number - 1].data == line.data
+                for version in held
+            ):
+                _stray(check, rel, line.number)
+    return check
 
 
 def marker_problems(path: Path, rel: str) -> list[str]:
@@ -124,6 +190,36 @@ def marker_problems(path: Path, rel: str) -> list[str]:
                 except GitClawError as error:
                     problems.append(str(error))
     return problems
+
+
+class _Copies:
+    """Which line of the reference a line's bytes are, or the restored original of (the
+    originals are worked out only when a line is not one of the reference's lines)."""
+
+    def __init__(self, expected: list[RawLine], original: Callable[[bytes, int], bytes | None]):
+        self._expected = expected
+        self._original = original
+        self._lines = {_digest(line.data): line.number for line in reversed(expected)}
+        self._originals: dict[bytes, int] | None = None
+
+    def of(self, data: bytes) -> int | None:
+        digest = _digest(data)
+        if digest in self._lines:
+            return self._lines[digest]
+        if MARKER_BYTES in data:
+            return None
+        if self._originals is None:
+            self._originals = {}
+            for line in reversed(self._expected):
+                if MARKER_BYTES in line.data:
+                    restored = self._original(line.data, line.number)
+                    if restored is not None:
+                        self._originals[_digest(restored)] = line.number
+        return self._originals.get(digest)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _repair_from(
@@ -157,6 +253,7 @@ def _repair_from(
         except GitClawError:
             return None
 
+    copies = _Copies(expected, original)
     for want, have in zip(expected, current, strict=False):
         if have.data == want.data and have.newline == want.newline:
             continue
@@ -167,11 +264,33 @@ def _repair_from(
         plain = MARKER_BYTES not in have.data and have.newline == want.newline
         if plain and have.data == original(want.data, want.number):
             continue
+        # A line of the reference (or its original) at another place: lines were moved,
+        # duplicated or inserted, so no line number can be trusted to repair from.
+        source = copies.of(have.data)
+        if source is not None:
+            check.status = "damaged"
+            check.problems.append(
+                f"{rel}:{have.number}: the line is line {source} of what gitclaw-compress "
+                "wrote; lines were moved, duplicated or inserted"
+            )
+            return check
         check.replacements[want.number] = want.data
         check.problems.append(
             f"{rel}:{want.number}: the line differs from what gitclaw-compress wrote; "
             f"{label} holds it intact (restore takes it from there)"
         )
+    for have in current[len(expected) :]:  # appended since: not a copy, and no marker
+        source = copies.of(have.data) if check.replacements else None
+        if source is not None:
+            check.status = "damaged"
+            check.problems.append(
+                f"{rel}:{have.number}: the line is line {source} of what gitclaw-compress "
+                "wrote; lines were moved, duplicated or inserted"
+            )
+            return check
+        if _carries_marker(have.data, f"{rel}:{have.number}"):
+            _stray(check, rel, have.number)
+            return check
     if len(current) < len(expected) and (check.replacements or not verified_lines):
         check.status = "damaged"
         check.problems.append(
