@@ -372,3 +372,54 @@ def test_a_duplicated_line_is_refused_by_every_restore_mode(
             assert done.stderr.decode().count("\n") == 1, done.stderr
             assert path.read_bytes() == damaged
     assert cli("verify", SESSION, cwd=repo, check=False).returncode == 1
+
+
+# --- Lines that arrive already carrying a marker --------------------------------------------
+
+OTHER = ".GITCLAW/state/sessions/other.jsonl"
+
+
+@pytest.mark.parametrize(("name", "make"), FORMAT_ORIGINALS, ids=[n for n, _ in FORMAT_ORIGINALS])
+def test_a_line_that_arrives_with_a_marker_is_refused(repo: Path, name: str, make: Any) -> None:
+    """A session whose agent wrote a line that carries a well-formed marker (here one that
+    another session of this repository holds, so its objects exist): compress refuses it in
+    one line naming the file and line and changes nothing; restore and verify refuse too.
+    A file compress wrote itself stays a no-op when it runs again."""
+    original = make()
+    other = commit_session(repo, OTHER, original)
+    compress(repo, other)
+    git(repo, "commit", "-qam", "other compressed")
+    before = other.read_bytes()
+    assert cli("compress", OTHER, "--keep-turns", "1", "--force", cwd=repo).returncode == 0
+    assert other.read_bytes() == before  # a re-run on what compress wrote is a no-op
+    marked = [line for line in before.split(b"\n") if MARKER_BYTES in line]
+    lines = original.split(b"\n")
+    lines[0] += b" "  # another session: another header, so no record of its own yet
+    number = len(lines) // 2
+    lines.insert(number, marked[0])
+    path = repo / SESSION
+    path.write_bytes(b"\n".join(lines))
+    refused_everywhere(repo, number + 1)
+    # With records of its own, a marker after them is refused even once committed raw.
+    del lines[number]
+    path.write_bytes(b"\n".join(lines))
+    compress(repo, path)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "compressed")
+    with open(path, "ab") as handle:
+        handle.write(marked[0] + b"\n")
+    git(repo, "commit", "-qam", "the agent's line, committed without the hook")
+    refused_everywhere(repo, len(path.read_bytes().split(b"\n")) - 1)
+
+
+def refused_everywhere(repo: Path, number: int) -> None:
+    path = repo / SESSION
+    arrived = path.read_bytes()
+    done = cli("compress", SESSION, "--keep-turns", "1", "--force", cwd=repo, check=False)
+    error = done.stderr.decode()
+    assert done.returncode != 0 and error.count("\n") == 1, error
+    assert f"{SESSION}:{number}:" in error and "nothing was changed" in error, error
+    assert path.read_bytes() == arrived
+    restored = cli("restore", SESSION, "-o", "-", cwd=repo, check=False)
+    assert restored.returncode != 0 and f"{SESSION}:{number}:" in restored.stderr.decode()
+    assert cli("verify", SESSION, cwd=repo, check=False).returncode == 1

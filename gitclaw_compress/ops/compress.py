@@ -24,9 +24,10 @@ from gitclaw_compress.core.compressor import (
 )
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect_file
-from gitclaw_compress.ops.check import marker_problems
+from gitclaw_compress.ops.access import ArchiveAccess
+from gitclaw_compress.ops.check import check_file, marker_problems
 from gitclaw_compress.ops.report import FileReport
-from gitclaw_compress.ops.session_lines import open_lines
+from gitclaw_compress.ops.session_lines import has_compressed_line, open_lines
 from gitclaw_compress.store.archive import ArchiveWriter
 from gitclaw_compress.store.archive_layout import FileRecord, header_key
 from gitclaw_compress.store.fileio import (
@@ -149,7 +150,7 @@ class Compression:
             return report
         fmt = detect_file(path, rel)
         report.format = fmt.name
-        _refuse_damaged_markers(path, rel)
+        _refuse_damaged_markers(self.repo, path, rel, config["archive.ref"])
         if not force and stat.st_size < config["session.sizeThresholdKB"] * 1024:
             report.status = "below-threshold"
             return report
@@ -289,11 +290,22 @@ class Compression:
             raise
 
 
-def _refuse_damaged_markers(path: Path, rel: str) -> None:
-    """A line that names the marker key but cannot be read: compressing over it would
-    record the damage as the truth, so stop here."""
+def _refuse_damaged_markers(repo: Repository, path: Path, rel: str, ref: str) -> None:
+    """A line that names the marker key but cannot be read, or a marker that compress did
+    not write where it stands (the whole-file check): compressing over it would record it
+    as the truth, and restore would then write what the marker names instead of the line."""
     problems = marker_problems(path, rel)
     if problems:
         raise GitClawError(
             f"{problems[0]}; run `gitclaw-compress verify {rel}`; nothing was changed"
+        )
+    if not has_compressed_line(path):
+        return
+    check = check_file(repo, path, ref, ArchiveAccess(repo, ref))
+    if check.stray:
+        where = f"{rel}:{check.stray[0]}:"
+        problem = next(text for text in check.problems if text.startswith(where))
+        raise GitClawError(
+            f"{problem}; remove or fix the line (if another clone compressed it, run "
+            "`gitclaw-compress fetch` first); nothing was changed"
         )
