@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 import click
 import orjson
 
-from gitclaw_compress import __version__
+from gitclaw_compress import __version__, interrupts
 from gitclaw_compress.errors import EXIT_ERROR, JSON_META_KEY, GitClawError
 
 # Set to 1 to get the traceback of an unexpected error instead of its one line.
@@ -79,15 +79,24 @@ class _Group(click.Group):
         command: click.Command = getattr(module, spec[1])
         return command
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:
+            interrupts.checkpoint("parse")
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt:  # in an option callback: click would print "Aborted!"
+            raise interrupts.Interrupted from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        interrupts.forget_changes()  # one run per invocation (several in one test process)
+        try:
+            interrupts.checkpoint("invoke")
             return super().invoke(ctx)
         except GitClawError as error:
             fail(ctx, str(error), error.exit_code)
         except OSError as error:
             fail(ctx, describe_os_error(error), EXIT_ERROR)
         except KeyboardInterrupt:
-            click.echo("gitclaw-compress: interrupted; nothing was changed", err=True)
+            click.echo(f"gitclaw-compress: {interrupts.message()}", err=True)
             ctx.exit(130)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
@@ -113,7 +122,9 @@ def cli() -> None:
 
 
 def main() -> None:
-    cli.main(prog_name="gitclaw-compress")
+    from gitclaw_compress.entry import main as guarded  # the console script of old installs
+
+    guarded()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -64,7 +64,7 @@ def restore_all(
                 access = archive_access(repo, path, config_path, no_fetch)
                 access = accesses.setdefault(access.ref, access)
                 before = _stat_key(path)
-                atomic = AtomicFile(path)
+                atomic = AtomicFile(path, doing="restoring")
                 pending.append((atomic, before, rel))
                 written = restore_to_stream(repo, path, access.ref, atomic.handle, access)
                 atomic.seal()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gitclaw_compress import interrupts
 from gitclaw_compress.config import Config
 from gitclaw_compress.core.compressor import (
     CompressSettings,
@@ -39,6 +40,8 @@ from gitclaw_compress.store.fileio import (
 )
 from gitclaw_compress.store.intact import IntactLines
 from gitclaw_compress.store.repository import Repository
+
+interrupts.checkpoint("loading")  # the core is imported only when there is work
 
 
 @dataclass
@@ -181,7 +184,11 @@ class Compression:
         writer = self._writers.get(ref)
         if writer is None:
             writer = self._writers[ref] = ArchiveWriter(self.repo, ref)
-        output = None if self.dry_run else AtomicFile(path, git_dir=self.repo.git_dir)
+        output = (
+            None
+            if self.dry_run
+            else AtomicFile(path, git_dir=self.repo.git_dir, doing="compressing")
+        )
         size_after = 0
         digest = hashlib.sha256()
         header = b""
@@ -263,6 +270,7 @@ class Compression:
             for pending in self._pending:
                 if pending.ref == ref:
                     pending.report.archive_commit = commit
+        interrupts.checkpoint("archived")
         replaced: list[str] = []
         try:
             while self._pending:
@@ -278,6 +286,7 @@ class Compression:
                         report.bytes_after = report.bytes_before
                         report.warnings.append(str(busy))
                     self._pending.pop(0)
+            interrupts.checkpoint("compressed")
         except KeyboardInterrupt:
             if replaced:
                 left = [pending.report.path for pending in self._pending]

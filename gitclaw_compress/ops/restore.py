@@ -72,7 +72,12 @@ def restore_file(
         git_dir = repo.git_dir if _inside(target, repo.root) else None
         if output is not None:
             clean_stale_temps(target, git_dir)
-        atomic = AtomicFile(target, mode_from=path if output is not None else None, git_dir=git_dir)
+        atomic = AtomicFile(
+            target,
+            mode_from=path if output is not None else None,
+            git_dir=git_dir,
+            doing="restoring",
+        )
         try:
             written = restore_to_stream(repo, path, ref, atomic, access)
             atomic.seal()

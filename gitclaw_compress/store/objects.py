@@ -8,6 +8,7 @@ import weakref
 from pathlib import Path
 from typing import IO
 
+from gitclaw_compress import interrupts
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.store.git import GitFailureError, git_failure
 
@@ -97,6 +98,7 @@ class BlobLinePool:
 
 
 def _stop_process(process: subprocess.Popen[bytes]) -> None:
+    interrupts.checkpoint("finalizer")  # also run at exit, where an exception is swallowed
     if process.poll() is None:
         process.kill()
     process.wait()

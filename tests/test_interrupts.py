@@ -1,0 +1,94 @@
+"""A real SIGINT at named points of real runs: exit 130, one line, no traceback, and the
+line says what is on disk ("nothing was changed" only when nothing was).
+
+The process sends itself SIGINT at the stage named by GITCLAW_COMPRESS_INTERRUPT_AT (see
+gitclaw_compress/interrupts.py): deterministic, no sleeps, no timing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import commit_session, git
+from synthetic import typical_session
+
+from gitclaw_compress.interrupts import STAGE_ENV
+
+SESSION = ".GITCLAW/state/sessions/s.jsonl"
+COMPRESS = ("compress", "--force", "--keep-turns", "1", SESSION)
+# Where each stage lies: before anything changed, or after the session was replaced.
+BEFORE = ["start", "imported", "parse", "invoke", "loading", "archived"]
+AFTER = ["renamed", "compressed", "exit"]
+
+
+def run_at(repo: Path, stage: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, STAGE_ENV: stage}
+    return subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def assert_one_line_130(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    return done.stderr
+
+
+@pytest.mark.parametrize("stage", BEFORE + AFTER)
+def test_an_interrupted_compress_says_what_is_on_disk(repo: Path, stage: str) -> None:
+    path = commit_session(repo, SESSION, typical_session(turns=6).data())
+    before = path.read_bytes()
+    error = assert_one_line_130(run_at(repo, stage, *COMPRESS))
+    if stage in BEFORE:
+        assert "interrupted; nothing was changed" in error, error
+        assert path.read_bytes() == before
+    else:
+        assert f"interrupted after compressing {SESSION}" in error, error
+        assert "nothing was changed" not in error
+        assert path.read_bytes() != before
+        restored = run_at(repo, "none", "restore", SESSION, "-o", "-")
+        assert restored.returncode == 0 and restored.stdout.encode() == before
+
+
+@pytest.mark.parametrize("stage", ["invoke", "renamed", "finalizer", "exit"])
+def test_an_interrupted_restore_says_what_is_on_disk(repo: Path, stage: str) -> None:
+    path = commit_session(repo, SESSION, typical_session(turns=6).data())
+    original = path.read_bytes()
+    assert run_at(repo, "none", *COMPRESS).returncode == 0
+    git(repo, "commit", "-qam", "compressed")  # v2 lines: read through blob readers
+    compressed = path.read_bytes()
+    error = assert_one_line_130(run_at(repo, stage, "restore", SESSION))
+    if stage == "invoke":
+        assert "nothing was changed" in error and path.read_bytes() == compressed
+    elif stage == "finalizer":  # a reader stopped (maybe in a finalizer) before the rename
+        assert path.read_bytes() in (compressed, original)
+        changed = path.read_bytes() == original
+        assert ("nothing was changed" in error) != changed, error
+    else:
+        assert f"interrupted after restoring {SESSION}" in error, error
+        assert path.read_bytes() == original
+
+
+@pytest.mark.parametrize("stage", ["start", "parse", "invoke", "finalizer", "exit"])
+def test_an_interrupted_read_only_command_changes_nothing(repo: Path, stage: str) -> None:
+    path = commit_session(repo, SESSION, typical_session(turns=6).data())
+    assert run_at(repo, "none", *COMPRESS).returncode == 0
+    git(repo, "commit", "-qam", "compressed")
+    compressed = path.read_bytes()
+    for command in (("verify", SESSION), ("restore", SESSION, "-o", "-")):
+        done = run_at(repo, stage, *command)
+        if stage == "finalizer" and done.returncode != 130:
+            continue  # this command stopped no reader
+        error = assert_one_line_130(done)
+        assert "interrupted; nothing was changed" in error, error
+        assert path.read_bytes() == compressed
