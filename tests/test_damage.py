@@ -15,6 +15,7 @@ import random
 import shutil
 import subprocess
 import sys
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,20 +151,25 @@ def loose_object(repo: Path, oid: str) -> Path:
     return repo / ".git" / "objects" / oid[:2] / oid[2:]
 
 
-def damage_objects(repo: Path, path: Path, original: bytes, tally: Tally, label: str) -> None:
-    """Delete one archived object (a payload or an intact blob that a v2 marker reads), or
-    swap its content for another blob's."""
+def explode_packs(repo: Path) -> None:
+    """Every object loose, so that a test can delete, swap or corrupt one."""
     git(repo, "-c", "pack.compression=0", "repack", "-q")  # nothing loose yet; unpack below
     packs = list((repo / ".git" / "objects" / "pack").glob("*.pack"))
     moved = repo.parent / "packs"
     moved.mkdir(exist_ok=True)
-    for pack in packs:  # explode into loose objects, which a test can delete or swap
+    for pack in packs:
         data = pack.read_bytes()
         for suffix in (".pack", ".idx", ".rev"):
             sibling = pack.with_suffix(suffix)
             if sibling.exists():
                 shutil.move(sibling, moved / sibling.name)
         subprocess.run(["git", "unpack-objects", "-q"], cwd=repo, input=data, check=True)
+
+
+def damage_objects(repo: Path, path: Path, original: bytes, tally: Tally, label: str) -> None:
+    """Delete one archived object (a payload or an intact blob that a v2 marker reads), or
+    swap its content for another blob's."""
+    explode_packs(repo)
     archived = git(repo, "ls-tree", "-r", REF, "--", "blobs", "intact").splitlines()
     oids = sorted(line.split()[2] for line in archived)
     assert oids
@@ -423,3 +429,51 @@ def refused_everywhere(repo: Path, number: int) -> None:
     restored = cli("restore", SESSION, "-o", "-", cwd=repo, check=False)
     assert restored.returncode != 0 and f"{SESSION}:{number}:" in restored.stderr.decode()
     assert cli("verify", SESSION, cwd=repo, check=False).returncode == 1
+
+
+# --- Corrupt objects that compressed lines are read back from -------------------------------
+
+
+def corrupt_objects(repo: Path, path: Path, original: bytes, tally: Tally, label: str) -> None:
+    """Each archived object in turn (the first three), corrupt as `git fsck` sees it: a loose
+    object whose content no longer hashes to its name (its last byte changed, so the lines a
+    v2 marker reads may still be right), then one git cannot inflate."""
+    explode_packs(repo)
+    archived = git(repo, "ls-tree", "-r", REF, "--", "blobs", "intact").splitlines()
+    for oid in sorted({line.split()[2] for line in archived})[:3]:
+        target = loose_object(repo, oid)
+        saved = target.read_bytes()
+        content = zlib.decompress(saved)
+        os.chmod(target, 0o644)
+        for how, data in (
+            ("rehashed", zlib.compress(content[:-1] + bytes([content[-1] ^ 1]))),
+            ("uninflatable", saved[:-8] + bytes(8)),
+        ):
+            target.write_bytes(data)
+            fsck = subprocess.run(["git", "fsck", "--full"], cwd=repo, capture_output=True)
+            assert fsck.returncode != 0 and oid.encode() in fsck.stderr + fsck.stdout
+            attempt(repo, path, original, tally, f"{label}: object {oid[:8]} {how}")
+        target.write_bytes(saved)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize(("name", "make"), FORMAT_ORIGINALS, ids=[n for n, _ in FORMAT_ORIGINALS])
+def test_corrupt_objects_are_named_by_verify(
+    repo: Path, name: str, make: Any, version: int
+) -> None:
+    original = make()
+    if version == 2:
+        path = commit_session(repo, SESSION, original)
+    else:
+        git(repo, "commit", "-q", "--allow-empty", "-m", "before the session")
+        path = repo / SESSION
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(original)
+    compress(repo, path)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "compressed")
+    tally = Tally()
+    corrupt_objects(repo, path, original, tally, f"{name} v{version}")
+    print(tally.line(f"{name} v{version}, corrupt objects"), file=sys.stderr)
+    assert tally.trials and tally.outcomes["wrong"] == 0, tally.verify_missed
+    assert not tally.verify_missed, tally.verify_missed

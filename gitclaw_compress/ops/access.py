@@ -134,7 +134,7 @@ class ArchiveAccess:
         except GitFailureError as error:
             if str(error).startswith(where):
                 raise
-            raise GitFailureError(f"{where}: {error}") from None
+            raise type(error)(f"{where}: {error}") from None
 
     def _restore(
         self, data: bytes, where: str, from_commit: Callable[[str], bytes | None] | None

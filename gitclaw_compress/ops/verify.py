@@ -13,6 +13,7 @@ from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.check import check_file
 from gitclaw_compress.ops.session_lines import open_lines
 from gitclaw_compress.store.git import GitFailureError
+from gitclaw_compress.store.objects import ObjectReadError, damaged_objects
 from gitclaw_compress.store.repository import Repository
 
 
@@ -59,6 +60,7 @@ def verify_file(
             return oid in access.archived()
         return False
 
+    used: set[str] = set()  # the objects lines are read back from: each re-hashed once
     try:
         detect_file(path, rel)
     except GitClawError as error:
@@ -72,6 +74,7 @@ def verify_file(
                 if marker is None:
                     continue
                 report.compressed_lines += 1
+                used.update(marker.oids)
                 for oid in marker.oids:
                     report.objects += 1
                     if not on_ref(oid):
@@ -90,9 +93,17 @@ def verify_file(
                             "store (the line still restores from the commit where it is "
                             "intact); run `git fsck`, then `gitclaw-compress fetch`"
                         )
+            except ObjectReadError as error:  # a corrupt object, named below too
+                report.problems.append(str(error))
+                repo.close()  # the reader died on it: the next line starts a new one
             except GitFailureError:
                 raise  # git itself failed: verify could not do its job (exit 3)
             except GitClawError as error:
                 report.problems.append(str(error))
+    for oid, why in damaged_objects(repo.root, sorted(used)).items():
+        report.problems.append(
+            f"{rel}: archived object {oid} is corrupt in the object store ({why}); "
+            "`git fsck` names it; take a whole copy from another clone"
+        )
     report.problems = list(dict.fromkeys(report.problems))  # a damaged line is named once
     return report
