@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +29,7 @@ APPENDED = b'{"type":"custom","id":"%08d","parentId":null,"timestamp":"2026-02-2
 
 WRITER = """
 import sys
+import time
 with open(sys.argv[1], "ab", buffering=0) as handle:
     print("open", flush=True)
     for command in sys.stdin:
@@ -261,3 +263,33 @@ def test_an_interrupt_while_fast_import_finishes_is_reported_without_internals(
     assert code == 130 and err == "gitclaw-compress: interrupted; nothing was changed\n", err
     assert session.read_bytes() == before
     assert len(calls) == 2  # abort finished fast-import cleanly
+
+
+def test_a_keep_file_left_by_a_fast_import_that_gc_cut_short_does_not_fail_the_next_run(
+    in_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git gc --prune=now` during a run can remove fast-import's temp pack after fast-import
+    wrote the pack's .keep: the run fails in one line and the .keep stays, alone. The next
+    run writes the same objects; within the same second that is the same pack, whose .keep
+    fast-import cannot create. The clock is fixed here, so that the pack is the same."""
+    monkeypatch.setattr(time, "time", lambda: 1_771_587_860.0)
+    session = in_repo / SESSION  # never committed: every payload goes to fast-import
+    session.parent.mkdir(parents=True)
+    # Over fast-import's unpack limit (100 objects), so that it writes a pack.
+    session.write_bytes(typical_session(turns=14).data())
+    before = session.read_bytes()
+    code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 0, err
+    packs = in_repo / ".git" / "objects" / "pack"
+    written = list(packs.glob("pack-*.pack"))
+    assert len(written) == 1
+    # The state the cut-short run leaves: no archive, the old session, the .keep alone.
+    subprocess.run(["git", "update-ref", "-d", "refs/gitclaw/archive"], check=True)
+    for suffix in (".pack", ".idx", ".rev"):
+        written[0].with_suffix(suffix).unlink(missing_ok=True)
+    written[0].with_suffix(".keep").write_bytes(b"fast-import version 2.39.5\n")
+    session.write_bytes(before)
+    code, out, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 0 and "compressed" in out, err
+    code, out, _ = run("restore", SESSION, "-o", "-")
+    assert out.encode() == before

@@ -56,8 +56,23 @@ class ArchiveWriter:
     def count(self) -> int:
         return len(self._marks) + len(self._references)
 
+    def _drop_orphan_keeps(self) -> None:
+        """A fast-import cut short after it wrote its pack's .keep, but before it moved the
+        pack into place (`git gc --prune=now` removes its temp pack), leaves the .keep with
+        no pack. The next run that writes the same objects in the same second writes the
+        same pack, and fast-import cannot create its .keep: drop such orphans first (only
+        fast-import's, and only without their pack; nothing of git's depends on them)."""
+        folder = self.repo.common_dir / "objects" / "pack"
+        for keep in folder.glob("pack-*.keep"):
+            if keep.with_suffix(".pack").exists():
+                continue
+            with contextlib.suppress(OSError), open(keep, "rb") as handle:
+                if handle.read(11) == b"fast-import":
+                    keep.unlink()
+
     def _start(self) -> subprocess.Popen[bytes]:
         if self._process is None:
+            self._drop_orphan_keeps()
             import tempfile  # not at start-up: a no-op run never starts fast-import
 
             self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as git)

@@ -19,7 +19,10 @@ def git_failure(command: str, stderr: bytes | str, code: int, where: str = "") -
     """One line for a git child that failed: the command, its last stderr line, no traceback."""
     text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if lines:
+    fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    if fatal:  # the cause, not "dumping crash report to …" after it
+        detail = fatal[-1]
+    elif lines:
         detail = lines[-1]
     elif code < 0:
         detail = f"killed by signal {-code}"
