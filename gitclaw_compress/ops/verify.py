@@ -94,16 +94,30 @@ def verify_file(
                             "intact); run `git fsck`, then `gitclaw-compress fetch`"
                         )
             except ObjectReadError as error:  # a corrupt object, named below too
+                if not _reads_objects(repo, ref):
+                    raise  # git itself cannot read: verify could not do its job (exit 3)
                 report.problems.append(str(error))
                 repo.close()  # the reader died on it: the next line starts a new one
             except GitFailureError:
                 raise  # git itself failed: verify could not do its job (exit 3)
             except GitClawError as error:
                 report.problems.append(str(error))
-    for oid, why in damaged_objects(repo.root, sorted(used)).items():
+    damaged = damaged_objects(repo.root, sorted(used))
+    if damaged and not _reads_objects(repo, ref):
+        raise GitFailureError(f"git cat-file failed: {next(iter(damaged.values()))}")
+    for oid, why in damaged.items():
         report.problems.append(
             f"{rel}: archived object {oid} is corrupt in the object store ({why}); "
             "`git fsck` names it; take a whole copy from another clone"
         )
     report.problems = list(dict.fromkeys(report.problems))  # a damaged line is named once
     return report
+
+
+def _reads_objects(repo: Repository, ref: str) -> bool:
+    """Whether git reads a sound object here (the archive commit, else HEAD): if not, a
+    failed read is git failing, not one corrupt object."""
+    for name in (ref, "HEAD"):
+        if repo.rev_parse(name) is not None:
+            return repo.git("cat-file", "-t", name, check=False).strip() == b"commit"
+    return True
