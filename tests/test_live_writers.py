@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import commit_session
+from format_cases import SYNTHETIC
 from synthetic import typical_session
 
 from gitclaw_compress.cli import cli
@@ -71,9 +72,14 @@ class Writer:
         self.process.wait()
 
 
-@pytest.fixture
-def session(repo: Path) -> Path:
-    return commit_session(repo, SESSION, typical_session(turns=6).data())
+# The first synthetic session of each format (tests/format_cases.py): every test that takes
+# `session` runs on all four formats.
+FORMATS = {name: cases[0][1] for name, cases in SYNTHETIC.items()}
+
+
+@pytest.fixture(params=list(FORMATS))
+def session(repo: Path, request: pytest.FixtureRequest) -> Path:
+    return commit_session(repo, SESSION, FORMATS[request.param]())
 
 
 @pytest.fixture
