@@ -31,7 +31,8 @@ import cpu_floor  # bench/cpu_floor.py, beside this script
 import orjson
 
 from gitclaw_compress.config import defaults
-from gitclaw_compress.ops.files import Compression, restore_to_stream
+from gitclaw_compress.ops.compress import Compression
+from gitclaw_compress.ops.restore import restore_to_stream
 from gitclaw_compress.store.archive import Repository
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"

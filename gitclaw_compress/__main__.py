@@ -1,3 +1,3 @@
-from gitclaw_compress.cli import main
+from gitclaw_compress.entry import main
 
 main()

@@ -19,8 +19,8 @@ import orjson
 
 from gitclaw_compress.errors import EXIT_ERROR, GitClawError
 from gitclaw_compress.formats import format_title
-from gitclaw_compress.ops.files import FileReport
 from gitclaw_compress.ops.flow import FlowResult, run_flow, summary_line
+from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.remote import push_archive
 from gitclaw_compress.units import human_bytes, original_size, size_change

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 import click
 import orjson
 
-from gitclaw_compress import __version__
+from gitclaw_compress import __version__, interrupts
 from gitclaw_compress.errors import EXIT_ERROR, JSON_META_KEY, GitClawError
 
 # Set to 1 to get the traceback of an unexpected error instead of its one line.
@@ -114,9 +114,18 @@ class _Group(click.Group):
         command: click.Command = getattr(module, spec[1])
         return command
 
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            interrupts.checkpoint("parse")
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt:  # in an option callback: click would print "Aborted!"
+            raise interrupts.Interrupted from None
+
     def invoke(self, ctx: click.Context) -> Any:
         args = [*ctx._protected_args, *ctx.args]
+        interrupts.forget_changes()  # one run per invocation (several in one test process)
         try:
+            interrupts.checkpoint("invoke")
             return super().invoke(ctx)
         except click.exceptions.UsageError as error:
             # Raised before the command's own --json was read: look for it in the words.
@@ -133,7 +142,7 @@ class _Group(click.Group):
         except OSError as error:
             fail(ctx, describe_os_error(error), EXIT_ERROR)
         except KeyboardInterrupt:
-            click.echo("gitclaw-compress: interrupted; nothing was changed", err=True)
+            click.echo(f"gitclaw-compress: {interrupts.message()}", err=True)
             ctx.exit(130)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
@@ -159,7 +168,9 @@ def cli() -> None:
 
 
 def main() -> None:
-    cli.main(prog_name="gitclaw-compress")
+    from gitclaw_compress.entry import main as guarded  # the console script of old installs
+
+    guarded()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import cli, commit_session, git
+from format_cases import SYNTHETIC
 from synthetic import text, typical_session
 
 from gitclaw_compress.units import human_bytes
@@ -161,11 +162,11 @@ def deep(levels: int) -> bytes:
     return b"[" * levels + b'"bottom"' + b"]" * levels
 
 
-def deep_result(entry_id: str, where: str) -> bytes:
+def deep_result(entry_id: str, where: str, levels: int = 400) -> bytes:
     """A tool result nested 400 levels deep in its content or details (orjson reads 1024
     levels and writes 255)."""
-    content = deep(400) if where == "content" else b'[{"type":"text","text":"ok"}]'
-    details = b',"details":' + deep(400) if where == "details" else b""
+    content = deep(levels) if where == "content" else b'[{"type":"text","text":"ok"}]'
+    details = b',"details":' + deep(levels) if where == "details" else b""
     return (
         b'{"type":"message","id":"%s","parentId":null,"timestamp":"2026-02-20T11:50:00.000Z",'
         b'"message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":%s%s,'
@@ -192,6 +193,30 @@ def test_nesting_deeper_than_the_writer_goes_is_passed_through_with_a_warning(
     assert f"line(s) {numbers[0]}, {numbers[1]}".encode() in done.stderr, done.stderr
     for number, line in zip(numbers, deep_lines, strict=True):
         assert path.read_bytes().split(b"\n")[number - 1] == line
+    assert b"compressed" in done.stdout
+    assert cli("restore", SESSION, "-o", "-", cwd=repo).stdout == original
+
+
+@pytest.mark.parametrize(
+    ("name", "levels"),
+    [("pi", 981), ("pi", 1022), *((name, 1000) for name in SYNTHETIC if name != "pi")],
+)
+def test_any_depth_behaves_as_documented(repo: Path, name: str, levels: int) -> None:
+    """A line that compress rewrites, with a kept key nested past Python's recursion limit
+    and up to what orjson reads: compressed or passed through, never a RecursionError."""
+    original = SYNTHETIC[name][0][1]()
+    path = commit_session(repo, SESSION, original)
+    cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo)
+    number = next(i for i, line in enumerate(path.read_bytes().split(b"\n")) if b"gitclawC" in line)
+    lines = original.split(b"\n")
+    lines[number] = lines[number][:-1] + b',"deepExtra":' + deep(levels) + b"}"
+    original = b"\n".join(lines)
+    path.write_bytes(original)
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "update-ref", "-d", "refs/gitclaw/archive")
+    path.write_bytes(original)
+    done = cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo, check=False)
+    assert done.returncode == 0 and b"RecursionError" not in done.stderr, done.stderr
     assert b"compressed" in done.stdout
     assert cli("restore", SESSION, "-o", "-", cwd=repo).stdout == original
 

@@ -31,8 +31,10 @@ from flow_helpers import (
 
 from gitclaw_compress.cli import cli
 from gitclaw_compress.core.marker import Marker, read_marker
-from gitclaw_compress.ops.files import ArchiveAccess, restored_lines
-from gitclaw_compress.store.archive import BlobLineReader, ObjectReader, Repository
+from gitclaw_compress.ops.access import ArchiveAccess
+from gitclaw_compress.ops.restore import restored_lines
+from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.objects import BlobLineReader, ObjectReader
 
 SESSION = f"{SESSIONS}/issue-1.jsonl"
 ARCHIVE = "refs/gitclaw/archive"

@@ -10,15 +10,18 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from conftest import commit_session
+from format_cases import SYNTHETIC
 from synthetic import typical_session
 
 from gitclaw_compress.cli import cli
+from gitclaw_compress.interrupts import STAGE_ENV
 from gitclaw_compress.store import fileio
 from gitclaw_compress.store.fileio import TEMP_PREFIX
 
@@ -27,6 +30,7 @@ APPENDED = b'{"type":"custom","id":"%08d","parentId":null,"timestamp":"2026-02-2
 
 WRITER = """
 import sys
+import time
 with open(sys.argv[1], "ab", buffering=0) as handle:
     print("open", flush=True)
     for command in sys.stdin:
@@ -68,9 +72,14 @@ class Writer:
         self.process.wait()
 
 
-@pytest.fixture
-def session(repo: Path) -> Path:
-    return commit_session(repo, SESSION, typical_session(turns=6).data())
+# The first synthetic session of each format (tests/format_cases.py): every test that takes
+# `session` runs on all four formats.
+FORMATS = {name: cases[0][1] for name, cases in SYNTHETIC.items()}
+
+
+@pytest.fixture(params=list(FORMATS))
+def session(repo: Path, request: pytest.FixtureRequest) -> Path:
+    return commit_session(repo, SESSION, FORMATS[request.param]())
 
 
 @pytest.fixture
@@ -160,14 +169,12 @@ def test_an_append_between_the_last_check_and_the_rename_is_not_lost(
 def test_an_interrupt_after_the_rename_says_the_file_was_compressed(
     in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The SIGINT comes at the injection point just after the rename (held back until the
+    rename's block ends, where its handler runs): deterministic, whatever the load."""
     before = session.read_bytes()
-
-    def interrupt(target: Path) -> None:
-        os.kill(os.getpid(), signal.SIGINT)  # held back until the rename is done
-
-    monkeypatch.setattr(fileio, "before_rename", interrupt)
+    monkeypatch.setenv(STAGE_ENV, "renamed")
     code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
-    monkeypatch.setattr(fileio, "before_rename", None)
+    monkeypatch.delenv(STAGE_ENV)
     assert code == 130
     assert "interrupted after compressing" in err and "nothing was changed" not in err, err
     assert session.read_bytes() != before
@@ -262,3 +269,33 @@ def test_an_interrupt_while_fast_import_finishes_is_reported_without_internals(
     assert code == 130 and err == "gitclaw-compress: interrupted; nothing was changed\n", err
     assert session.read_bytes() == before
     assert len(calls) == 2  # abort finished fast-import cleanly
+
+
+def test_a_keep_file_left_by_a_fast_import_that_gc_cut_short_does_not_fail_the_next_run(
+    in_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git gc --prune=now` during a run can remove fast-import's temp pack after fast-import
+    wrote the pack's .keep: the run fails in one line and the .keep stays, alone. The next
+    run writes the same objects; within the same second that is the same pack, whose .keep
+    fast-import cannot create. The clock is fixed here, so that the pack is the same."""
+    monkeypatch.setattr(time, "time", lambda: 1_771_587_860.0)
+    session = in_repo / SESSION  # never committed: every payload goes to fast-import
+    session.parent.mkdir(parents=True)
+    # Over fast-import's unpack limit (100 objects), so that it writes a pack.
+    session.write_bytes(typical_session(turns=14).data())
+    before = session.read_bytes()
+    code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 0, err
+    packs = in_repo / ".git" / "objects" / "pack"
+    written = list(packs.glob("pack-*.pack"))
+    assert len(written) == 1
+    # The state the cut-short run leaves: no archive, the old session, the .keep alone.
+    subprocess.run(["git", "update-ref", "-d", "refs/gitclaw/archive"], check=True)
+    for suffix in (".pack", ".idx", ".rev"):
+        written[0].with_suffix(suffix).unlink(missing_ok=True)
+    written[0].with_suffix(".keep").write_bytes(b"fast-import version 2.39.5\n")
+    session.write_bytes(before)
+    code, out, err = run("compress", "--force", "--keep-turns", "1", SESSION)
+    assert code == 0 and "compressed" in out, err
+    code, out, _ = run("restore", SESSION, "-o", "-")
+    assert out.encode() == before

@@ -9,7 +9,7 @@ from conftest import cli, commit_session
 from synthetic import typical_session
 
 from gitclaw_compress.config import defaults
-from gitclaw_compress.ops.files import Compression
+from gitclaw_compress.ops.compress import Compression
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import TEMP_PREFIX, AtomicFile
 

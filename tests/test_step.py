@@ -18,8 +18,8 @@ from flow_helpers import (
 from synthetic_claude import typical_session as claude_session
 
 from gitclaw_compress.action import summary_markdown
-from gitclaw_compress.ops.files import FileReport
 from gitclaw_compress.ops.flow import FlowResult
+from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.units import human_bytes
 
 

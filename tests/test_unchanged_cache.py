@@ -23,7 +23,7 @@ try:
     cli.main(sys.argv[1:], prog_name="gitclaw-compress")
 except SystemExit as done:
     assert not done.code, done.code
-core = [name for name in ("gitclaw_compress.core.compressor", "gitclaw_compress.ops.files")
+core = [name for name in ("gitclaw_compress.core.compressor", "gitclaw_compress.ops.compress")
         if name in sys.modules]
 print("CORE:" + ",".join(core))
 """

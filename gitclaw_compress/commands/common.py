@@ -25,7 +25,8 @@ from gitclaw_compress.units import size_change
 
 if TYPE_CHECKING:  # loaded by the commands that use them, not by every command
     from gitclaw_compress.formats import Format
-    from gitclaw_compress.ops.files import ArchiveAccess, FileReport
+    from gitclaw_compress.ops.access import ArchiveAccess
+    from gitclaw_compress.ops.report import FileReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -113,7 +114,7 @@ def archive_access(
     def notify(message: str) -> None:
         click.echo(f"gitclaw-compress: {message}", err=True)
 
-    from gitclaw_compress.ops.files import ArchiveAccess
+    from gitclaw_compress.ops.access import ArchiveAccess
 
     return ArchiveAccess.from_config(repo, config, fetch=not no_fetch, notify=notify)
 

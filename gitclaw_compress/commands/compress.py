@@ -24,7 +24,7 @@ from gitclaw_compress.ops.flow import run_flow
 from gitclaw_compress.units import size_change
 
 if TYPE_CHECKING:
-    from gitclaw_compress.ops.files import FileReport
+    from gitclaw_compress.ops.report import FileReport
 
 
 def describe(report: FileReport) -> str:

@@ -19,8 +19,8 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.core.lines import MARKER_BYTES
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.model import SUMMARY, EntryView
-from gitclaw_compress.ops.files import restored_lines
 from gitclaw_compress.ops.render import preview
+from gitclaw_compress.ops.restore import restored_lines
 from gitclaw_compress.tokens.context import history_tokens, read_context
 from gitclaw_compress.tokens.estimate import get_estimator
 from gitclaw_compress.units import plural

@@ -19,14 +19,16 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.commands.verify import NOT_HERE, split_remedy
 from gitclaw_compress.errors import EXIT_PROBLEMS, shell_line
+from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.discovery import all_sessions
-from gitclaw_compress.ops.files import ArchiveAccess, has_compressed_line, verify_file
 from gitclaw_compress.ops.githooks import (
     HOOK_NAME,
     hook_state,
     hooks_dir,
     is_pre_commit_script,
 )
+from gitclaw_compress.ops.session_lines import has_compressed_line
+from gitclaw_compress.ops.verify import verify_file
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.remote import fetch_command
 

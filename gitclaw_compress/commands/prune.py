@@ -17,7 +17,8 @@ from gitclaw_compress.commands.common import (
     session_path,
 )
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
-from gitclaw_compress.ops.files import Compression, FileReport
+from gitclaw_compress.ops.compress import Compression
+from gitclaw_compress.ops.report import FileReport
 
 
 def describe(report: FileReport) -> str:

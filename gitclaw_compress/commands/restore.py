@@ -23,14 +23,11 @@ from gitclaw_compress.commands.common import (
     session_path,
 )
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
+from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.discovery import all_sessions, sessions_under
-from gitclaw_compress.ops.files import (
-    ArchiveAccess,
-    has_compressed_line,
-    restore_file,
-    restore_to_stream,
-)
 from gitclaw_compress.ops.flow import with_progress
+from gitclaw_compress.ops.restore import restore_file, restore_to_stream
+from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import AtomicFile
 
@@ -70,7 +67,7 @@ def restore_all(
                 access = archive_access(repo, path, config_path, no_fetch)
                 access = accesses.setdefault(access.ref, access)
                 before = _stat_key(path)
-                atomic = AtomicFile(path)
+                atomic = AtomicFile(path, doing="restoring")
                 pending.append((atomic, before, rel))
                 written = restore_to_stream(repo, path, access.ref, atomic.handle, access)
                 atomic.seal()

@@ -20,8 +20,8 @@ from gitclaw_compress.commands.common import (
     session_path,
 )
 from gitclaw_compress.formats import detect_file
-from gitclaw_compress.ops.files import find_entry
 from gitclaw_compress.ops.render import render_line
+from gitclaw_compress.ops.show import find_entry
 
 
 @click.command("show")

@@ -16,7 +16,7 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.core.compressor import compress_lines, plan_lines
 from gitclaw_compress.core.stats import bytes_by_kind, kinds_of
-from gitclaw_compress.ops.files import restored_lines
+from gitclaw_compress.ops.restore import restored_lines
 from gitclaw_compress.units import human_bytes, plural, size_change
 
 

@@ -17,7 +17,8 @@ from gitclaw_compress.commands.common import (
     report_sessions,
 )
 from gitclaw_compress.core.compressor import git_blob_id
-from gitclaw_compress.ops.files import IntactLines, blob_id_for
+from gitclaw_compress.ops.compress import blob_id_for
+from gitclaw_compress.store.intact import IntactLines
 from gitclaw_compress.tokens.status import Saving, SessionStatus, session_status
 from gitclaw_compress.units import plural, size_change
 

@@ -21,9 +21,11 @@ from gitclaw_compress.commands.common import (
     session_path,
 )
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
-from gitclaw_compress.ops.files import ArchiveAccess, VerifyReport, verify_file
+from gitclaw_compress.ops.access import ArchiveAccess
 
 # The remedies engine.py appends to a problem after "; " (the archive is missing here).
+from gitclaw_compress.ops.verify import VerifyReport, verify_file
+
 REMEDY_STARTS = ("get the archive with: ", "this clone has no remote ", "fetching it failed: ")
 
 

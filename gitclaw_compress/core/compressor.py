@@ -520,9 +520,28 @@ def _replaced(entry: Entry, edits: list[Edit]) -> Entry:
 
 def _parses_to(data: bytes, expected: Entry) -> bool:
     try:
-        return bool(orjson.loads(data) == expected)
+        return _same_json(orjson.loads(data), expected)
     except orjson.JSONDecodeError:
         return False
+
+
+def _same_json(left: Any, right: Any) -> bool:
+    """`left == right` for parsed JSON, with a stack instead of recursion: orjson reads
+    nesting deeper than Python's == may recurse."""
+    stack = [(left, right)]
+    while stack:
+        a, b = stack.pop()
+        if isinstance(a, dict):
+            if not isinstance(b, dict) or a.keys() != b.keys():
+                return False
+            stack.extend((value, b[key]) for key, value in a.items())
+        elif isinstance(a, list):
+            if not isinstance(b, list) or len(a) != len(b):
+                return False
+            stack.extend(zip(a, b, strict=True))
+        elif isinstance(b, dict | list) or a != b:
+            return False
+    return True
 
 
 def _locate(data: bytes, edits: list[Edit]) -> dict[JsonPath, Any]:

@@ -199,7 +199,7 @@ def compress_paths(
             reports[path] = cached
     work = [path for path in paths if path not in reports]
     if work:
-        from gitclaw_compress.ops.files import Compression  # the core, only when there is work
+        from gitclaw_compress.ops.compress import Compression  # the core, only when there is work
 
         stats = {}
         with Compression(repo, dry_run=dry_run) as run:

@@ -25,7 +25,8 @@ from gitclaw_compress.secrets.check import archive_objects
 from gitclaw_compress.secrets.findings import Finding
 from gitclaw_compress.secrets.rewrite import rewrite_archive
 from gitclaw_compress.secrets.scan import scan_blob, scan_file
-from gitclaw_compress.store.archive import FileRecord, Repository, record_folder
+from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.archive_layout import FileRecord, record_folder
 from gitclaw_compress.store.fileio import AtomicFile
 
 REDACTIONS = "redactions"  # archive tree folder of the redaction records

@@ -7,7 +7,9 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable
 
-from gitclaw_compress.store.archive import ARCHIVE_IDENTITY, Repository, git_failure
+from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.archive_layout import ARCHIVE_IDENTITY
+from gitclaw_compress.store.git import git_failure
 from gitclaw_compress.store.remote import REWRITTEN_FLAG
 
 

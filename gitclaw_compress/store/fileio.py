@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
+from gitclaw_compress import interrupts
 from gitclaw_compress.errors import GitClawError, shell_line
 
 TEMP_PREFIX = ".gitclaw-compress-tmp-"
@@ -193,7 +194,12 @@ def _no_writers(target: Path, rel: str) -> Iterator[Callable[[], bool]]:
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
-    """SIGINT and SIGTERM wait until the block is done, so that it runs whole or not at all."""
+    """SIGINT and SIGTERM wait until the block is done, so that it runs whole or not at all.
+
+    One that came meanwhile is taken here and its handler runs at the end of the block, so
+    the KeyboardInterrupt is raised right here (deterministically), not wherever Python
+    happens to be once the signal is unblocked (a finalizer can swallow it there).
+    """
     deferred = {signal.SIGINT, signal.SIGTERM}
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -202,7 +208,16 @@ def signals_deferred() -> Iterator[None]:
     try:
         yield
     finally:
+        came = sorted((signal.sigpending() & deferred) - old)  # an outer block keeps the rest
+        for signum in came:
+            signal.sigtimedwait([signum], 0)
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for signum in came:
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)
 
 
 def _stat_key(stat: os.stat_result) -> tuple[int, int, int]:
@@ -232,10 +247,15 @@ class AtomicFile:
     """
 
     def __init__(
-        self, target: Path, mode_from: Path | None = None, git_dir: Path | None = None
+        self,
+        target: Path,
+        mode_from: Path | None = None,
+        git_dir: Path | None = None,
+        doing: str = "writing",
     ) -> None:
         self.target = target
         refuse_read_only(target)
+        self.doing = doing  # what an interrupt message says was done to the target
         folder = temp_folder(target, git_dir)
         self._git_dir = git_dir
         try:
@@ -287,7 +307,7 @@ class AtomicFile:
         if not self.target.exists():
             with signals_deferred():
                 self._rename()
-                self.replaced = True
+                self._replaced(name)
             return
         backup = self.temp.with_name(self.temp.name + ".old")
         with _no_writers(self.target, name) as lease_intact:
@@ -310,10 +330,15 @@ class AtomicFile:
                         os.replace(backup, self.target)
                         fsync_directory(self.target.absolute().parent)
                         raise in_use_error(name)
-                    self.replaced = True
+                    self._replaced(name)
             finally:
                 if backup is not None:
                     backup.unlink(missing_ok=True)
+
+    def _replaced(self, name: str) -> None:
+        self.replaced = True
+        interrupts.note_changed(self.doing, name)
+        interrupts.checkpoint("renamed")  # a test's SIGINT: held back until the block ends
 
     def _rename(self) -> None:
         try:

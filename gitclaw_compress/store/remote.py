@@ -14,7 +14,9 @@ import time
 from dataclasses import dataclass
 
 from gitclaw_compress.errors import GitClawError, shell_line
-from gitclaw_compress.store.archive import ARCHIVE_IDENTITY, DURABLE, Repository
+from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.archive_layout import ARCHIVE_IDENTITY
+from gitclaw_compress.store.git import DURABLE
 
 FETCH_SCRATCH = "refs/gitclaw-compress/fetched"  # outside refs/gitclaw/*: never pushed
 PUSH_ATTEMPTS = 4
@@ -41,14 +43,7 @@ def _is_ancestor(repo: Repository, older: str, newer: str) -> bool:
 
 def _tree_entries(repo: Repository, commit: str) -> dict[str, str]:
     """path -> blob id of every payload in an archive commit."""
-    out = repo.git("ls-tree", "-r", "-z", commit)
-    entries: dict[str, str] = {}
-    for record in out.split(b"\0"):
-        if not record:
-            continue
-        meta, path = record.split(b"\t", 1)
-        entries[path.decode()] = meta.split(b" ")[2].decode()
-    return entries
+    return {entry.name: entry.oid for entry in repo.ls_tree(commit, recursive=True)}
 
 
 def merge_archive(repo: Repository, ref: str, other: str) -> str:

@@ -1,0 +1,116 @@
+"""Ctrl-C and SIGTERM at any point: exit 130, one line that says what changed, no traceback.
+
+Python raises KeyboardInterrupt wherever the main thread happens to be, even inside a
+finalizer (`__del__`, a weakref callback), where it is printed and swallowed, and the run
+then goes on as if nothing happened. So the handler also records that a signal came, and
+the edge (`entry.main`) turns any recorded signal into exit 130, with a message built from
+what this run did change on disk (`note_changed`), not from where the exception landed.
+
+Imports only the standard library: it is in force before anything else is imported.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any
+
+# A test hook: the process sends itself SIGINT when it reaches the stage named here.
+STAGE_ENV = "GITCLAW_COMPRESS_INTERRUPT_AT"
+
+received = False  # a SIGINT or SIGTERM came during this run
+_changed: list[tuple[str, str]] = []  # (what was done, to which file), in order
+_exiting = False  # the edge is reporting the interrupt: a second Ctrl-C must not break that
+
+
+class Interrupted(BaseException):
+    """A KeyboardInterrupt that click must not turn into "Aborted!" (it catches that one)."""
+
+
+def checkpoint(stage: str) -> None:
+    """The named points where a test interrupts a real run: STAGE_ENV holds `<stage>` for
+    SIGINT, or `<stage>:<signal number>` (9 kills the run there)."""
+    wanted = os.environ.get(STAGE_ENV)
+    if wanted is None or not wanted.startswith(stage):
+        return
+    if wanted == stage:
+        os.kill(os.getpid(), signal.SIGINT)
+    elif wanted[len(stage) : len(stage) + 1] == ":" and wanted[len(stage) + 1 :].isdigit():
+        os.kill(os.getpid(), int(wanted[len(stage) + 1 :]))
+
+
+def note_changed(doing: str, path: str) -> None:
+    """Record a file this run replaced ("compressing", "restoring"): the interrupt message
+    must say so."""
+    _changed.append((doing, path))
+
+
+def forget_changes() -> None:
+    _changed.clear()
+
+
+def reset() -> None:
+    global received, _exiting
+    received = False
+    _exiting = False
+    _changed.clear()
+
+
+def message() -> str:
+    """What an interrupted run did, in one line."""
+    if not _changed:
+        return "interrupted; nothing was changed"
+    by_doing: dict[str, list[str]] = {}
+    for doing, path in _changed:
+        by_doing.setdefault(doing, []).append(path)
+    done = "; ".join(f"{doing} {', '.join(paths)}" for doing, paths in by_doing.items())
+    return f"interrupted after {done}; every file is either the old one or the new one"
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    global received
+    received = True
+    if not _exiting:
+        raise KeyboardInterrupt
+
+
+def _unraisable(unraisable: Any) -> None:
+    # An interrupt swallowed by a finalizer: no traceback; `received` carries it to the edge.
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def install() -> None:
+    """Take SIGINT (the process must be in its main thread)."""
+    reset()
+    signal.signal(signal.SIGINT, _on_signal)
+    sys.unraisablehook = _unraisable
+    atexit.register(_at_exit)  # the first registered runs last
+
+
+def _at_exit() -> None:
+    """A signal swallowed while the interpreter shut down (a finalizer run at exit)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # nothing is left to stop
+    if received:
+        report_and_exit()
+
+
+def report_and_exit() -> None:
+    """The one line for an interrupt, then exit 130 (a second Ctrl-C is only recorded)."""
+    global _exiting
+    while True:
+        try:
+            _exiting = True
+            sys.stderr.write(f"gitclaw-compress: {message()}\n")
+            sys.stderr.flush()
+            break
+        except KeyboardInterrupt:  # came before `_exiting` was set: say it once more
+            continue
+    os._exit(130)

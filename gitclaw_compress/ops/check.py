@@ -1,0 +1,326 @@
+"""The whole-file check: a session file against what compress recorded when it wrote it."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitclaw_compress.core.lines import (
+    MARKER_BYTES,
+    RawLine,
+    has_marker,
+    lines_from_bytes,
+    parse_entry,
+)
+from gitclaw_compress.core.marker import read_marker
+from gitclaw_compress.errors import GitClawError, shell_line
+from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
+from gitclaw_compress.ops.session_lines import file_chunks, has_compressed_line, open_lines
+from gitclaw_compress.store.archive_layout import FileRecord, header_key
+from gitclaw_compress.store.git import GitFailureError
+from gitclaw_compress.store.repository import Repository
+
+
+@dataclass
+class FileCheck:
+    """The whole-file check: the file against what compress recorded when it wrote it.
+
+    Each compress run records, in the archive, the sha256, size and line count of the file
+    it wrote (FileRecord, keyed by the header line). The file passes when its first `size`
+    bytes hash to one of those records: every line compress wrote is then exactly as it
+    wrote it, whatever changed inside it; lines after that prefix were appended since, and
+    each compressed line among them is still checked by its own marker. When no record
+    matches, a staged or committed version that matches one is the reference: each line of
+    the file must be that version's line or its restored original, and a line that is
+    neither is damaged and is restored from the reference instead.
+    """
+
+    status: str  # matched | unrecorded | repaired | damaged
+    records: int = 0
+    reference: str | None = None  # where a repair takes its lines from
+    replacements: dict[int, bytes] = field(default_factory=dict)  # line -> line to restore
+    stray: list[int] = field(default_factory=list)  # lines with a marker compress did not write
+    problems: list[str] = field(default_factory=list)
+
+
+def _matching_record(chunks: Iterator[bytes], records: list[FileRecord]) -> FileRecord | None:
+    """The longest record whose size and sha256 match a prefix of the streamed bytes."""
+    wanted = sorted(records, key=lambda record: record.size)
+    digest = hashlib.sha256()
+    position = 0
+    found = None
+    index = 0
+    for chunk in chunks:
+        while index < len(wanted) and wanted[index].size <= position + len(chunk):
+            record = wanted[index]
+            probe = digest.copy()
+            probe.update(chunk[: record.size - position])
+            if probe.hexdigest() == record.sha256:
+                found = record
+            index += 1
+        digest.update(chunk)
+        position += len(chunk)
+        if index == len(wanted):
+            break
+    while index < len(wanted):  # records longer than the file never match
+        if wanted[index].size == position and digest.hexdigest() == wanted[index].sha256:
+            found = wanted[index]
+        index += 1
+    return found
+
+
+def check_file(
+    repo: Repository, path: Path, ref: str, access: ArchiveAccess | None = None
+) -> FileCheck:
+    """Check the whole file against the records of the archive (see FileCheck).
+
+    The one check that `restore` (every mode), `verify` and `compress` trust line positions
+    through: a marker counts only where a record (or, with no record, a committed or
+    staged version) shows that compress wrote it there.
+    """
+    access = access if access is not None else ArchiveAccess(repo, ref)
+    check = _check_file(repo, path, ref, access)
+    if check.stray and access.fetch_once():  # the records may be in the remote's archive
+        check = _check_file(repo, path, ref, access)
+    return check
+
+
+def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -> FileCheck:
+    rel = repo.relative(path)
+    with open_lines(path) as lines:
+        first = next(lines, None)
+    if first is None:
+        return FileCheck("unrecorded")
+    records = repo.file_records(ref, header_key(first.data))
+    if not records:
+        return _unrecorded(repo, path, rel)
+    matched = _matching_record(file_chunks(path), records)
+    if matched is not None and matched.size == max(record.size for record in records):
+        return _past_record(path, rel, matched, FileCheck("matched", len(records)))
+    # A later version that compress wrote may be staged or committed: compare with it, so
+    # that damage to what only that version covers is found too.
+    for name, label in ((f":{rel}", "the staged version"), (f"HEAD:{rel}", "HEAD")):
+        blob = repo.reader.get(name)
+        if blob is None:
+            continue
+        record = _matching_record(iter([blob]), records)
+        if record is not None and (matched is None or record.size > matched.size):
+            reference = blob[: record.size]
+            verified = matched.lines if matched is not None else 0
+            return _repair_from(repo, path, rel, reference, label, access, verified)
+    if matched is not None:
+        return _past_record(path, rel, matched, FileCheck("matched", len(records)))
+    if not has_compressed_line(path):  # restored in place, or never compressed under this header
+        return FileCheck("unrecorded", len(records))
+    return FileCheck(
+        "damaged",
+        len(records),
+        problems=[
+            *marker_problems(path, rel),
+            f"{rel}: the file differs from every version gitclaw-compress wrote "
+            f"({len(records)} recorded on {ref}) and no staged or committed version matches "
+            "one; a compressed line was altered",
+        ],
+    )
+
+
+def _carries_marker(data: bytes, where: str) -> bool:
+    try:
+        return read_marker(data, where) is not None
+    except GitClawError:
+        return True  # names the key but cannot be read: not a line compress wrote either
+
+
+def _stray(check: FileCheck, rel: str, number: int) -> None:
+    check.status = "damaged"
+    check.stray.append(number)
+    check.problems.append(
+        f"{rel}:{number}: the line carries a gitclawCompress marker that gitclaw-compress "
+        "did not write there (a line copied, moved or inserted, or one that arrived with a "
+        "marker)"
+    )
+
+
+def _past_record(path: Path, rel: str, record: FileRecord, check: FileCheck) -> FileCheck:
+    """Lines after what the record covers were appended since: none may carry a marker."""
+    with open(path, "rb") as handle:
+        handle.seek(record.size)
+        if not has_marker(handle):
+            return check
+    with open_lines(path) as lines:
+        for line in lines:
+            if line.number > record.lines and _carries_marker(line.data, f"{rel}:{line.number}"):
+                _stray(check, rel, line.number)
+    return check
+
+
+def _unrecorded(repo: Repository, path: Path, rel: str) -> FileCheck:
+    """No record for this session (compressed by a release before records, or never by this
+    tool): a marker counts only on a line that HEAD's or the staged version holds at the
+    same line number, since compress runs before the commit that takes its output."""
+    check = FileCheck("unrecorded")
+    if not has_compressed_line(path):
+        return check
+    versions = [repo.reader.get(name) for name in (f"HEAD:{rel}", f":{rel}")]
+    held = [lines_from_bytes(blob) for blob in versions if blob is not None]
+    with open_lines(path) as lines:
+        for line in lines:
+            if not _carries_marker(line.data, f"{rel}:{line.number}"):
+                continue
+            if not any(
+                len(version) >= line.number and version[line.number - 1].data == line.data
+                for version in held
+            ):
+                _stray(check, rel, line.number)
+    return check
+
+
+def marker_problems(path: Path, rel: str) -> list[str]:
+    """The lines whose marker cannot be read, named first when a file is damaged."""
+    problems: list[str] = []
+    if not has_compressed_line(path):  # a file compressed for the first time: one fast scan
+        return problems
+    with open_lines(path) as lines:
+        for line in lines:
+            if MARKER_BYTES in line.data:
+                try:
+                    read_marker(line.data, f"{rel}:{line.number}")
+                except GitClawError as error:
+                    problems.append(str(error))
+    return problems
+
+
+class _Copies:
+    """Which line of the reference a line's bytes are, or the restored original of (the
+    originals are worked out only when a line is not one of the reference's lines)."""
+
+    def __init__(self, expected: list[RawLine], original: Callable[[bytes, int], bytes | None]):
+        self._expected = expected
+        self._original = original
+        self._lines = {_digest(line.data): line.number for line in reversed(expected)}
+        self._originals: dict[bytes, int] | None = None
+
+    def of(self, data: bytes) -> int | None:
+        digest = _digest(data)
+        if digest in self._lines:
+            return self._lines[digest]
+        if MARKER_BYTES in data:
+            return None
+        if self._originals is None:
+            self._originals = {}
+            for line in reversed(self._expected):
+                if MARKER_BYTES in line.data:
+                    restored = self._original(line.data, line.number)
+                    if restored is not None:
+                        self._originals[_digest(restored)] = line.number
+        return self._originals.get(digest)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _repair_from(
+    repo: Repository,
+    path: Path,
+    rel: str,
+    reference: bytes,
+    label: str,
+    access: ArchiveAccess,
+    verified_lines: int,
+) -> FileCheck:
+    """Compare the file line by line with a version compress wrote (see FileCheck).
+
+    The first `verified_lines` are covered by an older record that the file matches (it is
+    an older version that compress wrote, maybe with lines appended). Any other line passes
+    when it is the reference's line, or, without a marker, the reference line's original
+    (restored in place, or appended to an older version). Any other line is damaged, and
+    the reference's line replaces it.
+    """
+    check = FileCheck("repaired", reference=label)
+    from_commit = commit_line_source(repo, rel)
+    expected = lines_from_bytes(reference)
+    with open_lines(path) as lines:
+        current = list(lines)
+
+    def original(data: bytes, number: int) -> bytes | None:
+        try:
+            return access.restore(data, f"{rel}:{number}", from_commit(number))
+        except GitFailureError:
+            raise
+        except GitClawError:
+            return None
+
+    copies = _Copies(expected, original)
+    for want, have in zip(expected, current, strict=False):
+        if have.data == want.data and have.newline == want.newline:
+            continue
+        if want.number <= verified_lines:
+            continue  # the record that the file matches covers this line
+        # A plain line may be the original (restored in place, or an older version);
+        # a line with a marker that is not the reference's was altered.
+        plain = MARKER_BYTES not in have.data and have.newline == want.newline
+        if plain and have.data == original(want.data, want.number):
+            continue
+        # A line of the reference (or its original) at another place: lines were moved,
+        # duplicated or inserted, so no line number can be trusted to repair from.
+        source = copies.of(have.data)
+        if source is not None:
+            check.status = "damaged"
+            check.problems.append(
+                f"{rel}:{have.number}: the line is line {source} of what gitclaw-compress "
+                "wrote; lines were moved, duplicated or inserted"
+            )
+            return _explained(check, label, rel)
+        check.replacements[want.number] = want.data
+        check.problems.append(
+            f"{rel}:{want.number}: the line differs from what gitclaw-compress wrote; "
+            f"{label} holds it intact"
+        )
+    for have in current[len(expected) :]:  # appended since: not a copy, and no marker
+        source = copies.of(have.data) if check.replacements else None
+        if source is not None:
+            check.status = "damaged"
+            check.problems.append(
+                f"{rel}:{have.number}: the line is line {source} of what gitclaw-compress "
+                "wrote; lines were moved, duplicated or inserted"
+            )
+            return _explained(check, label, rel)
+        if _carries_marker(have.data, f"{rel}:{have.number}"):
+            _stray(check, rel, have.number)
+            return check
+    if len(current) < len(expected) and (check.replacements or not verified_lines):
+        check.status = "damaged"
+        check.problems.append(
+            f"{rel}: {len(current)} lines, but gitclaw-compress wrote {len(expected)}; "
+            "lines were cut or joined"
+        )
+    elif check.replacements and any(
+        parse_entry(line.data) is None for line in current[len(expected) :]
+    ):
+        # A line after the recorded ones that is not JSON may be a piece of a split line.
+        check.status = "damaged"
+        check.problems.append(
+            f"{rel}: lines after line {len(expected)} are not all JSON objects; a damaged "
+            "line may have been split, so nothing is restored from history"
+        )
+    elif not check.replacements:
+        check.status = "matched"
+    return _explained(check, label, rel)
+
+
+def _explained(check: FileCheck, label: str, rel: str) -> FileCheck:
+    """Say what restore does with a repaired file, or, for a damaged one, the cause first
+    (restore refuses with it) and the fix that is true here."""
+    if check.status == "repaired":
+        check.problems = [f"{problem} (restore takes it from there)" for problem in check.problems]
+    elif check.status == "damaged":
+        where = () if label == "the staged version" else ("HEAD",)
+        fix = shell_line("git", "checkout", *where, "--", rel)
+        cause = check.problems.pop()
+        check.problems.insert(
+            0, f"{cause}; {label} is intact: `{fix}` brings it back (losing lines added since)"
+        )
+    return check

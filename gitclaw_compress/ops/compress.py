@@ -1,0 +1,325 @@
+"""`compress` of several files: the pure core plus the git archive, with locks and atomic writes."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitclaw_compress import interrupts
+from gitclaw_compress.config import Config
+from gitclaw_compress.core.compressor import (
+    CompressSettings,
+    ObjectId,
+    compress_lines,
+    git_blob_id,
+    git_blob_id_sha256,
+    scan,
+    settle,
+)
+from gitclaw_compress.errors import GitClawError, shell_line
+from gitclaw_compress.formats import detect_file
+from gitclaw_compress.formats.base import Unsupported
+from gitclaw_compress.ops.access import ArchiveAccess
+from gitclaw_compress.ops.check import check_file, marker_problems
+from gitclaw_compress.ops.report import FileReport
+from gitclaw_compress.ops.session_lines import has_compressed_line, open_lines
+from gitclaw_compress.store.archive import ArchiveWriter
+from gitclaw_compress.store.archive_layout import FileRecord, header_key
+from gitclaw_compress.store.fileio import (
+    AtomicFile,
+    FileInUseError,
+    clean_stale_temps,
+    disk_error,
+    signals_deferred,
+)
+from gitclaw_compress.store.intact import IntactLines
+from gitclaw_compress.store.repository import Repository
+
+interrupts.checkpoint("loading")  # the core is imported only when there is work
+
+
+@dataclass
+class _Pending:
+    output: AtomicFile
+    stat: os.stat_result
+    report: FileReport
+    ref: str
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM unwinds like Ctrl-C, so temp files are removed and the message is true."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def blob_id_for(repo: Repository) -> ObjectId:
+    """How this repository names a blob: SHA-1 or SHA-256, by its object format."""
+    return git_blob_id_sha256 if repo.object_format() == "sha256" else git_blob_id
+
+
+class Compression:
+    """One `compress` run over several files: all archive writes land before any rename."""
+
+    def __init__(self, repo: Repository, *, dry_run: bool = False) -> None:
+        self.repo = repo
+        self.dry_run = dry_run
+        self._writers: dict[str, ArchiveWriter] = {}
+        self._pending: list[_Pending] = []
+        self._stack = contextlib.ExitStack()
+        self._claimed: set[str] = set()
+        self.object_id = blob_id_for(repo)
+
+    def __enter__(self) -> Compression:
+        self._stack.enter_context(terminate_as_interrupt())
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        try:
+            if error is not None:
+                self._abort()
+        finally:
+            self._stack.close()
+
+    def _abort(self) -> None:
+        for writer in self._writers.values():
+            writer.abort()
+        for pending in self._pending:
+            pending.output.discard()
+        self._pending.clear()
+
+    def claim(self, path: Path) -> str:
+        """Check that `path` is a file in the repository and lock it for this run.
+
+        Claim every file before the first `add`, so that a bad path or a file locked by
+        another run stops the whole run before anything is written.
+        """
+        rel = self.repo.relative(self.real_path(path))
+        if rel in self._claimed:
+            return rel
+        if not path.is_file():
+            raise GitClawError(f"{rel}: no such session file; nothing was changed")
+        self._stack.enter_context(self.repo.lock(rel, rel))
+        self._claimed.add(rel)
+        return rel
+
+    def real_path(self, path: Path) -> Path:
+        """The file to rewrite: a symlink's target when it lies in the repository, so that
+        the link stays a link and the stubs name the file that was compressed."""
+        if not path.is_symlink():
+            return path
+        target = path.resolve()
+        try:
+            target.relative_to(self.repo.root)
+        except ValueError:
+            raise GitClawError(
+                f"{path}: a symlink to {target}, outside the git repository; nothing was changed"
+            ) from None
+        return target
+
+    def add(
+        self,
+        path: Path,
+        config: Config,
+        *,
+        keep_turns: int | None = None,
+        force: bool = False,
+        settings: CompressSettings | None = None,
+    ) -> FileReport:
+        """Compress one file (written by `finish`). `settings` replace the config's."""
+        rel = self.claim(path)
+        path = self.real_path(path)
+        clean_stale_temps(path, self.repo.git_dir)
+        stat = path.stat()
+        report = FileReport(rel, "unchanged", stat.st_size, stat.st_size)
+        if not config["session.enabled"]:
+            report.status = "disabled"
+            return report
+        fmt = detect_file(path, rel)
+        report.format = fmt.name
+        _refuse_damaged_markers(self.repo, path, rel, config["archive.ref"])
+        if not force and stat.st_size < config["session.sizeThresholdKB"] * 1024:
+            report.status = "below-threshold"
+            return report
+        if settings is None:
+            settings = config.compress_settings(keep_turns)
+        try:  # a budget policy reads the conversation, which a format may not offer
+            with open_lines(path) as lines:
+                plan = scan(lines, settings, fmt)
+        except Unsupported as error:
+            raise error.at(rel) from None
+        if plan.needs_settling:
+            with open_lines(path) as lines:
+                plan = settle(plan, lines, settings, session_ref=rel)
+        if plan.budget is not None:
+            report.budget = plan.budget.as_json()
+        self._warn_too_deep(plan, rel, report)
+        counts = plan.counts
+        report.lines, report.turns, report.kept_turns = counts.lines, plan.turns, plan.kept_turns
+        report.counts = counts
+        if counts.malformed:
+            where = ", ".join(str(number) for number in counts.malformed_at)
+            more = ", …" if counts.malformed > len(counts.malformed_at) else ""
+            report.warnings.append(
+                f"{rel}: {counts.malformed} line(s) that are not JSON objects passed through "
+                f"untouched (line {where}{more})"
+            )
+        if not plan.touches_anything:
+            return report
+        intact = IntactLines(self.repo, path, rel)
+        ref = config["archive.ref"]
+        writer = self._writers.get(ref)
+        if writer is None:
+            writer = self._writers[ref] = ArchiveWriter(self.repo, ref)
+        output = (
+            None
+            if self.dry_run
+            else AtomicFile(path, git_dir=self.repo.git_dir, doing="compressing")
+        )
+        size_after = 0
+        digest = hashlib.sha256()
+        header = b""
+        try:
+            with open_lines(path) as lines:
+                for result in compress_lines(
+                    lines,
+                    plan,
+                    settings,
+                    session_ref=rel,
+                    object_id=self.object_id,
+                    intact_commit=intact.commit_for,
+                    intact_blob=intact.blob_for,
+                ):
+                    encoded = result.line.encode()
+                    size_after += len(encoded)
+                    digest.update(encoded)
+                    if result.line.number == 1:
+                        header = result.line.data
+                    if output is not None:
+                        output.write(encoded)
+                    if result.changed:
+                        report.lines_compressed += 1
+                        if result.reference is not None and not self.dry_run:
+                            writer.reference(result.reference, path.name)
+                        for payload in result.payloads:
+                            report.objects += 1
+                            report.object_bytes += len(payload.data)
+                            if not self.dry_run:
+                                writer.add(payload.oid, payload.data)
+            if output is not None:
+                output.seal()
+        except OSError as error:
+            if output is not None:
+                output.discard()
+            raise disk_error(error, path, "reading") from None
+        except BaseException:
+            if output is not None:
+                output.discard()
+            raise
+        self._warn_too_deep(plan, rel, report)
+        report.bytes_after = size_after
+        if report.lines_compressed == 0:
+            if output is not None:
+                output.discard()
+            report.bytes_after = stat.st_size
+            return report
+        if output is None:
+            report.status = "would-compress"
+            return report
+        report.status = "compressed"
+        writer.record(header_key(header), FileRecord(digest.hexdigest(), size_after, counts.lines))
+        self._pending.append(_Pending(output, stat, report, ref))
+        return report
+
+    @staticmethod
+    def _warn_too_deep(plan: Any, rel: str, report: FileReport) -> None:
+        too_deep = getattr(plan, "too_deep", None)
+        if not too_deep:
+            return
+        where = ", ".join(str(number) for number in sorted(set(too_deep))[:5])
+        warning = f"{rel}: line(s) {where} nested too deeply to handle passed through untouched"
+        if warning not in report.warnings:
+            report.warnings.append(warning)
+
+    def finish(self) -> None:
+        """Make the archive durable, then replace each file atomically.
+
+        A file that another process holds open for writing, or that changed since it was
+        read, is left as it was (status "in-use", with a warning): an agent that is still
+        running must not block a commit, and must not lose what it appends.
+        """
+        for ref, writer in self._writers.items():
+            files = sorted({p.report.path for p in self._pending if p.ref == ref})
+            if not files:
+                writer.abort()
+                continue
+            commit = writer.commit("gitclaw-compress: " + ", ".join(files))
+            for pending in self._pending:
+                if pending.ref == ref:
+                    pending.report.archive_commit = commit
+        interrupts.checkpoint("archived")
+        replaced: list[str] = []
+        try:
+            while self._pending:
+                pending = self._pending[0]
+                with signals_deferred():  # the rename and its bookkeeping happen together
+                    try:
+                        pending.output.replace(pending.report.path, pending.stat)
+                        replaced.append(pending.report.path)
+                    except FileInUseError as busy:
+                        pending.output.discard()
+                        report = pending.report
+                        report.status = "in-use"
+                        report.bytes_after = report.bytes_before
+                        report.warnings.append(str(busy))
+                    self._pending.pop(0)
+            interrupts.checkpoint("compressed")
+        except KeyboardInterrupt:
+            if replaced:
+                left = [pending.report.path for pending in self._pending]
+                raise GitClawError(
+                    f"interrupted after compressing {', '.join(replaced)}"
+                    + (f"; {', '.join(left)} not changed" if left else "")
+                    + "; every file is either the old one or the new one",
+                    exit_code=130,
+                ) from None
+            raise
+
+
+def _refuse_damaged_markers(repo: Repository, path: Path, rel: str, ref: str) -> None:
+    """A line that names the marker key but cannot be read, or a marker that compress did
+    not write where it stands (the whole-file check): compressing over it would record it
+    as the truth, and restore would then write what the marker names instead of the line."""
+    problems = marker_problems(path, rel)
+    if problems:
+        raise GitClawError(
+            f"{problems[0]}; run `{shell_line('gitclaw-compress', 'verify', rel)}`; "
+            "nothing was changed"
+        )
+    if not has_compressed_line(path):
+        return
+    check = check_file(repo, path, ref, ArchiveAccess(repo, ref))
+    if check.stray:
+        where = f"{rel}:{check.stray[0]}:"
+        problem = next(text for text in check.problems if text.startswith(where))
+        raise GitClawError(
+            f"{problem}; remove or fix the line (if another clone compressed it, run "
+            "`gitclaw-compress fetch` first); nothing was changed"
+        )

@@ -1,0 +1,123 @@
+"""`verify`: the whole file, every marker, and the archive objects they name."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitclaw_compress.core.marker import read_marker
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import detect_file
+from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
+from gitclaw_compress.ops.check import check_file
+from gitclaw_compress.ops.session_lines import open_lines
+from gitclaw_compress.store.git import GitFailureError
+from gitclaw_compress.store.objects import ObjectReadError, damaged_objects
+from gitclaw_compress.store.repository import Repository
+
+
+@dataclass
+class VerifyReport:
+    path: str
+    compressed_lines: int = 0
+    objects: int = 0
+    problems: list[str] = field(default_factory=list)
+    whole_file: str = "unrecorded"  # matched | unrecorded | repaired | damaged (FileCheck)
+    leftovers: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def verify_file(
+    repo: Repository,
+    path: Path,
+    ref: str,
+    archived: set[str] | None = None,
+    access: ArchiveAccess | None = None,
+) -> VerifyReport:
+    """Check the whole file, that every stub resolves, every hash matches, and every object
+    is in the object store and on the ref.
+
+    With an `access` that may fetch, a payload missing from the local archive ref makes it
+    fetch the archive from the remote once, then check again.
+    """
+    rel = repo.relative(path)
+    report = VerifyReport(rel)
+    from_commit = commit_line_source(repo, rel)
+    access = access if access is not None else ArchiveAccess(repo, ref)
+    check = check_file(repo, path, ref, access)
+    report.whole_file = check.status
+    report.problems.extend(check.problems)
+    report.leftovers = [str(leftover) for leftover in repo.leftovers()]
+
+    def on_ref(oid: str) -> bool:
+        known = archived if archived is not None else access.archived()
+        if oid in known:
+            return True
+        if archived is None and access.fetch_once():
+            return oid in access.archived()
+        return False
+
+    used: set[str] = set()  # the objects lines are read back from: each re-hashed once
+    try:
+        detect_file(path, rel)
+    except GitClawError as error:
+        report.problems.append(str(error))
+    with open_lines(path) as lines:
+        for line in lines:
+            where = f"{rel}:{line.number}"
+            data = check.replacements.get(line.number, line.data)
+            try:
+                marker = read_marker(data, where)
+                if marker is None:
+                    continue
+                report.compressed_lines += 1
+                used.update(marker.oids)
+                for oid in marker.oids:
+                    report.objects += 1
+                    if not on_ref(oid):
+                        report.problems.append(
+                            f"{where}: object {oid} is not reachable from {ref} "
+                            "(git gc would lose it and git push would not send it); "
+                            f"{access.hint()}"
+                        )
+                del access.notes[:]
+                access.restore(data, where, from_commit(line.number))
+                report.problems.extend(access.notes)
+                for oid in marker.oids:
+                    if oid in access.missing:
+                        report.problems.append(
+                            f"{where}: archived object {oid} is missing from the object "
+                            "store (the line still restores from the commit where it is "
+                            "intact); run `git fsck`, then `gitclaw-compress fetch`"
+                        )
+            except ObjectReadError as error:  # a corrupt object, named below too
+                if not _reads_objects(repo, ref):
+                    raise  # git itself cannot read: verify could not do its job (exit 3)
+                report.problems.append(str(error))
+                repo.close()  # the reader died on it: the next line starts a new one
+            except GitFailureError:
+                raise  # git itself failed: verify could not do its job (exit 3)
+            except GitClawError as error:
+                report.problems.append(str(error))
+    damaged = damaged_objects(repo.root, sorted(used))
+    if damaged and not _reads_objects(repo, ref):
+        raise GitFailureError(f"git cat-file failed: {next(iter(damaged.values()))}")
+    for oid, why in damaged.items():
+        report.problems.append(
+            f"{rel}: archived object {oid} is corrupt in the object store ({why}); "
+            "`git fsck` names it; take a whole copy from another clone"
+        )
+    report.problems = list(dict.fromkeys(report.problems))  # a damaged line is named once
+    return report
+
+
+def _reads_objects(repo: Repository, ref: str) -> bool:
+    """Whether git reads a sound object here (the archive commit, else HEAD): if not, a
+    failed read is git failing, not one corrupt object."""
+    for name in (ref, "HEAD"):
+        if repo.rev_parse(name) is not None:
+            return repo.git("cat-file", "-t", name, check=False).strip() == b"commit"
+    return True

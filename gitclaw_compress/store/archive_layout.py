@@ -1,0 +1,53 @@
+"""The archive ref's layout: where payloads, intact versions and whole-file records live."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+DEFAULT_REF = "refs/gitclaw/archive"
+ARCHIVE_IDENTITY = "gitclaw-compress <gitclaw-compress@localhost>"
+
+
+def blob_path(oid: str) -> str:
+    return f"blobs/{oid[:2]}/{oid[2:]}"
+
+
+def intact_path(oid: str, name: str) -> str:
+    """Where the archive tree references a session version: ends with the session's file
+    name, because `git repack` pairs delta candidates by the end of the path they were
+    reached by; a blob reached first through the archive must still sit next to the
+    other versions of its session, or the full clone stores it whole."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name)
+    return f"intact/{oid[:2]}/{oid[2:]}/{safe or 'session'}"
+
+
+def record_folder(key: str) -> str:
+    return f"files/{key[:2]}/{key[2:]}"
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """What one compress run wrote for one session: the sha256 and size of the whole file it
+    wrote, and its number of lines. Kept as an empty file named `<sha256>-<size>-<lines>`
+    under `files/<key[:2]>/<key[2:]>/` in the archive tree, where the key is the sha256 of
+    the session's header line (line 1 never changes, so a renamed session keeps its key)."""
+
+    sha256: str
+    size: int
+    lines: int
+
+    def name(self) -> str:
+        return f"{self.sha256}-{self.size}-{self.lines}"
+
+    @classmethod
+    def parse(cls, name: str) -> FileRecord | None:
+        parts = name.split("-")
+        if len(parts) != 3 or len(parts[0]) != 64 or not (parts[1] + parts[2]).isdigit():
+            return None
+        return cls(parts[0], int(parts[1]), int(parts[2]))
+
+
+def header_key(header: bytes) -> str:
+    """The key of a session's records in the archive: line 1 never changes."""
+    return hashlib.sha256(header).hexdigest()

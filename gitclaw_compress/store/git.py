@@ -1,0 +1,60 @@
+"""The one way this package runs a short git command: no traceback, one line on failure."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from gitclaw_compress.errors import GitClawError
+
+# Objects and the ref must be on disk before the session file is replaced.
+DURABLE = ("-c", "core.fsync=committed", "-c", "core.fsyncMethod=fsync")
+
+
+class GitFailureError(GitClawError):
+    """A git child process failed or died: the command could not do its job (exit 3)."""
+
+
+def git_failure(command: str, stderr: bytes | str, code: int, where: str = "") -> GitClawError:
+    """One line for a git child that failed: the command, its last stderr line, no traceback."""
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    if fatal:  # the cause, not "dumping crash report to …" after it
+        detail = fatal[-1]
+    elif lines:
+        detail = lines[-1]
+    elif code < 0:
+        detail = f"killed by signal {-code}"
+    else:
+        detail = f"exit code {code}"
+    return GitFailureError(f"git {command} failed{where}: {detail}")
+
+
+def run_git(
+    root: Path, *args: str, input: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(
+            ["git", *args], cwd=root, input=input, capture_output=True, check=False
+        )
+    except FileNotFoundError:
+        raise GitClawError("git is not installed or not on PATH") from None
+
+
+def git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+    done = run_git(root, *args, input=input)
+    if check and done.returncode != 0:
+        raise git_failure(args[0], done.stderr, done.returncode, f" in {root}")
+    return done.stdout
+
+
+def rev_parse_in(cwd: Path, *args: str) -> list[str] | None:
+    done = run_git(cwd, "rev-parse", *args)
+    if done.returncode == 0:
+        return done.stdout.decode().splitlines()
+    if any(sign in done.stderr for sign in (b"not a git repository", b"work tree")):
+        return None  # the caller words these for the user
+    if not done.stderr.strip():
+        return None
+    raise git_failure("rev-parse", done.stderr, done.returncode, f" in {cwd}")

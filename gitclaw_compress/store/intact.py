@@ -1,0 +1,92 @@
+"""Which lines of a session file a committed or staged version holds byte for byte."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from gitclaw_compress.core.lines import (
+    RawLine,
+)
+from gitclaw_compress.store.repository import Repository
+
+
+class _BlobLines:
+    """Which lines of the file one git blob (a version of the session) holds byte for byte at
+    the same line number; worked out on the first question only.
+
+    pi only appends, so the blob is usually a byte prefix of the file: then every complete
+    line in that prefix is intact there, found by hashing the prefix as a git blob instead of
+    reading the blob. Otherwise lines are compared one by one.
+    """
+
+    def __init__(self, repo: Repository, path: Path, oid: str, size: int) -> None:
+        self.oid = oid
+        self._repo, self._path, self._size = repo, path, size
+        self._prefix_lines: int | None = None
+        self._digests: dict[int, bytes] = {}
+
+    def _load(self) -> int:
+        if self._prefix_lines is None:
+            prefix_lines = _blob_prefix_lines(self._path, self._size, self.oid)
+            self._prefix_lines = prefix_lines or 0
+            if prefix_lines is None:
+                blob = self._repo.reader.get(self.oid)
+                if blob is not None:
+                    self._digests = {
+                        number: hashlib.blake2b(data, digest_size=16).digest()
+                        for number, data in enumerate(blob.split(b"\n"), start=1)
+                    }
+        return self._prefix_lines
+
+    def holds(self, line: RawLine) -> bool:
+        if line.number <= self._load():
+            return True
+        digest = self._digests.get(line.number)
+        return digest is not None and digest == hashlib.blake2b(line.data, digest_size=16).digest()
+
+
+class IntactLines:
+    """Which lines of the file exist byte for byte in HEAD's version (to record that commit)
+    or in HEAD's or the staged blob of the file (for a v2 marker to reference)."""
+
+    def __init__(self, repo: Repository, path: Path, rel: str) -> None:
+        self.commit = repo.rev_parse("HEAD")
+        self._head: _BlobLines | None = None
+        self._staged: _BlobLines | None = None
+        head = repo.object_info(f"{self.commit}:{rel}") if self.commit is not None else None
+        if head is not None:
+            self._head = _BlobLines(repo, path, *head)
+        staged = repo.object_info(f":{rel}")
+        if staged is not None and (head is None or staged[0] != head[0]):
+            self._staged = _BlobLines(repo, path, *staged)
+
+    def commit_for(self, line: RawLine) -> str | None:
+        if self._head is not None and self._head.holds(line):
+            return self.commit
+        return None
+
+    def blob_for(self, line: RawLine) -> str | None:
+        """HEAD's blob when it holds the line, else the staged blob when that does."""
+        for version in (self._head, self._staged):
+            if version is not None and version.holds(line):
+                return version.oid
+        return None
+
+
+def _blob_prefix_lines(path: Path, size: int, oid: str) -> int | None:
+    """Complete lines in the first `size` bytes of the file if they hash to blob `oid`."""
+    digest = (
+        hashlib.sha1(b"blob %d\0" % size) if len(oid) == 40 else hashlib.sha256(b"blob %d\0" % size)
+    )
+    newlines = 0
+    remaining = size
+    with open(path, "rb") as handle:
+        while remaining:
+            chunk = handle.read(min(remaining, 1 << 20))
+            if not chunk:
+                return None
+            digest.update(chunk)
+            newlines += chunk.count(b"\n")
+            remaining -= len(chunk)
+    return newlines if digest.hexdigest() == oid else None

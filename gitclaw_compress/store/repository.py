@@ -1,0 +1,194 @@
+"""`Repository`: the work tree that holds the sessions, its git dir and its object store."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.store.archive_layout import FileRecord, record_folder
+from gitclaw_compress.store.fileio import disk_error
+from gitclaw_compress.store.git import git, git_failure, rev_parse_in, run_git
+from gitclaw_compress.store.objects import ObjectReader
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    mode: str
+    kind: str  # blob | tree | commit
+    oid: str
+    name: str
+
+
+class Repository:
+    """The work tree that holds the sessions, and its git object store."""
+
+    def __init__(self, start: Path) -> None:
+        probe = start if start.is_dir() else start.parent
+        if not probe.exists():
+            raise GitClawError(f"{start}: no such file or directory")
+        questions = ("--is-bare-repository", "--is-inside-git-dir", "--git-common-dir")
+        # One call in a work tree; --show-toplevel fails in a bare repository and inside
+        # .git, which the two-step path below then tells apart.
+        both = run_git(probe, "rev-parse", *questions, "--show-toplevel")
+        answers = both.stdout.decode().splitlines() if both.returncode == 0 else []
+        if len(answers) == 4 and answers[:2] == ["false", "false"]:
+            self._settle(probe, Path(answers[3]), Path(answers[2]))
+            return
+        where = rev_parse_in(probe, *questions)
+        if where is None:
+            raise GitClawError(
+                f"{start}: not inside a git repository; gitclaw-compress keeps what it drops "
+                "in git (run `git init` first); nothing was changed"
+            )
+        if where[0] == "true":
+            raise GitClawError(
+                f"{start}: this is a bare git repository; run gitclaw-compress in a clone "
+                "with a work tree; nothing was changed"
+            )
+        top = rev_parse_in(probe, "--show-toplevel")
+        if where[1] == "true" or not top:
+            raise GitClawError(
+                f"{start}: inside the .git directory, not a work tree; run gitclaw-compress "
+                "from the repository's work tree; nothing was changed"
+            )
+        self._settle(probe, Path(top[0]), Path(where[2]))
+
+    def _settle(self, probe: Path, top: Path, common: Path) -> None:
+        self.root = top.resolve()
+        self.common_dir = (common if common.is_absolute() else probe / common).resolve()
+        self._reader: ObjectReader | None = None
+
+    def relative(self, path: Path) -> str:
+        """The repo-relative path of a file, with forward slashes; outside is an error."""
+        resolved = path.resolve()
+        try:
+            return resolved.relative_to(self.root).as_posix()
+        except ValueError:
+            raise GitClawError(
+                f"{path}: outside the git repository at {self.root}; nothing was changed"
+            ) from None
+
+    def git(self, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+        return git(self.root, *args, input=input, check=check)
+
+    @property
+    def git_dir(self) -> Path:
+        return self.common_dir
+
+    def rev_parse(self, name: str) -> str | None:
+        done = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}")
+        if done.returncode != 0 and done.stderr.strip():  # a failing git, not a missing ref
+            raise git_failure("rev-parse", done.stderr, done.returncode)
+        return done.stdout.decode().strip() or None
+
+    def has_remote(self, name: str) -> bool:
+        return bool(name) and self.git("remote", "get-url", name, check=False).strip() != b""
+
+    def object_info(self, name: str) -> tuple[str, int] | None:
+        """The id and size of an object such as `HEAD:path`, or None if there is none."""
+        out = self.git("cat-file", "--batch-check", input=name.encode() + b"\n").split()
+        if len(out) != 3 or not out[2].isdigit():  # "<name> missing"
+            return None
+        return out[0].decode(), int(out[2])
+
+    def object_format(self) -> str:
+        out = self.git("rev-parse", "--show-object-format", check=False).decode().strip()
+        return out or "sha1"
+
+    @property
+    def reader(self) -> ObjectReader:
+        if self._reader is None:
+            self._reader = ObjectReader(self.root)
+        return self._reader
+
+    def __enter__(self) -> Repository:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the long-lived reader (it also stops when the process ends)."""
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    def ls_tree(self, tree: str, *paths: str, recursive: bool = False) -> list[TreeEntry]:
+        """The entries of a tree (`<rev>:<folder>`, or a commit with `paths`): the one
+        `ls-tree` parser; a folder that does not exist gives no entries."""
+        args = ["ls-tree", "-z", *(["-r"] if recursive else []), tree]
+        done = run_git(self.root, *args, *(["--", *paths] if paths else []))
+        if done.returncode != 0:
+            if b"Not a valid object name" in done.stderr:
+                return []
+            raise git_failure("ls-tree", done.stderr, done.returncode)
+        entries = []
+        for record in done.stdout.split(b"\0"):
+            if record:
+                meta, name = record.split(b"\t", 1)
+                mode, kind, oid = meta.decode().split(" ")
+                entries.append(TreeEntry(mode, kind, oid, name.decode("utf-8", "replace")))
+        return entries
+
+    def file_records(self, ref: str, key: str) -> list[FileRecord]:
+        """What compress wrote for the session whose header hashes to `key` (see FileRecord)."""
+        if self.rev_parse(ref) is None:
+            return []
+        entries = self.ls_tree(f"{ref}:{record_folder(key)}")  # none: no record yet
+        return [record for e in entries if (record := FileRecord.parse(e.name)) is not None]
+
+    def leftovers(self) -> list[Path]:
+        """Temp packs and crash reports that killed `git fast-import` runs leave behind."""
+        found = sorted((self.common_dir / "objects" / "pack").glob("tmp_pack_*"))
+        return found + sorted(self.common_dir.glob("fast_import_crash_*"))
+
+    def archive_oids(self, ref: str) -> set[str]:
+        """Every payload and intact blob id reachable from the archive ref (empty if there is
+        no ref yet)."""
+        if self.rev_parse(ref) is None:
+            return set()
+        return {entry.oid for entry in self.ls_tree(ref, "blobs", "intact", recursive=True)}
+
+    @contextlib.contextmanager
+    def lock(self, name: str, what: str, reading: bool = False) -> Iterator[None]:
+        """An exclusive lock in the git dir; another run holding it is an error, not a wait.
+
+        A `reading` run (restore to another file) also works in a read-only git dir: no
+        run can write there then, so it takes the lock only if the lock file exists.
+        """
+        folder = self.common_dir / "gitclaw-compress" / "locks"
+        import hashlib  # not at start-up: a no-op run takes no lock
+
+        lock_file = folder / f"{hashlib.sha1(name.encode()).hexdigest()[:16]}.lock"
+        handle: IO[bytes]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = open(lock_file, "a+b")  # noqa: SIM115 (closed below)
+        except OSError as error:
+            if not (reading and error.errno in (errno.EACCES, errno.EPERM, errno.EROFS)):
+                raise disk_error(error, folder, f"locking {what}") from None
+            try:
+                handle = open(lock_file, "rb")  # noqa: SIM115 (closed below)
+            except FileNotFoundError:
+                yield
+                return
+            except OSError:
+                raise disk_error(error, folder, f"locking {what}") from None
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise GitClawError(
+                    f"{what}: locked by another gitclaw-compress run; try again when it "
+                    "finishes; nothing was changed"
+                ) from None
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)

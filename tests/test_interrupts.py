@@ -1,0 +1,143 @@
+"""A real SIGINT at named points of real runs: exit 130, one line, no traceback, and the
+line says what is on disk ("nothing was changed" only when nothing was).
+
+The process sends itself SIGINT at the stage named by GITCLAW_COMPRESS_INTERRUPT_AT (see
+gitclaw_compress/interrupts.py): deterministic, no sleeps, no timing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import commit_session, git
+from format_cases import SYNTHETIC
+from synthetic import typical_session
+
+from gitclaw_compress.core.lines import MARKER_BYTES
+from gitclaw_compress.interrupts import STAGE_ENV
+from gitclaw_compress.store.archive import Repository
+
+FORMATS = {name: cases[0][1] for name, cases in SYNTHETIC.items()}
+
+SESSION = ".GITCLAW/state/sessions/s.jsonl"
+COMPRESS = ("compress", "--force", "--keep-turns", "1", SESSION)
+# Where each stage lies: before anything changed, or after the session was replaced.
+BEFORE = ["start", "imported", "parse", "invoke", "loading", "archived"]
+AFTER = ["renamed", "compressed", "exit"]
+
+
+def run_at(repo: Path, stage: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, STAGE_ENV: stage}
+    return subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def assert_one_line_130(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    return done.stderr
+
+
+# Every stage on pi's session; on the other formats, one stage of each kind.
+COMPRESS_CASES = [("pi", stage) for stage in BEFORE + AFTER] + [
+    (name, stage) for name in FORMATS if name != "pi" for stage in ("archived", "renamed")
+]
+
+
+@pytest.mark.parametrize(("name", "stage"), COMPRESS_CASES)
+def test_an_interrupted_compress_says_what_is_on_disk(repo: Path, name: str, stage: str) -> None:
+    path = commit_session(repo, SESSION, FORMATS[name]())
+    before = path.read_bytes()
+    error = assert_one_line_130(run_at(repo, stage, *COMPRESS))
+    if stage in BEFORE:
+        assert "interrupted; nothing was changed" in error, error
+        assert path.read_bytes() == before
+    else:
+        assert f"interrupted after compressing {SESSION}" in error, error
+        assert "nothing was changed" not in error
+        assert path.read_bytes() != before
+        restored = run_at(repo, "none", "restore", SESSION, "-o", "-")
+        assert restored.returncode == 0 and restored.stdout.encode() == before
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_a_run_killed_at_any_stage_leaves_the_old_file_or_the_new_one(
+    repo: Path, name: str
+) -> None:
+    """SIGKILL (no handler, no cleanup) at each stage of a compress run: the file is the old
+    one or the new one, the next run finishes the job, and verify and restore agree."""
+    original = FORMATS[name]()
+    path = commit_session(repo, SESSION, original)
+    for stage in ("archived", "renamed") if name == "pi" else ("renamed",):
+        killed = run_at(repo, f"{stage}:9", *COMPRESS)
+        assert killed.returncode == -9, (stage, killed.stderr)
+        data = path.read_bytes()
+        assert data == original or MARKER_BYTES in data, stage
+        assert (data == original) == (stage in ("loading", "archived")), stage
+        again = run_at(repo, "none", *COMPRESS)
+        assert again.returncode == 0, (stage, again.stderr)
+        assert run_at(repo, "none", "verify", SESSION).returncode == 0, stage
+        restored = run_at(repo, "none", "restore", SESSION, "-o", "-")
+        assert restored.returncode == 0 and restored.stdout.encode() == original, stage
+        git(repo, "checkout", "--", SESSION)
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_a_second_run_on_the_same_session_is_refused_while_the_first_holds_it(
+    repo: Path, name: str
+) -> None:
+    """Two runs race for one session: the one that does not hold the lock stops in one line
+    and changes nothing (the lock is held here, so the race has one outcome)."""
+    path = commit_session(repo, SESSION, FORMATS[name]())
+    assert run_at(repo, "none", *COMPRESS).returncode == 0  # restore has work to do too
+    before = path.read_bytes()
+    with Repository(repo) as repository, repository.lock(SESSION, SESSION):
+        for command in (COMPRESS, ("restore", SESSION)):
+            done = run_at(repo, "none", *command)
+            assert done.returncode == 3 and done.stderr.count("\n") == 1, done.stderr
+            assert "locked by another gitclaw-compress run" in done.stderr
+            assert "nothing was changed" in done.stderr
+            assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("stage", ["renamed", "finalizer", "exit"])
+def test_an_interrupted_restore_says_what_is_on_disk(repo: Path, stage: str) -> None:
+    path = commit_session(repo, SESSION, typical_session(turns=6).data())
+    original = path.read_bytes()
+    assert run_at(repo, "none", *COMPRESS).returncode == 0
+    git(repo, "commit", "-qam", "compressed")  # v2 lines: read through blob readers
+    compressed = path.read_bytes()
+    error = assert_one_line_130(run_at(repo, stage, "restore", SESSION))
+    if stage == "finalizer":  # a reader stopped (maybe in a finalizer) before the rename
+        assert path.read_bytes() in (compressed, original)
+        changed = path.read_bytes() == original
+        assert ("nothing was changed" in error) != changed, error
+    else:
+        assert f"interrupted after restoring {SESSION}" in error, error
+        assert path.read_bytes() == original
+
+
+@pytest.mark.parametrize("stage", ["start", "finalizer", "exit"])
+def test_an_interrupted_read_only_command_changes_nothing(repo: Path, stage: str) -> None:
+    path = commit_session(repo, SESSION, typical_session(turns=6).data())
+    assert run_at(repo, "none", *COMPRESS).returncode == 0
+    git(repo, "commit", "-qam", "compressed")
+    compressed = path.read_bytes()
+    for command in (("verify", SESSION), ("restore", SESSION, "-o", "-")):
+        done = run_at(repo, stage, *command)
+        if stage == "finalizer" and done.returncode != 130:
+            continue  # this command stopped no reader
+        error = assert_one_line_130(done)
+        assert "interrupted; nothing was changed" in error, error
+        assert path.read_bytes() == compressed
