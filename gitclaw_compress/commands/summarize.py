@@ -21,8 +21,9 @@ from gitclaw_compress.summary.stage import describe, keep_policy, summarize_file
 @existing_path()
 @click.option(
     "--keep-turns",
-    type=click.IntRange(min=1),
-    help="Keep the last N turns after the summary (default: summary.keepTurns, else tokens).",
+    type=click.IntRange(min=0),
+    help="Keep the last N turns after the summary (default: summary.keepTurns, else tokens); "
+    "0 keeps nothing, the summary alone (what Copilot CLI's record allows).",
 )
 @click.option(
     "--keep-tokens",

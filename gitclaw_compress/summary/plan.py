@@ -10,6 +10,7 @@ this round's), so that a chain of rounds keeps the facts of all of them.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from gitclaw_compress.model import (
     TOOL,
     TOOL_CALL,
     TOOL_RESULT,
+    USER,
     EntryView,
     Message,
 )
@@ -42,6 +44,8 @@ class KeepPolicy:
             raise ValueError("KeepPolicy needs exactly one of turns and tokens")
 
     def describe(self) -> str:
+        if self.turns == 0:
+            return "nothing"
         if self.turns is not None:
             return f"the last {self.turns} turn{'s' if self.turns != 1 else ''}"
         return f"the newest {self.tokens:,} tokens"
@@ -81,8 +85,9 @@ class SummaryPlan:
     kept_tokens: int  # estimated tokens of the messages kept after the summary
 
     @property
-    def first_kept(self) -> Message:
-        return self.messages[self.cut]
+    def first_kept(self) -> Message | None:
+        """None when nothing is kept: the summary alone stands for the conversation."""
+        return self.messages[self.cut] if self.cut < len(self.messages) else None
 
     @property
     def leaf(self) -> EntryView:
@@ -97,7 +102,7 @@ class SummaryPlan:
     def history(self) -> list[Message]:
         """Every message on the path before the cut, from the root: the facts come from
         these (summary records excluded: their facts are recomputed)."""
-        cut_line = self.first_kept.line
+        cut_line = self.first_kept.line if self.first_kept is not None else None
         out: list[Message] = []
         for view in self.path:
             if view.number == cut_line:
@@ -140,6 +145,30 @@ def valid_cuts(messages: Sequence[Message], *, ids: bool = True) -> list[bool]:
     return valid
 
 
+def person_lines(views: Sequence[EntryView], path: Sequence[EntryView]) -> frozenset[int]:
+    """The lines of the path's messages a person wrote. A turn-start line is one, unless it
+    gives the model nothing (an agent that records the prompt it sends and, beside it, an
+    event that the person typed it): then the newest user message on the path before it."""
+    user_lines = sorted(
+        message.line
+        for view in path
+        for message in view.messages
+        if view.kind == MESSAGE and message.role == USER
+    )
+    on_path = {view.number for view in path}
+    people: set[int] = set()
+    for view in views:
+        if not view.turn_start:
+            continue
+        if view.number in on_path:
+            people.add(view.number)
+        elif not view.messages:
+            before = bisect_right(user_lines, view.number)
+            if before:
+                people.add(user_lines[before - 1])
+    return frozenset(people)
+
+
 def _valid_at_or_before(valid: list[bool], position: int, start: int) -> int | None:
     """The nearest valid cut at or before ``position`` that leaves something to summarize."""
     for candidate in range(position, start, -1):
@@ -162,7 +191,7 @@ def plan_summary(
     ids = any(view.id is not None for view in path)
     if ids and path[-1].id is None:
         return NoSummary("the last entry has no id for a compaction entry to follow")
-    people = frozenset(view.number for view in path if view.turn_start)
+    people = person_lines(context.views, path)
     opens_with_summary = context.compaction is not None and messages[0].role == SUMMARY
     start = 1 if opens_with_summary else 0
     where = "since the last summary" if opens_with_summary else "in the session"
@@ -170,11 +199,16 @@ def plan_summary(
     cut: int | None
     if keep.turns is not None:
         users = [i for i in range(start, len(messages)) if is_person(messages[i], people)]
-        if len(users) <= keep.turns:
+        if len(users) <= keep.turns or not users:
             return NoSummary(
                 f"{plural(len(users), 'turn')} {where}, and {keep.describe()} are kept"
             )
-        cut = _valid_at_or_before(valid, users[-keep.turns], start)
+        # Keeping no turn keeps nothing: the summary alone, where the agent's record allows.
+        cut = (
+            len(messages)
+            if keep.turns == 0
+            else _valid_at_or_before(valid, users[-keep.turns], start)
+        )
     else:
         assert keep.tokens is not None
         kept = 0
@@ -205,7 +239,7 @@ def plan_summary(
         tokens_before_estimated=estimate_messages(messages, estimator),
         kept_tokens=sum(message.tokens for message in messages[cut:]),
     )
-    if not is_person(messages[cut], people):
+    if cut < len(messages) and not is_person(messages[cut], people):
         plan.turn_start = next((m for m in reversed(plan.history) if is_person(m, people)), None)
     if not plan.summarized:
         return NoSummary("no messages before the cut that are not summarized already")
