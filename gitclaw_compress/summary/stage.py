@@ -144,7 +144,8 @@ def summarize_file(
         lines = lines_from_bytes(data)
         fmt = detect(lines, rel)
         try:
-            plan = plan_summary(read_context(fmt, lines, estimator), keep, estimator)
+            context = read_context(fmt, lines, estimator)
+            plan = plan_summary(context, keep, estimator, fmt.resume)
         except Unsupported as error:
             raise error.at(rel) from None
         report = SummaryReport(rel, "nothing-to-summarize", keep=keep.describe())
