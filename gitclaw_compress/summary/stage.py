@@ -103,6 +103,8 @@ def keep_policy(
         return KeepPolicy(tokens=keep_tokens)
     if config["summary.keepTurns"] > 0:
         return KeepPolicy(turns=config["summary.keepTurns"])
+    if config["summary.keepTokens"] == 0:
+        return KeepPolicy(turns=0)  # nothing kept: the summary alone
     return KeepPolicy(tokens=config["summary.keepTokens"])
 
 
