@@ -187,6 +187,8 @@ def run(env: Mapping[str, str]) -> int:
         push_note = f"Pushing `{result.ref}` to `{result.remote}` failed."
     elif result.push is not None and result.push.pushed:
         push_note = f"Archive `{result.ref}` pushed to `{result.remote}`."
+    elif result.push is not None and result.push.reason == "up-to-date":
+        push_note = f"`{result.remote}` has `{result.ref}` already, nothing to push."
     elif inputs.push:
         push_note = f"No `{result.ref}` in this clone, nothing to push."
     else:

@@ -1,13 +1,16 @@
 """The command-line edge: registers the commands and turns GitClawError into one line.
 
 Exit codes: 0 success; 1 problems found (verify failed, `--check` would change files);
-2 usage error; 3 the command could not do its job and changed nothing; 130 interrupted.
+2 usage error (as JSON under --json too); 3 the command could not do its job and changed
+nothing; 130 interrupted. A reader of stdout that goes away (`| head`) ends a command quietly
+with 0.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import sys
 from typing import Any, NoReturn
 
 import click
@@ -18,6 +21,13 @@ from gitclaw_compress.errors import EXIT_ERROR, JSON_META_KEY, GitClawError
 
 # Set to 1 to get the traceback of an unexpected error instead of its one line.
 TRACEBACK_ENV = "GITCLAW_COMPRESS_TRACEBACK"
+
+
+def _unreadable(name: object) -> bool:
+    """A file that is there but that this user may not read (a denied read, not a write)."""
+    if not isinstance(name, (str, bytes, os.PathLike)):
+        return False
+    return os.path.isfile(name) and not os.access(name, os.R_OK)
 
 
 def describe_os_error(error: OSError) -> str:
@@ -31,9 +41,32 @@ def describe_os_error(error: OSError) -> str:
     if error.filename2 is not None:
         where = f"{where} -> {error.filename2}"
     hint = ""
-    if isinstance(error, PermissionError) or error.errno in (1, 30):  # EPERM, EROFS
+    if _unreadable(error.filename):
+        hint = "; gitclaw-compress cannot read it; nothing was changed"
+    elif isinstance(error, PermissionError) or error.errno in (1, 30):  # EPERM, EROFS
         hint = "; gitclaw-compress needs to write there (and in .git)"
     return f"{where}: {what.lower() if what[:1].isupper() else what}{hint}"
+
+
+JSON_FLAG = "--json"
+# What a command whose reader went away (`| head`) exits with: 0, the reader's choice is not
+# a failure. (One large write that the reader cuts short ends quietly with 0 in CPython
+# anyway, so 141 could not be promised every time.)
+EXIT_BROKEN_PIPE = 0
+
+
+def quiet_broken_pipe() -> NoReturn:
+    """The reader of stdout went away (`| head`): stop without a word.
+
+    stdout is pointed at /dev/null first, so that the interpreter's last flush of what is
+    still buffered does not complain either.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(EXIT_BROKEN_PIPE)
 
 
 def fail(ctx: click.Context, message: str, exit_code: int) -> NoReturn:
@@ -80,8 +113,17 @@ class _Group(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
+        args = [*ctx._protected_args, *ctx.args]
         try:
             return super().invoke(ctx)
+        except click.exceptions.UsageError as error:
+            # Raised before the command's own --json was read: look for it in the words.
+            if JSON_FLAG in args[: args.index("--") if "--" in args else len(args)]:
+                ctx.meta[JSON_META_KEY] = True
+                fail(ctx, error.format_message(), error.exit_code)
+            raise
+        except BrokenPipeError:
+            quiet_broken_pipe()
         except GitClawError as error:
             fail(ctx, str(error), error.exit_code)
         except OSError as error:
@@ -107,7 +149,7 @@ class _Group(click.Group):
 def cli() -> None:
     """Restorable compression of agent sessions kept in git.
 
-    Old turns lose their bulk (tool outputs, written files, images, thinking); every dropped
+    Old turns lose their bulk (tool outputs, written files, images; in pi, thinking); every dropped
     byte goes to the git archive ref, and `restore` brings the original back byte for byte.
     """
 

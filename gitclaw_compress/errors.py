@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # the command ran and found problems (verify failed, --check would change)
 EXIT_USAGE = 2  # bad command-line usage (click's own code)
@@ -14,6 +16,12 @@ class GitClawError(Exception):
     def __init__(self, message: str, *, exit_code: int = EXIT_ERROR) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def shell_line(*words: str) -> str:
+    """A command line to print for the user to paste: every word shell-quoted, since remote
+    names, refs and paths come from the repository and its config, not from us."""
+    return shlex.join(words)
 
 
 JSON_META_KEY = "gitclaw_compress.json"  # set by --json, so that errors print JSON too

@@ -16,7 +16,7 @@ from gitclaw_compress.core.lines import (
     lines_from_bytes,
 )
 from gitclaw_compress.errors import JSON_META_KEY, GitClawError
-from gitclaw_compress.ops.discovery import Discovery
+from gitclaw_compress.ops.discovery import Discovery, sessions_under
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.units import human_bytes as human_bytes
@@ -59,23 +59,28 @@ no_fetch_option = click.option(
 
 
 class SessionPathType(click.ParamType[Path]):
-    """A session file argument; a folder is refused in one line (exit 3), not with usage."""
+    """A session file argument; a folder is refused in one line (exit 3), not with usage,
+    unless the command takes the sessions under a folder (`folders`)."""
 
     name = "path"
 
+    def __init__(self, folders: bool = False) -> None:
+        self.folders = folders
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
         path = Path(value)
-        if path.is_dir():
+        if path.is_dir() and not self.folders:
             raise GitClawError(f"{path}: is a directory, not a session file; nothing was changed")
         return path
 
 
-def existing_path(required: bool = True, nargs: int = 1) -> Callable[[F], F]:
+def existing_path(required: bool = True, nargs: int = 1, folders: bool = False) -> Callable[[F], F]:
+    """PATH arguments; with `folders`, a folder stands for the sessions under it."""
     return click.argument(
         "paths" if nargs != 1 else "path",
         nargs=nargs,
         required=required,
-        type=SessionPathType(),
+        type=SessionPathType(folders),
     )
 
 
@@ -185,11 +190,14 @@ all_option = click.option(
 def sessions_to_report(
     path: Path | None, config_path: Path | None, warnings: list[str], *, take_all: bool = False
 ) -> tuple[list[Path], Discovery | None]:
-    """PATH, every session (`take_all`), or with neither the sessions `compress` would take
-    (see discovery.py)."""
+    """PATH, the sessions under PATH when it is a folder, every session (`take_all`), or with
+    none of these the sessions `compress` would take (see discovery.py)."""
+    if path is not None and take_all:
+        raise GitClawError("give a session path or --all, not both")
+    if path is not None and path.is_dir():
+        found = sessions_under(path)
+        return found, Discovery(found, "folder", f"sessions under {path}")
     if path is not None:
-        if take_all:
-            raise GitClawError("give a session path or --all, not both")
         return [session_path(path)], None
     repo = open_repo(Path.cwd())
     config = load_config(None, repo.root, config_path)

@@ -85,7 +85,7 @@ def stderr_is_tty() -> bool:
 
 
 @click.command("compress")
-@existing_path(required=False, nargs=-1)
+@existing_path(required=False, nargs=-1, folders=True)
 @with_discovery_options
 @click.option(
     "--keep-turns",
@@ -114,11 +114,13 @@ def command(
     config_path: Path | None,
     as_json: bool,
 ) -> None:
-    """Compress the old turns of pi session files in place.
+    """Compress the old turns of agent session files in place.
 
-    The last N turns and line 1 stay byte for byte; every dropped byte is stored in git
-    under the archive ref first, so `gitclaw-compress restore` gives the original back.
+    Every supported format (pi, Claude Code, Codex, Copilot CLI), recognized by content. The
+    last N turns stay byte for byte; every dropped byte is stored in git under the archive
+    ref first, so `gitclaw-compress restore` gives the original back.
 
+    A folder stands for the session files under it (recognized by content).
     With no PATH, it takes the sessions the agent just touched: session files changed
     against HEAD (modified, staged or untracked) and those named by changed
     state/issues/<N>.json mapping files; else the session of the newest mapping file; else
@@ -150,7 +152,8 @@ def command(
                 found += ": " + ", ".join(report.path for report in result.reports)
             click.echo(f"gitclaw-compress: {result.discovery.detail}: {found}", err=True)
         for report in result.reports:
-            click.echo(describe(report))
+            if report.status != "in-use":  # its one line is the warning above (README)
+                click.echo(describe(report))
         if len(result.reports) > 1:
             click.echo(totals_line(result.reports))
         for outcome in result.summaries:  # the opt-in summary stage; its warnings are above

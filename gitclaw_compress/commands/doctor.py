@@ -17,24 +17,38 @@ from gitclaw_compress.commands.common import (
     open_repo,
     plural,
 )
-from gitclaw_compress.errors import EXIT_PROBLEMS
+from gitclaw_compress.commands.verify import NOT_HERE, split_remedy
+from gitclaw_compress.errors import EXIT_PROBLEMS, shell_line
 from gitclaw_compress.ops.discovery import all_sessions
 from gitclaw_compress.ops.files import ArchiveAccess, has_compressed_line, verify_file
-from gitclaw_compress.ops.githooks import hook_state
+from gitclaw_compress.ops.githooks import (
+    HOOK_NAME,
+    hook_state,
+    hooks_dir,
+    is_pre_commit_script,
+)
 from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.remote import fetch_command
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+PUSH_ARCHIVE_HOOK = "gitclaw-compress-push-archive"
 
 
 def _pre_commit(repo: Repository) -> dict[str, Any]:
+    """Whether .pre-commit-config.yaml names our hooks, and which of pre-commit's scripts
+    git runs (pre-commit's own, not any hook file)."""
     config = repo.root / PRE_COMMIT_CONFIG
     try:
-        configured = "gitclaw-compress" in config.read_text(encoding="utf-8", errors="replace")
+        text = config.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        configured = False
-    hook = repo.git("rev-parse", "--git-path", "hooks/pre-commit").decode().strip()
-    hook_path = Path(hook) if Path(hook).is_absolute() else repo.root / hook
-    return {"configured": configured, "installed": hook_path.is_file()}
+        text = ""
+    hooks = hooks_dir(repo)
+    return {
+        "configured": "gitclaw-compress" in text,
+        "push_archive_configured": PUSH_ARCHIVE_HOOK in text,
+        "installed": is_pre_commit_script(hooks / "pre-commit"),
+        "pre_push_installed": is_pre_commit_script(hooks / HOOK_NAME),
+    }
 
 
 def _remote_archive(repo: Repository, ref: str, remote: str) -> dict[str, Any]:
@@ -73,6 +87,22 @@ def _contains(repo: Repository, newer: str, older: str) -> bool:
     return done.returncode == 0
 
 
+def _unrestorable_fix(archive: dict[str, Any], ref: str, remote: str) -> str:
+    """What gets the missing archive here, as the remote stands (fetch only where it helps)."""
+    state = archive["state"]
+    if state in ("up-to-date", "behind"):
+        return f"get the archive with: {fetch_command(ref, remote)}"
+    if state == "no-remote":
+        add = shell_line("git", "remote", "add", remote, "URL")
+        return f"add the remote it was pushed to (`{add}`), then: {fetch_command(ref, remote)}"
+    if state == "unreachable":
+        return f"{remote} could not be asked; once it can: {fetch_command(ref, remote)}"
+    return (
+        f"{remote} has no {ref} to fetch either: run `gitclaw-compress push` in the clone "
+        "that compressed them"
+    )
+
+
 def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     config = config_for(repo, None, config_path)
     ref, remote = config["archive.ref"], config["archive.remote"]
@@ -83,20 +113,22 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     for path in compressed:
         report = verify_file(repo, path, ref, access=access)
         if report.problems:
-            unrestorable.append({"path": report.path, "problem": report.problems[0]})
+            missing = [problem for problem in report.problems if NOT_HERE.search(problem)]
+            unrestorable.append({"path": report.path, "problem": (missing or report.problems)[0]})
     archive = _remote_archive(repo, ref, remote)
-    problems: list[str] = []
+    hook = hook_state(repo)
+    problems: list[str] = [hook.problem] if hook.problem else []
     if unrestorable:
         problems.append(
             f"{plural(len(unrestorable), 'session')} cannot be restored from this clone; "
-            "get the archive with: gitclaw-compress fetch"
+            + _unrestorable_fix(archive, ref, remote)
         )
     if compressed and archive["state"] in ("missing", "behind"):
         problems.append(f"{remote} lacks this clone's {ref}; send it with: gitclaw-compress push")
     return {
         "ok": not problems,
         "repository": str(repo.root),
-        "pre_push_hook": hook_state(repo).as_json(),
+        "pre_push_hook": hook.as_json(),
         "pre_commit": _pre_commit(repo),
         "archive": {"ref": ref, **archive},
         "sessions": len(sessions),
@@ -106,14 +138,43 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     }
 
 
+def hook_text(hook: dict[str, Any], pre_commit: dict[str, Any]) -> str:
+    """What `git push` does about the archive, as the hooks stand (never a step that breaks
+    the next push: with pre-commit's script in front, `install` writes pre-push.legacy)."""
+    if hook["problem"]:
+        return "does not work as it stands (see the problem below)"
+    if hook["installed"]:
+        where = (
+            f" as {Path(hook['location']).name}, run by pre-commit's pre-push script"
+            if hook["run_by_pre_commit"]
+            else " (runs the previous hook first)"
+            if hook["chained"]
+            else ""
+        )
+        return f"installed{where}: git push sends the archive"
+    if pre_commit["push_archive_configured"] and pre_commit["pre_push_installed"]:
+        return f"pre-commit's {PUSH_ARCHIVE_HOOK} sends the archive with git push"
+    if pre_commit["push_archive_configured"]:
+        return (
+            f"not installed; {PUSH_ARCHIVE_HOOK} is configured but pre-commit's pre-push "
+            "script is not (run: pre-commit install -t pre-push, or gitclaw-compress install)"
+        )
+    return "not installed (run: gitclaw-compress install)"
+
+
 ARCHIVE_STATES = {
     "up-to-date": "on {remote}, up to date",
     "behind": "{remote} lacks this clone's latest archive (run: gitclaw-compress push)",
     "missing": "not on {remote} (run: gitclaw-compress push)",
     "none": "none yet, here or on {remote}",
-    "no-remote": "no remote {remote} (set archive.remote, or `git remote add {remote} URL`)",
+    "no-remote": "no remote {remote!r} (set archive.remote, or `{add_remote}`)",
     "unreachable": "{remote} could not be asked: {error}",
 }
+
+
+def archive_text(archive: dict[str, Any]) -> str:
+    add_remote = shell_line("git", "remote", "add", archive["remote"], "URL")
+    return str(ARCHIVE_STATES[archive["state"]].format(add_remote=add_remote, **archive))
 
 
 @click.command("doctor")
@@ -130,35 +191,28 @@ def command(config_path: Path | None, as_json: bool) -> None:
     if as_json:
         echo_json(found)
     else:
-        hook = found["pre_push_hook"]
-        if hook["installed"]:
-            chained = " (runs the previous hook first)" if hook["chained"] else ""
-            hook_text = f"installed{chained}: git push sends the archive"
-        else:
-            hook_text = "not installed (run: gitclaw-compress install)"
         pre_commit = found["pre_commit"]
         pre_commit_text = (
             (
                 "configured and installed"
                 if pre_commit["installed"]
-                else "configured, but not installed (run: pre-commit install)"
+                else "configured, but not installed (run: pre-commit install -t pre-commit"
+                + (" -t pre-push)" if pre_commit["push_archive_configured"] else ")")
             )
             if pre_commit["configured"]
             else f"not configured in {PRE_COMMIT_CONFIG}"
         )
-        archive = found["archive"]
-        click.echo(f"pre-push hook: {hook_text}")
+        click.echo(f"pre-push hook: {hook_text(found['pre_push_hook'], pre_commit)}")
         click.echo(f"pre-commit:    {pre_commit_text}")
-        click.echo(
-            f"archive:       {archive['ref']} {ARCHIVE_STATES[archive['state']].format(**archive)}"
-        )
+        archive = found["archive"]
+        click.echo(f"archive:       {archive['ref']} {archive_text(archive)}")
         click.echo(
             f"sessions:      {plural(found['sessions'], 'session')}, "
             f"{found['compressed_sessions']} compressed, "
             f"{len(found['unrestorable'])} not restorable from this clone"
         )
-        for item in found["unrestorable"]:
-            click.echo(f"  {item['path']}: {item['problem']}")
+        for item in found["unrestorable"]:  # the problem names the file; the fix is below
+            click.echo(f"  {split_remedy(item['problem'])[0]}")
         for problem in found["problems"]:
             click.echo(f"problem: {problem}")
     if found["problems"]:

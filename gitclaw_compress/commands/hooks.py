@@ -16,6 +16,7 @@ from gitclaw_compress.commands.common import (
     json_option,
     open_repo,
 )
+from gitclaw_compress.errors import shell_line
 from gitclaw_compress.ops.githooks import (
     branches_needing_archive,
     hook_state,
@@ -45,7 +46,9 @@ def install_command(as_json: bool) -> None:
 
     After it, a plain `git push` of a branch that holds compressed sessions also sends the
     archive, so every clone can restore them. A pre-push hook already there is kept and run
-    first; nothing is overwritten. `gitclaw-compress uninstall` undoes it.
+    first; nothing is overwritten. Where pre-commit's script is the pre-push hook, this one
+    becomes pre-push.legacy, which pre-commit runs. The hook records this interpreter, so it
+    works without gitclaw-compress on PATH. `gitclaw-compress uninstall` undoes it.
     """
     _change_hook(install, as_json)
 
@@ -94,7 +97,7 @@ def pre_push_command(
         # `git push URL`: no remote name to push the archive to by itself.
         click.echo(
             f"gitclaw-compress: warning: pushing to a URL, not a remote; send the archive "
-            f"with: git push {target} '{ref}:{ref}'",
+            f"with: {shell_line('git', 'push', target, f'{ref}:{ref}')}",
             err=True,
         )
         document["pushed"] = False
@@ -102,7 +105,14 @@ def pre_push_command(
             echo_json(document)
         return
     result = push_archive(repo, ref, target)
-    document.update({"pushed": result.pushed, "merged": result.merged, "tip": result.tip})
+    document.update(
+        {
+            "pushed": result.pushed,
+            "reason": result.reason,
+            "merged": result.merged,
+            "tip": result.tip,
+        }
+    )
     if as_json:
         echo_json(document)
         return

@@ -22,8 +22,8 @@ from gitclaw_compress.commands.common import (
     require_session,
     session_path,
 )
-from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.ops.discovery import all_sessions
+from gitclaw_compress.errors import EXIT_USAGE, GitClawError
+from gitclaw_compress.ops.discovery import all_sessions, sessions_under
 from gitclaw_compress.ops.files import (
     ArchiveAccess,
     has_compressed_line,
@@ -46,14 +46,17 @@ def restore_all(
     no_fetch: bool,
     *,
     progress: bool,
+    under: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Every compressed session of the work tree back to its original, in place.
+    """Every compressed session of the work tree (or under the folder `under`) back to its
+    original, in place.
 
     All originals are written and fsynced to temp files first, and only then renamed over
     the sessions: a failure on any file (a missing payload, a locked file) changes none.
     """
     config = config_for(repo, None, config_path)
-    paths = [path for path in all_sessions(repo, config) if has_compressed_line(path)]
+    found = sessions_under(under) if under is not None else all_sessions(repo, config)
+    paths = [path for path in found if has_compressed_line(path)]
     results: list[dict[str, Any]] = []
     accesses: dict[str, ArchiveAccess] = {}
     pending: list[tuple[AtomicFile, tuple[int, int, int], str]] = []
@@ -106,7 +109,7 @@ def describe(result: dict[str, Any]) -> str:
 
 
 @click.command("restore")
-@click.argument("path", required=False, type=SessionPathType())
+@click.argument("path", required=False, type=SessionPathType(folders=True))
 @click.option(
     "-o",
     "--output",
@@ -137,15 +140,19 @@ def command(
     payloads (`--depth 1`, single branch) it uses the commits where a line was intact, then
     fetches the archive ref from archive.remote once (unless --no-fetch).
 
-    With --all, every compressed session of the work tree is restored in place: all
-    originals are written first, then renamed over the sessions together.
+    With --all, every compressed session of the work tree is restored in place (with a
+    folder as PATH, every one under it): all originals are written first, then renamed over
+    the sessions together.
     """
-    if take_all:
-        if path is not None or output is not None:
-            raise GitClawError("give PATH (and -o), or --all, not both")
-        repo = open_repo(Path.cwd())
+    folder = path if path is not None and path.is_dir() else None
+    if take_all or folder is not None:
+        if (take_all and path is not None) or output is not None:
+            raise GitClawError(
+                "give PATH (and -o), a folder, or --all, not several", exit_code=EXIT_USAGE
+            )
+        repo = open_repo(folder or Path.cwd())
         show_progress = not as_json and sys.stderr.isatty()
-        results = restore_all(repo, config_path, no_fetch, progress=show_progress)
+        results = restore_all(repo, config_path, no_fetch, progress=show_progress, under=folder)
         total = sum(result["bytes"] for result in results)
         if as_json:
             echo_json({"ok": True, "files": results, "bytes": total})
@@ -156,11 +163,11 @@ def command(
         click.echo(
             f"restored {count} session{'' if count == 1 else 's'}: {human_bytes(total)}"
             if results
-            else f"nothing to restore: no compressed session under {repo.root}"
+            else f"nothing to restore: no compressed session under {folder or repo.root}"
         )
         return
     if path is None:
-        raise GitClawError("give a session PATH, or --all")
+        raise GitClawError("give a session PATH, or --all", exit_code=EXIT_USAGE)
     path = session_path(path)
     require_session(path)
     repo = open_repo(path)

@@ -21,7 +21,7 @@ from gitclaw_compress.units import human_bytes, plural, size_change
 
 
 @click.command("stats")
-@existing_path(required=False)
+@existing_path(required=False, folders=True)
 @click.option("--keep-turns", type=click.IntRange(min=0), help="Turns to keep for 'after'.")
 @config_option
 @json_option

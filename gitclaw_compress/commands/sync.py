@@ -41,13 +41,17 @@ def push_command(remote: str | None, config_path: Path | None, as_json: bool) ->
                 "ref": ref,
                 "remote": remote,
                 "pushed": result.pushed,
+                "reason": result.reason,
                 "merged": result.merged,
                 "tip": result.tip,
             }
         )
         return
-    if not result.pushed:
+    if result.reason == "no-local-archive":
         click.echo(f"nothing to push: this clone has no {ref}")
+        return
+    if result.reason == "up-to-date":
+        click.echo(f"nothing to push: {remote} has this clone's {ref} already")
         return
     merged = " (merged with the remote's archive first)" if result.merged else ""
     click.echo(f"pushed {ref} to {remote}{merged}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -35,8 +36,56 @@ def split_remedy(problem: str) -> tuple[str, str]:
     return problem, ""
 
 
+LINE_PROBLEM = re.compile(r"^(?P<rel>.+?):(?P<line>\d+): (?P<text>.*)$")
+OBJECT_ID = re.compile(r"\b[0-9a-f]{40}(?:[0-9a-f]{24})?\b")
+NOT_HERE = re.compile(r"archived object (?P<oid>[0-9a-f]+) is not in this clone")
+SHOWN_LINES = 5  # line numbers listed for a cause, the rest counted
+
+
+def by_cause(problems: list[str]) -> list[str]:
+    """The problems of one file as one line per cause (not one per line and object).
+
+    Problems that only differ in line number and object id are one cause; an object that is
+    not in this clone at all is not also reported as unreachable from the archive ref.
+    """
+    missing = {match["oid"] for problem in problems if (match := NOT_HERE.search(problem))}
+    groups: dict[tuple[str, str], list[str]] = {}
+    texts: dict[tuple[str, str], set[str]] = {}
+    alone: list[tuple[tuple[str, str], str]] = []
+    for problem in problems:
+        match = LINE_PROBLEM.match(problem)
+        if match is None:
+            alone.append(((problem, ""), problem))
+            continue
+        text = match["text"]
+        ids = OBJECT_ID.findall(text)
+        if ids and "is not reachable from" in text and set(ids) <= missing:
+            continue  # said by "not in this clone" for the same object
+        key = (match["rel"], OBJECT_ID.sub("…", text))
+        if key not in groups:
+            alone.append((key, ""))
+        groups.setdefault(key, []).append(match["line"])
+        texts.setdefault(key, set()).add(text)
+    lines: list[str] = []
+    for key, problem in alone:
+        if problem:
+            lines.append(problem)
+            continue
+        rel, text = key
+        if len(texts[key]) == 1:  # one object for all of them: name it
+            [text] = texts[key]
+        numbers = list(dict.fromkeys(groups[key]))
+        if len(numbers) == 1:
+            lines.append(f"{rel}:{numbers[0]}: {text}")
+            continue
+        shown = ", ".join(numbers[:SHOWN_LINES])
+        more = f" and {len(numbers) - SHOWN_LINES} more" if len(numbers) > SHOWN_LINES else ""
+        lines.append(f"{rel}: lines {shown}{more}: {text}")
+    return lines
+
+
 @click.command("verify")
-@existing_path(nargs=-1, required=False)
+@existing_path(nargs=-1, required=False, folders=True)
 @no_fetch_option
 @config_option
 @json_option
@@ -47,7 +96,8 @@ def command(
 
     Exits 1 and lists the problems if a stub does not resolve, a hash does not match, or an
     archived object is not reachable from the archive ref. A clone that lacks the archive
-    fetches it from archive.remote once first (unless --no-fetch).
+    fetches it from archive.remote once first (unless --no-fetch). A folder stands for the
+    session files under it.
     """
     if not paths:
         from gitclaw_compress.ops.discovery import all_sessions
@@ -56,7 +106,12 @@ def command(
         paths = tuple(all_sessions(repo, config_for(repo, None, config_path)))
         if not paths:
             raise GitClawError(f"no session files found under {repo.root}")
-    paths = tuple(session_path(path) for path in paths)
+    from gitclaw_compress.ops.flow import expand_folder
+
+    folders = [str(path) for path in paths if path.is_dir()]
+    paths = tuple(one for path in paths for one in expand_folder(session_path(path)))
+    if folders and not paths:
+        raise GitClawError(f"no session files found under {', '.join(folders)}")
     for path in paths:
         require_session(path)
     repo = open_repo(paths[0])
@@ -78,11 +133,14 @@ def command(
                 f"{status}: {report.path} ({plural(report.compressed_lines, 'compressed line')}"
                 f", {plural(report.objects, 'object')})"
             )
+            texts = []
             for problem in report.problems:
                 text, remedy = split_remedy(problem)
-                click.echo(f"  {text}")
+                texts.append(text)
                 if remedy and remedy not in remedies:
                     remedies.append(remedy)
+            for text in by_cause(texts):
+                click.echo(f"  {text}")
         for remedy in remedies:  # said once, not on every line it applies to
             click.echo(f"to fix: {remedy}")
         leftovers = sorted({item for report in reports for item in report.leftovers})

@@ -16,12 +16,17 @@ array, an object an object; `filePath` and `type` stay), and images a tool produ
 touched: thinking, signed or not, and `redacted_thinking` (the API checks signatures, and
 Claude Code sends unsigned thinking back to the model as its own thoughts), ids and links,
 `type`/`isSidechain`/`isMeta`/`isCompactSummary`, user and assistant text, the images a
-person pasted (unless `stripUserImages`), attachments.
+person pasted (unless `stripUserImages`), attachments. A line a budget policy chose
+(`Scope.prune`) has only its tool results stubbed, wherever it is.
+
+What the model sees: `claude_view.py` (each line in neutral terms) and `claude_context.py`
+(the resume walk and the request Claude Code builds); Claude Code's own compaction record:
+`claude_summary.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -29,6 +34,7 @@ import orjson
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
+from gitclaw_compress.formats import claude_context, claude_summary, claude_view
 from gitclaw_compress.formats.base import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
@@ -39,6 +45,7 @@ from gitclaw_compress.formats.base import (
     call_descriptor,
     content_text,
 )
+from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
     from gitclaw_compress.settings import CompressSettings
@@ -173,9 +180,9 @@ class ClaudeRules:
                     self.calls[call_id] = call_descriptor(name, block.get("input"))
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        if not scope.full:  # budget pruning is not offered for this format (see `features`)
-            return []
         kind = entry.get("type")
+        if not scope.full:  # a budget policy chose this line's tool output: only that
+            return self._pruned_output_edits(entry, scope) if scope.prune else []
         if kind == "assistant":
             return self._assistant_edits(entry, scope)
         if kind == "user":
@@ -183,6 +190,19 @@ class ClaudeRules:
         if kind == "progress" and isinstance(entry.get("data"), dict):
             return _shrink_ui(entry["data"], ("data",), self._ui_stub(scope))
         return []
+
+    def _pruned_output_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """The tool results of a user line, whatever their size; the renderer's copy
+        (`toolUseResult`), text, images a person pasted and ids stay."""
+        message = message_of(entry)
+        if message is None or entry.get("type") != "user":
+            return []
+        edits: list[Edit] = []
+        for index, block in enumerate(_blocks(message)):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                base: JsonPath = ("message", "content", index)
+                edits.extend(self._tool_result_edits(block, base, scope, forced=True))
+        return edits
 
     def _ui_stub(self, scope: Scope) -> StubText:
         def stub_text(path: JsonPath, text: str, images: list[tuple[str, int]]) -> str:
@@ -259,7 +279,7 @@ class ClaudeRules:
                     continue
                 base: JsonPath = ("message", "content", index)
                 if block.get("type") == "tool_result":
-                    edits.extend(self._tool_result_edits(block, base, scope))
+                    edits.extend(self._tool_result_edits(block, base, scope, forced=scope.prune))
                 elif block.get("type") == "image" and strip_images:
                     ((mime, size),) = _images_of([block])
                     stub = stubs.image_stub("User" if typed else "Tool", mime, size, scope.show)
@@ -269,11 +289,14 @@ class ClaudeRules:
             edits.extend(_shrink_ui(result, ("toolUseResult",), self._ui_stub(scope)))
         return edits
 
-    def _tool_result_edits(self, block: dict[str, Any], base: JsonPath, scope: Scope) -> list[Edit]:
+    def _tool_result_edits(
+        self, block: dict[str, Any], base: JsonPath, scope: Scope, *, forced: bool
+    ) -> list[Edit]:
+        """Stub a tool result's content when it is large, or when `forced` (budget pruning)."""
         content = block.get("content")
         if not isinstance(content, str | list) or stubs.is_stub(content_text(content)):
             return []
-        if _size(content) <= self.settings.tool_result_max_bytes:
+        if not forced and _size(content) <= self.settings.tool_result_max_bytes:
             return []
         tool = self.calls.get(str(block.get("tool_use_id")), "tool")
         stub = stubs.tool_output_stub(
@@ -333,7 +356,8 @@ def _ui_measure(value: object) -> tuple[int, int]:
 class ClaudeFormat(FormatBase):
     name = "claude"
     title = TITLES[name]
-    features: frozenset[str] = frozenset()  # status, context, prune, summarize: not yet
+    # view, resume, pruning and summary_record are built and checked against the real CLI;
+    # the layers above read them once they go through the format interface.
     kinds: tuple[str, ...] = (
         "tool_result text",
         "tool_result images",
@@ -346,6 +370,30 @@ class ClaudeFormat(FormatBase):
         "user images",
         "assistant text",
     )
+
+    # Where Claude Code's transcripts are committed: a ~/.claude/projects, subagent files,
+    # Entire's checkpoints.
+    globs: tuple[str, ...] = (
+        ".claude/projects/**/*.jsonl",
+        "**/subagents/agent-*.jsonl",
+        "*/*/*/full.jsonl",
+    )
+
+    def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
+        names: dict[str, str] = {}  # tool names by call id, for the results that follow
+        for number, entry, glued in claude_view.parsed(lines):
+            turn_start = not glued and is_turn_start(entry)
+            yield claude_view.view_entry(number, entry, turn_start=turn_start, names=names)
+            names.update(claude_view.tool_names(entry))
+
+    def view(self, number: int, entry: Entry) -> EntryView:
+        return claude_view.view_entry(number, entry, turn_start=is_turn_start(entry), names={})
+
+    def resume(self, views: Sequence[EntryView]) -> Conversation:
+        return claude_context.resume(views)
+
+    def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
+        return claude_summary.summary_lines(lines, list(self.views(lines)), request)
 
     def measure(self, entry: Entry) -> Iterator[tuple[str, int]]:
         kind = entry.get("type")

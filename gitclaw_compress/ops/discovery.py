@@ -71,6 +71,26 @@ def all_sessions(repo: Repository, config: Config) -> list[Path]:
     return sorted(_repo_files(repo, config["sessions.globs"]))
 
 
+def sessions_under(folder: Path) -> list[Path]:
+    """Every session file under `folder`, at any depth (`.git` skipped), recognized by
+    content as discovery recognizes them (never by name alone), sorted by path."""
+    from gitclaw_compress.formats import detect_file
+
+    found: list[Path] = []
+    for root, folders, files in os.walk(folder):
+        folders[:] = sorted(name for name in folders if name != ".git")
+        for name in sorted(files):
+            path = Path(root) / name
+            if not name.endswith(".jsonl") or not path.is_file():
+                continue
+            try:
+                detect_file(path, str(path))
+            except (GitClawError, OSError):
+                continue
+            found.append(path)
+    return found
+
+
 def _pathspecs(patterns: Iterable[str]) -> list[str]:
     return [f":(glob){pattern}" for pattern in patterns]
 

@@ -32,7 +32,7 @@ from gitclaw_compress.core.lines import (
     parse_entry,
 )
 from gitclaw_compress.core.marker import MissingObjectError, read_marker, restore_data
-from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.formats import detect_file
 from gitclaw_compress.formats.base import Unsupported
 from gitclaw_compress.ops.report import FileReport as FileReport
@@ -410,7 +410,8 @@ def _refuse_damaged_markers(path: Path, rel: str) -> None:
     problems = _marker_problems(path, rel)
     if problems:
         raise GitClawError(
-            f"{problems[0]}; run `gitclaw-compress verify {rel}`; nothing was changed"
+            f"{problems[0]}; run `{shell_line('gitclaw-compress', 'verify', rel)}`; "
+            "nothing was changed"
         )
 
 
@@ -520,7 +521,7 @@ class ArchiveAccess:
         if not self.repo.has_remote(self.remote):
             return (
                 f"this clone has no remote {self.remote!r}; add the repository it came from "
-                f"with `git remote add {self.remote} URL`, then run: "
+                f"with `{shell_line('git', 'remote', 'add', self.remote, 'URL')}`, then run: "
                 f"{fetch_command(self.ref, self.remote)}"
             )
         return f"get the archive with: {fetch_command(self.ref, self.remote)}"
@@ -714,7 +715,7 @@ def _repair_from(
         check.replacements[want.number] = want.data
         check.problems.append(
             f"{rel}:{want.number}: the line differs from what gitclaw-compress wrote; "
-            f"{label} holds it intact (restore takes it from there)"
+            f"{label} holds it intact"
         )
     if len(current) < len(expected) and (check.replacements or not verified_lines):
         check.status = "damaged"
@@ -733,6 +734,16 @@ def _repair_from(
         )
     elif not check.replacements:
         check.status = "matched"
+    if check.status == "repaired":
+        check.problems = [f"{problem} (restore takes it from there)" for problem in check.problems]
+    elif check.status == "damaged":
+        # The cause first (restore refuses with it), and the fix that is true here.
+        where = () if label == "the staged version" else ("HEAD",)
+        fix = shell_line("git", "checkout", *where, "--", rel)
+        cause = check.problems.pop()
+        check.problems.insert(
+            0, f"{cause}; {label} is intact: `{fix}` brings it back (losing lines added since)"
+        )
     return check
 
 

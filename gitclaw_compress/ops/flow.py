@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gitclaw_compress.config import Config, load_config
-from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover
+from gitclaw_compress.errors import EXIT_USAGE, GitClawError
+from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover, sessions_under
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key
 from gitclaw_compress.store.archive import Repository
@@ -86,6 +86,7 @@ class FlowResult:
             "ref": self.ref,
             "remote": self.remote,
             "pushed": self.push.pushed if self.push else False,
+            "push_reason": self.push.reason if self.push else None,
             "merged": self.push.merged if self.push else False,
             "tip": self.push.tip if self.push else None,
         }
@@ -116,6 +117,11 @@ def _is_session(path: Path, known: UnchangedCache) -> bool:
     return True
 
 
+def expand_folder(path: Path) -> list[Path]:
+    """A folder given as PATH stands for the sessions under it; a file for itself."""
+    return sessions_under(path) if path.is_dir() else [path]
+
+
 def select(
     repo: Repository,
     config: Config,
@@ -130,10 +136,16 @@ def select(
     `known` answers for the sessions a run already recognized."""
     if paths:
         if take_all or issue is not None:
-            raise GitClawError("give session paths, or --all, or --issue N, not several")
-        return list(paths), None
+            raise GitClawError(
+                "give session paths, or --all, or --issue N, not several", exit_code=EXIT_USAGE
+            )
+        folders = [str(path) for path in paths if path.is_dir()]
+        if not folders:
+            return list(paths), None
+        expanded = [one for path in paths for one in expand_folder(path)]
+        return expanded, Discovery(expanded, "folder", f"sessions under {', '.join(folders)}")
     if take_all and issue is not None:
-        raise GitClawError("give --all or --issue N, not both")
+        raise GitClawError("give --all or --issue N, not both", exit_code=EXIT_USAGE)
     if take_all:
         found = Discovery(all_sessions(repo, config), "all", "every session file")
     else:
@@ -314,6 +326,8 @@ def summary_line(result: FlowResult) -> str:
     if result.push is not None and result.push.pushed:
         merged = " (merged with the remote's archive)" if result.push.merged else ""
         line += f"; pushed to {result.remote}{merged}"
+    elif result.push is not None and result.push.reason == "up-to-date":
+        line += f"; {result.remote} has it already"
     elif not any(r.status == "would-compress" for r in done):
         line += "; push it with: gitclaw-compress push"
     return line

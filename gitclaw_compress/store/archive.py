@@ -392,6 +392,9 @@ class ObjectReader:
             )
         except FileNotFoundError:
             raise GitClawError("git is not installed or not on PATH") from None
+        # A reader nobody closed ends with its owner: an unreaped Popen keeps its stdin pipe
+        # open (subprocess keeps it alive to reap it later), so git would wait for ever.
+        self._closer = weakref.finalize(self, _end_batch, self._process, self._errors)
 
     def _died(self, name: str) -> GitClawError:
         code = self._process.poll()
@@ -439,13 +442,18 @@ class ObjectReader:
         return b"".join(chunks)
 
     def close(self) -> None:
-        if self._process.stdin:
-            with contextlib.suppress(OSError):
-                self._process.stdin.close()
-        self._process.wait()
-        if self._process.stdout:
-            self._process.stdout.close()
-        self._errors.close()
+        self._closer()
+
+
+def _end_batch(process: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
+    """End a `git cat-file --batch`: its stdin closed, it exits, and it is reaped."""
+    if process.stdin:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+    process.wait()
+    if process.stdout:
+        process.stdout.close()
+    errors.close()
 
 
 class ArchiveWriter:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.errors import GitClawError, shell_line
 
 TEMP_PREFIX = ".gitclaw-compress-tmp-"
 F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)  # Linux values, in case the build lacks them
@@ -209,6 +209,21 @@ def _stat_key(stat: os.stat_result) -> tuple[int, int, int]:
     return (stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 
+def refuse_read_only(target: Path) -> None:
+    """A file whose owner may not write it (`chmod 444`) was made read-only on purpose:
+    never replaced behind the user's back (a rename would not ask). One line, exit 3."""
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return
+    if stat_module.S_ISREG(mode) and not mode & stat_module.S_IWUSR:
+        raise GitClawError(
+            f"{target}: read-only (mode {mode & 0o777:o}); gitclaw-compress does not rewrite "
+            f"a file made read-only: `{shell_line('chmod', 'u+w', str(target))}` first; "
+            "nothing was changed"
+        )
+
+
 class AtomicFile:
     """Write the new content with `write`, `seal()` it, then `replace()` the target.
 
@@ -220,6 +235,7 @@ class AtomicFile:
         self, target: Path, mode_from: Path | None = None, git_dir: Path | None = None
     ) -> None:
         self.target = target
+        refuse_read_only(target)
         folder = temp_folder(target, git_dir)
         self._git_dir = git_dir
         try:
@@ -232,7 +248,9 @@ class AtomicFile:
         self.replaced = False  # the rename happened (a late interrupt must not deny it)
         self.handle: IO[bytes] = os.fdopen(fd, "wb")
         source = mode_from if mode_from is not None else target
-        self._mode = source.stat().st_mode & 0o7777 if source.exists() else None
+        found = source.stat() if source.exists() else None
+        self._mode = found.st_mode & 0o7777 if found is not None else None
+        self._group = found.st_gid if found is not None else None
 
     def write(self, data: bytes) -> None:
         try:
@@ -245,6 +263,15 @@ class AtomicFile:
             self.handle.flush()
             os.fsync(self.handle.fileno())
             self.handle.close()
+            if self._group is not None and os.stat(self.temp).st_gid != self._group:
+                # The file keeps its group (a shared checkout's), or is not replaced.
+                try:
+                    os.chown(self.temp, -1, self._group)
+                except PermissionError:
+                    raise GitClawError(
+                        f"{self.target}: its group (gid {self._group}) cannot be kept by this "
+                        "user, so it is not rewritten; nothing was changed"
+                    ) from None
             if self._mode is not None:
                 os.chmod(self.temp, self._mode)
         except OSError as error:

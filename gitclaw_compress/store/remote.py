@@ -13,7 +13,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.store.archive import ARCHIVE_IDENTITY, DURABLE, Repository
 
 FETCH_SCRATCH = "refs/gitclaw-compress/fetched"  # outside refs/gitclaw/*: never pushed
@@ -22,7 +22,8 @@ PUSH_ATTEMPTS = 4
 
 def fetch_command(ref: str, remote: str) -> str:
     """The one command a user runs to get the archive when it is missing."""
-    return "gitclaw-compress fetch" + ("" if remote == "origin" else f" --remote {remote}")
+    words = ("gitclaw-compress", "fetch") + (() if remote == "origin" else ("--remote", remote))
+    return shell_line(*words)
 
 
 def _last_line(stderr: bytes, code: int) -> str:
@@ -110,14 +111,15 @@ def fetch_archive(repo: Repository, ref: str, remote: str) -> FetchResult:
     """Fetch the archive ref from `remote` and merge it into the local one."""
     if not repo.has_remote(remote):
         raise GitClawError(
-            f"no remote named {remote!r} in {repo.root}; add it with `git remote add "
-            f"{remote} URL` (or set archive.remote) and fetch again"
+            f"no remote named {remote!r} in {repo.root}; add it with "
+            f"`{shell_line('git', 'remote', 'add', remote, 'URL')}` (or set archive.remote) "
+            "and fetch again"
         )
     with repo.lock(f"archive-ref:{ref}", ref):
         try:
             tip, error = _fetch_tip(repo, remote, ref)
             if error:
-                raise GitClawError(f"git fetch {remote} {ref} failed: {error}")
+                raise GitClawError(f"{shell_line('git', 'fetch', remote, ref)} failed: {error}")
             if tip is None:
                 return FetchResult(None, repo.rev_parse(ref))
             local = merge_archive(repo, ref, tip)
@@ -129,27 +131,31 @@ def fetch_archive(repo: Repository, ref: str, remote: str) -> FetchResult:
 
 @dataclass(frozen=True, slots=True)
 class PushResult:
-    pushed: bool  # False: there was no local archive ref, nothing to push
+    pushed: bool  # the remote's ref moved (False: nothing was new, or nothing to push)
     tip: str | None
     merged: bool  # the remote had moved; its archive was merged in first
+    reason: str | None = None  # why nothing was pushed: "no-local-archive" | "up-to-date"
 
 
 def push_archive(repo: Repository, ref: str, remote: str) -> PushResult:
     """Push the archive ref; if the remote moved, merge its archive in and push again."""
     if repo.rev_parse(ref) is None:
-        return PushResult(False, None, False)
+        return PushResult(False, None, False, "no-local-archive")
     if not repo.has_remote(remote):
         raise GitClawError(
-            f"no remote named {remote!r} to push {ref} to; add it with `git remote add "
-            f"{remote} URL` (or set archive.remote)"
+            f"no remote named {remote!r} to push {ref} to; add it with "
+            f"`{shell_line('git', 'remote', 'add', remote, 'URL')}` (or set archive.remote)"
         )
     merged = False
     with repo.lock(f"archive-ref:{ref}", ref):
         for _ in range(PUSH_ATTEMPTS):
             local = repo.rev_parse(ref)
             assert local is not None
-            done = _run(repo, "push", "--quiet", "--no-verify", remote, f"{ref}:{ref}")
+            done = _run(repo, "push", "--porcelain", "--no-verify", remote, f"{ref}:{ref}")
             if done.returncode == 0:
+                # `=` in porcelain output: the remote had this tip already.
+                if any(line.startswith(b"=\t") for line in done.stdout.splitlines()):
+                    return PushResult(False, local, merged, "up-to-date")
                 return PushResult(True, local, merged)
             push_error = _last_line(done.stderr, done.returncode)
             try:
@@ -157,13 +163,14 @@ def push_archive(repo: Repository, ref: str, remote: str) -> PushResult:
                 if tip is None or _is_ancestor(repo, tip, local):
                     # Not a race with another run: the push itself failed.
                     raise GitClawError(
-                        f"git push {remote} {ref} failed: {fetch_error or push_error}"
+                        f"{shell_line('git', 'push', remote, ref)} failed: "
+                        f"{fetch_error or push_error}"
                     )
                 merge_archive(repo, ref, tip)
                 merged = True
             finally:
                 _drop_scratch(repo)
     raise GitClawError(
-        f"git push {remote} {ref} kept being rejected after {PUSH_ATTEMPTS} merges; run "
-        "`gitclaw-compress push` again"
+        f"{shell_line('git', 'push', remote, ref)} kept being rejected after {PUSH_ATTEMPTS} "
+        "merges; run `gitclaw-compress push` again"
     )

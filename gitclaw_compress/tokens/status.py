@@ -197,12 +197,15 @@ def session_status(
     target = config["prune.targetPercent"]
     runs = {
         "compress": (
-            f"gitclaw-compress compress{turns} {ref}",
+            f"gitclaw-compress compress{turns} {shlex.quote(ref)}",
             config.compress_settings(keep_turns),
         ),
-        "prune": (f"gitclaw-compress prune {ref}", config.compress_settings(strategy="tokens")),
+        "prune": (
+            f"gitclaw-compress prune {shlex.quote(ref)}",
+            config.compress_settings(strategy="tokens"),
+        ),
         "target": (
-            f"gitclaw-compress prune --target {ref}",
+            f"gitclaw-compress prune --target {shlex.quote(ref)}",
             config.compress_settings(target_percent=target),
         ),
     }

@@ -1,0 +1,121 @@
+"""Damage hints that tell the truth and give the fix that works here: the git command that
+brings back the intact version (run for real), one line per cause in `verify`, and a
+`doctor` that advises `fetch` only where the remote has something to fetch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from flow_helpers import SESSIONS, commit_all, git, make_origin, session_bytes, write
+
+SESSION = f"{SESSIONS}/issue-1.jsonl"
+
+
+def tool(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def damage_a_compressed_line(path: Path, *, cut_the_last_line: bool) -> None:
+    lines = path.read_bytes().splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines) if b"elided" in line)
+    lines[number] = lines[number].replace(b"elided", b"elidex", 1)
+    path.write_bytes(b"".join(lines[:-1] if cut_the_last_line else lines))
+
+
+@pytest.fixture
+def compressed(repo: Path) -> tuple[Path, bytes]:
+    original = session_bytes(6)
+    write(repo / SESSION, original)
+    commit_all(repo, "agent run")
+    done = tool(repo, "compress", "--force", "--keep-turns", "1", SESSION)
+    assert done.returncode == 0, done.stderr
+    return repo, original
+
+
+@pytest.mark.parametrize("where", ["committed", "staged"])
+def test_a_refused_restore_names_the_cause_and_the_git_command_that_fixes_it(
+    compressed: tuple[Path, bytes], where: str
+) -> None:
+    repo, original = compressed
+    if where == "committed":
+        commit_all(repo, "compressed")
+    else:
+        git(repo, "add", SESSION)
+    damage_a_compressed_line(repo / SESSION, cut_the_last_line=True)
+    if where == "committed":
+        git(repo, "add", SESSION)  # the damage is staged too: only HEAD is intact
+    done = tool(repo, "restore", SESSION)
+    assert done.returncode == 3 and done.stderr.count("\n") == 1, done.stderr
+    message = done.stderr
+    assert "lines were cut or joined" in message and "nothing was restored" in message
+    assert "restore takes it from there" not in message
+    fix = (
+        f"git checkout HEAD -- {SESSION}" if where == "committed" else f"git checkout -- {SESSION}"
+    )
+    assert f"`{fix}` brings it back" in message, message
+    subprocess.run(["sh", "-c", fix], cwd=repo, check=True)  # the fix, pasted
+    assert tool(repo, "verify", SESSION).returncode == 0
+    assert tool(repo, "restore", SESSION).returncode == 0
+    assert (repo / SESSION).read_bytes() == original
+
+
+def test_a_damaged_line_restore_can_repair_says_so(compressed: tuple[Path, bytes]) -> None:
+    repo, original = compressed
+    commit_all(repo, "compressed")
+    damage_a_compressed_line(repo / SESSION, cut_the_last_line=False)
+    done = tool(repo, "verify", SESSION)
+    assert done.returncode == 1
+    assert "the staged version holds it intact (restore takes it from there)" in done.stdout
+    assert tool(repo, "restore", SESSION).returncode == 0
+    assert (repo / SESSION).read_bytes() == original
+
+
+def never_pushed_archive(tmp_path: Path) -> tuple[Path, Path]:
+    """A session compressed before it was ever committed (its payloads are only in the
+    archive), pushed without the archive; and a fresh clone of it."""
+    origin = make_origin(tmp_path)
+    write(origin.work / SESSION, session_bytes(8))
+    assert tool(origin.work, "compress", "--force", SESSION).returncode == 0
+    commit_all(origin.work, "compressed")
+    git(origin.work, "push", "-q", "origin", "main")
+    return origin.work, origin.clone(tmp_path / "fresh")
+
+
+def test_verify_in_a_fresh_clone_prints_one_line_per_cause(tmp_path: Path) -> None:
+    _, clone = never_pushed_archive(tmp_path)
+    done = tool(clone, "verify", "--no-fetch")
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"{int(lines[0].split()[0])} problems: {SESSION}"), lines
+    assert len(lines) <= 4, done.stdout  # the file, at most two causes, the fix
+    assert any("archived object … is not in this clone" in line for line in lines)
+    assert lines[-1] == "to fix: get the archive with: gitclaw-compress fetch"
+
+
+def test_doctor_advises_fetch_only_where_it_helps_and_names_the_path_once(
+    tmp_path: Path,
+) -> None:
+    work, clone = never_pushed_archive(tmp_path)
+    done = tool(clone, "doctor")
+    assert done.returncode == 1
+    assert f"{SESSION}: {SESSION}" not in done.stdout
+    assert "gitclaw-compress fetch" not in done.stdout, done.stdout
+    assert "origin has no refs/gitclaw/archive to fetch either" in done.stdout
+    assert "run `gitclaw-compress push` in the clone that compressed them" in done.stdout
+    assert tool(work, "push").returncode == 0  # now the remote has it: fetch helps
+    done = tool(clone, "doctor")
+    assert done.returncode == 1
+    assert "cannot be restored from this clone; get the archive with: gitclaw-compress fetch" in (
+        done.stdout
+    )
+    assert tool(clone, "fetch").returncode == 0
+    assert tool(clone, "doctor").returncode == 0

@@ -1,0 +1,65 @@
+"""docs/commit-flow.md says what the code does: the hooks of the manifest and their `files:`
+pattern, the default globs, and the one line `step` prints on a fresh run."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import yaml
+from synthetic import typical_session
+
+from gitclaw_compress.config import defaults
+
+PROJECT = Path(__file__).resolve().parent.parent
+COMMIT_FLOW = (PROJECT / "docs" / "commit-flow.md").read_text()
+MANIFEST = yaml.safe_load((PROJECT / ".pre-commit-hooks.yaml").read_text())
+
+
+def fenced_after(marker: str) -> str:
+    """The body of the code block that follows an HTML comment naming `marker`."""
+    match = re.search(rf"<!-- {marker}:[^>]*-->\n```\w*\n(.*?)\n```", COMMIT_FLOW, re.S)
+    assert match is not None, f"no `{marker}` block in docs/commit-flow.md"
+    return match.group(1)
+
+
+def setting_default(key: str) -> object:
+    match = re.search(rf"^\| `{re.escape(key)}` \| `(.*?)` \|", COMMIT_FLOW, re.M)
+    assert match is not None, key
+    return orjson.loads(match.group(1))
+
+
+def test_the_hooks_of_the_manifest_are_the_ones_described() -> None:
+    ids = [hook["id"] for hook in MANIFEST]
+    words = ["No", "One", "Two", "Three", "Four"]
+    assert f"{words[len(ids)]} hooks in [`.pre-commit-hooks.yaml`]" in COMMIT_FLOW
+    for hook_id in ids:
+        assert f"**`{hook_id}`**" in COMMIT_FLOW, hook_id
+    patterns = {hook["files"] for hook in MANIFEST if "files" in hook}
+    assert patterns == {fenced_after("files-pattern")}
+
+
+def test_the_settings_table_lists_the_real_defaults() -> None:
+    config = defaults()
+    for key in ("sessions.globs", "sessions.mappingGlobs", "archive.ref", "archive.remote"):
+        assert setting_default(key) == config[key], key
+    count = len(config["sessions.globs"])
+    numbers = {11: "eleven", 12: "twelve", 10: "ten"}
+    assert f"{numbers.get(count, count)} globs by default" in COMMIT_FLOW
+
+
+def test_the_step_line_is_what_a_fresh_run_prints(repo: Path) -> None:
+    session = repo / ".GITCLAW" / "state" / "sessions" / "issue-7.jsonl"
+    session.parent.mkdir(parents=True)
+    session.write_bytes(typical_session(turns=6).data())
+    done = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", "step"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == fenced_after("step-output") + "\n"
