@@ -42,6 +42,10 @@ from synthetic import big_text as pi_big_text
 from synthetic import text as pi_text
 from synthetic import thinking as pi_thinking
 from synthetic import tool_call as pi_tool_call
+from synthetic_claude import SESSION_ID as CLAUDE_SESSION_ID
+from synthetic_claude import ClaudeSession
+from synthetic_claude import signed_thinking as claude_thinking
+from synthetic_claude import text as claude_text
 from synthetic_codex import RolloutBuilder, listing
 from synthetic_copilot import EventsBuilder, big_text
 
@@ -210,6 +214,47 @@ def copilot_resume(path: Path, tmp_path: Path) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------
+# Claude Code
+# --------------------------------------------------------------------------------------
+
+
+def claude_turns(session: ClaudeSession, turns: range) -> None:
+    for n in turns:
+        session.user(prompt(n))
+        session.assistant(claude_thinking(f"Thinking about module {n}."))
+        session.tool_use(f"toolu_r{n}", "Read", {"file_path": f"src/m{n}.py"})
+        session.tool_result(f"toolu_r{n}", pi_big_text(f"m{n}", 200), {"type": "text"})
+        session.tool_use(f"toolu_b{n}", "Bash", {"command": f"make test-{n}"})
+        if n == 1:
+            session.tool_result(f"toolu_b{n}", FAILURE, "Error: " + FAILURE, is_error=True)
+        else:
+            session.tool_result(f"toolu_b{n}", f"ok {n}", {"stdout": f"ok {n}"})
+        session.tool_use(f"toolu_w{n}", "Write", {"file_path": f"src/m{n}.rs", "content": "x"})
+        session.tool_result(f"toolu_w{n}", f"Wrote src/m{n}.rs", {"type": "create"})
+        session.assistant(claude_text(reply(n)))
+
+
+def claude_session() -> bytes:
+    session = ClaudeSession()
+    claude_turns(session, range(1, TURNS + 1))
+    return session.data()
+
+
+def claude_more(data: bytes) -> bytes:
+    """One more turn, as Claude Code appends it: a child of the newest line (the summary)."""
+    session = ClaudeSession()
+    session._ids = itertools.count(0x9000)
+    session.last = orjson.loads(lines_from_bytes(data)[-1].data)["uuid"]
+    claude_turns(session, range(TURNS + 1, TURNS + 2))
+    return data + session.data()
+
+
+def claude_resume(path: Path, tmp_path: Path) -> dict[str, Any]:
+    require_agent("claude")
+    return run_resume("claude", path, tmp_path=tmp_path).check().body
+
+
+# --------------------------------------------------------------------------------------
 # The list of formats
 # --------------------------------------------------------------------------------------
 
@@ -265,6 +310,19 @@ CASES = [
         facts=("/work/src/m1.rs", "/work/src/m2.py", "make test-1", FAILURE),
     ),
 ]
+CASES.append(
+    Case(
+        "claude",
+        f".claude/projects/-home-dev-project/{CLAUDE_SESSION_ID}.jsonl",
+        claude_session,
+        claude_more,
+        ("--keep-turns", "1"),
+        claude_resume,
+        corpus=corpus_transcripts("claude"),
+        corpus_keep=("--keep-turns", "1"),
+        facts=("src/m1.rs", "src/m2.py", "make test-1", FAILURE),
+    )
+)
 IDS = [case.name for case in CASES]
 
 
@@ -326,9 +384,12 @@ def test_summarize_appends_the_record_and_context_and_status_honour_it(
     assert [m["role"] for m in shown].count("summary") == 1
     users = [m["preview"] for m in shown if m["role"] == "user"]
     assert not [u for u in users if re.match(r"PROMPT-[1-4]\b", u)]
-    assert any(u.startswith(f"PROMPT-{TURNS}") for u in users) == case.keeps_messages
+    assert len(shown) == len(conversation_.messages)
+    # The requests sent as messages (a part of their own, not quoted in the summary text).
+    requests = [p.text for m in conversation_.messages for p in m.parts if p.text[:7] == "PROMPT-"]
+    assert requests == ([prompt(TURNS)] if case.keeps_messages else [])
     after = run_json(repo, "status", rel)
-    sizes = [document["context_tokens"] for document in (before, after)]
+    sizes = [before["estimated_tokens"], after["context_tokens"]]
     assert after["messages"] == len(shown) and after["source"] == "estimate"
     assert sizes[1] <= 0.4 * sizes[0], sizes
     # Running again changes nothing: the file ends with the record.
@@ -392,11 +453,13 @@ def test_compress_after_summarize_keeps_the_record_and_restore_is_the_file(
 def test_a_second_summarize_chains_over_the_first(repo: Path, case: Case) -> None:
     path = committed(repo, case, case.session())
     first = summarize(repo, path, "--offline", *case.keep)
-    path.write_bytes(case.more(path.read_bytes()))
+    grown = case.more(path.read_bytes())
+    path.write_bytes(grown)
     second = summarize(repo, path, "--offline", *case.keep)
     assert (first["round"], second["round"]) == (1, 2), second
     conversation_ = resumed(case.name, path.read_bytes())
-    assert conversation_.compaction == len(lines_from_bytes(path.read_bytes()))  # the newest
+    assert conversation_.compaction is not None  # the newest record
+    assert conversation_.compaction > len(lines_from_bytes(grown))
     summaries = [m for m in conversation_.messages if m.role == "summary"]
     assert len(summaries) == 1
     summary = "\n".join(p.text for p in summaries[0].parts)
@@ -422,7 +485,8 @@ def test_the_summary_stage_of_compress_writes_the_record(repo: Path, case: Case)
     assert stage["ran"] and stage["warning"] is None, stage
     assert stage["summary"]["status"] == "summarized" and stage["summary"]["round"] == 1
     conversation_ = resumed(case.name, path.read_bytes())
-    assert conversation_.compaction == len(lines_from_bytes(path.read_bytes()))
+    assert conversation_.compaction is not None
+    assert conversation_.compaction > len(lines_from_bytes(case.session()))
     cli("verify", rel, cwd=repo)  # what compress did is intact
 
 

@@ -228,10 +228,14 @@ def plan_summary(
     cut: int | None
     if keep.turns is not None:
         users = [i for i in range(start, len(messages)) if is_person(messages[i], people)]
-        if len(users) <= keep.turns or not users:
-            return NoSummary(
-                f"{plural(len(users), 'turn')} {where}, and {keep.describe()} are kept"
-            )
+        # An agent that merges the first kept request into the summary message (Claude Code
+        # sends consecutive user messages as one) still has that turn.
+        merged = opens_with_summary and any(
+            line in people for line in messages[lead].source_lines()
+        )
+        turns = len(users) + merged
+        if turns <= keep.turns or not turns:
+            return NoSummary(f"{plural(turns, 'turn')} {where}, and {keep.describe()} are kept")
         # Keeping no turn keeps nothing: the summary alone, where the agent's record allows.
         cut = (
             len(messages)
