@@ -46,7 +46,8 @@ def command(
     as_json: bool,
 ) -> None:
     """Summarize the older part of a session into the agent's own compaction record (pi's
-    `compaction` entry, Codex's `compacted` line, Copilot CLI's compaction events).
+    `compaction` entry, Claude Code's compact_boundary, Codex's `compacted` line, Copilot
+    CLI's compaction events).
 
     The summary covers everything before the kept messages (and folds in the previous
     summary, if any); the agent resumes from it. Every original entry stays in the file. With
