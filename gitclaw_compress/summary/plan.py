@@ -91,9 +91,15 @@ class SummaryPlan:
     older: list[Message] = field(default_factory=list)
 
     @property
-    def first_kept(self) -> Message | None:
-        """None when nothing is kept: the summary alone stands for the conversation."""
-        return self.messages[self.cut] if self.cut < len(self.messages) else None
+    def keeps(self) -> bool:
+        """Whether any message is kept (else the summary alone stands for the conversation)."""
+        return self.cut < len(self.messages)
+
+    @property
+    def first_kept(self) -> Message:
+        if not self.keeps:
+            raise ValueError("nothing is kept after this summary")
+        return self.messages[self.cut]
 
     @property
     def leaf(self) -> EntryView:
@@ -108,7 +114,7 @@ class SummaryPlan:
     def history(self) -> list[Message]:
         """Every message on the path before the cut, from the root: the facts come from
         these (summary records excluded: their facts are recomputed)."""
-        cut_line = self.first_kept.line if self.first_kept is not None else None
+        cut_line = self.first_kept.line if self.keeps else None
         out: list[Message] = []
         for view in self.path:
             if view.number == cut_line:

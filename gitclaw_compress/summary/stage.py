@@ -156,7 +156,7 @@ def summarize_file(
             return report
         report.round = plan.round
         report.entries_summarized = len(plan.summarized)
-        if plan.first_kept is not None:
+        if plan.keeps:
             report.first_kept_entry_id = plan.first_kept.entry_id or f"L{plan.first_kept.line}"
         report.tokens_before = plan.tokens_before
         report.tokens_before_estimated = plan.tokens_before_estimated
@@ -174,7 +174,7 @@ def summarize_file(
         meta: dict[str, Any] = {"round": plan.round}
         wanted = SummaryRequest(
             summary="",
-            first_kept=plan.first_kept.line if plan.first_kept is not None else len(lines) + 1,
+            first_kept=plan.first_kept.line if plan.keeps else len(lines) + 1,
             leaf=plan.leaf.number,
             tokens_before=plan.tokens_before,
             timestamp=now(),
