@@ -16,7 +16,8 @@ real CLI is resumed. The checks:
   line, before any request to the LLM;
 - the real CLI resumes the summarized file (synthetic, and each corpus file of four turns or
   more): the first request holds the summary, none of the summarized prompts, the kept tail
-  with every tool pair, sealed reasoning only as it was, and is at least 60% smaller.
+  with every tool pair, sealed reasoning only as it was, and is at least 60% smaller; after two
+  chained rounds it resumes from the newest.
 """
 
 from __future__ import annotations
@@ -700,3 +701,20 @@ def test_the_real_cli_resumes_a_summarized_corpus_file(
         pytest.skip(f"{source.name}: {sizes}")
     print(f"{case.name} {source.name}: {sizes}")
     assert sizes.request_after <= 0.4 * sizes.request_before, sizes
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_the_real_cli_resumes_from_the_newest_of_two_chained_summaries(
+    repo: Path, tmp_path: Path, case: Case
+) -> None:
+    path = committed(repo, case, case.session())
+    summarize(repo, path, "--offline", *case.keep)
+    path.write_bytes(case.more(path.read_bytes()))
+    assert summarize(repo, path, "--offline", *case.keep)["round"] == 2
+    copy = tmp_path / Path(case.place).name
+    copy.write_bytes(path.read_bytes())
+    sent = strings(items(case.resume(copy, tmp_path)))
+    assert len([text for text in sent if f"{HEADER}2 " in text]) == 1
+    assert not [text for text in sent if f"{HEADER}1 " in text]
+    newest = [text for text in sent if text.strip().endswith(prompt(TURNS + 1))]
+    assert bool(newest) == case.keeps_messages  # the kept request of the newest turn
