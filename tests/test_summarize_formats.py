@@ -718,3 +718,32 @@ def test_the_real_cli_resumes_from_the_newest_of_two_chained_summaries(
     assert not [text for text in sent if f"{HEADER}1 " in text]
     newest = [text for text in sent if text.strip().endswith(prompt(TURNS + 1))]
     assert bool(newest) == case.keeps_messages  # the kept request of the newest turn
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_keep_turns_0_keeps_nothing_where_the_record_can_name_no_kept_message(
+    repo: Path, case: Case
+) -> None:
+    original = case.session()
+    path = committed(repo, case, original)
+    rel = str(path.relative_to(repo))
+    done = cli("summarize", "--offline", "--json", "--keep-turns", "0", rel, cwd=repo, check=False)
+    if case.name == "pi":  # pi's entry names its first kept entry: refused, nothing written
+        assert done.returncode == 3 and path.read_bytes() == original
+        assert done.stderr.decode().count("\n") == 1 and b"keep a turn" in done.stderr
+        return
+    report = json.loads(done.stdout)
+    assert report["status"] == "summarized" and report["first_kept_entry_id"] is None
+    conversation_ = resumed(case.name, path.read_bytes())
+    sent = [p.text for m in conversation_.messages for p in m.parts if m.role != "system"]
+    assert not [text for text in sent if text.startswith("PROMPT-")]
+    assert [m.role for m in conversation_.messages if m.role != "system"] == ["summary"]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.name != "pi"], ids=lambda c: c.name)
+def test_the_real_cli_resumes_from_a_summary_that_keeps_nothing(
+    repo: Path, tmp_path: Path, case: Case
+) -> None:
+    sizes = check_resume(case, repo, tmp_path, case.session(), ("--keep-turns", "0"))
+    assert isinstance(sizes, Resumed), sizes
+    assert sizes.messages_after <= 3  # the summary and the CLI's new prompt (its context)
