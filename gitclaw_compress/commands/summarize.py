@@ -23,7 +23,7 @@ from gitclaw_compress.summary.stage import describe, keep_policy, summarize_file
     "--keep-turns",
     type=click.IntRange(min=0),
     help="Keep the last N turns after the summary (default: summary.keepTurns, else tokens); "
-    "0 keeps nothing, the summary alone (what Copilot CLI's record allows).",
+    "0 keeps nothing, the summary alone (all Copilot CLI's record allows; pi refuses it).",
 )
 @click.option(
     "--keep-tokens",
