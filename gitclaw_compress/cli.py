@@ -93,6 +93,8 @@ COMMANDS = {
     "push": ("sync", "push_command"),
     "fetch": ("sync", "fetch_command"),
     "summarize": ("summarize", "command"),
+    "scan": ("scan", "command"),
+    "redact": ("redact", "command"),
     "doctor": ("doctor", "command"),
     "install": ("hooks", "install_command"),
     "uninstall": ("hooks", "uninstall_command"),
@@ -125,6 +127,8 @@ class _Group(click.Group):
         except BrokenPipeError:
             quiet_broken_pipe()
         except GitClawError as error:
+            for line in getattr(error, "details", ()):  # e.g. each secret finding, masked
+                click.echo(line, err=True)
             fail(ctx, str(error), error.exit_code)
         except OSError as error:
             fail(ctx, describe_os_error(error), EXIT_ERROR)

@@ -260,6 +260,27 @@ OPTIONS: tuple[Option, ...] = (
         "once, then go on. `false` prints the command that would fetch it instead.",
     ),
     Option(
+        "scan.enabled",
+        bool,
+        True,
+        "Scan session files for secrets in `compress`, `step` and the pre-commit hooks, and "
+        "the archive objects in the pre-push hook (see docs/secrets.md).",
+    ),
+    Option(
+        "scan.block",
+        bool,
+        True,
+        "Fail (exit 1, nothing changed, nothing pushed) on a finding the baseline does not "
+        "accept. `false` turns each finding into a warning.",
+    ),
+    Option(
+        "scan.baseline",
+        str,
+        ".gitclaw-secrets.json",
+        "The baseline of accepted findings (by sha256, never the secret), relative to the "
+        "repository root. `gitclaw-compress scan --accept ID` writes it.",
+    ),
+    Option(
         "sessions.globs",
         list,
         list(DEFAULT_SESSION_GLOBS),

@@ -40,11 +40,14 @@ from fake_llm_sse import (
     check_request,
     hermetic_cli_env,
 )
+from pi_harness import chain_reaches_root, find_pi, prepare_pi_run, resume_mode
 
 REPO = Path(__file__).resolve().parent.parent
 AGENTS_CACHE = REPO / ".cache" / "agents"
 CORPUS = REPO.parent / "shared" / "corpus"
 AGENTS = ("claude", "codex", "copilot")
+# Every CLI `run_resume` runs: pi's too, with what tests/pi_harness.py knows about it.
+RESUMABLE = ("pi", *AGENTS)
 
 DEFAULT_PROMPT = "next"
 DEFAULT_TIMEOUT = 180.0
@@ -78,7 +81,10 @@ class AgentError(RuntimeError):
 
 def find_agent(name: str) -> Path | None:
     """The CLI binary: ``$GITCLAW_<NAME>_BIN`` if set (returned even if missing, so that a
-    wrong setting fails loudly), else ``<repo>/.cache/agents/node_modules/.bin/<name>``."""
+    wrong setting fails loudly), else ``<repo>/.cache/agents/node_modules/.bin/<name>``
+    (pi: see ``pi_harness.find_pi``)."""
+    if name == "pi":
+        return find_pi()
     if name not in AGENTS:
         raise ValueError(f"unknown agent {name!r}")
     configured = os.environ.get(f"GITCLAW_{name.upper()}_BIN")
@@ -175,6 +181,9 @@ class AgentRun:
             raise AgentError(f"the fake API rejected the request: {self.problems}")
         if self.returncode != 0:
             raise AgentError(f"{self.agent} exited with {self.returncode}\n{self.describe()}")
+        for sign in FAILURE_SIGNS.get(self.agent, ()):
+            if sign in self.stderr:
+                raise AgentError(f"{self.agent} said {sign!r}\n{self.describe()}")
         _ = self.request
         return self
 
@@ -184,13 +193,19 @@ class AgentRun:
 # --------------------------------------------------------------------------------------
 
 
-def _run_root(tmp_path: Path, agent: str) -> tuple[Path, Path]:
-    """A fresh home and working directory for one run."""
+def _fresh_root(tmp_path: Path, agent: str) -> Path:
+    """A folder for one run that does not exist yet."""
     root = Path(tmp_path) / f"{agent}-run"
     n = 0
     while root.exists():
         n += 1
         root = Path(tmp_path) / f"{agent}-run-{n}"
+    return root
+
+
+def _run_root(tmp_path: Path, agent: str) -> tuple[Path, Path]:
+    """A fresh home and working directory for one run."""
+    root = _fresh_root(tmp_path, agent)
     home, workdir = root / "home", root / "work"
     (home / "tmp").mkdir(parents=True)
     workdir.mkdir()
@@ -224,7 +239,8 @@ def run_resume(
     """The non-interactive resume of a copy of ``transcript`` by ``agent``, against a fake
     LLM server that checks the requests with that agent's rules."""
     checker = check_claude_code_request if agent == "claude" else check_request
-    with FakeLLMServer(checker=checker) as server:
+    validate = VALIDATES.get(agent, lambda _: True)(Path(transcript))
+    with FakeLLMServer(checker=checker, validate=validate) as server:
         where = PLACERS[agent](Path(transcript), Path(tmp_path), server.url, prompt)
         try:
             proc = subprocess.run(
@@ -487,8 +503,45 @@ def place_copilot(transcript: Path, tmp_path: Path, server_url: str, prompt: str
     return Placement(session_id, placed, workdir, env, argv)
 
 
-PLACERS = {"claude": place_claude, "codex": place_codex, "copilot": place_copilot}
+# --------------------------------------------------------------------------------------
+# pi
+# --------------------------------------------------------------------------------------
+
+
+def pi_session_id(transcript: Path) -> str:
+    """The ``id`` of a pi session's header (line 1)."""
+    for record in _json_lines(transcript):
+        if record.get("type") == "session" and isinstance(record.get("id"), str):
+            return str(record["id"])
+        break
+    raise AgentError(f"{transcript}: line 1 is not a pi session header")
+
+
+def place_pi(transcript: Path, tmp_path: Path, server_url: str, prompt: str) -> Placement:
+    """``pi --provider <p> --model <m> --session <copy> -p <prompt>`` on a copy whose header
+    ``cwd`` is the run's folder (pi refuses a missing one), its agent folder pointing the
+    provider at the fake: the session's own anthropic model if it has one (signed thinking
+    is then replayed), else its own provider and model, else the fake chat-completions
+    provider (``pi_harness.resume_mode``)."""
+    root = _fresh_root(tmp_path, "pi")
+    setup = prepare_pi_run(transcript, root, server_url, api=resume_mode(transcript), prompt=prompt)
+    session_id = pi_session_id(transcript)
+    return Placement(session_id, setup.session_copy, setup.workdir, setup.env, setup.argv)
+
+
+PLACERS = {
+    "pi": place_pi,
+    "claude": place_claude,
+    "codex": place_codex,
+    "copilot": place_copilot,
+}
+# What a CLI prints (and exits 0) when the run did not do what was asked.
+FAILURE_SIGNS = {"pi": ("not found for provider",)}  # an unknown model: a custom one
+# Whether the fake server holds a file's requests to the real API's rules: a real pi file
+# whose parentId chain is cut resumes a conversation the API would refuse, compressed or not.
+VALIDATES = {"pi": chain_reaches_root}
 SESSION_IDS = {
+    "pi": pi_session_id,
     "claude": claude_session_id,
     "codex": codex_session_id,
     "copilot": copilot_session_id,
@@ -496,7 +549,8 @@ SESSION_IDS = {
 
 
 def corpus_transcripts(agent: str) -> list[Path]:
-    """The shared corpus's transcripts of one agent (empty when the corpus is absent).
+    """The shared corpus's transcripts of one agent (empty when the corpus is absent); pi's
+    are ``pi/*.jsonl``.
     Copilot files are ``copilot/<name>__events.jsonl`` (or ``copilot/<id>/events.jsonl``)."""
     folder = CORPUS / agent
     if not folder.is_dir():

@@ -26,8 +26,17 @@ GIT_ENV = {
 }
 
 
+@pytest.fixture(scope="session")
+def rule_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One compiled secret-rule cache for the run: each fresh HOME would compile it again."""
+    return tmp_path_factory.mktemp("secret-rules")
+
+
 @pytest.fixture(autouse=True)
-def hermetic_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def hermetic_git(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, rule_cache: Path
+) -> None:
+    monkeypatch.setenv("GITCLAW_COMPRESS_RULE_CACHE", str(rule_cache))
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))

@@ -221,11 +221,9 @@ def _hermetic_env(home: Path, agent_dir: Path) -> dict[str, str]:
     }
 
 
-def _write_agent_dir(
-    agent_dir: Path, server: FakeLLMServer, provider: str, api: str, model: str
-) -> None:
+def _write_agent_dir(agent_dir: Path, server_url: str, provider: str, api: str, model: str) -> None:
     agent_dir.mkdir(parents=True, exist_ok=True)
-    base_url = server.url + _BASE_PATH_BY_API[api]
+    base_url = server_url + _BASE_PATH_BY_API[api]
     if provider == FAKE_PROVIDER:
         providers: dict[str, Any] = {
             FAKE_PROVIDER: {
@@ -247,6 +245,105 @@ def _write_agent_dir(
         "retry": {"enabled": False, "provider": {"maxRetries": 0}},
     }
     (agent_dir / "settings.json").write_text(json.dumps(settings, indent=2))
+
+
+def choose_model(
+    session_path: Path, api: str, provider: str | None = None, model: str | None = None
+) -> tuple[str, str, str]:
+    """The provider, model and api pi resumes ``session_path`` with (see :func:`run_pi_resume`)."""
+    recorded = session_model(session_path)
+
+    if api == "openai-completions":
+        use_provider, use_model, use_api = FAKE_PROVIDER, model or FAKE_MODEL, "openai-completions"
+        if provider is not None:
+            raise ValueError("provider= is fixed to 'fake' for api='openai-completions'")
+    elif api == "anthropic":
+        use_provider, use_api = "anthropic", "anthropic-messages"
+        if model is not None:
+            use_model = model
+        elif recorded["provider"] == "anthropic" and recorded["modelId"]:
+            use_model = str(recorded["modelId"])
+        else:
+            use_model = DEFAULT_ANTHROPIC_MODEL
+    elif api == "native":
+        use_provider = provider or str(recorded["provider"] or "")
+        use_model = model or str(recorded["modelId"] or "")
+        use_api = str(recorded["api"] or "")
+        if not use_provider or not use_model:
+            raise ValueError(f"{session_path}: no model recorded; pass provider= and model=")
+        if use_api not in _BASE_PATH_BY_API:
+            raise ValueError(f"{session_path}: api {use_api!r} is not served by FakeLLMServer")
+    else:
+        raise ValueError(f"unknown api {api!r}")
+
+    return use_provider, use_model, use_api
+
+
+def resume_mode(session_path: Path) -> str:
+    """How a resume through ``agent_harness.run_resume`` talks to the fake server: with the
+    session's own anthropic model (signed thinking replayed as recorded), else with its own
+    provider and model, else (no model recorded) as the fake chat-completions provider."""
+    recorded = session_model(session_path)
+    if recorded["provider"] == "anthropic" and recorded["modelId"]:
+        return "anthropic"
+    if recorded["provider"] and recorded["modelId"] and recorded["api"] in _BASE_PATH_BY_API:
+        return "native"
+    return "openai-completions"
+
+
+@dataclass
+class PiSetup:
+    """A copy of a session and a pi agent folder pointed at one fake server: how to run pi."""
+
+    session_copy: Path
+    workdir: Path
+    env: dict[str, str]
+    argv: list[str]
+    provider: str
+    model: str
+    api: str
+
+
+def prepare_pi_run(
+    session_path: Path,
+    root: Path,
+    server_url: str,
+    *,
+    api: str,
+    prompt: str,
+    provider: str | None = None,
+    model: str | None = None,
+    extra_args: list[str] | None = None,
+) -> PiSetup:
+    """Everything under ``root``: a hermetic home, pi's agent folder with ``models.json``
+    pointing at ``server_url``, and the test-only copy of the session pi resumes."""
+    pi = find_pi()
+    if pi is None:
+        raise PiError("pi is not installed: run .ci/install-pi.sh or set GITCLAW_PI_BIN")
+    use_provider, use_model, use_api = choose_model(session_path, api, provider, model)
+    home = root / "home"
+    agent_dir = root / "agent"
+    workdir = root / "work"
+    for d in (home, agent_dir, workdir):
+        d.mkdir(parents=True)
+    copy = copy_session_for_pi(session_path, root / "session", workdir)
+    _write_agent_dir(agent_dir, server_url, use_provider, use_api, use_model)
+    env = _hermetic_env(home, agent_dir)
+    if use_provider == "anthropic":
+        env["ANTHROPIC_API_KEY"] = "x"
+    argv = [
+        str(pi),
+        "--provider",
+        use_provider,
+        "--model",
+        use_model,
+        "--session",
+        str(copy),
+        *(extra_args or []),
+        "-p",
+        prompt,
+    ]
+    return PiSetup(copy, workdir, env, argv, use_provider, use_model, use_api)
 
 
 def run_pi_resume(
@@ -288,66 +385,25 @@ def run_pi_resume(
     Raises :class:`PiError` (with pi's stderr) if pi exits non-zero, times out, sends no
     LLM request, or does not know the model.
     """
-    pi = find_pi()
-    if pi is None:
-        raise PiError("pi is not installed: run .ci/install-pi.sh or set GITCLAW_PI_BIN")
     session_path = Path(session_path)
-    recorded = session_model(session_path)
-
-    if api == "openai-completions":
-        use_provider, use_model, use_api = FAKE_PROVIDER, model or FAKE_MODEL, "openai-completions"
-        if provider is not None:
-            raise ValueError("provider= is fixed to 'fake' for api='openai-completions'")
-    elif api == "anthropic":
-        use_provider, use_api = "anthropic", "anthropic-messages"
-        if model is not None:
-            use_model = model
-        elif recorded["provider"] == "anthropic" and recorded["modelId"]:
-            use_model = str(recorded["modelId"])
-        else:
-            use_model = DEFAULT_ANTHROPIC_MODEL
-    elif api == "native":
-        use_provider = provider or str(recorded["provider"] or "")
-        use_model = model or str(recorded["modelId"] or "")
-        use_api = str(recorded["api"] or "")
-        if not use_provider or not use_model:
-            raise ValueError(f"{session_path}: no model recorded; pass provider= and model=")
-        if use_api not in _BASE_PATH_BY_API:
-            raise ValueError(f"{session_path}: api {use_api!r} is not served by FakeLLMServer")
-    else:
-        raise ValueError(f"unknown api {api!r}")
-
-    run_id = uuid.uuid4().hex[:8]
-    root = Path(tmp_path) / f"pi-run-{run_id}"
-    home = root / "home"
-    agent_dir = root / "agent"
-    workdir = root / "work"
-    for d in (home, agent_dir, workdir):
-        d.mkdir(parents=True)
-    copy = copy_session_for_pi(session_path, root / "session", workdir)
-
+    root = Path(tmp_path) / f"pi-run-{uuid.uuid4().hex[:8]}"
     with FakeLLMServer(reply=reply, validate=validate) as server:
-        _write_agent_dir(agent_dir, server, use_provider, use_api, use_model)
-        env = _hermetic_env(home, agent_dir)
-        if use_provider == "anthropic":
-            env["ANTHROPIC_API_KEY"] = "x"
-        argv = [
-            str(pi),
-            "--provider",
-            use_provider,
-            "--model",
-            use_model,
-            "--session",
-            str(copy),
-            *(extra_args or []),
-            "-p",
-            prompt,
-        ]
+        setup = prepare_pi_run(
+            session_path,
+            root,
+            server.url,
+            api=api,
+            prompt=prompt,
+            provider=provider,
+            model=model,
+            extra_args=extra_args,
+        )
+        argv = setup.argv
         try:
             proc = subprocess.run(
                 argv,
-                cwd=workdir,
-                env=env,
+                cwd=setup.workdir,
+                env=setup.env,
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
@@ -360,11 +416,11 @@ def run_pi_resume(
         requests = server.requests
 
     run = PiRun(
-        provider=use_provider,
-        model=use_model,
-        api=use_api,
+        provider=setup.provider,
+        model=setup.model,
+        api=setup.api,
         requests=requests,
-        session_copy=copy,
+        session_copy=setup.session_copy,
         stdout=proc.stdout,
         stderr=proc.stderr,
         returncode=proc.returncode,
@@ -378,7 +434,9 @@ def run_pi_resume(
             + (f"\nfake server rejected the request: {problems}" if problems else "")
         )
     if not allow_unknown_model and "not found for provider" in proc.stderr:
-        raise PiError(f"pi does not know model {use_model!r} of {use_provider!r}:\n{proc.stderr}")
+        raise PiError(
+            f"pi does not know model {setup.model!r} of {setup.provider!r}:\n{proc.stderr}"
+        )
     if not run.bodies:
         raise PiError(f"pi sent no LLM request\nstderr:\n{proc.stderr}\nstdout:\n{proc.stdout}")
     return run

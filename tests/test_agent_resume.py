@@ -2,9 +2,9 @@
 Copilot CLI, each run offline against the fake LLM server (tests/agent_harness.py).
 
 Uncompressed transcripts (synthetic and the shared corpus) prove the harness and the CLIs.
-Compressed ones prove the product: the CLI exits 0 and sends a request with every tool call
-paired with its result, sealed reasoning unchanged, no empty text blocks, and fewer bytes
-than the uncompressed resume. The CLIs are required in CI (``require_agent``).
+Compressed ones prove the product, for every format at once, in test_resume_contract.py;
+here stay the checks that only one agent needs. The CLIs are required in CI
+(``require_agent``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from conftest import cli, git
 from fake_llm_sse import (
     conversation,
     empty_text_blocks,
-    request_size,
     sealed_reasoning,
     tool_call_ids,
 )
@@ -86,19 +85,6 @@ def _compress(agent: str, source: Path, repo: Path) -> Path:
     return path
 
 
-def _assert_resumes_like(before: AgentRun, after: AgentRun) -> None:
-    """The compressed resume sent what the uncompressed one did, only smaller."""
-    assert len(after.llm_requests) == len(before.llm_requests)
-    sent_before, sent_after = before.body, after.body
-    assert len(conversation(sent_after)) == len(conversation(sent_before)), "messages lost"
-    # Checked in order: every tool call kept, each with its result (the checker in the fake
-    # server rejects a call without its result, or a result without its call).
-    assert tool_call_ids(sent_after) == tool_call_ids(sent_before)
-    assert sealed_reasoning(sent_after) == sealed_reasoning(sent_before), "sealed reasoning changed"
-    assert empty_text_blocks(sent_after) == [], "a stub left an empty text block"
-    assert request_size(after.request) < request_size(before.request)
-
-
 # --------------------------------------------------------------------------------------
 # Uncompressed
 # --------------------------------------------------------------------------------------
@@ -144,7 +130,7 @@ def test_codex_falls_back_from_the_websocket_to_http(tmp_path: Path) -> None:
 def test_claude_drops_a_broken_pair_silently_so_call_ids_are_compared(tmp_path: Path) -> None:
     """Claude Code 2.1.197 leaves a tool call out of the request, with no error, when its
     result names another id: only comparing the call ids with the uncompressed resume's (as
-    _assert_resumes_like does) catches a compressor that breaks a pair."""
+    test_resume_contract.py does) catches a compressor that breaks a pair."""
     source = _synthetic("claude", tmp_path)
     good = _resume("claude", source, tmp_path / "good")
     data = source.read_bytes()
@@ -163,34 +149,6 @@ def test_corpus_transcript_resumes(agent: str, source: Path, tmp_path: Path) -> 
     assert len(run.llm_requests) == 1
     assert conversation(body) and tool_call_ids(body)
     assert empty_text_blocks(body) == []
-
-
-# --------------------------------------------------------------------------------------
-# Compressed (needs the format module of each agent)
-# --------------------------------------------------------------------------------------
-
-
-def _check_compressed(agent: str, source: Path, repo: Path, tmp_path: Path) -> None:
-    require_agent(agent)
-    compressed = _compress(agent, source, repo)
-    before = _resume(agent, source, tmp_path / "before")
-    after = _resume(agent, compressed, tmp_path / "after")
-    _assert_resumes_like(before, after)
-
-
-@pytest.mark.parametrize(
-    "agent",
-    list(AGENTS),
-)
-def test_compressed_synthetic_transcript_resumes(agent: str, repo: Path, tmp_path: Path) -> None:
-    _check_compressed(agent, _synthetic(agent, tmp_path), repo, tmp_path)
-
-
-@pytest.mark.parametrize(("agent", "source"), corpus_params())
-def test_compressed_corpus_transcript_resumes(
-    agent: str, source: Path, repo: Path, tmp_path: Path
-) -> None:
-    _check_compressed(agent, source, repo, tmp_path)
 
 
 # --------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The CLI against real git: archive, gc, restore, verify, errors that touch nothing."""
+"""The CLI against real git on pi sessions: archive, gc, restore, verify, errors that touch
+nothing. The flow every format keeps (the no-op rerun among it) is in test_cli_contract.py."""
 
 from __future__ import annotations
 
@@ -35,15 +36,6 @@ def test_compress_restore_byte_identical_after_gc(repo: Path, session: Path) -> 
     assert (repo / "restored.jsonl").read_bytes() == original
     cli("restore", SESSION, cwd=repo)
     assert session.read_bytes() == original
-
-
-def test_second_run_changes_nothing_not_even_the_archive(repo: Path, session: Path) -> None:
-    cli("compress", "--force", SESSION, cwd=repo)
-    first, tip = session.read_bytes(), git(repo, "rev-parse", "refs/gitclaw/archive")
-    out = cli("compress", "--force", SESSION, cwd=repo)
-    assert b"nothing new to compress" in out.stdout
-    assert session.read_bytes() == first
-    assert git(repo, "rev-parse", "refs/gitclaw/archive") == tip
 
 
 def test_archive_is_reachable_pushable_and_records_the_intact_version(

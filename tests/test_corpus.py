@@ -1,4 +1,5 @@
-"""The done-when measurements of the core on real sessions (skipped without the corpus)."""
+"""pi's own checks on real sessions (skipped without the corpus). The size target and the
+restore after gc of every format's corpus are in test_cli_contract.py."""
 
 from __future__ import annotations
 
@@ -15,22 +16,6 @@ SESSIONS = CORPUS_SESSIONS
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def test_restore_is_byte_identical_after_gc_and_size_falls_by_65_percent(
-    corpus_repo: Path,
-) -> None:
-    files = corpus_files()
-    paths = [f"{SESSIONS}/{path.name}" for path in files]
-    cli("compress", "--keep-turns", "1", *paths, cwd=corpus_repo)
-    before = sum(path.stat().st_size for path in files)
-    after = sum((corpus_repo / path).stat().st_size for path in paths)
-    assert after <= before * 0.35, f"{before} -> {after} bytes"
-    git(corpus_repo, "gc", "-q", "--prune=now")
-    for source, path in zip(files, paths, strict=True):
-        restored = cli("restore", path, "-o", "-", cwd=corpus_repo).stdout
-        assert sha(restored) == sha(source.read_bytes()), path
-    assert cli("verify", *paths, cwd=corpus_repo).returncode == 0
 
 
 def test_invariants_header_window_line_count_and_idempotence(corpus_repo: Path) -> None:

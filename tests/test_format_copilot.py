@@ -1,22 +1,19 @@
-"""Copilot CLI events: each field kind compressed or kept, the CLI around it, and the
-done-when numbers on the real corpus file (skipped without the corpus)."""
+"""Copilot CLI events: each field kind compressed or kept, and what the commands show of
+them. The CLI flow, the default globs and the corpus after gc (with its done-when ratio) are
+in test_cli_contract.py, for every format."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 from click.testing import CliRunner
-from conftest import CORPUS, REPO_ROOT, cli, commit_session, git
+from conftest import commit_session
 from synthetic_copilot import EVENTS_PATH, EventsBuilder, big_text, typical_events
 
 from gitclaw_compress.cli import cli as gitclaw
-from gitclaw_compress.config import DEFAULT_SESSION_GLOBS
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines, plan_lines
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, lines_from_bytes, parse_entry
@@ -29,7 +26,6 @@ from gitclaw_compress.formats.copilot import (
 )
 
 SETTINGS = CompressSettings(keep_turns=1)
-CORPUS_FILES = sorted((CORPUS / "copilot").glob("*.jsonl")) if (CORPUS / "copilot").is_dir() else []
 SEPARATORS = ("\u2028".encode(), "\u2029".encode())
 
 
@@ -236,7 +232,7 @@ def _runner_in(repo: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     return CliRunner()
 
 
-def test_show_stats_verify_and_restore_work_on_copilot_events(
+def test_show_by_event_id_and_stats_work_on_copilot_events(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     original = typical_events().data()
@@ -255,22 +251,7 @@ def test_show_stats_verify_and_restore_work_on_copilot_events(
     assert stats.exit_code == 0, stats.output
     for kind in ("tool result content", "tool result detailedContent", "tool start arguments"):
         assert kind in stats.stdout
-    verified = runner.invoke(gitclaw, ["verify", EVENTS_PATH])
-    assert verified.exit_code == 0 and "ok" in verified.stdout, verified.output
-    restored = runner.invoke(gitclaw, ["restore", EVENTS_PATH, "-o", "-"])
-    assert restored.exit_code == 0 and restored.stdout_bytes == original
-
-
-@pytest.mark.parametrize("command", ["status", "context", "prune"])
-def test_the_token_layers_serve_copilot_events(
-    repo: Path, monkeypatch: pytest.MonkeyPatch, command: str
-) -> None:
-    original = typical_events().data()
-    commit_session(repo, EVENTS_PATH, original)
-    args = [command, "--dry-run", EVENTS_PATH] if command == "prune" else [command, EVENTS_PATH]
-    done = _runner_in(repo, monkeypatch).invoke(gitclaw, args)
-    assert done.exit_code == 0, done.stderr
-    assert EVENTS_PATH in done.stdout
+    # (verify, show by line and restore, also after gc: test_cli_contract.py)
 
 
 def test_summarize_keeping_turns_says_in_one_line_why_copilot_cannot(
@@ -286,67 +267,3 @@ def test_summarize_keeping_turns_says_in_one_line_why_copilot_cannot(
     assert message.count("\n") == 0, message
     assert f"{EVENTS_PATH}: Copilot CLI transcripts: summaries is not supported (" in message
     assert path.read_bytes() == original
-
-
-LAYOUTS = (
-    EVENTS_PATH,  # GitClaw variants that run Copilot CLI
-    f".copilot/session-state/{'a' * 8}/events.jsonl",  # ~/.copilot committed at the root
-    f".GITCLAW/state/copilot/.copilot/session-state/{'b' * 8}/events.jsonl",
-)
-
-
-def test_default_globs_and_the_hooks_find_copilot_events(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for layout in LAYOUTS:
-        commit_session(repo, layout, typical_events().data())
-    commit_session(repo, "docs/session-state/c/events.jsonl", b"{}\n")  # not under .copilot
-    runner = _runner_in(repo, monkeypatch)
-    args = ["compress", "--all", "--dry-run", "--force", "--keep-turns", "1", "--json"]
-    done = runner.invoke(gitclaw, args)
-    assert done.exit_code == 0, done.output
-    assert sorted(entry["path"] for entry in json.loads(done.stdout)["files"]) == sorted(LAYOUTS)
-    assert any(".copilot/session-state" in glob for glob in DEFAULT_SESSION_GLOBS)
-    hooks = (REPO_ROOT / ".pre-commit-hooks.yaml").read_text()
-    patterns = re.findall(r"^  files: '(.+)'$", hooks, flags=re.MULTILINE)
-    assert len(patterns) == 2
-    for pattern in patterns:
-        for layout in LAYOUTS:
-            assert re.search(pattern, layout), (pattern, layout)
-        assert not re.search(pattern, "docs/session-state/c/events.jsonl")
-
-
-def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-@pytest.mark.skipif(not CORPUS_FILES, reason=f"no Copilot CLI corpus at {CORPUS / 'copilot'}")
-@pytest.mark.parametrize("source", CORPUS_FILES, ids=[path.stem for path in CORPUS_FILES])
-def test_corpus_file_restores_after_gc_keeps_its_invariants_and_shrinks(
-    repo: Path, source: Path
-) -> None:
-    original = source.read_bytes()
-    relpath = f"state/copilot/.copilot/session-state/{source.stem}/events.jsonl"
-    path = commit_session(repo, relpath, original)
-    cli("compress", "--keep-turns", "1", "--force", relpath, cwd=repo)
-    compressed = path.read_bytes()
-    assert len(compressed) <= len(original) * 0.62, f"{len(original)} -> {len(compressed)}"
-    # Invariants: the lines, their envelope and reasoning, and the kept turn, byte for byte.
-    old_lines, new_lines = original.split(b"\n"), compressed.split(b"\n")
-    assert len(old_lines) == len(new_lines)
-    last_turn = max(i for i, line in enumerate(old_lines) if b'"type":"user.message"' in line)
-    assert old_lines[last_turn:] == new_lines[last_turn:]
-    for old_line, new_line in zip(old_lines, new_lines, strict=True):
-        if old_line == new_line:
-            continue
-        assert not any(separator in new_line for separator in SEPARATORS)
-        old, new = orjson.loads(old_line), orjson.loads(new_line)
-        assert list(FORMAT.sealed(old)) == list(FORMAT.sealed(new))
-    # A second run is a no-op.
-    cli("compress", "--keep-turns", "1", "--force", relpath, cwd=repo)
-    assert path.read_bytes() == compressed
-    # Nothing is lost, also once git has dropped every unreachable object.
-    git(repo, "gc", "-q", "--prune=now")
-    restored = cli("restore", relpath, "-o", "-", cwd=repo).stdout
-    assert sha(restored) == sha(original)
-    assert cli("verify", relpath, cwd=repo).returncode == 0

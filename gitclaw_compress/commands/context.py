@@ -95,6 +95,11 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
         "messages": messages,
         "totals": totals,
     }
+    from gitclaw_compress.secrets.mask import mask_texts  # never print a secret
+
+    previews = mask_texts([m["preview"] for m in messages], session.lines)
+    for item, masked in zip(messages, previews, strict=True):
+        item["preview"] = masked
     if not show:
         return document
     click.echo(f"{session.ref}: leaf {leaf}, model {context.model or 'unknown'}")

@@ -104,6 +104,9 @@ def pre_push_command(
         if as_json:
             echo_json(document)
         return
+    from gitclaw_compress.secrets.check import guard_push
+
+    guard_push(repo, config)  # a secret in an archive object stops the push
     result = push_archive(repo, ref, target)
     document.update(
         {

@@ -172,6 +172,11 @@ def command(
     require_session(path)
     repo = open_repo(path)
     access = archive_access(repo, path, config_path, no_fetch)
+    from gitclaw_compress.secrets.redact import redaction_note
+
+    note = redaction_note(repo, access.ref, path)  # the original had secrets `redact` removed
+    if note:
+        click.echo(f"gitclaw-compress: note: {note}", err=True)
     if output is not None and str(output) == "-":
         restore_to_stream(repo, path, access.ref, sys.stdout.buffer, access)
         sys.stdout.buffer.flush()

@@ -10,6 +10,7 @@ import orjson
 
 from gitclaw_compress.commands.common import (
     archive_access,
+    config_for,
     config_option,
     echo_json,
     existing_path,
@@ -48,6 +49,12 @@ def command(
     repo = open_repo(path)
     access = archive_access(repo, path, config_path, no_fetch)
     original = find_entry(repo, path, entry_id, access.ref, access)
+    if config_for(repo, path, config_path)["scan.enabled"]:  # never print a secret
+        from gitclaw_compress.secrets.mask import mask_line
+
+        original, masked = mask_line(original)
+        if masked:
+            click.echo(f"gitclaw-compress: note: {masked} secret(s) masked", err=True)
     if as_json:  # the original entry itself, as a JSON value (the exact bytes: --raw)
         echo_json(
             {"path": repo.relative(path), "entry_id": entry_id, "entry": orjson.loads(original)}

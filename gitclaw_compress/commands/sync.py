@@ -22,9 +22,12 @@ remote_option = click.option(
 
 @click.command("push")
 @remote_option
+@click.option(
+    "--force", is_flag=True, help="Replace the remote's archive ref (after `redact` rewrote it)."
+)
 @config_option
 @json_option
-def push_command(remote: str | None, config_path: Path | None, as_json: bool) -> None:
+def push_command(remote: str | None, force: bool, config_path: Path | None, as_json: bool) -> None:
     """Push the archive ref, so that other clones can restore what was compressed here.
 
     If another run pushed first, the two archives are merged (their union) and pushed
@@ -33,7 +36,10 @@ def push_command(remote: str | None, config_path: Path | None, as_json: bool) ->
     repo = open_repo(Path.cwd())
     config = config_for(repo, None, config_path)
     ref, remote = config["archive.ref"], remote or config["archive.remote"]
-    result = push_archive(repo, ref, remote)
+    from gitclaw_compress.secrets.check import guard_push
+
+    guard_push(repo, config)  # never send an archive object that holds a secret
+    result = push_archive(repo, ref, remote, force=force)
     if as_json:
         echo_json(
             {

@@ -556,7 +556,7 @@ class _Rewriter:
             return OutputLine(line)
         entry_id = self.plan.format.entry_id(entry)
         show = stubs.show_command(self.session_ref, entry_id or f"L{number}")
-        scope = Scope(number, full, prune, show, self.settings)
+        scope = Scope(number, full, prune, show, self.settings, self.plan.window_start)
         edits = self.plan.rules.edits(entry, scope)
         if not edits:
             return OutputLine(line)

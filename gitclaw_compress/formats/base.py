@@ -78,6 +78,12 @@ def call_descriptor(name: str, arguments: object) -> str:
     return name
 
 
+# What `scan` does with a string value (FormatBase.secret_scope).
+SECRET_SCAN = "scan"  # text a person typed or a tool printed
+SECRET_SKIP = "skip"  # cannot hold one: ids, signatures, encrypted reasoning, base64 images
+SECRET_SEALED = "sealed"  # scanned, but editing it breaks the session (signed thinking)
+
+
 @dataclass(frozen=True, slots=True)
 class Edit:
     """Replace the JSON value at `path` (from the line's top-level object) with `value`.
@@ -99,6 +105,9 @@ class Scope:
     prune: bool  # a budget policy chose this line's tool output, wherever it is
     show: str  # the command that prints this line's original, for the stub text
     settings: CompressSettings
+    # The first line of the kept window as the core decided it (by turns, or by a target):
+    # a format that keeps lines written just before a turn start with that turn reads it here.
+    window_start: int = 1 << 62
 
 
 class FileRules(Protocol):
@@ -154,6 +163,9 @@ class Format(Protocol):
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         """The lines (without newlines) of the agent's own compaction record, to append."""
 
+    def secret_scope(self, path: JsonPath, value: str) -> str:
+        """What `scan` does with a string value: SECRET_SCAN, SECRET_SKIP or SECRET_SEALED."""
+
 
 class Unsupported(GitClawError):
     """A format that cannot do something says so here, and only here, in one line."""
@@ -195,6 +207,17 @@ class FormatBase:
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         raise self.unsupported("summaries")
+
+    secret_free_keys: frozenset[str] = frozenset()  # keys whose strings hold no secret
+    secret_sealed_keys: frozenset[str] = frozenset()  # keys of signed or sealed text
+
+    def secret_scope(self, path: JsonPath, value: str) -> str:
+        """SECRET_SCAN, SECRET_SKIP or SECRET_SEALED for the string `value` at `path`."""
+        key = next((step for step in reversed(path) if isinstance(step, str)), "")
+        if key in self.secret_free_keys or value.startswith("data:image/"):
+            return SECRET_SKIP
+        sealed = any(step in self.secret_sealed_keys for step in path if isinstance(step, str))
+        return SECRET_SEALED if sealed else SECRET_SCAN
 
 
 SNIFF_LINES = 16  # parsed lines `recognize` sees at most

@@ -462,6 +462,23 @@ class ClaudeFormat(FormatBase):
             yield "message.content", content
         yield from _sealed_blocks(str(entry.get("type")), _blocks(message))
 
+    # Signed thinking is sealed; `data` (redacted_thinking, base64 images) holds no typed text.
+    secret_free_keys = frozenset(
+        (
+            "uuid",
+            "parentUuid",
+            "logicalParentUuid",
+            "leafUuid",
+            "sessionId",
+            "requestId",
+            "id",
+            "tool_use_id",
+            "signature",
+            "data",
+        )
+    )
+    secret_sealed_keys = frozenset(("thinking",))
+
 
 def _sealed_blocks(kind: str, content: list[Any]) -> Iterator[tuple[str, Any]]:
     for index, block in enumerate(content):

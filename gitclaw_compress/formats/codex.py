@@ -15,6 +15,7 @@ Codex writes just before it belong to that turn, so the kept turns keep them byt
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -105,10 +106,11 @@ class CodexRules:
         self.settings = settings
         self.calls: dict[str, str] = {}  # call_id -> "shell_command 'ls'"
         self.turn_blocks: list[int] = []  # for each turn, the first line Codex wrote for it
+        self.turn_lines: list[int] = []  # for each turn, its user_message line
         self._block_start: int | None = None  # task_started seen since the last user_message
         self.turn_contexts: list[tuple[int, int]] = []  # (line, turns started before it)
         self.rolled_back_turns = 0
-        self._protected: tuple[int, frozenset[int]] | None = None
+        self._live_contexts: frozenset[int] | None = None
 
     def observe(self, number: int, entry: Entry) -> None:
         line_type = entry.get("type")
@@ -120,6 +122,7 @@ class CodexRules:
             elif kind == "user_message":
                 start = self._block_start if self._block_start is not None else number
                 self.turn_blocks.append(start)
+                self.turn_lines.append(number)
                 self._block_start = None
             elif kind == "thread_rolled_back":
                 turns = payload.get("num_turns")
@@ -133,16 +136,18 @@ class CodexRules:
                 arguments = payload.get("arguments", payload.get("input"))
                 self.calls[call_id] = call_descriptor(name, arguments)
 
-    def _protection(self) -> tuple[int, frozenset[int]]:
-        """The first line of the kept turns, and the turn_context lines resume may read."""
-        if self._protected is None:
-            keep = self.settings.keep_turns
-            if keep == 0:
-                kept_from = 1 << 62
-            elif len(self.turn_blocks) > keep:
-                kept_from = self.turn_blocks[-keep]
-            else:
-                kept_from = 1
+    def _protection(self, window_start: int) -> tuple[int, frozenset[int]]:
+        """The first line of the kept turns, and the turn_context lines resume may read.
+
+        The core's window starts at a turn's `user_message`; the lines Codex writes just
+        before it for that turn (task_started, context messages, turn_context) stay with it.
+        The window may differ between runs of one plan (a target mode trial), so only what
+        does not depend on it is cached."""
+        turn = bisect.bisect_left(self.turn_lines, window_start)
+        kept_from = window_start
+        if turn < len(self.turn_lines):
+            kept_from = min(self.turn_blocks[turn], window_start)
+        if self._live_contexts is None:
             # Resume reads the turn_context of the newest turn that survives the rollbacks;
             # the newest one, and with rollbacks every one they could reach, stays as it is.
             live = set()
@@ -151,11 +156,11 @@ class CodexRules:
             if self.rolled_back_turns:
                 oldest_reachable = len(self.turn_blocks) - 1 - self.rolled_back_turns
                 live.update(line for line, turn in self.turn_contexts if turn >= oldest_reachable)
-            self._protected = (kept_from, frozenset(live))
-        return self._protected
+            self._live_contexts = frozenset(live)
+        return kept_from, self._live_contexts
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        kept_from, live_contexts = self._protection()
+        kept_from, live_contexts = self._protection(scope.window_start)
         line_type = entry.get("type")
         payload = payload_of(entry)
         if not scope.full or scope.number >= kept_from:
@@ -461,6 +466,10 @@ class CodexFormat(FormatBase):
                                     yield f"payload.collaboration_mode.settings.{name}", item
                     else:
                         yield f"payload.{key}", value
+
+    # Reasoning summaries go with their encrypted_content and are never edited.
+    secret_free_keys = frozenset(("id", "call_id", "turn_id", "encrypted_content"))
+    secret_sealed_keys = frozenset(("summary",))
 
 
 def _measure_instructions(payload: dict[str, Any]) -> Iterator[tuple[str, int]]:

@@ -502,6 +502,12 @@ class CopilotFormat(FormatBase):
         # Every other event is never touched: all of its data is sealed.
         yield "data", data
 
+    # Reasoning goes with its opaque encrypted twin and is never edited.
+    secret_free_keys = frozenset(
+        ("id", "parentId", "toolCallId", "messageId", "interactionId", "reasoningOpaque")
+    )
+    secret_sealed_keys = frozenset(("reasoningText",))
+
 
 def _shape(value: object) -> object:
     """The JSON types and keys of a value, without its strings: what stubs must keep."""

@@ -441,5 +441,11 @@ class PiFormat(FormatBase):
                 yield f"message.{key}", message[key]
         yield from _sealed_blocks(message)
 
+    # Signed thinking is sealed (pi sends it back); base64 image `data` holds no typed text.
+    secret_free_keys = frozenset(
+        ("id", "parentId", "toolCallId", "thinkingSignature", "textSignature", "data")
+    )
+    secret_sealed_keys = frozenset(("thinking",))
+
 
 FORMAT = PiFormat()

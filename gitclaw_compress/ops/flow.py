@@ -6,7 +6,7 @@ Shared by `compress`, `step` and the GitHub Action, so that all three behave the
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -184,10 +184,11 @@ def compress_paths(
     force: bool = False,
     dry_run: bool = False,
     progress: bool = False,
+    before_writing: Callable[[], None] | None = None,
 ) -> list[FileReport]:
     """Compress files of one repository (each with its config in `configs`) in one run;
     nothing is written if any of them fails. `cache` answers for files a run found nothing
-    to do in."""
+    to do in. `before_writing` may stop the run (raise) before anything is written."""
     if not paths:
         return []
     settings = {path: settings_key(configs[path], keep_turns) for path in paths}
@@ -207,6 +208,8 @@ def compress_paths(
             for path in with_progress(work, progress, "compressing"):
                 stats[path] = stat_key(path)
                 reports[path] = run.add(path, configs[path], keep_turns=keep_turns, force=force)
+            if before_writing is not None:
+                before_writing()
             run.finish()
         if not dry_run:
             for path in work:
@@ -247,27 +250,38 @@ def run_flow(
     result = FlowResult(
         ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
     )
-    cache = UnchangedCache(repo.git_dir)
-    chosen, result.discovery = select(
-        repo,
-        root_config,
-        paths,
-        take_all=take_all,
-        issue=issue,
-        warnings=result.warnings,
-        known=cache,
-    )
-    configs = {path: load_config(path, repo.root, config_path) for path in chosen}
-    result.reports = compress_paths(
-        repo,
-        chosen,
-        configs,
-        cache,
-        keep_turns=keep_turns,
-        force=force,
-        dry_run=dry_run,
-        progress=progress,
-    )
+    from gitclaw_compress.secrets.check import ParallelGuard
+
+    # The secret scan runs in a child process beside the compression (only where a session
+    # was not scanned clean before); a finding stops the run before any write.
+    secrets = ParallelGuard(repo, root_config, enabled=not dry_run)
+    try:
+        cache = UnchangedCache(repo.git_dir)
+        chosen, result.discovery = select(
+            repo,
+            root_config,
+            paths,
+            take_all=take_all,
+            issue=issue,
+            warnings=result.warnings,
+            known=cache,
+        )
+        configs = {path: load_config(path, repo.root, config_path) for path in chosen}
+        secrets.start(chosen)
+        result.reports = compress_paths(
+            repo,
+            chosen,
+            configs,
+            cache,
+            keep_turns=keep_turns,
+            force=force,
+            dry_run=dry_run,
+            progress=progress,
+            before_writing=lambda: secrets.wait(result.warnings),
+        )
+        secrets.wait(result.warnings)
+    finally:
+        secrets.cancel()
     for report in result.reports:
         result.warnings.extend(report.warnings)
     summarized = [path for path in chosen if configs[path]["summary.enabled"]]
@@ -279,7 +293,10 @@ def run_flow(
     if do_stage and not dry_run:
         result.staged = stage(repo, result.reports, result.summarized)
     if do_push and not dry_run:
+        from gitclaw_compress.secrets.check import guard_push
         from gitclaw_compress.store.remote import push_archive
+
+        guard_push(repo, root_config)  # never send an archive object that holds a secret
 
         result.push = push_archive(repo, result.ref, result.remote)
     return result

@@ -137,7 +137,10 @@ class PushResult:
     reason: str | None = None  # why nothing was pushed: "no-local-archive" | "up-to-date"
 
 
-def push_archive(repo: Repository, ref: str, remote: str) -> PushResult:
+REWRITTEN_FLAG = "archive-rewritten"  # `redact` rewrote the ref: only a forced push may send it
+
+
+def push_archive(repo: Repository, ref: str, remote: str, force: bool = False) -> PushResult:
     """Push the archive ref; if the remote moved, merge its archive in and push again."""
     if repo.rev_parse(ref) is None:
         return PushResult(False, None, False, "no-local-archive")
@@ -146,6 +149,23 @@ def push_archive(repo: Repository, ref: str, remote: str) -> PushResult:
             f"no remote named {remote!r} to push {ref} to; add it with "
             f"`{shell_line('git', 'remote', 'add', remote, 'URL')}` (or set archive.remote)"
         )
+    flag = repo.git_dir / "gitclaw-compress" / REWRITTEN_FLAG
+    if flag.exists():  # merging the remote's archive back in would restore what was redacted
+        if not force:
+            raise GitClawError(
+                f"{ref} was rewritten by `gitclaw-compress redact`; the remote's copy must be "
+                "replaced, not merged: run `gitclaw-compress push --force`; nothing was pushed"
+            )
+        with repo.lock(f"archive-ref:{ref}", ref):
+            tip = repo.rev_parse(ref)
+            done = _run(repo, "push", "--quiet", "--no-verify", "--force", remote, f"{ref}:{ref}")
+            if done.returncode != 0:
+                raise GitClawError(
+                    f"git push --force {remote} {ref} failed: "
+                    f"{_last_line(done.stderr, done.returncode)}"
+                )
+            flag.unlink()
+            return PushResult(True, tip, False)
     merged = False
     with repo.lock(f"archive-ref:{ref}", ref):
         for _ in range(PUSH_ATTEMPTS):

@@ -197,15 +197,15 @@ def session_status(
     target = config["prune.targetPercent"]
     runs = {
         "compress": (
-            f"gitclaw-compress compress{turns} {shlex.quote(ref)}",
+            f"gitclaw-compress compress{turns} {ref}",
             config.compress_settings(keep_turns),
         ),
         "prune": (
-            f"gitclaw-compress prune {shlex.quote(ref)}",
+            f"gitclaw-compress prune {ref}",
             config.compress_settings(strategy="tokens"),
         ),
         "target": (
-            f"gitclaw-compress prune --target {shlex.quote(ref)}",
+            f"gitclaw-compress prune --target {ref}",
             config.compress_settings(target_percent=target),
         ),
     }

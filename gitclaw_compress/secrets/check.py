@@ -1,0 +1,255 @@
+"""The scan as a use case: the session files and the archive objects a push would send,
+against the baseline; `SecretsFound` stops `step`, `compress` and the hooks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitclaw_compress.config import Config
+from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
+from gitclaw_compress.secrets.baseline import Baseline
+from gitclaw_compress.secrets.findings import Finding
+from gitclaw_compress.secrets.scan import scan_blob, scan_file
+from gitclaw_compress.store.archive import Repository
+
+CLEAN_CACHE = "secrets-clean"  # archive objects scanned with no finding, by id
+
+
+@dataclass
+class ScanResult:
+    findings: list[Finding] = field(default_factory=list)
+    accepted: set[str] = field(default_factory=set)  # hashes the baseline accepts
+    files: int = 0
+    objects: int = 0
+
+    @property
+    def open(self) -> list[Finding]:
+        return [f for f in self.findings if f.hash not in self.accepted]
+
+    def lines(self) -> list[str]:
+        return [f.text(f.hash in self.accepted) for f in self.findings]
+
+
+class SecretsFound(GitClawError):
+    """Unaccepted findings: the run stops before it changes or sends anything (exit 1)."""
+
+    def __init__(self, result: ScanResult, what: str) -> None:
+        found = result.open
+        ids = ", ".join(sorted({f.id for f in found}))
+        super().__init__(
+            f"{len(found)} secret(s) found in {what} (ids {ids}); nothing was changed; remove "
+            "them with `gitclaw-compress redact PATH --all`, or accept them with "
+            "`gitclaw-compress scan --accept ID`",
+            exit_code=EXIT_PROBLEMS,
+        )
+        self.result = result
+        self.details = [f.text() for f in found]
+
+
+def baseline_for(repo: Repository, config: Config) -> Baseline:
+    return Baseline(repo.root / config["scan.baseline"])
+
+
+CLEAN_FILES = "secrets-clean-files"  # sha256 of session contents scanned with no finding
+
+
+def _content_hash(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _clean_files(repo: Repository) -> tuple[Path, set[str]]:
+    cache = repo.git_dir / "gitclaw-compress" / CLEAN_FILES
+    return cache, set(cache.read_text().split()) if cache.exists() else set()
+
+
+def known_clean(repo: Repository, paths: Sequence[Path]) -> bool:
+    """Whether every file's exact content was scanned before with no finding."""
+    _, clean = _clean_files(repo)
+    return bool(clean) and all(_content_hash(path) in clean for path in paths)
+
+
+def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -> None:
+    from gitclaw_compress.formats import detect_file
+
+    cache, clean = _clean_files(repo)
+    newly_clean = []
+    for path in paths:
+        name = repo.relative(path)
+        digest = _content_hash(path)
+        result.files += 1
+        if digest in clean:
+            continue
+        found = scan_file(path, name, detect_file(path, name))
+        result.findings.extend(found)
+        if not found:
+            newly_clean.append(digest)
+    if newly_clean:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with open(cache, "a") as handle:
+            handle.write("".join(f"{digest}\n" for digest in newly_clean))
+
+
+def archive_objects(repo: Repository, ref: str) -> list[tuple[str, bool]]:
+    """(oid, is a session version) of every payload and intact version that any commit of
+    the archive ref holds: what a push of the ref can send."""
+    if repo.rev_parse(ref) is None:
+        return []
+    out = repo.git("rev-list", "--objects", ref).decode("utf-8", "replace")
+    objects = []
+    for row in out.splitlines():
+        oid, _, path = row.partition(" ")
+        if path.startswith("blobs/") and path.count("/") == 2:
+            objects.append((oid, False))
+        elif path.startswith("intact/") and path.count("/") == 3:
+            objects.append((oid, True))
+    return objects
+
+
+def scan_archive(repo: Repository, ref: str, result: ScanResult) -> None:
+    cache_file = repo.git_dir / "gitclaw-compress" / CLEAN_CACHE
+    clean = set(cache_file.read_text().split()) if cache_file.exists() else set()
+    newly_clean = []
+    for oid, session in archive_objects(repo, ref):
+        result.objects += 1
+        if oid in clean:
+            continue
+        data = repo.reader.get(oid)
+        if data is None:
+            continue  # verify reports a missing object; nothing here to send
+        found = scan_blob(data, oid, session)
+        result.findings.extend(found)
+        if not found:
+            newly_clean.append(oid)
+    if newly_clean:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(cache_file, "a") as handle:
+            handle.write("".join(f"{oid}\n" for oid in newly_clean))
+
+
+def run_scan(
+    repo: Repository,
+    config: Config,
+    paths: Iterable[Path],
+    *,
+    archive: bool,
+) -> ScanResult:
+    result = ScanResult()
+    scan_sessions(repo, list(paths), result)
+    if archive:
+        scan_archive(repo, config["archive.ref"], result)
+    baseline = baseline_for(repo, config)
+    result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
+    return result
+
+
+def _settle(result: ScanResult, config: Config, warn: list[str]) -> None:
+    if not result.open:
+        return
+    if config["scan.block"]:
+        raise SecretsFound(result, "session files")
+    warn.extend(f"secret: {f.text()}" for f in result.open)
+
+
+def guard(repo: Repository, config: Config, paths: Sequence[Path], warn: list[str]) -> None:
+    """The check inside `compress` and `step`: raise SecretsFound when a session holds an
+    unaccepted finding and `scan.block` is on; with it off, each finding is a warning."""
+    if config["scan.enabled"] and paths:
+        _settle(run_scan(repo, config, paths, archive=False), config, warn)
+
+
+class ParallelGuard:
+    """`guard` in a child process (secrets/worker.py) that loads the rules and scans on
+    another core while this one compresses into temp files. `wait()` is called before
+    anything is replaced or committed, and raises as `guard` would."""
+
+    def __init__(self, repo: Repository, config: Config, enabled: bool) -> None:
+        self._repo = repo
+        self._config = config
+        self._enabled = enabled and bool(config["scan.enabled"])
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self, paths: Sequence[Path]) -> None:
+        """Scan these sessions beside the compression. Nothing to scan (none, or all scanned
+        clean before, as on a no-op `step`) starts no process at all."""
+        import orjson
+
+        if not self._enabled or not paths or known_clean(self._repo, paths):
+            return
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "gitclaw_compress.secrets.worker"],
+            cwd=self._repo.root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        request = {
+            "root": str(self._repo.root),
+            "paths": [str(path.absolute()) for path in paths],
+            "baseline": str(baseline_for(self._repo, self._config).path),
+        }
+        assert self._process.stdin is not None
+        try:
+            self._process.stdin.write(orjson.dumps(request))
+            self._process.stdin.close()
+        except BrokenPipeError:
+            pass  # it died; wait() says how
+        self._process.stdin = None  # sent: communicate() must not touch it again
+
+    def wait(self, warn: list[str]) -> None:
+        import orjson
+
+        process, self._process = self._process, None
+        if process is None:
+            return
+        out, err = process.communicate()
+        try:
+            document = orjson.loads(out)
+        except orjson.JSONDecodeError:
+            document = {}
+        if "findings" not in document:
+            last = (err.decode("utf-8", "replace").strip().splitlines() or ["no answer"])[-1]
+            raise GitClawError(f"the secret scan failed: {document.get('error') or last}")
+        result = ScanResult(files=document.get("files", 0))
+        for item in document["findings"]:
+            finding = Finding(
+                item["file"],
+                item["line"],
+                item["entry"],
+                tuple(item["path"]),
+                item["rule"],
+                item["hash"],
+                item["masked"],
+                item["sealed"],
+            )
+            result.findings.append(finding)
+            if item["accepted"]:
+                result.accepted.add(finding.hash)
+        _settle(result, self._config, warn)
+
+    def cancel(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+
+
+def guard_push(repo: Repository, config: Config) -> None:
+    """The check in the pre-push hook: refuse to send archive objects that hold a secret."""
+    if not config["scan.enabled"]:
+        return
+    result = ScanResult()
+    scan_archive(repo, config["archive.ref"], result)
+    baseline = baseline_for(repo, config)
+    result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
+    if result.open and config["scan.block"]:
+        raise SecretsFound(result, f"archive objects that {config['archive.ref']} would send")

@@ -1,0 +1,124 @@
+"""The detection library behind `scan`: Kingfisher's rules (MongoDB's Rust engine, with the
+Betterleaks/gitleaks rule sets: provider-specific patterns with entropy and confidence).
+
+Decoded string values are fed in batches (one native call per ~1 MB, not one per value), and a
+value longer than a window is cut into overlapping windows, so a multi-megabyte tool output
+costs what its bytes cost. The engine is built on first use only: a file without a string
+value never loads it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
+
+from gitclaw_compress.errors import GitClawError
+
+Key = TypeVar("Key")
+
+BATCH_BYTES = 1 << 20  # one native call per this many bytes of values
+WINDOW = 1 << 20  # a longer value is scanned in windows of this size …
+OVERLAP = 8192  # … that overlap by this much (a private key block fits)
+SEPARATOR = b"\n\n\x00\n\n"  # between values in a batch: no rule crosses a NUL line
+MIN_VALUE = 8  # a shorter string holds no secret that any rule reports
+CONFIDENCE: Final = "medium"  # Kingfisher's default: provider rules and strong generic ones
+REDACTED = "[REDACTED:"  # what `redact` leaves in place of a secret
+CACHE_ENV = "GITCLAW_COMPRESS_RULE_CACHE"  # where the compiled rules are cached
+
+
+@dataclass(frozen=True, slots=True)
+class Hit(Generic[Key]):
+    """One secret the engine found in the value filed under `key`."""
+
+    key: Key
+    rule: str
+    secret: str
+
+
+_scanner: Any = None
+
+
+def _engine() -> Any:
+    global _scanner
+    if _scanner is None:
+        try:
+            from kingfisher_sdk import Rules, Scanner
+        except ImportError:  # pragma: no cover - a dependency of the package
+            raise GitClawError(
+                "the secret scanner (kingfisher-secret-scanner) is not installed; "
+                "reinstall gitclaw-compress"
+            ) from None
+        cache = os.environ.get(CACHE_ENV) or None
+        rules = Rules(confidence=CONFIDENCE, cache_dir=cache)
+        _scanner = Scanner(rules, base64=False)
+    return _scanner
+
+
+def rule_name(rule_id: str) -> str:
+    """`betterleaks.github-pat` -> `github-pat`: the short name findings and markers show."""
+    return rule_id.rsplit(".", 1)[-1].rsplit("/", 1)[-1]
+
+
+def _pieces(key: Key, value: str) -> Iterator[tuple[Key, bytes]]:
+    data = value.encode("utf-8", "surrogatepass")
+    if len(data) <= WINDOW:
+        yield key, data
+        return
+    start = 0
+    while start < len(data):
+        yield key, data[start : start + WINDOW]
+        if start + WINDOW >= len(data):
+            return
+        start += WINDOW - OVERLAP
+
+
+def scan_values(values: Iterable[tuple[Key, str]]) -> list[Hit[Key]]:
+    """Every secret in the values, each (key, rule, secret) once, in input order."""
+    hits: list[Hit[Key]] = []
+    seen: set[tuple[Key, str, str]] = set()
+    batch: list[tuple[Key, bytes]] = []
+    size = 0
+
+    def flush() -> None:
+        nonlocal size
+        if not batch:
+            return
+        starts: list[int] = []
+        chunks: list[bytes] = []
+        offset = 0
+        for _, data in batch:
+            starts.append(offset)
+            chunks.append(data)
+            offset += len(data) + len(SEPARATOR)
+        found = _engine().scan(SEPARATOR.join(chunks))
+        placed = [
+            (batch[max(bisect.bisect_right(starts, f.location["start_offset"]) - 1, 0)][0], f)
+            for f in found
+            if f.secret and REDACTED not in f.secret  # our own marker is not a secret
+        ]
+        # A helper rule (an AWS secret key) counts next to a visible finding in its value.
+        shown = {key for key, finding in placed if finding.visible}
+        for key, finding in placed:
+            if key not in shown:
+                continue
+            marker = (key, finding.rule_id, finding.secret)
+            if marker in seen:
+                continue
+            seen.add(marker)
+            hits.append(Hit(key, rule_name(finding.rule_id), finding.secret))
+        batch.clear()
+        size = 0
+
+    for key, value in values:
+        if len(value) < MIN_VALUE:
+            continue
+        for piece in _pieces(key, value):
+            batch.append(piece)
+            size += len(piece[1])
+            if size >= BATCH_BYTES:
+                flush()
+    flush()
+    return hits

@@ -1,0 +1,255 @@
+"""`redact`: replace secrets by `[REDACTED:rule]` in a session file, in every archive object
+that holds them, and in the staged version; rewrite the archive ref; record the redaction.
+
+A compressed line keeps restoring: its marker gets the sha256 and size of the redacted
+original and the ids of the redacted payloads or intact version, so `restore` gives the
+original with the secrets redacted, and `verify` passes. Secrets are replaced where their
+JSON-encoded form stands, so no other byte of a line changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from gitclaw_compress.config import Config
+from gitclaw_compress.core.jsonspan import locate, splice
+from gitclaw_compress.core.lines import MARKER_KEY, RawLine, iter_lines, parse_entry
+from gitclaw_compress.core.marker import read_marker, restore_data
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.secrets.check import archive_objects
+from gitclaw_compress.secrets.findings import Finding
+from gitclaw_compress.secrets.rewrite import rewrite_archive
+from gitclaw_compress.secrets.scan import scan_blob, scan_file
+from gitclaw_compress.store.archive import FileRecord, Repository, record_folder
+from gitclaw_compress.store.fileio import AtomicFile
+
+REDACTIONS = "redactions"  # archive tree folder of the redaction records
+
+
+def redaction_folder(key: str) -> str:
+    return f"{REDACTIONS}/{key[:2]}/{key[2:]}"
+
+
+@dataclass
+class RedactReport:
+    file: str
+    redacted: list[Finding] = field(default_factory=list)
+    sealed: list[Finding] = field(default_factory=list)  # left in place
+    lines: int = 0  # lines of the session changed
+    objects: int = 0  # archive objects replaced
+    archive_tip: str | None = None
+    history: str | None = None  # the oldest branch commit that holds a redacted secret
+
+
+class Redactor:
+    """Replaces each chosen secret's JSON-encoded form by its marker."""
+
+    def __init__(self, findings: Iterable[Finding]) -> None:
+        pairs: dict[bytes, bytes] = {}
+        for finding in findings:
+            encoded = orjson.dumps(finding.secret)[1:-1]
+            pairs[encoded] = b"[REDACTED:%s]" % finding.rule.encode()
+        self.pairs = sorted(pairs.items(), key=lambda pair: -len(pair[0]))
+
+    def holds(self, data: bytes) -> bool:
+        return any(needle in data for needle, _ in self.pairs)
+
+    def __call__(self, data: bytes) -> bytes:
+        for needle, marker in self.pairs:
+            if needle in data:
+                data = data.replace(needle, marker)
+        return data
+
+
+def _object_id(repo: Repository, data: bytes) -> str:
+    algorithm = hashlib.sha256 if repo.object_format() == "sha256" else hashlib.sha1
+    return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def header_key(header: bytes) -> str:
+    return hashlib.sha256(header).hexdigest()
+
+
+def _choose(findings: list[Finding], ids: set[str] | None) -> list[Finding]:
+    if ids is None:
+        return findings
+    unknown = ids - {f.id for f in findings}
+    if unknown:
+        raise GitClawError(f"no finding has id {sorted(unknown)[0]}; nothing was changed")
+    return [f for f in findings if f.id in ids]
+
+
+def _new_line(
+    repo: Repository,
+    line: RawLine,
+    where: str,
+    redact: Redactor,
+    renamed: dict[str, str],
+    blobs: dict[str, bytes],
+) -> bytes:
+    """The redacted line; a compressed line gets a marker for its redacted original."""
+    data = redact(line.data)
+    marker = read_marker(line.data, where)
+    if marker is None:
+        return data
+    original = restore_data(line.data, where, repo.reader.get)
+    redacted = redact(original)
+    if redacted == original and data == line.data:
+        return line.data
+    entry = parse_entry(data)
+    assert entry is not None
+    raw = dict(entry[MARKER_KEY])
+    raw["sha256"] = hashlib.sha256(redacted).hexdigest()
+    raw["size"] = len(redacted)
+    raw.pop("commit", None)  # that commit holds the secret; the archive has the line now
+    if "intact" in raw:
+        raw["intact"] = {
+            **raw["intact"],
+            "blob": renamed.get(raw["intact"]["blob"], raw["intact"]["blob"]),
+        }
+    if "parts" in raw:
+        raw["parts"] = [
+            {**part, "oid": renamed.get(part["oid"], part["oid"])} for part in raw["parts"]
+        ]
+    span = locate(data, [(MARKER_KEY,)])[(MARKER_KEY,)]
+    new = splice(data, [(span.start, span.end, orjson.dumps(raw))])
+
+    def fetch(oid: str) -> bytes | None:
+        return blobs[oid] if oid in blobs else repo.reader.get(oid)
+
+    if restore_data(new, where, fetch) != redacted:  # never write a line that cannot restore
+        raise GitClawError(f"{where}: the redacted line would not restore; nothing was changed")
+    return new
+
+
+def redact_session(
+    repo: Repository, path: Path, config: Config, ids: set[str] | None
+) -> RedactReport:
+    from gitclaw_compress.formats import detect_file
+
+    rel = repo.relative(path)
+    report = RedactReport(rel)
+    ref = config["archive.ref"]
+    findings = scan_file(path, rel, detect_file(path, rel))
+    objects = archive_objects(repo, ref)
+    contents = {oid: repo.reader.get(oid) or b"" for oid, _ in objects}
+    for oid, session in objects:
+        findings.extend(scan_blob(contents[oid], oid, session))
+    chosen = _choose(findings, ids)
+    report.sealed = [f for f in chosen if f.sealed]
+    report.redacted = [f for f in chosen if not f.sealed]
+    if not report.redacted:
+        return report
+    redact = Redactor(report.redacted)
+    renamed: dict[str, str] = {}
+    blobs: dict[str, bytes] = {}
+    for oid, data in contents.items():
+        if redact.holds(data):
+            new = redact(data)
+            renamed[oid] = _object_id(repo, new)
+            blobs[renamed[oid]] = new
+    report.objects = len(renamed)
+    with repo.lock(rel, rel):
+        out: list[bytes] = []
+        with open(path, "rb") as handle:
+            for line in iter_lines(handle):
+                new = _new_line(repo, line, f"{rel}:{line.number}", redact, renamed, blobs)
+                report.lines += new != line.data
+                out.append(new + (b"\n" if line.newline else b""))
+        body = b"".join(out)
+        if repo.rev_parse(ref) is not None:
+            with repo.lock(f"archive-ref:{ref}", ref):  # no push or fetch meanwhile
+                report.archive_tip = _rewrite(repo, ref, rel, body, renamed, blobs, report)
+        atomic = AtomicFile(path, git_dir=repo.git_dir)
+        atomic.write(body)
+        atomic.seal()
+        atomic.replace(rel)
+        _redact_index(repo, rel, redact)
+    report.history = _in_history(repo, rel, redact)
+    return report
+
+
+def _rewrite(
+    repo: Repository,
+    ref: str,
+    rel: str,
+    body: bytes,
+    renamed: dict[str, str],
+    blobs: dict[str, bytes],
+    report: RedactReport,
+) -> str:
+    key = header_key(body.split(b"\n", 1)[0])
+    lines = body.count(b"\n") + (0 if body.endswith(b"\n") or not body else 1)
+    record = FileRecord(hashlib.sha256(body).hexdigest(), len(body), lines)
+    note = {
+        "file": rel,
+        "secrets": len({f.hash for f in report.redacted}),
+        "rules": sorted({f.rule for f in report.redacted}),
+        "hashes": sorted({f.hash for f in report.redacted}),
+    }
+    extra = {
+        f"{record_folder(key)}/{record.name()}": b"",
+        f"{redaction_folder(key)}/{record.sha256}.json": orjson.dumps(note),
+    }
+    records = record_folder(key) + "/"
+
+    def rename(path: str, oid: str) -> tuple[str, str] | None:
+        if path.startswith(records):
+            return None  # what compress wrote before: that file held the secrets
+        new = renamed.get(oid)
+        if new is None:
+            return path, oid
+        parts = path.split("/")
+        parts[1], parts[2] = new[:2], new[2:]
+        return "/".join(parts), new
+
+    return rewrite_archive(repo, ref, blobs, rename, extra, f"gitclaw-compress redact {rel}")
+
+
+def _redact_index(repo: Repository, rel: str, redact: Redactor) -> None:
+    staged = repo.git("ls-files", "-s", "--", rel).decode().split()
+    if not staged:
+        return
+    data = repo.reader.get(staged[1])
+    if data is None or not redact.holds(data):
+        return
+    oid = repo.git("hash-object", "-w", "--stdin", input=redact(data)).decode().strip()
+    repo.git("update-index", "--cacheinfo", f"{staged[0]},{oid},{rel}")
+
+
+def _in_history(repo: Repository, rel: str, redact: Redactor) -> str | None:
+    if repo.rev_parse("HEAD") is None:
+        return None
+    commits = repo.git("log", "--reverse", "--format=%H", "HEAD", "--", rel).decode().split()
+    for commit in commits:
+        data = repo.reader.get(f"{commit}:{rel}")
+        if data is not None and redact.holds(data):
+            return commit
+    return None
+
+
+def redaction_note(repo: Repository, ref: str, path: Path) -> str | None:
+    """One line for `restore` when `redact` removed secrets from this session's original."""
+    with open(path, "rb") as handle:
+        header = handle.readline().rstrip(b"\n")
+    folder = f"{ref}:{redaction_folder(header_key(header))}"
+    done = repo.git("ls-tree", "-z", "--name-only", folder, check=False)
+    names = [name for name in done.split(b"\0") if name]
+    if not names:
+        return None
+    hashes: set[str] = set()
+    rules: set[str] = set()
+    for name in names:
+        data = repo.reader.get(f"{folder}/{name.decode()}")
+        note = orjson.loads(data) if data else {}
+        hashes.update(note.get("hashes", []))
+        rules.update(note.get("rules", []))
+    return (
+        f"{path}: {len(hashes)} secret(s) were redacted by `gitclaw-compress redact` "
+        f"({', '.join(sorted(rules))}): this original holds [REDACTED:rule] in their place"
+    )

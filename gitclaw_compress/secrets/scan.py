@@ -1,0 +1,101 @@
+"""Scan session lines and archive objects: every JSON string value, decoded, one by one.
+
+Keys are not scanned, nor the values a format says cannot hold a secret a person typed or a
+tool printed (ids, signatures, encrypted reasoning, base64 images). A line that does not
+parse is scanned as one text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from gitclaw_compress.core.jsonspan import JsonPath
+from gitclaw_compress.core.lines import MARKER_KEY, RawLine, iter_lines, lines_from_bytes
+from gitclaw_compress.formats.base import SECRET_SEALED, SECRET_SKIP, Format
+from gitclaw_compress.secrets.engine import scan_values
+from gitclaw_compress.secrets.findings import Finding, mask, secret_hash
+
+# (line number, path, sealed): where a value was found
+Where = tuple[int, JsonPath, bool]
+
+
+def string_values(value: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
+    """Every string value under `value` with its JSON path (object keys are not values)."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if not (path == () and key == MARKER_KEY):
+                yield from string_values(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from string_values(item, (*path, index))
+
+
+def _line_values(
+    lines: Iterable[RawLine], fmt: Format | None, ids: dict[int, str]
+) -> Iterator[tuple[Where, str]]:
+    for line in lines:
+        try:
+            entry = orjson.loads(line.data)
+        except orjson.JSONDecodeError:
+            yield (line.number, (), False), line.data.decode("utf-8", "replace")
+            continue
+        if fmt is not None and isinstance(entry, dict):
+            entry_id = fmt.entry_id(entry)
+            if entry_id:
+                ids[line.number] = entry_id
+        for path, text in string_values(entry):
+            scope = fmt.secret_scope(path, text) if fmt is not None else "scan"
+            if scope != SECRET_SKIP:
+                yield (line.number, path, scope == SECRET_SEALED), text
+
+
+def scan_lines(
+    lines: Iterable[RawLine], fmt: Format | None, file: str, obj: str = ""
+) -> list[Finding]:
+    """The findings in the lines of one session file (or one archived version of it)."""
+    ids: dict[int, str] = {}
+    hits = scan_values(_line_values(lines, fmt, ids))
+    hits.sort(key=lambda hit: hit.key[0])
+    return [
+        Finding(
+            file=file,
+            line=hit.key[0],
+            entry=ids.get(hit.key[0], f"L{hit.key[0]}"),
+            path=hit.key[1],
+            rule=hit.rule,
+            hash=secret_hash(hit.secret),
+            masked=mask(hit.secret),
+            sealed=hit.key[2],
+            object=obj,
+            secret=hit.secret,
+        )
+        for hit in hits
+    ]
+
+
+def scan_file(path: Path, file: str, fmt: Format | None) -> list[Finding]:
+    with open(path, "rb") as handle:
+        return scan_lines(iter_lines(handle), fmt, file)
+
+
+def scan_blob(data: bytes, oid: str, session: bool) -> list[Finding]:
+    """An archived object: a whole session version (`session`), or one payload (a JSON value
+    cut from a line, scanned with no format: a payload has no line of its own)."""
+    name = f"archive:{oid[:12]}"
+    if session:
+        from gitclaw_compress.errors import GitClawError
+        from gitclaw_compress.formats import detect
+
+        lines = lines_from_bytes(data)
+        try:
+            fmt: Format | None = detect(lines, name)
+        except GitClawError:
+            fmt = None
+        return scan_lines(lines, fmt, name, oid)
+    return scan_lines([RawLine(1, data, False)], None, name, oid)
