@@ -376,8 +376,9 @@ OPTIONS: tuple[Option, ...] = (
         int,
         20000,
         "Keep at least this many of the newest (estimated) tokens after the summary "
-        "(`--keep-tokens`), as pi's own compaction does.",
-        minimum=1,
+        "(`--keep-tokens`), as pi's own compaction does. 0 (with `keepTurns` 0): keep "
+        "nothing, the summary alone (what Copilot CLI's record allows).",
+        minimum=0,
     ),
     Option(
         "summary.toolResultMaxChars",

@@ -21,8 +21,9 @@ from gitclaw_compress.summary.stage import describe, keep_policy, summarize_file
 @existing_path()
 @click.option(
     "--keep-turns",
-    type=click.IntRange(min=1),
-    help="Keep the last N turns after the summary (default: summary.keepTurns, else tokens).",
+    type=click.IntRange(min=0),
+    help="Keep the last N turns after the summary (default: summary.keepTurns, else tokens); "
+    "0 keeps nothing, the summary alone (all Copilot CLI's record allows; pi refuses it).",
 )
 @click.option(
     "--keep-tokens",
@@ -44,8 +45,9 @@ def command(
     config_path: Path | None,
     as_json: bool,
 ) -> None:
-    """Summarize the older part of a session into the agent's compaction record (pi's
-    `compaction` entry).
+    """Summarize the older part of a session into the agent's own compaction record (pi's
+    `compaction` entry, Claude Code's compact_boundary, Codex's `compacted` line, Copilot
+    CLI's compaction events).
 
     The summary covers everything before the kept messages (and folds in the previous
     summary, if any); the agent resumes from it. Every original entry stays in the file. With

@@ -63,7 +63,11 @@ def summary_lines(
     if not conversation.path:
         raise GitClawError("no conversation to summarize: Claude Code would resume nothing")
     path = [by_number[number] for number in conversation.path]
-    kept = [view.id for view in path[_kept_start(path, request.first_kept) :] if view.id]
+    # Nothing kept (the first kept line is past the conversation): the summary alone, as
+    # Claude Code's own full compaction leaves it.
+    nothing_kept = request.first_kept > max(view.number for view in views)
+    start = len(path) if nothing_kept else _kept_start(path, request.first_kept)
+    kept = [view.id for view in path[start:] if view.id]
     taken = {view.id for view in views if view.id is not None}
     newest = _newest_entry(lines, conversation.path[-1])
     boundary_id, summary_id = _new_uuid(taken), _new_uuid(taken)

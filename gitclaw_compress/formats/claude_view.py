@@ -17,9 +17,11 @@ from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
+    EDIT,
     IMAGE,
     MESSAGE,
     META,
+    READ,
     SUMMARY,
     SYSTEM,
     TEXT,
@@ -28,11 +30,15 @@ from gitclaw_compress.model import (
     TOOL_CALL,
     TOOL_RESULT,
     USER,
+    WRITE,
     EntryView,
     Message,
     Part,
 )
 
+# Claude Code's file tools: what each does to the file its input names.
+FILE_TOOLS = {"Read": READ, "Write": WRITE, "Edit": EDIT, "MultiEdit": EDIT, "NotebookEdit": EDIT}
+FILE_INPUTS = ("file_path", "notebook_path")
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's own error replies: never sent
 # Hooks whose output reaches the model (others only show in the transcript).
 HOOKS_SEEN = frozenset({"SessionStart", "UserPromptSubmit", "UserPromptExpansion"})
@@ -108,6 +114,15 @@ def usage_tokens(usage: object) -> int | None:
     return sum(count for count in counts if isinstance(count, int)) or None
 
 
+def _file_of_call(name: str, arguments: object) -> tuple[str | None, str | None]:
+    """The file a call of one of Claude Code's file tools reads or changes, and how."""
+    effect = FILE_TOOLS.get(name)
+    if effect is None or not isinstance(arguments, dict):
+        return None, None
+    path = next((arguments[k] for k in FILE_INPUTS if isinstance(arguments.get(k), str)), None)
+    return (path, effect) if path else (None, None)
+
+
 def _assistant_parts(content: object) -> list[Part]:
     if isinstance(content, str):
         return [Part(TEXT, content)] if content else []
@@ -125,12 +140,16 @@ def _assistant_parts(content: object) -> list[Part]:
         elif kind == "redacted_thinking":
             parts.append(Part(THINKING, "", sealed=True))
         elif kind == "tool_use":
+            name = str(block.get("name"))
+            path, effect = _file_of_call(name, block.get("input"))
             parts.append(
                 Part(
                     TOOL_CALL,
                     _compact(block.get("input")),
-                    name=str(block.get("name")),
+                    name=name,
                     call_id=str(block.get("id")),
+                    path=path,
+                    effect=effect,
                 )
             )
     return parts

@@ -30,9 +30,11 @@ from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
+    EDIT,
     IMAGE,
     MESSAGE,
     META,
+    READ,
     SUMMARY,
     SYSTEM,
     TEXT,
@@ -41,6 +43,7 @@ from gitclaw_compress.model import (
     TOOL_CALL,
     TOOL_RESULT,
     USER,
+    WRITE,
     Conversation,
     EntryView,
     Message,
@@ -97,6 +100,9 @@ CONTEXT_DEVELOPER_PREFIXES = (
     "<realtime_conversation>",
 )
 EXIT_CODE = re.compile(r"^Exit code: (-?\d+)")
+# The file a patch of `apply_patch` changes first, and how ("*** Update File: src/app.py").
+PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
+PATCH_EFFECTS = {"Add": WRITE, "Update": EDIT, "Delete": EDIT}
 
 # Private links of an EntryView, read only by `resume` below.
 LINE_TYPE = "line"  # the rollout line type
@@ -221,8 +227,9 @@ def item_message(payload: dict[str, Any], line: int, model: str | None = None) -
             text = arguments  # freeform input (an apply_patch patch), not JSON
         else:
             text = _compact(arguments)
-        return Message(ASSISTANT, [Part(TOOL_CALL, text, name=name, call_id=call_id)], line,
-                       model=model)  # fmt: skip
+        path, effect = _file_of_call(name, arguments)
+        part = Part(TOOL_CALL, text, name=name, call_id=call_id, path=path, effect=effect)
+        return Message(ASSISTANT, [part], line, model=model)
     if kind in OUTPUT_TYPES:
         return Message(TOOL, _result(payload, name), line)
     if kind == "reasoning":
@@ -237,6 +244,23 @@ def item_message(payload: dict[str, Any], line: int, model: str | None = None) -
         part = Part(TOOL_CALL, _compact(arguments), name=tool, call_id=call_id)
         return Message(ASSISTANT, [part], line, model=model)
     return None
+
+
+def _file_of_call(name: str | None, arguments: object) -> tuple[str | None, str | None]:
+    """The file a call reads or changes, and how: `apply_patch` (its first file; a patch may
+    touch more) and `view_image`. Shell commands name no file Codex records."""
+    if name == "apply_patch":
+        patch = arguments.get("input") if isinstance(arguments, dict) else arguments
+        if isinstance(patch, str) and (found := PATCH_FILE.search(patch)):
+            return found.group(2).strip(), PATCH_EFFECTS[found.group(1)]
+    elif name == "view_image" and isinstance(arguments, str):
+        try:
+            path = orjson.loads(arguments).get("path")
+        except (orjson.JSONDecodeError, AttributeError):
+            path = None
+        if isinstance(path, str) and path:
+            return path, READ
+    return None, None
 
 
 def _first_text(message: Message) -> str:

@@ -44,9 +44,11 @@ from gitclaw_compress.core.lines import Entry
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
+    EDIT,
     IMAGE,
     MESSAGE,
     META,
+    READ,
     SUMMARY,
     TEXT,
     THINKING,
@@ -54,6 +56,7 @@ from gitclaw_compress.model import (
     TOOL_CALL,
     TOOL_RESULT,
     USER,
+    WRITE,
     Conversation,
     EntryView,
     Message,
@@ -182,6 +185,10 @@ def _attached_images(attachments: object) -> Iterator[Part]:
             yield Part(IMAGE, media_type=media_type, size=len(data))
 
 
+# The CLI's file tools, by what they do to their `path` (checked in Copilot CLI 1.0.102).
+FILE_TOOLS = {"view": READ, "create": WRITE, "edit": EDIT}
+
+
 def _assistant_parts(data: dict[str, Any]) -> Iterator[Part]:
     sealed = any(isinstance(data.get(key), str) for key in ("reasoningOpaque", "encryptedContent"))
     reasoning = _text(data.get("reasoningText"))
@@ -193,11 +200,17 @@ def _assistant_parts(data: dict[str, Any]) -> Iterator[Part]:
     for request in data.get("toolRequests") or ():
         if isinstance(request, dict) and isinstance(request.get("toolCallId"), str):
             name = request.get("name")
+            arguments = request.get("arguments")
+            effect = FILE_TOOLS.get(name) if isinstance(name, str) else None
+            path = arguments.get("path") if isinstance(arguments, dict) else None
+            on_file = effect is not None and isinstance(path, str) and bool(path)
             yield Part(
                 TOOL_CALL,
                 _arguments(request),
                 name=name if isinstance(name, str) else None,
                 call_id=request["toolCallId"],
+                path=path if on_file else None,
+                effect=effect if on_file else None,
             )
 
 

@@ -352,6 +352,8 @@ def summary_record(lines: Sequence[RawLine], request: SummaryRequest) -> list[by
     taken = {_text(entry.get("id")) for entry in by_line.values()}
     leaf_id = _text(by_line.get(request.leaf, {}).get("id"))
     first_kept_id = _text(by_line.get(request.first_kept, {}).get("id"))
+    if request.first_kept > max(by_line, default=0):
+        raise GitClawError("pi's compaction entry names the first entry it keeps: keep a turn")
     if leaf_id is None or first_kept_id is None:
         # pi would resume from the record alone (no parent) or lose the kept messages.
         missing = request.leaf if leaf_id is None else request.first_kept

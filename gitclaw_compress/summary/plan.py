@@ -10,17 +10,21 @@ this round's), so that a chain of rounds keeps the facts of all of them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from gitclaw_compress.model import (
     COMPACTION,
     MESSAGE,
     SUMMARY,
+    SYSTEM,
     TEXT,
     TOOL,
     TOOL_CALL,
     TOOL_RESULT,
+    USER,
+    Conversation,
     EntryView,
     Message,
 )
@@ -28,6 +32,8 @@ from gitclaw_compress.summary.facts import is_person
 from gitclaw_compress.summary.text import plural
 from gitclaw_compress.tokens.context import Context, measure_context
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_messages
+
+Resume = Callable[[Sequence[EntryView]], Conversation]  # a format's `resume`
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +48,8 @@ class KeepPolicy:
             raise ValueError("KeepPolicy needs exactly one of turns and tokens")
 
     def describe(self) -> str:
+        if self.turns == 0:
+            return "nothing"
         if self.turns is not None:
             return f"the last {self.turns} turn{'s' if self.turns != 1 else ''}"
         return f"the newest {self.tokens:,} tokens"
@@ -79,9 +87,18 @@ class SummaryPlan:
     tokens_before: int  # the context now: recorded usage plus estimates, or estimates
     tokens_before_estimated: int  # every message sent estimated
     kept_tokens: int  # estimated tokens of the messages kept after the summary
+    # Messages sent before the newest record that its resume path no longer reaches.
+    older: list[Message] = field(default_factory=list)
+
+    @property
+    def keeps(self) -> bool:
+        """Whether any message is kept (else the summary alone stands for the conversation)."""
+        return self.cut < len(self.messages)
 
     @property
     def first_kept(self) -> Message:
+        if not self.keeps:
+            raise ValueError("nothing is kept after this summary")
         return self.messages[self.cut]
 
     @property
@@ -97,14 +114,14 @@ class SummaryPlan:
     def history(self) -> list[Message]:
         """Every message on the path before the cut, from the root: the facts come from
         these (summary records excluded: their facts are recomputed)."""
-        cut_line = self.first_kept.line
+        cut_line = self.first_kept.line if self.keeps else None
         out: list[Message] = []
         for view in self.path:
             if view.number == cut_line:
                 break
             if view.kind == MESSAGE:
                 out.extend(view.messages)
-        return out
+        return sorted(self.older + out, key=lambda message: message.line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +157,49 @@ def valid_cuts(messages: Sequence[Message], *, ids: bool = True) -> list[bool]:
     return valid
 
 
+def person_lines(views: Sequence[EntryView]) -> frozenset[int]:
+    """The lines of the messages a person wrote. A turn-start line is one, unless it gives the
+    model nothing (an agent that records the prompt it sends and, beside it, an event that the
+    person typed it): then the newest user message before it. A record that carries user
+    messages after its summary (kept requests copied into it) counts as theirs."""
+    user_lines = sorted(
+        message.line
+        for view in views
+        if view.kind == MESSAGE
+        for message in view.messages
+        if message.role == USER
+    )
+    people: set[int] = set()
+    for view in views:
+        if view.kind == COMPACTION and any(m.role == USER for m in view.messages):
+            people.add(view.number)
+        if not view.turn_start:
+            continue
+        if view.messages:
+            people.add(view.number)
+        elif before := bisect_right(user_lines, view.number):
+            people.add(user_lines[before - 1])
+    return frozenset(people)
+
+
+def earlier_messages(resume: Resume, views: Sequence[EntryView], record: int) -> list[Message]:
+    """Every message the agent sent before the record on line `record`, through the records
+    before it, each once (an agent may copy kept messages into its record: those are not)."""
+    conversation = resume([view for view in views if view.number < record])
+    older = (
+        earlier_messages(resume, views, conversation.compaction)
+        if conversation.compaction is not None
+        else []
+    )
+    records = {view.number for view in views if view.kind == COMPACTION}
+    seen = {message.line for message in older}
+    return older + [
+        message
+        for message in conversation.messages
+        if message.line not in records and message.line not in seen
+    ]
+
+
 def _valid_at_or_before(valid: list[bool], position: int, start: int) -> int | None:
     """The nearest valid cut at or before ``position`` that leaves something to summarize."""
     for candidate in range(position, start, -1):
@@ -149,9 +209,11 @@ def _valid_at_or_before(valid: list[bool], position: int, start: int) -> int | N
 
 
 def plan_summary(
-    context: Context, keep: KeepPolicy, estimator: TokenEstimator
+    context: Context, keep: KeepPolicy, estimator: TokenEstimator, resume: Resume | None = None
 ) -> SummaryPlan | NoSummary:
-    """Choose this round's cut on the conversation of ``context`` (estimated already)."""
+    """Choose this round's cut on the conversation of ``context`` (estimated already).
+    ``resume`` (the format's) finds the messages sent before the newest record that the resume
+    path no longer reaches, for the facts."""
     on_path = set(context.conversation.path)
     path = [view for view in context.views if view.number in on_path]
     messages = context.messages
@@ -162,19 +224,30 @@ def plan_summary(
     ids = any(view.id is not None for view in path)
     if ids and path[-1].id is None:
         return NoSummary("the last entry has no id for a compaction entry to follow")
-    people = frozenset(view.number for view in path if view.turn_start)
-    opens_with_summary = context.compaction is not None and messages[0].role == SUMMARY
-    start = 1 if opens_with_summary else 0
+    people = person_lines(context.views)
+    # The agent's own instructions (sent first, from outside the conversation) are not cut.
+    lead = next((i for i, m in enumerate(messages) if m.role != SYSTEM), len(messages) - 1)
+    opens_with_summary = context.compaction is not None and messages[lead].role == SUMMARY
+    start = lead + 1 if opens_with_summary else lead
     where = "since the last summary" if opens_with_summary else "in the session"
     valid = valid_cuts(messages, ids=ids)
     cut: int | None
     if keep.turns is not None:
         users = [i for i in range(start, len(messages)) if is_person(messages[i], people)]
-        if len(users) <= keep.turns:
-            return NoSummary(
-                f"{plural(len(users), 'turn')} {where}, and {keep.describe()} are kept"
-            )
-        cut = _valid_at_or_before(valid, users[-keep.turns], start)
+        # An agent that merges the first kept request into the summary message (Claude Code
+        # sends consecutive user messages as one) still has that turn.
+        merged = opens_with_summary and any(
+            line in people for line in messages[lead].source_lines()
+        )
+        turns = len(users) + merged
+        if turns <= keep.turns or not turns:
+            return NoSummary(f"{plural(turns, 'turn')} {where}, and {keep.describe()} are kept")
+        # Keeping no turn keeps nothing: the summary alone, where the agent's record allows.
+        cut = (
+            len(messages)
+            if keep.turns == 0
+            else _valid_at_or_before(valid, users[-keep.turns], start)
+        )
     else:
         assert keep.tokens is not None
         kept = 0
@@ -197,7 +270,7 @@ def plan_summary(
         start=start,
         cut=cut,
         round=sum(1 for view in path if view.kind == COMPACTION) + 1,
-        previous=message_text(messages[0]) if opens_with_summary else None,
+        previous=message_text(messages[lead]) if opens_with_summary else None,
         earlier=summary_texts(path),
         people=people,
         turn_start=None,
@@ -205,7 +278,14 @@ def plan_summary(
         tokens_before_estimated=estimate_messages(messages, estimator),
         kept_tokens=sum(message.tokens for message in messages[cut:]),
     )
-    if not is_person(messages[cut], people):
+    if resume is not None and context.compaction is not None:
+        reached = {view.number for view in path}
+        plan.older = [
+            message
+            for message in earlier_messages(resume, context.views, context.compaction)
+            if message.line not in reached
+        ]
+    if cut < len(messages) and not is_person(messages[cut], people):
         plan.turn_start = next((m for m in reversed(plan.history) if is_person(m, people)), None)
     if not plan.summarized:
         return NoSummary("no messages before the cut that are not summarized already")

@@ -65,10 +65,19 @@ class PromptLimits:
 # --------------------------------------------------------------------------------------
 
 
+def unwrapped(summary: str) -> str:
+    """A summary this tool wrote, without the words its agent puts before it when it sends it
+    (Codex's prefix, Copilot CLI's `<summary>` tag); any other text as it is."""
+    at = summary.find(HEADER_PREFIX)
+    if at > 0 and summary[at - 1] in "\n>":
+        return summary[at:]
+    return summary
+
+
 def summary_body(summary: str) -> str:
     """A summary without the header line and the facts this tool appends (an agent's own
     summaries, and any other text, come back whole)."""
-    text = summary
+    text = unwrapped(summary)
     if text.startswith(HEADER_PREFIX):
         text = text.split("\n", 1)[1] if "\n" in text else ""
         if text.startswith(EXTRACTIVE_NOTE):
@@ -83,7 +92,8 @@ def summary_body(summary: str) -> str:
 
 def is_extractive(summary: str) -> bool:
     """Whether this tool wrote `summary` without an LLM (its second line says so)."""
-    return summary.startswith(HEADER_PREFIX) and f"\n{EXTRACTIVE_NOTE}" in summary
+    text = unwrapped(summary)
+    return text.startswith(HEADER_PREFIX) and f"\n{EXTRACTIVE_NOTE}" in text
 
 
 def previous_summary(plan: SummaryPlan) -> str | None:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from gitclaw_compress.config import Config
-from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
+from gitclaw_compress.core.lines import RawLine, lines_from_bytes, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import Format, detect
 from gitclaw_compress.formats.base import Unsupported
@@ -103,6 +103,8 @@ def keep_policy(
         return KeepPolicy(tokens=keep_tokens)
     if config["summary.keepTurns"] > 0:
         return KeepPolicy(turns=config["summary.keepTurns"])
+    if config["summary.keepTokens"] == 0:
+        return KeepPolicy(turns=0)  # nothing kept: the summary alone
     return KeepPolicy(tokens=config["summary.keepTokens"])
 
 
@@ -144,7 +146,8 @@ def summarize_file(
         lines = lines_from_bytes(data)
         fmt = detect(lines, rel)
         try:
-            plan = plan_summary(read_context(fmt, lines, estimator), keep, estimator)
+            context = read_context(fmt, lines, estimator)
+            plan = plan_summary(context, keep, estimator, fmt.resume)
         except Unsupported as error:
             raise error.at(rel) from None
         report = SummaryReport(rel, "nothing-to-summarize", keep=keep.describe())
@@ -153,7 +156,8 @@ def summarize_file(
             return report
         report.round = plan.round
         report.entries_summarized = len(plan.summarized)
-        report.first_kept_entry_id = plan.first_kept.entry_id
+        if plan.keeps:
+            report.first_kept_entry_id = plan.first_kept.entry_id or f"L{plan.first_kept.line}"
         report.tokens_before = plan.tokens_before
         report.tokens_before_estimated = plan.tokens_before_estimated
         facts = extract_facts(plan.history, plan.people)
@@ -168,6 +172,20 @@ def summarize_file(
             return report
         settings = None if offline else provider_settings(config)
         meta: dict[str, Any] = {"round": plan.round}
+        wanted = SummaryRequest(
+            summary="",
+            first_kept=plan.first_kept.line if plan.keeps else len(lines) + 1,
+            leaf=plan.leaf.number,
+            tokens_before=plan.tokens_before,
+            timestamp=now(),
+            details={
+                READ_FILES: facts.read_files,
+                MODIFIED_FILES: facts.modified_files,
+                SUMMARY_META: meta,
+            },
+        )
+        # The format refuses what its agent cannot resume from before any LLM call.
+        _record(fmt, lines, wanted, rel)
         if settings is None:
             summary = extractive_summary(plan, facts)
             report.mode, report.provider = "extractive", "none"
@@ -210,28 +228,21 @@ def summarize_file(
         meta["mode"] = report.mode
         meta["provider"] = report.provider
         meta["entriesSummarized"] = len(plan.summarized)
-        wanted = SummaryRequest(
-            summary=summary,
-            first_kept=plan.first_kept.line,
-            leaf=plan.leaf.number,
-            tokens_before=plan.tokens_before,
-            timestamp=now(),
-            details={
-                READ_FILES: facts.read_files,
-                MODIFIED_FILES: facts.modified_files,
-                SUMMARY_META: meta,
-            },
-        )
-        try:
-            record = fmt.summary_record(lines, wanted)
-        except Unsupported as error:
-            raise error.at(rel) from None
-        except GitClawError as error:
-            raise GitClawError(f"{rel}: {error}; nothing was written") from None
+        record = _record(fmt, lines, replace(wanted, summary=summary), rel)
         _append(path, stat, data, record, rel)
     report.status = "summarized"
-    report.compaction_id = _record_id(fmt, record[-1])
+    report.compaction_id = _record_id(fmt, record[-1]) or f"L{len(lines) + len(record)}"
     return report
+
+
+def _record(fmt: Format, lines: list[RawLine], wanted: SummaryRequest, rel: str) -> list[bytes]:
+    """The lines of the agent's record, or its refusal in one line naming the file."""
+    try:
+        return fmt.summary_record(lines, wanted)
+    except Unsupported as error:
+        raise error.at(rel) from None
+    except GitClawError as error:
+        raise GitClawError(f"{rel}: {error}; nothing was written") from None
 
 
 def _record_id(fmt: Format, line: bytes) -> str | None:
@@ -360,9 +371,13 @@ def describe(report: SummaryReport) -> str:
     how = (
         "extractive, no LLM" if report.mode == "extractive" else f"{report.provider} {report.model}"
     )
+    kept = (
+        f"kept {report.keep} from entry {report.first_kept_entry_id}"
+        if report.first_kept_entry_id is not None
+        else "kept nothing after it"
+    )
     return (
         f"summarized {report.path}: round {report.round}, {report.entries_summarized} entries "
         f"({how}); context {report.tokens_before:,} -> ~{report.tokens_after:,} tokens; "
-        f"kept {report.keep} from entry {report.first_kept_entry_id}; compaction entry "
-        f"{report.compaction_id}"
+        f"{kept}; compaction entry {report.compaction_id}"
     )
