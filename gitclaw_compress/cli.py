@@ -165,13 +165,3 @@ def cli() -> None:
     Old turns lose their bulk (tool outputs, written files, images; in pi, thinking); every dropped
     byte goes to the git archive ref, and `restore` brings the original back byte for byte.
     """
-
-
-def main() -> None:
-    from gitclaw_compress.entry import main as guarded  # the console script of old installs
-
-    guarded()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -24,16 +24,22 @@ Where = tuple[int, JsonPath, bool]
 
 
 def string_values(value: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
-    """Every string value under `value` with its JSON path (object keys are not values)."""
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if not (path == () and key == MARKER_KEY):
-                yield from string_values(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from string_values(item, (*path, index))
+    """Every string value under `value` with its JSON path (object keys are not values), in
+    document order. A stack, not recursion: a value may be nested as deep as JSON allows."""
+    stack: list[tuple[JsonPath, Any]] = [(path, value)]
+    while stack:
+        here, item = stack.pop()
+        if isinstance(item, str):
+            yield here, item
+        elif isinstance(item, dict):
+            members = [
+                ((*here, key), child)
+                for key, child in item.items()
+                if not (here == () and key == MARKER_KEY)
+            ]
+            stack.extend(reversed(members))
+        elif isinstance(item, list):
+            stack.extend(reversed([((*here, index), child) for index, child in enumerate(item)]))
 
 
 def _line_values(
