@@ -87,3 +87,14 @@ def test_the_readme_names_every_command_without_config_and_all_take_json() -> No
         if "--config" not in options:
             without_config.add(name)
     assert without_config == named
+
+
+def test_the_readme_exit_code_1_row_names_every_command_that_exits_1() -> None:
+    readme = (PROJECT / "README.md").read_text()
+    row = re.search(r"^\| 1 \| (.*) \|$", readme, re.M)
+    assert row is not None
+    named = set(re.findall(r"`(\w+)[ `]", row.group(1)))
+    commands = PROJECT / "gitclaw_compress" / "commands"
+    exiting = {p.stem for p in commands.glob("*.py") if "EXIT_PROBLEMS" in p.read_text()}
+    assert exiting <= named
+    assert "secret" in row.group(1)  # compress, step and pre-push stop on an unaccepted one
