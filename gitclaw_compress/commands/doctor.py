@@ -28,7 +28,7 @@ from gitclaw_compress.ops.githooks import (
     is_pre_commit_script,
 )
 from gitclaw_compress.ops.session_lines import has_compressed_line
-from gitclaw_compress.ops.verify import verify_file
+from gitclaw_compress.ops.verify import OFF_REF, verify_file
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.remote import fetch_command
 
@@ -111,11 +111,18 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     sessions = all_sessions(repo, config)
     compressed = [path for path in sessions if has_compressed_line(path)]
     unrestorable: list[dict[str, Any]] = []
+    history_only: list[dict[str, Any]] = []
     access = ArchiveAccess(repo, ref, remote=remote, auto_fetch=False)
     for path in compressed:
         report = verify_file(repo, path, ref, access=access)
         if report.problems:
             missing = [problem for problem in report.problems if NOT_HERE.search(problem)]
+            # Only off the archive ref: the lines still restore from the commits that hold
+            # them intact, until a rewritten history drops those.
+            off_ref = [problem for problem in report.problems if OFF_REF in problem]
+            if not missing and len(off_ref) == len(report.problems):
+                history_only.append({"path": report.path, "problem": off_ref[0]})
+                continue
             unrestorable.append({"path": report.path, "problem": (missing or report.problems)[0]})
     archive = _remote_archive(repo, ref, remote)
     hook = hook_state(repo)
@@ -123,6 +130,12 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     if unrestorable:
         problems.append(
             f"{plural(len(unrestorable), 'session')} cannot be restored from this clone; "
+            + _unrestorable_fix(archive, ref, remote)
+        )
+    if history_only:
+        problems.append(
+            f"{plural(len(history_only), 'session')} restore here only from git history, "
+            f"not from {ref} (a rewritten history would lose them); "
             + _unrestorable_fix(archive, ref, remote)
         )
     if compressed and archive["state"] in ("missing", "behind"):
@@ -136,6 +149,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         "sessions": len(sessions),
         "compressed_sessions": len(compressed),
         "unrestorable": unrestorable,
+        "history_only": history_only,
         "problems": problems,
     }
 
@@ -212,6 +226,11 @@ def command(config_path: Path | None, as_json: bool) -> None:
             f"sessions:      {plural(found['sessions'], 'session')}, "
             f"{found['compressed_sessions']} compressed, "
             f"{len(found['unrestorable'])} not restorable from this clone"
+            + (
+                f", {len(found['history_only'])} only from git history"
+                if found["history_only"]
+                else ""
+            )
         )
         for item in found["unrestorable"]:  # the problem names the file; the fix is below
             click.echo(f"  {split_remedy(item['problem'])[0]}")
