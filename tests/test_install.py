@@ -175,5 +175,12 @@ def test_doctor_tells_a_session_that_restores_from_history_from_one_that_cannot(
     result = run(clone, monkeypatch, "doctor")
     assert "0 not restorable from this clone, 1 only from git history" in result.stdout
     assert "gitclaw-compress push" in result.stdout  # origin has none to fetch
+    ok(origin.work, "push")  # the archive on origin, not yet in the clone
+    found = orjson.loads(run(clone, monkeypatch, "doctor", "--json").stdout)
+    assert found["archive"]["state"] == "not-fetched", found["archive"]
+    assert "fetch" in found["problems"][0]
+    ok(clone, "fetch")
+    found = orjson.loads(run(clone, monkeypatch, "doctor", "--json").stdout)
+    assert found["ok"] and found["archive"]["state"] == "up-to-date", found
     ok(clone, "restore", "--no-fetch", SESSION)
     assert (clone / SESSION).read_bytes() == original

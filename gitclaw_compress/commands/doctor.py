@@ -73,7 +73,9 @@ def _remote_archive(repo: Repository, ref: str, remote: str) -> dict[str, Any]:
     found["remote_tip"] = remote_tip
     if remote_tip is None:
         found["state"] = "missing" if local else "none"
-    elif local is None or remote_tip == local:
+    elif local is None:
+        found["state"] = "not-fetched"
+    elif remote_tip == local:
         found["state"] = "up-to-date"
     elif repo.rev_parse(remote_tip) is not None and _contains(repo, remote_tip, local):
         found["state"] = "up-to-date"  # the remote moved on and includes this clone's archive
@@ -92,7 +94,7 @@ def _contains(repo: Repository, newer: str, older: str) -> bool:
 def _unrestorable_fix(archive: dict[str, Any], ref: str, remote: str) -> str:
     """What gets the missing archive here, as the remote stands (fetch only where it helps)."""
     state = archive["state"]
-    if state in ("up-to-date", "behind"):
+    if state in ("up-to-date", "behind", "not-fetched"):
         return f"get the archive with: {fetch_command(ref, remote)}"
     if state == "no-remote":
         add = shell_line("git", "remote", "add", remote, "URL")
@@ -180,6 +182,7 @@ def hook_text(hook: dict[str, Any], pre_commit: dict[str, Any]) -> str:
 
 ARCHIVE_STATES = {
     "up-to-date": "on {remote}, up to date",
+    "not-fetched": "on {remote}, not in this clone (run: gitclaw-compress fetch)",
     "behind": "{remote} lacks this clone's latest archive (run: gitclaw-compress push)",
     "missing": "not on {remote} (run: gitclaw-compress push)",
     "none": "none yet, here or on {remote}",
