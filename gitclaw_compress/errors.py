@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 EXIT_OK = 0
-EXIT_PROBLEMS = 1  # the command ran and found problems (verify failed, --check would change)
+EXIT_PROBLEMS = 1  # the command ran and found problems (verify, --check, secrets, doctor)
 EXIT_USAGE = 2  # bad command-line usage (click's own code)
 EXIT_ERROR = 3  # the command could not do its job; nothing was changed
 

@@ -204,3 +204,18 @@ def test_a_second_record_resumes_from_the_newest(tmp_path: Path) -> None:
     assert "prompt 5" in texts and "prompt 4" not in texts
     assert compare(resumed(summarized), body) == []
     assert sealed_reasoning(body)  # the kept turn's reasoning is sent as it was
+
+
+def test_the_context_summarize_reports_is_what_status_then_reads(repo: Path) -> None:
+    # Codex sends its instructions before the conversation; the summary leaves them in place,
+    # so the context after it counts them too.
+    from conftest import cli, commit_session
+
+    path = ".codex/sessions/2026/03/30/rollout-2026-03-30T10-00-00-019d417c-0000.jsonl"
+    commit_session(repo, path, typical_rollout(6).data())
+    done = cli("summarize", "--json", "--offline", "--keep-turns", "1", path, cwd=repo)
+    report = orjson.loads(done.stdout)
+    assert report["status"] == "summarized"
+    status = orjson.loads(cli("status", "--json", path, cwd=repo).stdout)
+    now = status["context_tokens"]
+    assert abs(report["tokens_after"] - now) <= now * 0.05, (report["tokens_after"], now)

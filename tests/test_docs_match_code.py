@@ -63,3 +63,38 @@ def test_the_step_line_is_what_a_fresh_run_prints(repo: Path) -> None:
         check=True,
     )
     assert done.stdout == fenced_after("step-output") + "\n"
+
+
+def test_the_readme_names_every_command_without_config_and_all_take_json() -> None:
+    import click
+
+    from gitclaw_compress.cli import cli
+
+    readme = (PROJECT / "README.md").read_text()
+    sentence = r"Every command takes `--json` and `--config FILE` \(all but ([^)]*)\)"
+    match = re.search(sentence, readme)
+    assert match is not None, "README: the sentence on --json and --config"
+    named = set(re.findall(r"`(\w+)`", match.group(1)))
+    without_config = set()
+    context = click.Context(cli)
+    for name in cli.list_commands(context):
+        command = cli.get_command(context, name)
+        assert command is not None
+        if command.hidden:
+            continue
+        options = {opt for param in command.params for opt in param.opts}
+        assert "--json" in options, name
+        if "--config" not in options:
+            without_config.add(name)
+    assert without_config == named
+
+
+def test_the_readme_exit_code_1_row_names_every_command_that_exits_1() -> None:
+    readme = (PROJECT / "README.md").read_text()
+    row = re.search(r"^\| 1 \| (.*) \|$", readme, re.M)
+    assert row is not None
+    named = set(re.findall(r"`(\w+)[ `]", row.group(1)))
+    commands = PROJECT / "gitclaw_compress" / "commands"
+    exiting = {p.stem for p in commands.glob("*.py") if "EXIT_PROBLEMS" in p.read_text()}
+    assert exiting <= named
+    assert "secret" in row.group(1)  # compress, step and pre-push stop on an unaccepted one

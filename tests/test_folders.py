@@ -86,3 +86,21 @@ def test_a_folder_without_sessions_says_so(repo: Path) -> None:
     assert done.stdout == b"nothing to restore: no compressed session under empty\n"
     done = tool(repo, "restore", "-o", "out.jsonl", "empty")
     assert done.returncode == 2
+
+
+def test_restore_all_with_a_folder_restores_the_sessions_under_it(repo: Path) -> None:
+    # README and --help: `restore --all` restores the work tree, "with a folder as PATH,
+    # every one under it".
+    originals = populated(repo)
+    done = tool(repo, "compress", "--force", "--keep-turns", "1", FOLDER, "elsewhere")
+    assert done.returncode == 0, done.stderr
+    elsewhere = (repo / "elsewhere/run.jsonl").read_bytes()
+    assert elsewhere != NOT_SESSIONS["elsewhere/run.jsonl"]
+    done = tool(repo, "restore", "--all", FOLDER)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().splitlines()[-1].startswith("restored 4 sessions: ")
+    for name, data in originals.items():
+        assert (repo / name).read_bytes() == data
+    assert (repo / "elsewhere/run.jsonl").read_bytes() == elsewhere  # outside: left alone
+    done = tool(repo, "restore", "--all", f"{FOLDER}/pi/run.jsonl")  # a file is not a folder
+    assert done.returncode == 2 and b"not several" in done.stderr

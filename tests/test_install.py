@@ -158,3 +158,29 @@ def test_restore_all_with_uninstall_is_the_way_out(
     assert result.stdout == f"nothing to restore: no compressed session under {origin.work}\n"
     assert run(origin.work, monkeypatch, "uninstall").stdout.startswith("removed ")
     assert not (origin.work / ".git" / "hooks" / "pre-push").exists()
+
+
+def test_doctor_tells_a_session_that_restores_from_history_from_one_that_cannot(
+    tmp_path: Path, compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full clone without the archive ref restores the lines from the commits where they
+    are intact: doctor says so, and still asks for the archive."""
+    origin, original = compressed
+    assert plain_push(origin, tmp_path, "main").returncode == 0
+    clone = origin.clone(tmp_path / "full")
+    result = run(clone, monkeypatch, "doctor", "--json")
+    found = orjson.loads(result.stdout)
+    assert result.exit_code == 1
+    assert found["unrestorable"] == [] and [s["path"] for s in found["history_only"]] == [SESSION]
+    result = run(clone, monkeypatch, "doctor")
+    assert "0 not restorable from this clone, 1 only from git history" in result.stdout
+    assert "gitclaw-compress push" in result.stdout  # origin has none to fetch
+    ok(origin.work, "push")  # the archive on origin, not yet in the clone
+    found = orjson.loads(run(clone, monkeypatch, "doctor", "--json").stdout)
+    assert found["archive"]["state"] == "not-fetched", found["archive"]
+    assert "fetch" in found["problems"][0]
+    ok(clone, "fetch")
+    found = orjson.loads(run(clone, monkeypatch, "doctor", "--json").stdout)
+    assert found["ok"] and found["archive"]["state"] == "up-to-date", found
+    ok(clone, "restore", "--no-fetch", SESSION)
+    assert (clone / SESSION).read_bytes() == original

@@ -149,3 +149,18 @@ def test_prune_saving_is_what_prune_then_does(repo: Path, session: Path) -> None
     assert session.stat().st_size == prune["bytes_after"] == report["bytes_after"]
     assert report["budget"]["freed_tokens"] == prune["tokens_saved"]
     assert status(repo)["savings"]["prune"]["lines"] == 0
+
+
+def test_context_after_compress_is_never_negative(repo: Path) -> None:
+    # The synthetic Claude Code session records 15 tokens of usage, far less than what
+    # compress frees by the estimate: the context after compress is 0, never below.
+    from synthetic_claude import typical_session as claude_session
+
+    path = ".claude/projects/p/1b2c3d4e-0000-4000-8000-000000000001.jsonl"
+    commit_session(repo, path, claude_session(6).data())
+    report = json.loads(cli("status", "--json", "--keep-turns", "1", path, cwd=repo).stdout)
+    compress = report["savings"]["compress"]
+    assert report["context_tokens"] < compress["tokens_saved"]
+    assert compress["context_tokens_after"] == 0
+    human = cli("status", "--keep-turns", "1", path, cwd=repo).stdout.decode()
+    assert "(context -" not in human and "(context 0)" in human

@@ -28,7 +28,7 @@ from gitclaw_compress.ops.githooks import (
     is_pre_commit_script,
 )
 from gitclaw_compress.ops.session_lines import has_compressed_line
-from gitclaw_compress.ops.verify import verify_file
+from gitclaw_compress.ops.verify import OFF_REF, verify_file
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.remote import fetch_command
 
@@ -73,7 +73,9 @@ def _remote_archive(repo: Repository, ref: str, remote: str) -> dict[str, Any]:
     found["remote_tip"] = remote_tip
     if remote_tip is None:
         found["state"] = "missing" if local else "none"
-    elif local is None or remote_tip == local:
+    elif local is None:
+        found["state"] = "not-fetched"
+    elif remote_tip == local:
         found["state"] = "up-to-date"
     elif repo.rev_parse(remote_tip) is not None and _contains(repo, remote_tip, local):
         found["state"] = "up-to-date"  # the remote moved on and includes this clone's archive
@@ -92,7 +94,7 @@ def _contains(repo: Repository, newer: str, older: str) -> bool:
 def _unrestorable_fix(archive: dict[str, Any], ref: str, remote: str) -> str:
     """What gets the missing archive here, as the remote stands (fetch only where it helps)."""
     state = archive["state"]
-    if state in ("up-to-date", "behind"):
+    if state in ("up-to-date", "behind", "not-fetched"):
         return f"get the archive with: {fetch_command(ref, remote)}"
     if state == "no-remote":
         add = shell_line("git", "remote", "add", remote, "URL")
@@ -111,11 +113,18 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     sessions = all_sessions(repo, config)
     compressed = [path for path in sessions if has_compressed_line(path)]
     unrestorable: list[dict[str, Any]] = []
+    history_only: list[dict[str, Any]] = []
     access = ArchiveAccess(repo, ref, remote=remote, auto_fetch=False)
     for path in compressed:
         report = verify_file(repo, path, ref, access=access)
         if report.problems:
             missing = [problem for problem in report.problems if NOT_HERE.search(problem)]
+            # Only off the archive ref: the lines still restore from the commits that hold
+            # them intact, until a rewritten history drops those.
+            off_ref = [problem for problem in report.problems if OFF_REF in problem]
+            if not missing and len(off_ref) == len(report.problems):
+                history_only.append({"path": report.path, "problem": off_ref[0]})
+                continue
             unrestorable.append({"path": report.path, "problem": (missing or report.problems)[0]})
     archive = _remote_archive(repo, ref, remote)
     hook = hook_state(repo)
@@ -123,6 +132,12 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     if unrestorable:
         problems.append(
             f"{plural(len(unrestorable), 'session')} cannot be restored from this clone; "
+            + _unrestorable_fix(archive, ref, remote)
+        )
+    if history_only:
+        problems.append(
+            f"{plural(len(history_only), 'session')} restore here only from git history, "
+            f"not from {ref} (a rewritten history would lose them); "
             + _unrestorable_fix(archive, ref, remote)
         )
     if compressed and archive["state"] in ("missing", "behind"):
@@ -136,6 +151,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         "sessions": len(sessions),
         "compressed_sessions": len(compressed),
         "unrestorable": unrestorable,
+        "history_only": history_only,
         "problems": problems,
     }
 
@@ -166,6 +182,7 @@ def hook_text(hook: dict[str, Any], pre_commit: dict[str, Any]) -> str:
 
 ARCHIVE_STATES = {
     "up-to-date": "on {remote}, up to date",
+    "not-fetched": "on {remote}, not in this clone (run: gitclaw-compress fetch)",
     "behind": "{remote} lacks this clone's latest archive (run: gitclaw-compress push)",
     "missing": "not on {remote} (run: gitclaw-compress push)",
     "none": "none yet, here or on {remote}",
@@ -212,6 +229,11 @@ def command(config_path: Path | None, as_json: bool) -> None:
             f"sessions:      {plural(found['sessions'], 'session')}, "
             f"{found['compressed_sessions']} compressed, "
             f"{len(found['unrestorable'])} not restorable from this clone"
+            + (
+                f", {len(found['history_only'])} only from git history"
+                if found["history_only"]
+                else ""
+            )
         )
         for item in found["unrestorable"]:  # the problem names the file; the fix is below
             click.echo(f"  {split_remedy(item['problem'])[0]}")

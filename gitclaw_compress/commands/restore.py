@@ -143,8 +143,8 @@ def command(
     """
     folder = path if path is not None and path.is_dir() else None
     if take_all or folder is not None:
-        if (take_all and path is not None) or output is not None:
-            raise GitClawError(
+        if (take_all and path is not None and folder is None) or output is not None:
+            raise GitClawError(  # --all with a folder: the sessions under it, as without --all
                 "give PATH (and -o), a folder, or --all, not several", exit_code=EXIT_USAGE
             )
         repo = open_repo(folder or Path.cwd())

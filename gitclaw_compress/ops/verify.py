@@ -16,6 +16,8 @@ from gitclaw_compress.store.git import GitFailureError
 from gitclaw_compress.store.objects import ObjectReadError, damaged_objects
 from gitclaw_compress.store.repository import Repository
 
+OFF_REF = "is not reachable from"  # an object in a marker that the archive ref does not hold
+
 
 @dataclass
 class VerifyReport:
@@ -79,7 +81,7 @@ def verify_file(
                     report.objects += 1
                     if not on_ref(oid):
                         report.problems.append(
-                            f"{where}: object {oid} is not reachable from {ref} "
+                            f"{where}: object {oid} {OFF_REF} {ref} "
                             "(git gc would lose it and git push would not send it); "
                             f"{access.hint()}"
                         )

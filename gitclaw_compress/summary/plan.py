@@ -87,6 +87,8 @@ class SummaryPlan:
     tokens_before: int  # the context now: recorded usage plus estimates, or estimates
     tokens_before_estimated: int  # every message sent estimated
     kept_tokens: int  # estimated tokens of the messages kept after the summary
+    # Estimated tokens of the agent's instructions sent before the conversation: never cut.
+    instructions_tokens: int = 0
     # Messages sent before the newest record that its resume path no longer reaches.
     older: list[Message] = field(default_factory=list)
 
@@ -277,6 +279,7 @@ def plan_summary(
         tokens_before=size.tokens,
         tokens_before_estimated=estimate_messages(messages, estimator),
         kept_tokens=sum(message.tokens for message in messages[cut:]),
+        instructions_tokens=sum(message.tokens for message in messages[:lead]),
     )
     if resume is not None and context.compaction is not None:
         reached = {view.number for view in path}

@@ -63,7 +63,7 @@ class SummaryReport:
     compaction_id: str | None = None
     tokens_before: int = 0  # recorded usage plus estimates, also written in the record
     tokens_before_estimated: int = 0
-    tokens_after: int = 0  # estimated: the summary plus the kept messages
+    tokens_after: int = 0  # estimated: instructions, the summary and the kept messages
     summary_chars: int = 0
     attempts: int = 0
     input_tokens: int | None = None
@@ -162,7 +162,7 @@ def summarize_file(
         report.tokens_before_estimated = plan.tokens_before_estimated
         facts = extract_facts(plan.history, plan.people)
         # What the summary replaces: this round's messages and the previous summary.
-        replaced = plan.tokens_before_estimated - plan.kept_tokens
+        replaced = plan.tokens_before_estimated - plan.kept_tokens - plan.instructions_tokens
         floor = summary_tokens(render_facts(facts, plan.round), estimator)
         if floor >= replaced:
             report.reason = (
@@ -216,12 +216,13 @@ def summarize_file(
                     f"({settings.max_tokens}); the extracted facts are complete"
                 )
             meta["model"] = result.model
-        report.tokens_after = summary_tokens(summary, estimator) + plan.kept_tokens
+        stays = plan.kept_tokens + plan.instructions_tokens  # sent as before, after and around it
+        report.tokens_after = summary_tokens(summary, estimator) + stays
         report.summary_chars = len(summary)
         if report.tokens_after >= plan.tokens_before_estimated:
             report.status = "not-smaller"
             report.reason = (
-                f"the summary (~{report.tokens_after - plan.kept_tokens:,} tokens) would not "
+                f"the summary (~{report.tokens_after - stays:,} tokens) would not "
                 f"be smaller than the {replaced:,} tokens it replaces; nothing was written"
             )
             return report

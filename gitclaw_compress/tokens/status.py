@@ -139,7 +139,8 @@ def _saving(
         bytes_after=run.bytes_after,
         lines=run.lines_changed,
         tokens_saved=saved,
-        context_tokens_after=context_tokens - saved,
+        # The estimate of what compress frees can exceed a small recorded usage.
+        context_tokens_after=max(0, context_tokens - saved),
         decision=plan.budget.decision if plan.budget is not None else "",
     )
 
