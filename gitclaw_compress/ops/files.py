@@ -25,6 +25,7 @@ from gitclaw_compress.core.compressor import (
 from gitclaw_compress.core.lines import (
     MARKER_BYTES,
     READ_BUFFER,
+    LineBatch,
     RawLine,
     has_marker,
     iter_lines,
@@ -296,9 +297,15 @@ class Compression:
         if writer is None:
             writer = self._writers[ref] = ArchiveWriter(self.repo, ref)
         output = None if self.dry_run else AtomicFile(path, git_dir=self.repo.git_dir)
-        size_after = 0
         digest = hashlib.sha256()
         header = b""
+
+        def sink(chunk: bytes) -> None:
+            digest.update(chunk)
+            if output is not None:
+                output.write(chunk)
+
+        batch = LineBatch(sink)
         try:
             with _open_lines(path) as lines:
                 for result in compress_lines(
@@ -310,13 +317,9 @@ class Compression:
                     intact_commit=intact.commit_for,
                     intact_blob=intact.blob_for,
                 ):
-                    encoded = result.line.encode()
-                    size_after += len(encoded)
-                    digest.update(encoded)
+                    batch.add(result.line)
                     if result.line.number == 1:
                         header = result.line.data
-                    if output is not None:
-                        output.write(encoded)
                     if result.changed:
                         report.lines_compressed += 1
                         if result.reference is not None and not self.dry_run:
@@ -326,6 +329,7 @@ class Compression:
                             report.object_bytes += len(payload.data)
                             if not self.dry_run:
                                 writer.add(payload.oid, payload.data)
+            batch.flush()
             if output is not None:
                 output.seal()
         except OSError as error:
@@ -337,6 +341,7 @@ class Compression:
                 output.discard()
             raise
         self._warn_too_deep(plan, rel, report)
+        size_after = batch.size
         report.bytes_after = size_after
         if report.lines_compressed == 0:
             if output is not None:
@@ -837,12 +842,11 @@ def restore_to_stream(
     sink: IO[bytes] | AtomicFile,
     access: ArchiveAccess | None = None,
 ) -> int:
-    written = 0
+    batch = LineBatch(sink.write)
     for line in restored_lines(repo, path, ref, access):
-        encoded = line.encode()
-        written += len(encoded)
-        sink.write(encoded)
-    return written
+        batch.add(line)
+    batch.flush()
+    return batch.size
 
 
 @dataclass
