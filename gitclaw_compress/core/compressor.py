@@ -656,8 +656,9 @@ class _Rewriter:
                 return OutputLine(line)
             # The search may have matched the wrong copy of a value: the result must parse
             # to the entry with exactly these values replaced.
-            if _parses_to(splice(line.data, splices.pieces), _replaced(entry, splices.edits)):
-                return self._marked(line, splices, blob, ui_only)
+            spliced = splice(line.data, splices.pieces)
+            if _parses_to(spliced, _replaced(entry, splices.edits)):
+                return self._marked(line, splices, blob, ui_only, spliced)
         located = {path: (span.start, span.end) for path, span in _locate(line.data, edits).items()}
         splices = self._splices(line, edits, located, blob)
         if not splices.pieces:
@@ -695,26 +696,35 @@ class _Rewriter:
             if span is None:
                 continue
             start, end = span
-            original = data[start:end]
             replacement = encode_stub(edit.value)
-            if _json_kind(replacement) != _json_kind(original):
+            # The original's kind from its first byte: no copy of it unless it is archived.
+            kind = _JSON_KIND.get(data[start], "number") if end > start else ""
+            if _json_kind(replacement) != kind:
                 raise AssertionError(
                     f"{self.plan.format.name}: a stub at {edit.path} would change the JSON "
-                    f"type from {_json_kind(original)} to {_json_kind(replacement)}"
+                    f"type from {kind} to {_json_kind(replacement)}"
                 )
-            if len(original) - len(replacement) <= MIN_SAVING_BYTES:
+            if end - start - len(replacement) <= MIN_SAVING_BYTES:
                 continue
             result.pieces.append((start, end, replacement))
             result.edits.append(edit)
             if blob is None:
+                original = data[start:end]
                 oid = self.object_id(original)
                 result.parts.append({"path": list(edit.path), "oid": oid})
                 result.payloads.append(Payload(oid, original))
         return result
 
     def _marked(
-        self, line: RawLine, splices: _Splices, blob: str | None, ui_only: bool = False
+        self,
+        line: RawLine,
+        splices: _Splices,
+        blob: str | None,
+        ui_only: bool = False,
+        spliced: bytes | None = None,
     ) -> OutputLine:
+        """The line with its splices and the marker; `spliced` is the line with the splices
+        made already (then only the marker goes in)."""
         data = line.data
         marker: dict[str, object] = {
             "v": MARKER_VERSION if blob is None else INTACT_MARKER_VERSION,
@@ -737,7 +747,11 @@ class _Rewriter:
             marker[UI_ONLY_KEY] = True
         close = object_close(data)
         member = MARKER_MEMBER + orjson.dumps(marker)
-        new_data = splice(data, [*splices.pieces, (close, close, member)])
+        if spliced is None:
+            new_data = splice(data, [*splices.pieces, (close, close, member)])
+        else:  # every splice lies before the closing brace, which moved by their sum
+            close += len(spliced) - len(data)
+            new_data = spliced[:close] + member + spliced[close:]
         if len(new_data) >= len(data):
             return OutputLine(line)
         new_line = RawLine(line.number, new_data, line.newline)
