@@ -21,7 +21,7 @@ from gitclaw_compress.core.compressor import (
     compress_entry_lines,
     git_blob_id,
 )
-from gitclaw_compress.core.lines import join_lines, lines_from_bytes
+from gitclaw_compress.core.lines import LineBatch, iter_lines, join_lines, lines_from_bytes
 from gitclaw_compress.core.marker import restore_line
 from gitclaw_compress.core.stubs import STUB_PREFIX
 
@@ -359,3 +359,20 @@ def test_a_line_written_with_spaces_is_walked_and_restores_exactly() -> None:
     compressed, payloads = run(spaced, keep_turns=1)
     assert len(compressed) < len(spaced) - 2000
     assert restore(compressed, payloads) == spaced
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+def test_line_batch_writes_every_byte_in_order(chunk: int) -> None:
+    """Lines batched into chunks come out as the same bytes, whatever the chunk size; lines
+    read by iter_lines keep a "\\r", a blank line and a missing final newline."""
+    data = b'{"a":1}\n\n{"b":"x"}\r\n' + b"y" * 100 + b'\n{"c":2}'
+    chunks: list[bytes] = []
+    batch = LineBatch(chunks.append, chunk)
+    for line in iter_lines(iter(data.splitlines(keepends=True))):
+        batch.add(line)
+    batch.flush()
+    assert b"".join(chunks) == data
+    assert batch.size == len(data)
+    assert all(chunks)
+    if chunk == 1 << 20:
+        assert len(chunks) == 1

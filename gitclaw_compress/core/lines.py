@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, NamedTuple
 
@@ -31,13 +31,19 @@ class RawLine(NamedTuple):
         return self.data + b"\n" if self.newline else self.data
 
 
+# A named tuple's own constructor is a Python function: tuple.__new__ makes a line in half
+# the time, and every pass makes one per line.
+_new_line = tuple.__new__
+
+
 def iter_lines(stream: BinaryIO | Iterable[bytes]) -> Iterator[RawLine]:
     """Split a byte stream on "\\n" only, keeping every byte."""
+    new, raw_line = _new_line, RawLine
     for number, chunk in enumerate(stream, start=1):
-        if chunk.endswith(b"\n"):
-            yield RawLine(number, chunk[:-1], True)
+        if chunk[-1:] == b"\n":
+            yield new(raw_line, (number, chunk[:-1], True))
         else:
-            yield RawLine(number, chunk, False)
+            yield new(raw_line, (number, chunk, False))
 
 
 def has_marker(stream: BinaryIO) -> bool:
@@ -63,6 +69,36 @@ def lines_from_bytes(data: bytes) -> list[RawLine]:
 
 def join_lines(lines: Iterable[RawLine]) -> bytes:
     return b"".join(line.encode() for line in lines)
+
+
+class LineBatch:
+    """Lines joined into chunks of about 1 MiB for `sink`: one hash update and one write per
+    chunk instead of one per line (and no copy of each line to append its newline)."""
+
+    def __init__(self, sink: Callable[[bytes], object], chunk: int = READ_BUFFER) -> None:
+        self._sink = sink
+        self._chunk = chunk
+        self._parts: list[bytes] = []
+        self._pending = 0
+        self.size = 0  # bytes added so far
+
+    def add(self, line: RawLine) -> None:
+        data = line.data
+        size = len(data) + line.newline
+        self._parts.append(data)
+        if line.newline:
+            self._parts.append(b"\n")
+        self.size += size
+        self._pending += size
+        if self._pending >= self._chunk:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._parts:
+            chunk = b"".join(self._parts)
+            self._parts.clear()
+            self._pending = 0
+            self._sink(chunk)
 
 
 def parse_entry(data: bytes) -> Entry | None:
@@ -99,20 +135,22 @@ class LineCounts:
 
     def observe(self, line: RawLine, entry: Entry | None) -> None:
         self.lines += 1
-        if line.data.endswith(b"\r"):
+        data = line.data
+        if data[-1:] == b"\r":
             self.crlf += 1
         if not line.newline:
             self.missing_final_newline = True
-        if not line.data.strip():
+        if entry is not None:  # a line that parses is not blank
+            if MARKER_KEY in entry:
+                self.compressed += 1
+            return
+        if not data.strip():
             self.blank += 1
             return
-        if entry is None:
-            self.malformed += 1
-            if len(self.malformed_at) < 5:
-                self.malformed_at.append(line.number)
-            try:
-                line.data.decode("utf-8")
-            except UnicodeDecodeError:
-                self.non_utf8 += 1
-        elif MARKER_KEY in entry:
-            self.compressed += 1
+        self.malformed += 1
+        if len(self.malformed_at) < 5:
+            self.malformed_at.append(line.number)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.non_utf8 += 1

@@ -96,9 +96,12 @@ class Edit:
     value: object
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Scope:
-    """What the core decided for one line, and what a stub needs to say."""
+    """What the core decided for one line, and what a stub needs to say.
+
+    Not frozen: the core makes one per line before the kept window, and a frozen dataclass
+    takes three times as long to make (2.1 against 0.6 µs). Formats only read it."""
 
     number: int  # 1-based line number
     full: bool  # before the kept window: every compression of the format applies

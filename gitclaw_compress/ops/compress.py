@@ -23,6 +23,7 @@ from gitclaw_compress.core.compressor import (
     scan,
     settle,
 )
+from gitclaw_compress.core.lines import LineBatch
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.formats import detect_file
 from gitclaw_compress.formats.base import Unsupported
@@ -193,9 +194,15 @@ class Compression:
             if self.dry_run
             else AtomicFile(path, git_dir=self.repo.git_dir, doing="compressing")
         )
-        size_after = 0
         digest = hashlib.sha256()
         header = b""
+
+        def sink(chunk: bytes) -> None:
+            digest.update(chunk)
+            if output is not None:
+                output.write(chunk)
+
+        batch = LineBatch(sink)
         try:
             with open_lines(path) as lines:
                 for result in compress_lines(
@@ -207,13 +214,9 @@ class Compression:
                     intact_commit=intact.commit_for,
                     intact_blob=intact.blob_for,
                 ):
-                    encoded = result.line.encode()
-                    size_after += len(encoded)
-                    digest.update(encoded)
+                    batch.add(result.line)
                     if result.line.number == 1:
                         header = result.line.data
-                    if output is not None:
-                        output.write(encoded)
                     if result.changed:
                         report.lines_compressed += 1
                         if result.reference is not None and not self.dry_run:
@@ -223,6 +226,7 @@ class Compression:
                             report.object_bytes += len(payload.data)
                             if not self.dry_run:
                                 writer.add(payload.oid, payload.data)
+            batch.flush()
             if output is not None:
                 output.seal()
         except OSError as error:
@@ -234,6 +238,7 @@ class Compression:
                 output.discard()
             raise
         self._warn_too_deep(plan, rel, report)
+        size_after = batch.size
         report.bytes_after = size_after
         if report.lines_compressed == 0:
             if output is not None:

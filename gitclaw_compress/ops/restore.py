@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from gitclaw_compress.core.lines import MARKER_BYTES, RawLine
+from gitclaw_compress.core.lines import MARKER_BYTES, LineBatch, RawLine
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.check import FileCheck, check_file
@@ -115,9 +115,8 @@ def restore_to_stream(
     sink: IO[bytes] | AtomicFile,
     access: ArchiveAccess | None = None,
 ) -> int:
-    written = 0
+    batch = LineBatch(sink.write)
     for line in restored_lines(repo, path, ref, access):
-        encoded = line.encode()
-        written += len(encoded)
-        sink.write(encoded)
-    return written
+        batch.add(line)
+    batch.flush()
+    return batch.size
