@@ -183,11 +183,32 @@ def test_pre_push_refuses_archive_objects_that_hold_a_secret(tmp_path: Path) -> 
     assert f"commit {commit[:12]}".encode() in first and b"git filter-repo" in first
     again = run("redact", rel, "--all").stdout  # nothing left to redact: says 0
     assert b"0 secrets" in again
-    refused = run("push", code=3)
-    assert b"--force" in refused.stderr
-    run("push", "--force")
+    # The remote holds no archive yet, so nothing there could bring the secret back: a plain
+    # push sends the rewritten archive (a forced one is needed only to replace a copy).
+    run("push")
     assert "refs/gitclaw/archive" in git(repo, "ls-remote", origin.url)
     assert path.exists()
+    run.assert_no_secret()
+
+
+def test_a_rewritten_archive_replaces_the_remotes_copy_only_with_force(tmp_path: Path) -> None:
+    origin = make_origin(tmp_path)
+    repo = init(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", origin.url)
+    write(repo / "compression.json", LENIENT)  # the secret is archived and pushed
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    write(repo / rel, pi_session().data())
+    run = Runs(repo)
+    run("compress", rel)
+    run("push")
+    before = git(repo, "ls-remote", origin.url, "refs/gitclaw/archive").split()[0]
+    run("redact", rel, "--all")
+    refused = run("push", code=3)
+    assert b"--force" in refused.stderr
+    assert git(repo, "ls-remote", origin.url, "refs/gitclaw/archive").split()[0] == before
+    run("push", "--force")
+    after = git(repo, "ls-remote", origin.url, "refs/gitclaw/archive").split()[0]
+    assert after != before and after == git(repo, "rev-parse", "refs/gitclaw/archive").strip()
     run.assert_no_secret()
 
 

@@ -135,6 +135,12 @@ class PushResult:
 REWRITTEN_FLAG = "archive-rewritten"  # `redact` rewrote the ref: only a forced push may send it
 
 
+def _remote_has(repo: Repository, remote: str, ref: str) -> bool:
+    """Whether the remote holds `ref` (an unreachable remote counts as holding it)."""
+    done = _run(repo, "ls-remote", "--quiet", remote, ref)
+    return done.returncode != 0 or bool(done.stdout.strip())
+
+
 def push_archive(repo: Repository, ref: str, remote: str, force: bool = False) -> PushResult:
     """Push the archive ref; if the remote moved, merge its archive in and push again."""
     if repo.rev_parse(ref) is None:
@@ -145,6 +151,8 @@ def push_archive(repo: Repository, ref: str, remote: str, force: bool = False) -
             f"`{shell_line('git', 'remote', 'add', remote, 'URL')}` (or set archive.remote)"
         )
     flag = repo.git_dir / "gitclaw-compress" / REWRITTEN_FLAG
+    if flag.exists() and not _remote_has(repo, remote, ref):
+        flag.unlink()  # nothing there could bring a redacted secret back: a plain push
     if flag.exists():  # merging the remote's archive back in would restore what was redacted
         if not force:
             raise GitClawError(
