@@ -14,7 +14,8 @@ assistant wrote (the format's `sealed` values), images pasted by a person includ
 is cut / ideal cut; the goal is at least 90% per format.
 
 `--breakdown` also prints, per file, where the bytes that are left are, by JSON path (indexes
-folded), largest first.
+folded), largest first, and the gap to the ideal: the markers, the stubs longer than the
+ideal's, and the bulk values left whole (each value looked up at its own path).
 """
 
 from __future__ import annotations
@@ -30,7 +31,13 @@ import orjson
 
 from gitclaw_compress.config import defaults
 from gitclaw_compress.core.compressor import compress_lines, git_blob_id, plan_lines
-from gitclaw_compress.core.lines import join_lines, lines_from_bytes, parse_entry
+from gitclaw_compress.core.lines import (
+    MARKER_KEY,
+    Entry,
+    join_lines,
+    lines_from_bytes,
+    parse_entry,
+)
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 CORPUS_FORMATS = ("pi", "claude", "codex", "copilot")
@@ -39,14 +46,37 @@ GOAL = 0.90
 
 
 def _strings(value: object, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Every string of a value with its path, indexes folded to `[]`."""
+    for exact, text in _exact_strings(value, ()):
+        yield (*path, *("[]" if isinstance(step, int) else step for step in exact)), text
+
+
+def _exact_strings(
+    value: object, path: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
     if isinstance(value, str):
         yield path, value
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _strings(item, (*path, key))
+            yield from _exact_strings(item, (*path, key))
     elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item, (*path, "[]"))
+        for index, item in enumerate(value):
+            yield from _exact_strings(item, (*path, index))
+
+
+def _at(value: object, path: tuple[str | int, ...]) -> object:
+    for step in path:
+        if isinstance(value, dict) and isinstance(step, str):
+            value = value.get(step)
+        elif isinstance(value, list) and isinstance(step, int) and step < len(value):
+            value = value[step]
+        else:
+            return None
+    return value
+
+
+def _folded(kind: str, path: tuple[str | int, ...]) -> str:
+    return f"{kind}: {'.'.join('[]' if isinstance(step, int) else step for step in path)}"
 
 
 def _sealed_strings(value: object) -> Iterator[str]:
@@ -63,6 +93,14 @@ def _sealed_strings(value: object) -> Iterator[str]:
 def _bulk(data: bytes, keep_turns: int) -> Iterator[tuple[int, str, str, int]]:
     """(line number, folded path, value, serialized size) of every bulk string before the
     kept turns: longer than the ideal stub and not sealed."""
+    for number, kind, path, text, size in _bulk_at(data, keep_turns):
+        yield number, _folded(kind, path), text, size
+
+
+def _bulk_at(
+    data: bytes, keep_turns: int
+) -> Iterator[tuple[int, str, tuple[str | int, ...], str, int]]:
+    """(line number, line type, exact path, value, serialized size) of every bulk string."""
     settings = dataclasses.replace(defaults().compress_settings(), keep_turns=keep_turns)
     lines = lines_from_bytes(data)
     plan = plan_lines(lines, settings, session_ref="s.jsonl")
@@ -74,10 +112,10 @@ def _bulk(data: bytes, keep_turns: int) -> Iterator[tuple[int, str, str, int]]:
             continue
         sealed = {text for _, value in plan.format.sealed(entry) for text in _sealed_strings(value)}
         kind = str(entry.get("type"))
-        for path, text in _strings(entry, ()):
+        for path, text in _exact_strings(entry, ()):
             size = len(orjson.dumps(text))
             if size > IDEAL_STUB_BYTES and text not in sealed:
-                yield line.number, f"{kind}: {'.'.join(path)}", text, size
+                yield line.number, kind, path, text, size
 
 
 def ideal_cut(data: bytes, keep_turns: int) -> int:
@@ -92,6 +130,28 @@ def missed(data: bytes, compressed: bytes, keep_turns: int) -> Counter[str]:
     for number, path, text, size in _bulk(data, keep_turns):
         if orjson.dumps(text) in after[number - 1].data:
             left[path] += size - IDEAL_STUB_BYTES
+    return left
+
+
+def gap(data: bytes, compressed: bytes, keep_turns: int) -> Counter[str]:
+    """What the run keeps that the ideal does not, before the kept turns: each marker, each
+    stub past the ideal's size, each bulk value left whole (looked up at its own path, so a
+    copy stubbed beside its kept original counts as a stub). Bytes the run cuts and the ideal
+    keeps (short strings) count against the gap."""
+    after = lines_from_bytes(compressed)
+    entries: dict[int, Entry] = {}
+    left: Counter[str] = Counter()
+    for number, kind, path, text, size in _bulk_at(data, keep_turns):
+        if number not in entries:
+            entries[number] = parse_entry(after[number - 1].data) or {}
+            marker = entries[number].get(MARKER_KEY)
+            if marker is not None:
+                left["markers"] += len(orjson.dumps({MARKER_KEY: marker})) - 1
+        now = _at(entries[number], path)
+        if now == text:
+            left[f"left whole: {_folded(kind, path)}"] += size - IDEAL_STUB_BYTES
+        elif isinstance(now, str):
+            left[f"stub: {_folded(kind, path)}"] += len(orjson.dumps(now)) - IDEAL_STUB_BYTES
     return left
 
 
@@ -180,6 +240,10 @@ def main() -> None:
                     print(f"    {size_left:>10,}  {path}")
                 print("  bulk the ideal stubs and this run keeps, by path:")
                 for path, size_left in missed(data, after, options.keep_turns).most_common(8):
+                    print(f"    {size_left:>10,}  {path}")
+                left = gap(data, after, options.keep_turns)
+                print(f"  gap to the ideal cut, {sum(left.values()):,} bytes:")
+                for path, size_left in left.most_common(10):
                     print(f"    {size_left:>10,}  {path}")
         status = "ok" if cut >= GOAL * ideal else "BELOW GOAL"
         print(

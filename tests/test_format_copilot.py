@@ -89,6 +89,25 @@ def test_tool_results_and_their_ui_copies_become_stubs(
     assert failed["data"]["success"] is False
 
 
+def test_a_ui_copy_stub_is_only_its_name_and_the_show_command(
+    typical: tuple[list[Entry], list[Entry], dict[str, bytes]],
+) -> None:
+    """The model never reads a UI-only copy: its stub carries no shape and no preview (each
+    byte of it is kept in every compressed file), only what a person needs to get it back."""
+    _, after, _ = typical
+    event = by_call(after, "tool.execution_complete", 2)
+    show = stubs.show_command(EVENTS_PATH, event["id"])
+    expected = f"{stubs.STUB_PREFIX} detailedContent, UI only. Full entry: {show}"
+    assert event["data"]["result"]["detailedContent"] == expected
+    contents = by_call(after, "tool.execution_complete", 3)["data"]["result"]["contents"]
+    # The content stub on the same line names the show command.
+    assert (
+        contents[0]["text"]
+        == f"{stubs.STUB_PREFIX} contents[0].text, UI only. Full entry: see content."
+    )
+    assert len(SAME_AS_CONTENT_STUB) < 40 and len(REPEATED_ARGUMENT_STUB) < 40
+
+
 def test_contents_items_keep_their_type_and_lose_their_bulk(
     typical: tuple[list[Entry], list[Entry], dict[str, bytes]],
 ) -> None:

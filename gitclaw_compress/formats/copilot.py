@@ -103,20 +103,21 @@ def is_event(entry: Entry) -> bool:
     )
 
 
-def ui_copy_stub(name: str, text: str, show: str | None) -> str:
+def ui_copy_stub(name: str, show: str | None) -> str:
     """A UI-only copy of a tool result, replaced: the CLI's timeline shows this text.
 
-    Without `show`, the stub of `content` on the same line names the command.
+    The model never reads it, so it says no more than what it was and how a person gets it
+    back; without `show`, the stub of `content` on the same line names the command.
     """
     where = f"Full entry: {show}" if show else "Full entry: see content."
-    return f"{stubs.STUB_PREFIX} {name} elided ({stubs.text_shape(text)}, UI only). {where}"
+    return f"{stubs.STUB_PREFIX} {name}, UI only. {where}"
 
 
 # The same line keeps `content` (or its stub, which names the show command): no need to repeat.
-SAME_AS_CONTENT_STUB = f"{stubs.STUB_PREFIX} detailedContent: the same as content."
+SAME_AS_CONTENT_STUB = f"{stubs.STUB_PREFIX} same as content"
 # tool.execution_start repeats the arguments of the assistant message's tool request, which
 # the same file keeps (or restores): its copy needs no show command.
-REPEATED_ARGUMENT_STUB = f"{stubs.STUB_PREFIX} as in the tool request"
+REPEATED_ARGUMENT_STUB = f"{stubs.STUB_PREFIX} see the request"
 
 
 def _worth(original: object, stub: object) -> bool:
@@ -256,7 +257,7 @@ class CopilotRules:
             stub = (
                 SAME_AS_CONTENT_STUB
                 if detailed == content
-                else ui_copy_stub("detailedContent", detailed, show)
+                else ui_copy_stub("detailedContent", show)
             )
             if detailed != stub:
                 edits.append(Edit((*base, "detailedContent"), stub))
@@ -361,7 +362,7 @@ def _contents_item_edits(item: dict[str, Any], base: JsonPath, show: str | None)
         text = item.get(key)
         if isinstance(text, str) and _size(text) > UI_COPY_MIN_BYTES:
             name = f"contents[{base[-1]}].{key}"
-            edits.append(Edit((*base, key), ui_copy_stub(name, text, show)))
+            edits.append(Edit((*base, key), ui_copy_stub(name, show)))
     elif kind in ("image", "audio"):
         # Empty base64 stays valid base64 for whatever decodes it; the marker restores it.
         if isinstance(item.get("data"), str) and _size(item["data"]) > UI_COPY_MIN_BYTES:
@@ -371,7 +372,7 @@ def _contents_item_edits(item: dict[str, Any], base: JsonPath, show: str | None)
         text = resource.get("text")
         if isinstance(text, str) and _size(text) > UI_COPY_MIN_BYTES:
             name = f"contents[{base[-1]}].resource.text"
-            stub = ui_copy_stub(name, text, show)
+            stub = ui_copy_stub(name, show)
             edits.append(Edit((*base, "resource", "text"), stub))
         if isinstance(resource.get("blob"), str) and _size(resource["blob"]) > UI_COPY_MIN_BYTES:
             edits.append(Edit((*base, "resource", "blob"), ""))
