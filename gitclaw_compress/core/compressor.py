@@ -281,16 +281,15 @@ def _plan_budget(
 
 
 def _below_minimum(freed: int, outputs: int, settings: BudgetSettings) -> str:
-    if not outputs:
-        return (
-            "budget pruning: nothing to prune, no completed tool output outside the newest "
-            f"{settings.protect_tokens:,} tokens and the newest {settings.protect_turns} turn(s)"
-        )
-    return (
-        f"budget pruning: {outputs} tool output(s) outside the newest "
-        f"{settings.protect_tokens:,} tokens would free {freed:,} tokens, under the minimum "
-        f"{settings.minimum_tokens:,}: nothing pruned"
+    # The verdict first, one wording for every format and reader: nothing is pruned.
+    why = (
+        f"{outputs} tool output(s) outside the newest {settings.protect_tokens:,} tokens would "
+        f"free only {freed:,} tokens, under the minimum {settings.minimum_tokens:,}"
+        if outputs
+        else f"no completed tool output outside the newest {settings.protect_tokens:,} tokens "
+        f"and the newest {settings.protect_turns} turn(s)"
     )
+    return f"budget pruning: nothing to prune ({why})"
 
 
 # The shortest marker member a compressed line gains: a line no longer than this can only
