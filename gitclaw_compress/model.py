@@ -56,6 +56,14 @@ class Part:
     complete: bool = True  # TOOL_RESULT: the tool finished (False: partial, never pruned)
     path: str | None = None  # TOOL_CALL: the file it reads or changes, where known
     effect: str | None = None  # TOOL_CALL on `path`: READ, WRITE or EDIT
+    # TOOL_CALL that touches several files (a patch): every (file, effect), `path` first.
+    files: tuple[tuple[str, str], ...] = ()
+
+    def touched(self) -> tuple[tuple[str, str], ...]:
+        """Every (file, effect) of a call: `files`, or `path` and `effect` alone."""
+        if self.files:
+            return self.files
+        return ((self.path, self.effect),) if self.path and self.effect else ()
 
 
 @dataclass(slots=True)
