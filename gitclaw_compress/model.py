@@ -7,7 +7,7 @@ context, prune, summaries, `show`) reads only these. A leaf: imports nothing of 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 # Part kinds
@@ -127,3 +127,15 @@ class SummaryRequest:
     tokens_before: int  # the context's tokens before the summary
     timestamp: str  # ISO 8601 with milliseconds and Z, as the agents write it
     details: Mapping[str, object] = field(default_factory=dict)  # files read, modified, …
+
+
+def call_names(views: Iterable[EntryView]) -> dict[str, str]:
+    """The tool of every call, by its call id: a result's own line may not name its tool
+    (Copilot CLI's results, and any single line of Claude Code or Codex, name none)."""
+    return {
+        part.call_id: part.name
+        for view in views
+        for message in view.messages
+        for part in message.parts
+        if part.kind == TOOL_CALL and part.call_id and part.name
+    }

@@ -32,7 +32,7 @@ from gitclaw_compress.core.lines import (
 from gitclaw_compress.core.stubs import encode_stub as encode_stub
 from gitclaw_compress.formats import Format, detect
 from gitclaw_compress.formats.base import Edit, FileRules, Scope
-from gitclaw_compress.model import TOOL_RESULT
+from gitclaw_compress.model import TOOL_RESULT, call_names
 from gitclaw_compress.settings import STRATEGIES as STRATEGIES
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
 from gitclaw_compress.tokens.estimate import (
@@ -242,6 +242,7 @@ def _plan_budget(
     protected_entry = message_id(sent[oldest_protected]) if oldest_protected < len(sent) else None
     # Candidates: older lines that hold a completed tool result of an unprotected tool.
     older = {line for message in sent[:oldest_protected] for line in message.source_lines()}
+    tools = call_names(context.views)  # a result's line may name no tool: its call does
     candidates = tuple(
         view.number
         for view in context.views
@@ -251,7 +252,7 @@ def _plan_budget(
         and any(
             part.kind == TOOL_RESULT
             and part.complete
-            and (part.name or "") not in settings.protected_tools
+            and (part.name or tools.get(part.call_id or "", "")) not in settings.protected_tools
             for message in view.messages
             for part in message.parts
         )

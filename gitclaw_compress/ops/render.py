@@ -7,7 +7,7 @@ and so does every line of a format that cannot read its conversation yet.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import orjson
 
@@ -20,7 +20,6 @@ from gitclaw_compress.model import (
     TOOL,
     TOOL_CALL,
     TOOL_RESULT,
-    EntryView,
     Message,
 )
 
@@ -45,18 +44,6 @@ def _tool_call(name: str | None, call_id: str | None, arguments_json: str) -> st
         else:
             lines.append(f"{key}: {orjson.dumps(value).decode()}")
     return "\n".join(lines)
-
-
-def call_names(views: Iterable[EntryView]) -> dict[str, str]:
-    """The tool of every call, by its call id: a result's own line may not name its tool
-    (Claude Code, Codex and Copilot CLI name it only on the call)."""
-    return {
-        part.call_id: part.name
-        for view in views
-        for message in view.messages
-        for part in message.parts
-        if part.kind == TOOL_CALL and part.call_id and part.name
-    }
 
 
 def render_message(message: Message, tools: Mapping[str, str] | None = None) -> str:
@@ -86,7 +73,7 @@ def render_line(
     fmt: Format, number: int, entry: Entry, tools: Mapping[str, str] | None = None
 ) -> str:
     """The text of one line for `show`: its messages, or its JSON when it gives none.
-    `tools` (call id -> tool, see `call_names`) names the tool of a result."""
+    `tools` (call id -> tool, see `model.call_names`) names the tool of a result."""
     try:
         view = fmt.view(number, entry)
     except Unsupported:
