@@ -415,3 +415,4 @@ def test_protected_tools_are_never_pruned_in_any_format(case: FormatCase) -> Non
     protected = settings(protect_tokens=0, minimum_tokens=0, protected_tools=every_tool)
     plan = plan_lines(lines, protected, session_ref=REF, fmt=fmt)
     assert not plan.pruned and plan.budget is not None and not plan.budget.candidates
+    assert plan.budget.decision.startswith("budget pruning: nothing to prune ("), plan.budget

@@ -170,8 +170,8 @@ def test_context_after_compress_is_never_negative(repo: Path) -> None:
 @pytest.mark.parametrize("case", FORMAT_CASES, ids=lambda case: case.name)
 @pytest.mark.parametrize(
     "prune",
-    [{}, {"protectTokens": 1000, "minimumTokens": 10**9}],
-    ids=["under-the-budget", "under-the-minimum"],
+    [{}, {"minimumTokens": 0}, {"protectTokens": 1000, "minimumTokens": 10**9}],
+    ids=["under-the-budget", "under-the-budget-no-minimum", "under-the-minimum"],
 )
 def test_a_prune_that_would_prune_nothing_says_so_plainly(
     repo: Path, case: FormatCase, prune: dict[str, int]

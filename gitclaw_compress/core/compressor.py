@@ -274,7 +274,7 @@ def _plan_budget(
         plan.window_start = 1
     tokens_now = context.tokens_by_line()
     upper = sum(tokens_now.get(number, 0) for number in candidates)
-    if upper < settings.minimum_tokens:
+    if not candidates or upper < settings.minimum_tokens:  # also with minimum_tokens 0
         plan.budget.settled = True
         plan.budget.decision = _below_minimum(upper, len(candidates), settings)
         return
