@@ -7,7 +7,7 @@ context, prune, summaries, `show`) reads only these. A leaf: imports nothing of 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 # Part kinds
@@ -56,6 +56,14 @@ class Part:
     complete: bool = True  # TOOL_RESULT: the tool finished (False: partial, never pruned)
     path: str | None = None  # TOOL_CALL: the file it reads or changes, where known
     effect: str | None = None  # TOOL_CALL on `path`: READ, WRITE or EDIT
+    # TOOL_CALL that touches several files (a patch): every (file, effect), `path` first.
+    files: tuple[tuple[str, str], ...] = ()
+
+    def touched(self) -> tuple[tuple[str, str], ...]:
+        """Every (file, effect) of a call: `files`, or `path` and `effect` alone."""
+        if self.files:
+            return self.files
+        return ((self.path, self.effect),) if self.path and self.effect else ()
 
 
 @dataclass(slots=True)
@@ -119,3 +127,15 @@ class SummaryRequest:
     tokens_before: int  # the context's tokens before the summary
     timestamp: str  # ISO 8601 with milliseconds and Z, as the agents write it
     details: Mapping[str, object] = field(default_factory=dict)  # files read, modified, …
+
+
+def call_names(views: Iterable[EntryView]) -> dict[str, str]:
+    """The tool of every call, by its call id: a result's own line may not name its tool
+    (Copilot CLI's results, and any single line of Claude Code or Codex, name none)."""
+    return {
+        part.call_id: part.name
+        for view in views
+        for message in view.messages
+        for part in message.parts
+        if part.kind == TOOL_CALL and part.call_id and part.name
+    }

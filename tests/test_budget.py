@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pytest
 from conftest import CORPUS_SESSIONS, cli, corpus_files, git, needs_corpus
+from format_cases import FORMAT_CASES, FormatCase
 from synthetic import SessionBuilder, text, thinking, tool_call
 
 from gitclaw_compress.core.compressor import (
@@ -23,6 +24,7 @@ from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
 from gitclaw_compress.core.marker import restore_line
 from gitclaw_compress.core.stubs import STUB_PREFIX
 from gitclaw_compress.formats import FORMATS
+from gitclaw_compress.model import call_names
 from gitclaw_compress.tokens.context import read_context
 from gitclaw_compress.tokens.estimate import get_estimator
 
@@ -395,3 +397,22 @@ def test_restore_is_byte_identical_on_the_corpus_after_pruning(corpus_repo: Path
         restored = cli("restore", path, "-o", "-", cwd=repo).stdout
         assert sha(restored) == sha(source.read_bytes()), path
     assert changed_files >= 4
+
+
+@pytest.mark.parametrize("case", FORMAT_CASES, ids=lambda case: case.name)
+def test_protected_tools_are_never_pruned_in_any_format(case: FormatCase) -> None:
+    """`prune.protectedTools` holds for every format, also where a result's line names no
+    tool (Copilot CLI names it only on the call): with every tool of the file protected,
+    nothing is pruned; with none, something is."""
+    data = case.synthetic[0][1]()
+    lines = lines_from_bytes(data)
+    fmt = FORMATS[case.name]
+    every_tool = frozenset(call_names(fmt.views(lines)).values())
+    assert every_tool
+    unprotected = settings(protect_tokens=0, minimum_tokens=0, protected_tools=frozenset())
+    plan = plan_lines(lines, unprotected, session_ref=REF, fmt=fmt)
+    assert plan.pruned
+    protected = settings(protect_tokens=0, minimum_tokens=0, protected_tools=every_tool)
+    plan = plan_lines(lines, protected, session_ref=REF, fmt=fmt)
+    assert not plan.pruned and plan.budget is not None and not plan.budget.candidates
+    assert plan.budget.decision.startswith("budget pruning: nothing to prune ("), plan.budget

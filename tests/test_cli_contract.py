@@ -34,6 +34,7 @@ from gitclaw_compress.core.compressor import CompressSettings, plan_lines
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
 from gitclaw_compress.formats import FORMATS
 from gitclaw_compress.formats.base import Format
+from gitclaw_compress.model import TOOL_CALL, TOOL_RESULT
 
 ARCHIVE = "refs/gitclaw/archive"
 KEEP_ONE = CompressSettings(keep_turns=1)
@@ -303,3 +304,36 @@ def test_target_mode_compresses_the_oldest_lines_down_toward_the_target(
     assert len(path.read_bytes()) < len(original)
     git(repo, "gc", "-q", "--prune=now")
     assert ok("restore", relpath, "-o", "-").stdout_bytes == original
+
+
+@pytest.mark.parametrize("case", _by_format())
+def test_show_names_the_tool_and_the_call_of_a_result(
+    case: FormatCase, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The header of a tool result names the tool of its call and the call id, also where the
+    result's own line names no tool and after compress stubbed the output."""
+    original = case.synthetic[0][1]()
+    relpath = case.place("s1")
+    commit_session(repo, relpath, original)
+    monkeypatch.chdir(repo)
+    fmt = FORMATS[case.name]
+    views = list(fmt.views(lines_from_bytes(original)))
+    tools = {
+        part.call_id: part.name
+        for view in views
+        for message in view.messages
+        for part in message.parts
+        if part.kind == TOOL_CALL
+    }
+    result, call_id = next(
+        (view, part.call_id)
+        for view in views
+        for message in view.messages
+        for part in message.parts
+        if part.kind == TOOL_RESULT and part.call_id in tools
+    )
+    name = tools[call_id]
+    assert name and call_id
+    ok("compress", "--keep-turns", "1", "--force", relpath)
+    shown = ok("show", relpath, result.id or f"L{result.number}").stdout
+    assert f"[tool result {name} id={call_id}]" in shown, shown

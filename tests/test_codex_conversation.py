@@ -27,6 +27,7 @@ from gitclaw_compress.formats.codex import FORMAT
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
+    EDIT,
     IMAGE,
     MESSAGE,
     META,
@@ -38,6 +39,7 @@ from gitclaw_compress.model import (
     TOOL_CALL,
     TOOL_RESULT,
     USER,
+    WRITE,
     Message,
 )
 
@@ -272,3 +274,46 @@ def test_long_outputs_are_cut_as_the_real_cli_cuts_them(tmp_path: Path) -> None:
     assert abs(len(sent.encode()) - len(mine.encode())) < 100
     views = list(FORMAT.views(lines_from_bytes(data)))
     assert any(big in p.text for v in views for m in v.messages for p in m.parts)
+
+
+def test_a_patch_of_several_files_names_every_file_in_the_summary_facts() -> None:
+    """An apply_patch that adds, updates, moves and deletes files: the call's part lists every
+    file in the patch's order, and the facts of a summary count each one."""
+    from gitclaw_compress.summary.facts import extract_facts
+
+    builder = typical_rollout(turns=1)
+    turn_id = builder.start_turn("Split the module")
+    patch = (
+        "*** Begin Patch\n*** Update File: src/app.py\n@@\n-old\n+new\n"
+        "*** Add File: src/cli.py\n+print('hi')\n"
+        "*** Update File: src/util.py\n*** Move to: src/helpers.py\n@@\n-a\n+b\n"
+        "*** Delete File: src/legacy.py\n*** End Patch\n"
+    )
+    builder.item(
+        "custom_tool_call",
+        status="completed",
+        call_id="call_patch",
+        name="apply_patch",
+        input=patch,
+    )
+    builder.item("custom_tool_call_output", call_id="call_patch", output='{"output":"ok"}')
+    builder.reply(turn_id, "Split.")
+    messages = FORMAT.resume(list(FORMAT.views(lines_from_bytes(builder.data())))).messages
+    call = next(
+        part
+        for message in messages
+        for part in message.parts
+        if part.kind == TOOL_CALL and part.call_id == "call_patch"
+    )
+    expected = (
+        ("src/app.py", EDIT),
+        ("src/cli.py", WRITE),
+        ("src/util.py", EDIT),
+        ("src/helpers.py", WRITE),
+        ("src/legacy.py", EDIT),
+    )
+    assert call.touched() == expected and (call.path, call.effect) == expected[0]
+    facts = extract_facts(messages)
+    for path, effect in expected:
+        change = facts.files[path]
+        assert (change.writes, change.edits) == ((1, 0) if effect == WRITE else (0, 1)), path

@@ -4,6 +4,7 @@ brings back the intact version (run for real), one line per cause in `verify`, a
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -119,3 +120,18 @@ def test_doctor_advises_fetch_only_where_it_helps_and_names_the_path_once(
     )
     assert tool(clone, "fetch").returncode == 0
     assert tool(clone, "doctor").returncode == 0
+
+
+def test_the_remotes_archive_is_found_by_its_exact_name(compressed: tuple[Path, bytes]) -> None:
+    """`git ls-remote REMOTE REF` also lists refs whose names only end like REF: a copy kept
+    at refs/backup/refs/gitclaw/archive is not the archive (it sorts first, and doctor took
+    its tip for the archive's)."""
+    repo, _ = compressed
+    origin = make_origin(repo.parent / "elsewhere")
+    git(repo, "remote", "add", "origin", origin.url)
+    git(repo, "push", "-q", "origin", "HEAD:refs/backup/refs/gitclaw/archive")
+    found = json.loads(tool(repo, "doctor", "--json").stdout)["archive"]
+    assert (found["state"], found["remote_tip"]) == ("missing", None), found
+    assert tool(repo, "push").returncode == 0
+    found = json.loads(tool(repo, "doctor", "--json").stdout)["archive"]
+    assert found["state"] == "up-to-date" and found["remote_tip"] == found["local_tip"], found

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import CORPUS_SESSIONS, cli, commit_session, corpus_files, git, needs_corpus
+from format_cases import FORMAT_CASES, FormatCase
 from synthetic import SessionBuilder, text, typical_session
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
@@ -164,3 +165,29 @@ def test_context_after_compress_is_never_negative(repo: Path) -> None:
     assert compress["context_tokens_after"] == 0
     human = cli("status", "--keep-turns", "1", path, cwd=repo).stdout.decode()
     assert "(context -" not in human and "(context 0)" in human
+
+
+@pytest.mark.parametrize("case", FORMAT_CASES, ids=lambda case: case.name)
+@pytest.mark.parametrize(
+    "prune",
+    [{}, {"minimumTokens": 0}, {"protectTokens": 1000, "minimumTokens": 10**9}],
+    ids=["under-the-budget", "under-the-budget-no-minimum", "under-the-minimum"],
+)
+def test_a_prune_that_would_prune_nothing_says_so_plainly(
+    repo: Path, case: FormatCase, prune: dict[str, int]
+) -> None:
+    """Whatever the format and whatever keeps the outputs, nothing pruned reads one way:
+    the verdict first, the same words in the text and in --json."""
+    path = case.place("5f0c2a61-7d1e-4c55-9a3b-2b9f0d6e8c11")
+    commit_session(repo, path, case.synthetic[0][1]())
+    (repo / "compression.json").write_text(json.dumps({"prune": prune}))
+    report = json.loads(cli("status", "--json", path, cwd=repo).stdout)
+    saving = report["savings"]["prune"]
+    assert saving["lines"] == 0 and saving["tokens_saved"] == 0
+    assert saving["decision"].startswith("budget pruning: nothing to prune ("), saving
+    assert "pruned" not in saving["decision"] and report["savings"]["compress"]["decision"] == ""
+    human = cli("status", path, cwd=repo).stdout.decode().splitlines()
+    row = next(index for index, line in enumerate(human) if line.startswith("  prune "))
+    assert "would change nothing" in human[row]
+    assert human[row + 1].strip() == saving["decision"]
+    assert sum("pruning" in line for line in human) == 1

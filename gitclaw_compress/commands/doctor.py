@@ -30,7 +30,7 @@ from gitclaw_compress.ops.githooks import (
 from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.ops.verify import OFF_REF, verify_file
 from gitclaw_compress.store.archive import Repository
-from gitclaw_compress.store.remote import fetch_command
+from gitclaw_compress.store.remote import fetch_command, remote_tip
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 PUSH_ARCHIVE_HOOK = "gitclaw-compress-push-archive"
@@ -60,24 +60,19 @@ def _remote_archive(repo: Repository, ref: str, remote: str) -> dict[str, Any]:
     if not repo.has_remote(remote):
         found["state"] = "no-remote"
         return found
-    done = subprocess.run(
-        ["git", "ls-remote", "--refs", remote, ref], cwd=repo.root, capture_output=True
-    )
-    if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    asked = remote_tip(repo, remote, ref)
+    if asked.error is not None:
         found["state"] = "unreachable"
-        found["error"] = lines[-1] if lines else f"exit code {done.returncode}"
+        found["error"] = asked.error
         return found
-    fields = done.stdout.decode().split()
-    remote_tip = fields[0] if fields else None
-    found["remote_tip"] = remote_tip
-    if remote_tip is None:
+    found["remote_tip"] = tip = asked.tip
+    if tip is None:
         found["state"] = "missing" if local else "none"
     elif local is None:
         found["state"] = "not-fetched"
-    elif remote_tip == local:
+    elif tip == local:
         found["state"] = "up-to-date"
-    elif repo.rev_parse(remote_tip) is not None and _contains(repo, remote_tip, local):
+    elif repo.rev_parse(tip) is not None and _contains(repo, tip, local):
         found["state"] = "up-to-date"  # the remote moved on and includes this clone's archive
     else:
         found["state"] = "behind"

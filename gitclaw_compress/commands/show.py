@@ -21,7 +21,7 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.formats import detect_file
 from gitclaw_compress.ops.render import render_line
-from gitclaw_compress.ops.show import find_entry
+from gitclaw_compress.ops.show import find_entry, tool_names
 
 
 @click.command("show")
@@ -65,4 +65,4 @@ def command(
         sys.stdout.buffer.flush()
         return
     fmt = detect_file(path, repo.relative(path))
-    click.echo(render_line(fmt, 0, orjson.loads(original)))
+    click.echo(render_line(fmt, 0, orjson.loads(original), tool_names(path, fmt)))

@@ -32,7 +32,7 @@ from gitclaw_compress.core.lines import (
 from gitclaw_compress.core.stubs import encode_stub as encode_stub
 from gitclaw_compress.formats import Format, detect
 from gitclaw_compress.formats.base import Edit, FileRules, Scope
-from gitclaw_compress.model import TOOL_RESULT
+from gitclaw_compress.model import TOOL_RESULT, call_names
 from gitclaw_compress.settings import STRATEGIES as STRATEGIES
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
 from gitclaw_compress.tokens.estimate import (
@@ -242,6 +242,7 @@ def _plan_budget(
     protected_entry = message_id(sent[oldest_protected]) if oldest_protected < len(sent) else None
     # Candidates: older lines that hold a completed tool result of an unprotected tool.
     older = {line for message in sent[:oldest_protected] for line in message.source_lines()}
+    tools = call_names(context.views)  # a result's line may name no tool: its call does
     candidates = tuple(
         view.number
         for view in context.views
@@ -251,7 +252,7 @@ def _plan_budget(
         and any(
             part.kind == TOOL_RESULT
             and part.complete
-            and (part.name or "") not in settings.protected_tools
+            and (part.name or tools.get(part.call_id or "", "")) not in settings.protected_tools
             for message in view.messages
             for part in message.parts
         )
@@ -273,7 +274,7 @@ def _plan_budget(
         plan.window_start = 1
     tokens_now = context.tokens_by_line()
     upper = sum(tokens_now.get(number, 0) for number in candidates)
-    if upper < settings.minimum_tokens:
+    if not candidates or upper < settings.minimum_tokens:  # also with minimum_tokens 0
         plan.budget.settled = True
         plan.budget.decision = _below_minimum(upper, len(candidates), settings)
         return
@@ -281,16 +282,15 @@ def _plan_budget(
 
 
 def _below_minimum(freed: int, outputs: int, settings: BudgetSettings) -> str:
-    if not outputs:
-        return (
-            "budget pruning: nothing to prune, no completed tool output outside the newest "
-            f"{settings.protect_tokens:,} tokens and the newest {settings.protect_turns} turn(s)"
-        )
-    return (
-        f"budget pruning: {outputs} tool output(s) outside the newest "
-        f"{settings.protect_tokens:,} tokens would free {freed:,} tokens, under the minimum "
-        f"{settings.minimum_tokens:,}: nothing pruned"
+    # The verdict first, one wording for every format and reader: nothing is pruned.
+    why = (
+        f"{outputs} tool output(s) outside the newest {settings.protect_tokens:,} tokens would "
+        f"free only {freed:,} tokens, under the minimum {settings.minimum_tokens:,}"
+        if outputs
+        else f"no completed tool output outside the newest {settings.protect_tokens:,} tokens "
+        f"and the newest {settings.protect_turns} turn(s)"
     )
+    return f"budget pruning: nothing to prune ({why})"
 
 
 # The shortest marker member a compressed line gains: a line no longer than this can only

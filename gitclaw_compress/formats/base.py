@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import orjson
+
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
@@ -50,6 +52,16 @@ SMALL_ARGUMENT_BYTES = 160  # argument values up to this size are always kept
 # Arguments that name a call's file, and those that say most about a call, in order.
 FILE_ARGUMENTS = ("path", "file_path", "filePath")
 DESCRIPTOR_ARGUMENTS = (*FILE_ARGUMENTS, "url", "pattern", "query", "command")
+
+
+def json_size(value: object) -> int:
+    """Bytes of a value as compact JSON: how sizes compare with the byte settings."""
+    return len(orjson.dumps(value))
+
+
+def json_size_if_present(value: object) -> int:
+    """`json_size`, and 0 for a key that is absent (None), for `measure`."""
+    return 0 if value is None else json_size(value)
 
 
 def content_text(content: object) -> str:

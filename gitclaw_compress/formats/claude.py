@@ -30,8 +30,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
@@ -46,6 +44,8 @@ from gitclaw_compress.formats.base import (
     call_descriptor,
     content_text,
 )
+from gitclaw_compress.formats.base import json_size as _size
+from gitclaw_compress.formats.base import json_size_if_present as _sized
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
@@ -83,14 +83,6 @@ UI_KEPT_KEYS = frozenset(
     {"type", "filePath", "file_path", "path", "agentId", "toolUseID", "uuid", "role", "id"}
 )
 UI_VALUE_MAX_BYTES = 256  # a renderer-only value larger than this becomes a stub
-
-
-def _size(value: object) -> int:
-    return len(orjson.dumps(value))
-
-
-def _sized(value: object) -> int:
-    return 0 if value is None else _size(value)
 
 
 def message_of(entry: Entry) -> dict[str, Any] | None:

@@ -26,7 +26,9 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.base import SMALL_ARGUMENT_BYTES, TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.base import json_size as _size
+from gitclaw_compress.formats.base import json_size_if_present as _sized
 from gitclaw_compress.formats.codex_history import (
     OUTPUT_TYPES,
     data_url_image,
@@ -51,17 +53,8 @@ SEGMENT_EVENTS = frozenset(
 EXEC_OUTPUT_FIELDS = ("stdout", "stderr", "aggregated_output", "formatted_output")
 PATCH_EVENTS = frozenset({"patch_apply_begin", "patch_apply_end"})
 ARGUMENT_KEYS_KEPT = frozenset({"path", "file_path", "workdir", "timeout_ms", "justification"})
-SMALL_ARGUMENT_BYTES = 160  # argument values up to this size are always kept
 UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only copies above this size are stubbed
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
-
-
-def _size(value: object) -> int:
-    return len(orjson.dumps(value))
-
-
-def _sized(value: object) -> int:
-    return 0 if value is None else _size(value)
 
 
 def event_type(entry: Entry) -> str | None:

@@ -100,9 +100,10 @@ CONTEXT_DEVELOPER_PREFIXES = (
     "<realtime_conversation>",
 )
 EXIT_CODE = re.compile(r"^Exit code: (-?\d+)")
-# The file a patch of `apply_patch` changes first, and how ("*** Update File: src/app.py").
-PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
-PATCH_EFFECTS = {"Add": WRITE, "Update": EDIT, "Delete": EDIT}
+# The files a patch of `apply_patch` changes, and how ("*** Update File: src/app.py"); a
+# moved file is written at its new place ("*** Move to: src/main.py" under its Update).
+PATCH_FILE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+)$", re.MULTILINE)
+PATCH_EFFECTS = {"Add File": WRITE, "Update File": EDIT, "Delete File": EDIT, "Move to": WRITE}
 
 # Private links of an EntryView, read only by `resume` below.
 LINE_TYPE = "line"  # the rollout line type
@@ -227,8 +228,11 @@ def item_message(payload: dict[str, Any], line: int, model: str | None = None) -
             text = arguments  # freeform input (an apply_patch patch), not JSON
         else:
             text = _compact(arguments)
-        path, effect = _file_of_call(name, arguments)
-        part = Part(TOOL_CALL, text, name=name, call_id=call_id, path=path, effect=effect)
+        files = _files_of_call(name, arguments)
+        path, effect = files[0] if files else (None, None)
+        part = Part(
+            TOOL_CALL, text, name=name, call_id=call_id, path=path, effect=effect, files=files
+        )
         return Message(ASSISTANT, [part], line, model=model)
     if kind in OUTPUT_TYPES:
         return Message(TOOL, _result(payload, name), line)
@@ -246,21 +250,26 @@ def item_message(payload: dict[str, Any], line: int, model: str | None = None) -
     return None
 
 
-def _file_of_call(name: str | None, arguments: object) -> tuple[str | None, str | None]:
-    """The file a call reads or changes, and how: `apply_patch` (its first file; a patch may
-    touch more) and `view_image`. Shell commands name no file Codex records."""
+def _files_of_call(name: str | None, arguments: object) -> tuple[tuple[str, str], ...]:
+    """The files a call reads or changes, and how: every file of an `apply_patch` patch, in
+    its order, and `view_image`'s. Shell commands name no file Codex records."""
     if name == "apply_patch":
         patch = arguments.get("input") if isinstance(arguments, dict) else arguments
-        if isinstance(patch, str) and (found := PATCH_FILE.search(patch)):
-            return found.group(2).strip(), PATCH_EFFECTS[found.group(1)]
-    elif name == "view_image" and isinstance(arguments, str):
+        if not isinstance(patch, str):
+            return ()
+        files: dict[str, str] = {}
+        for action, path in PATCH_FILE.findall(patch):
+            if path.strip():
+                files.setdefault(path.strip(), PATCH_EFFECTS[action])
+        return tuple(files.items())
+    if name == "view_image" and isinstance(arguments, str):
         try:
             path = orjson.loads(arguments).get("path")
         except (orjson.JSONDecodeError, AttributeError):
             path = None
         if isinstance(path, str) and path:
-            return path, READ
-    return None, None
+            return ((path, READ),)
+    return ()
 
 
 def _first_text(message: Message) -> str:

@@ -48,6 +48,8 @@ from gitclaw_compress.formats.base import (
     Scope,
     call_descriptor,
 )
+from gitclaw_compress.formats.base import json_size as _size
+from gitclaw_compress.formats.base import json_size_if_present as _sized
 from gitclaw_compress.formats.copilot_conversation import (
     ASSISTANT_MESSAGE,
     SKILL_INVOKED,
@@ -75,14 +77,6 @@ UI_COPY_MIN_BYTES = SMALL_ARGUMENT_BYTES  # UI-only copies above this size are s
 MARKER_PART_BYTES = 112
 LINE_SEPARATORS = ("\u2028", "\u2029")
 STUB_MIME = "text/plain"  # a stubbed blob attachment: the CLI sends it to the model as text
-
-
-def _size(value: object) -> int:
-    return len(orjson.dumps(value))
-
-
-def _sized(value: object) -> int:
-    return 0 if value is None else _size(value)
 
 
 def data_of(entry: Entry) -> dict[str, Any] | None:

@@ -33,6 +33,8 @@ from gitclaw_compress.formats.base import (
     call_descriptor,
     content_text,
 )
+from gitclaw_compress.formats.base import json_size as _size
+from gitclaw_compress.formats.base import json_size_if_present as _sized
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 from gitclaw_compress.settings import CompressSettings
 
@@ -85,10 +87,6 @@ def check_header(line: RawLine | None, source: str) -> Entry:
             "resume it once in pi to migrate it; the file was not changed"
         )
     return header
-
-
-def _size(value: object) -> int:
-    return len(orjson.dumps(value))
 
 
 def _has_visible_blocks(content: list[Any]) -> bool:
@@ -371,10 +369,6 @@ def _measure_blocks(role: str, content: object) -> Iterator[tuple[str, int]]:
             yield "stubs", stub_bytes
             yield "toolCall arguments", _sized(arguments) - stub_bytes
             yield "toolCall partialJson", _sized(block.get("partialJson"))
-
-
-def _sized(value: object) -> int:
-    return 0 if value is None else _size(value)
 
 
 class PiFormat(FormatBase):

@@ -7,11 +7,21 @@ and so does every line of a format that cannot read its conversation yet.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import orjson
 
 from gitclaw_compress.core.lines import Entry
 from gitclaw_compress.formats.base import Format, Unsupported
-from gitclaw_compress.model import IMAGE, SUMMARY, THINKING, TOOL, TOOL_CALL, TOOL_RESULT, Message
+from gitclaw_compress.model import (
+    IMAGE,
+    SUMMARY,
+    THINKING,
+    TOOL,
+    TOOL_CALL,
+    TOOL_RESULT,
+    Message,
+)
 
 LONG_ARGUMENT_CHARS = 100  # a longer (or multi-line) argument prints under its own heading
 
@@ -36,8 +46,9 @@ def _tool_call(name: str | None, call_id: str | None, arguments_json: str) -> st
     return "\n".join(lines)
 
 
-def render_message(message: Message) -> str:
-    """A whole message: its role, then each part in full (images by type and size)."""
+def render_message(message: Message, tools: Mapping[str, str] | None = None) -> str:
+    """A whole message: its role, then each part in full (images by type and size); a tool
+    result named by its call's tool from `tools` (call id -> tool) when it names none."""
     label = message.label or message.role
     out = [f"[{label}]" if label == message.role else f"[{message.role}: {label}]"]
     if message.failed:
@@ -51,23 +62,25 @@ def render_message(message: Message) -> str:
             out.append(_tool_call(part.name, part.call_id, part.text))
         elif part.kind == TOOL_RESULT:
             status = " (error)" if part.error else ""
-            out.append(
-                f"[tool result {part.name or 'tool'}{status} id={part.call_id}]\n{part.text}"
-            )
+            name = part.name or (tools or {}).get(part.call_id or "") or "tool"
+            out.append(f"[tool result {name}{status} id={part.call_id}]\n{part.text}")
         else:
             out.append(part.text)
     return "\n".join(out)
 
 
-def render_line(fmt: Format, number: int, entry: Entry) -> str:
-    """The text of one line for `show`: its messages, or its JSON when it gives none."""
+def render_line(
+    fmt: Format, number: int, entry: Entry, tools: Mapping[str, str] | None = None
+) -> str:
+    """The text of one line for `show`: its messages, or its JSON when it gives none.
+    `tools` (call id -> tool, see `model.call_names`) names the tool of a result."""
     try:
         view = fmt.view(number, entry)
     except Unsupported:
         return _json(entry)
     if not view.messages:
         return _json(entry)
-    parts = [render_message(message) for message in view.messages]
+    parts = [render_message(message, tools) for message in view.messages]
     parts.extend(
         f"--- {name} (shown only in the UI) ---\n{_json(value)}" for name, value in view.ui.items()
     )

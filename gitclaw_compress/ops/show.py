@@ -9,6 +9,8 @@ from gitclaw_compress.core.lines import (
 )
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect_file
+from gitclaw_compress.formats.base import Format, Unsupported
+from gitclaw_compress.model import call_names
 from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.session_lines import open_lines
 from gitclaw_compress.store.repository import Repository
@@ -40,6 +42,16 @@ def find_entry(
     if number is not None:
         raise GitClawError(f"{rel}: no line {number}")
     raise GitClawError(f"{rel}: no entry with id {entry_id!r}")
+
+
+def tool_names(path: Path, fmt: Format) -> dict[str, str]:
+    """The tool of every call in the file by its call id, for the header of a result whose
+    line names no tool (compression keeps the calls' names)."""
+    try:
+        with open_lines(path) as lines:
+            return call_names(fmt.views(lines))
+    except Unsupported:
+        return {}
 
 
 def _line_ref(ref: str) -> int | None:

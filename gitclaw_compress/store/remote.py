@@ -135,10 +135,29 @@ class PushResult:
 REWRITTEN_FLAG = "archive-rewritten"  # `redact` rewrote the ref: only a forced push may send it
 
 
+@dataclass(frozen=True, slots=True)
+class RemoteTip:
+    tip: str | None  # the remote's tip of the ref; None: it has none, or could not be asked
+    error: str | None = None  # why the remote could not be asked (None: it answered)
+
+
+def remote_tip(repo: Repository, remote: str, ref: str) -> RemoteTip:
+    """Ask the remote once (`git ls-remote`) where its `ref` stands, by the exact name: a
+    pattern also matches names that only end like it (refs/backup/refs/gitclaw/archive)."""
+    done = _run(repo, "ls-remote", "--refs", remote, ref)
+    if done.returncode != 0:
+        return RemoteTip(None, _last_line(done.stderr, done.returncode))
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        oid, _, name = line.partition("\t")
+        if name == ref:
+            return RemoteTip(oid)
+    return RemoteTip(None)
+
+
 def _remote_has(repo: Repository, remote: str, ref: str) -> bool:
     """Whether the remote holds `ref` (an unreachable remote counts as holding it)."""
-    done = _run(repo, "ls-remote", "--quiet", remote, ref)
-    return done.returncode != 0 or bool(done.stdout.strip())
+    found = remote_tip(repo, remote, ref)
+    return found.error is not None or found.tip is not None
 
 
 def push_archive(repo: Repository, ref: str, remote: str, force: bool = False) -> PushResult:

@@ -185,14 +185,13 @@ def extract_facts(history: Sequence[Message], people: Collection[int] | None = N
                 use = usage.setdefault(call.name, ToolUse(call.name))
                 use.calls += 1
                 descriptors.setdefault(call.name, []).append((False, descriptor))
-                if call.path is None:
-                    continue
-                if call.effect == WRITE:
-                    facts.files.setdefault(call.path, FileChange(call.path)).writes += 1
-                elif call.effect == EDIT:
-                    facts.files.setdefault(call.path, FileChange(call.path)).edits += 1
-                elif call.effect == READ:
-                    read.add(call.path)
+                for path, effect in call.touched():
+                    if effect == WRITE:
+                        facts.files.setdefault(path, FileChange(path)).writes += 1
+                    elif effect == EDIT:
+                        facts.files.setdefault(path, FileChange(path)).edits += 1
+                    elif effect == READ:
+                        read.add(path)
         elif result is not None and result.error:
             name, descriptor = calls.get(result.call_id or "", (result.name or "tool", ""))
             use = usage.setdefault(name, ToolUse(name))
