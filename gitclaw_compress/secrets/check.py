@@ -13,7 +13,7 @@ from gitclaw_compress.config import Config
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.secrets.baseline import Baseline
 from gitclaw_compress.secrets.findings import Finding
-from gitclaw_compress.secrets.scan import scan_blob, scan_file
+from gitclaw_compress.secrets.scan import scan_blob, scan_lines
 from gitclaw_compress.store.archive import Repository
 
 CLEAN_CACHE = "secrets-clean"  # archive objects scanned with no finding, by id
@@ -54,49 +54,29 @@ def baseline_for(repo: Repository, config: Config) -> Baseline:
     return Baseline(repo.root / config["scan.baseline"])
 
 
-CLEAN_FILES = "secrets-clean-files"  # sha256 of session contents scanned with no finding
-
-
-def _content_hash(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _clean_files(repo: Repository) -> tuple[Path, set[str]]:
-    cache = repo.git_dir / "gitclaw-compress" / CLEAN_FILES
-    return cache, set(cache.read_text().split()) if cache.exists() else set()
-
-
 def known_clean(repo: Repository, paths: Sequence[Path]) -> bool:
-    """Whether every file's exact content was scanned before with no finding."""
-    _, clean = _clean_files(repo)
-    return bool(clean) and all(_content_hash(path) in clean for path in paths)
+    """Whether every line of every file was scanned before with no finding."""
+    from gitclaw_compress.secrets.cleanlines import known_clean_file
+
+    return all(known_clean_file(repo.git_dir, repo.relative(path), path) for path in paths)
 
 
 def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -> None:
-    from gitclaw_compress.formats import detect_file
+    """Scan the lines of each file not recorded clean before (all of them the first time),
+    then record the clean ones: a line holding a finding is scanned on every run."""
+    from gitclaw_compress.secrets.cleanlines import CleanLines, read_session
 
-    cache, clean = _clean_files(repo)
-    newly_clean = []
     for path in paths:
         name = repo.relative(path)
-        digest = _content_hash(path)
         result.files += 1
-        if digest in clean:
-            continue
-        found = scan_file(path, name, detect_file(path, name))
+        record = CleanLines.load(repo.git_dir, name)
+        session = read_session(path, name, record)
+        found = scan_lines(session.new, session.format, name)
         result.findings.extend(found)
-        if not found:
-            newly_clean.append(digest)
-    if newly_clean:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        with open(cache, "a") as handle:
-            handle.write("".join(f"{digest}\n" for digest in newly_clean))
+        unclean = {finding.line for finding in found}
+        clean = [d for number, d in session.digests.items() if number not in unclean]
+        if session.new or record.sniff != session.sniff:
+            record.save(repo.git_dir, name, session.sniff, clean)
 
 
 def archive_objects(repo: Repository, ref: str) -> list[tuple[str, bool]]:

@@ -1,24 +1,34 @@
 """The scan beside a compress run: `python -m gitclaw_compress.secrets.worker`.
 
-It loads the rules first (the slow part, about a second), while the parent still finds and
-reads the sessions; then it reads {"root", "paths", "baseline"} as JSON on stdin and answers
-{"files", "findings"} (as `scan --json`), or {"error"} in one line. Never a secret."""
+It starts loading the rules at once (the slow part, about 0.4 s of CPU, in a thread: the
+engine releases the GIL), and meanwhile reads {"root", "paths", "baseline"} as JSON on stdin
+and the sessions' new lines; it answers {"files", "findings"} (as `scan --json`), or
+{"error"} in one line. Never a secret."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 from pathlib import Path
 
 import orjson
 
 
+def _preload() -> None:
+    from gitclaw_compress.errors import GitClawError
+    from gitclaw_compress.secrets.engine import _engine
+
+    with contextlib.suppress(GitClawError):  # the scan calls it again and reports it
+        _engine()
+
+
 def main() -> None:
     from gitclaw_compress.errors import GitClawError
 
+    loader = threading.Thread(target=_preload, daemon=True)
+    loader.start()
     try:
-        from gitclaw_compress.secrets.engine import _engine
-
-        _engine()
         request = orjson.loads(sys.stdin.buffer.read() or b"{}")
         if not request.get("paths"):
             return
