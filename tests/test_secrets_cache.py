@@ -13,9 +13,10 @@ from secret_fixtures import planted
 from synthetic import SessionBuilder, big_text, text, tool_call
 
 from gitclaw_compress.config import load_config
-from gitclaw_compress.secrets.check import ParallelGuard, ScanResult, known_clean, scan_sessions
+from gitclaw_compress.secrets.check import ScanResult, known_clean, scan_sessions
 from gitclaw_compress.secrets.cleanlines import CleanLines, cache_file, read_session
 from gitclaw_compress.secrets.engine import SKIP_RULES, scan_key
+from gitclaw_compress.secrets.parallel import ParallelGuard
 from gitclaw_compress.secrets.scan import skip_rules_digest
 from gitclaw_compress.store.archive import Repository
 
@@ -23,13 +24,13 @@ SECRETS = planted(11)
 REL = f"{SESSIONS}/a.jsonl"
 
 
-def clean_session(turns: int = 3) -> SessionBuilder:
+def clean_session(turns: int = 3, output_lines: int = 20) -> SessionBuilder:
     session = SessionBuilder()
     for turn in range(turns):
         session.user(f"task {turn}")
         arguments = {"command": f"ls src{turn}"}
         session.assistant(tool_call(f"c{turn}", "bash", arguments))
-        session.tool_result(f"c{turn}", "bash", big_text(f"out{turn}", 20))
+        session.tool_result(f"c{turn}", "bash", big_text(f"out{turn}", output_lines))
         session.assistant(text(f"done {turn}"))
     return session
 
@@ -124,6 +125,8 @@ def test_a_clean_session_starts_no_scan_process(tmp_path: Path) -> None:
     guard.start([path])
     assert guard._process is not None  # never scanned: the worker runs
     guard.wait([])
+    guard.record([], [])
+    guard.cancel()
     guard.start([path])
     assert guard._process is None  # every line scanned clean before: no process
 
@@ -136,12 +139,12 @@ THRESHOLD = b'{"session": {"sizeThresholdKB": 0}}'
 def test_a_step_loads_the_engine_only_for_new_lines(tmp_path: Path) -> None:
     repo = init(tmp_path / "repo")
     write(repo / "compression.json", THRESHOLD)
-    session = clean_session()
+    session = clean_session(output_lines=400)
     path = write(repo / REL, session.data())
     commit_all(repo)
-    ok(repo, "step", "--keep-turns", "1")
+    compressed = ok(repo, "step", "--keep-turns", "1")  # records the lines it wrote too
+    assert b"compressed" in compressed.stdout, compressed.stdout
     commit_all(repo, "compressed")
-    ok(repo, "step", "--keep-turns", "1")  # scans the lines compress rewrote
     shim = write(tmp_path / "shim" / "kingfisher_sdk" / "__init__.py", BROKEN_ENGINE.encode())
     env = {**os.environ, "PYTHONPATH": str(shim.parent.parent)}
 

@@ -3,8 +3,6 @@ against the baseline; `SecretsFound` stops `step`, `compress` and the hooks."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,13 +33,15 @@ class ScanResult:
 
 
 class SecretsFound(GitClawError):
-    """Unaccepted findings: the run stops before it changes or sends anything (exit 1)."""
+    """Unaccepted findings: the run stops before it changes or sends anything (exit 1), or,
+    `written`, right after it wrote them (found only in lines the run itself wrote)."""
 
-    def __init__(self, result: ScanResult, what: str) -> None:
+    def __init__(self, result: ScanResult, what: str, *, written: bool = False) -> None:
         found = result.open
         ids = ", ".join(sorted({f.id for f in found}))
+        done = "do not commit" if written else "nothing was changed"
         super().__init__(
-            f"{len(found)} secret(s) found in {what} (ids {ids}); nothing was changed; remove "
+            f"{len(found)} secret(s) found in {what} (ids {ids}); {done}; remove "
             "them with `gitclaw-compress redact PATH --all`, or accept them with "
             "`gitclaw-compress scan --accept ID`",
             exit_code=EXIT_PROBLEMS,
@@ -132,7 +132,7 @@ def run_scan(
     return result
 
 
-def _settle(result: ScanResult, config: Config, warn: list[str]) -> None:
+def settle(result: ScanResult, config: Config, warn: list[str]) -> None:
     if not result.open:
         return
     if config["scan.block"]:
@@ -144,83 +144,7 @@ def guard(repo: Repository, config: Config, paths: Sequence[Path], warn: list[st
     """The check inside `compress` and `step`: raise SecretsFound when a session holds an
     unaccepted finding and `scan.block` is on; with it off, each finding is a warning."""
     if config["scan.enabled"] and paths:
-        _settle(run_scan(repo, config, paths, archive=False), config, warn)
-
-
-class ParallelGuard:
-    """`guard` in a child process (secrets/worker.py) that loads the rules and scans on
-    another core while this one compresses into temp files. `wait()` is called before
-    anything is replaced or committed, and raises as `guard` would."""
-
-    def __init__(self, repo: Repository, config: Config, enabled: bool) -> None:
-        self._repo = repo
-        self._config = config
-        self._enabled = enabled and bool(config["scan.enabled"])
-        self._process: subprocess.Popen[bytes] | None = None
-
-    def start(self, paths: Sequence[Path]) -> None:
-        """Scan these sessions beside the compression. Nothing to scan (none, or all scanned
-        clean before, as on a no-op `step`) starts no process at all."""
-        import orjson
-
-        if not self._enabled or not paths or known_clean(self._repo, paths):
-            return
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "gitclaw_compress.secrets.worker"],
-            cwd=self._repo.root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        request = {
-            "root": str(self._repo.root),
-            "paths": [str(path.absolute()) for path in paths],
-            "baseline": str(baseline_for(self._repo, self._config).path),
-        }
-        assert self._process.stdin is not None
-        try:
-            self._process.stdin.write(orjson.dumps(request))
-            self._process.stdin.close()
-        except BrokenPipeError:
-            pass  # it died; wait() says how
-        self._process.stdin = None  # sent: communicate() must not touch it again
-
-    def wait(self, warn: list[str]) -> None:
-        import orjson
-
-        process, self._process = self._process, None
-        if process is None:
-            return
-        out, err = process.communicate()
-        try:
-            document = orjson.loads(out)
-        except orjson.JSONDecodeError:
-            document = {}
-        if "findings" not in document:
-            last = (err.decode("utf-8", "replace").strip().splitlines() or ["no answer"])[-1]
-            raise GitClawError(f"the secret scan failed: {document.get('error') or last}")
-        result = ScanResult(files=document.get("files", 0))
-        for item in document["findings"]:
-            finding = Finding(
-                item["file"],
-                item["line"],
-                item["entry"],
-                tuple(item["path"]),
-                item["rule"],
-                item["hash"],
-                item["masked"],
-                item["sealed"],
-            )
-            result.findings.append(finding)
-            if item["accepted"]:
-                result.accepted.add(finding.hash)
-        _settle(result, self._config, warn)
-
-    def cancel(self) -> None:
-        if self._process is not None:
-            self._process.kill()
-            self._process.wait()
-            self._process = None
+        settle(run_scan(repo, config, paths, archive=False), config, warn)
 
 
 def guard_push(repo: Repository, config: Config) -> None:

@@ -1,9 +1,10 @@
 """The scan beside a compress run: `python -m gitclaw_compress.secrets.worker`.
 
 It starts loading the rules at once (the slow part, about 0.4 s of CPU, in a thread: the
-engine releases the GIL), and meanwhile reads {"root", "paths", "baseline"} as JSON on stdin
-and the sessions' new lines; it answers {"files", "findings"} (as `scan --json`), or
-{"error"} in one line. Never a secret."""
+engine releases the GIL), and meanwhile reads {"root", "paths", "baseline"} as one JSON line
+on stdin and the sessions' new lines; it answers {"files", "findings"} (as `scan --json`) in
+one line, or {"error"}. Then it may read one more line, {"paths"}: the files the run wrote,
+whose new lines it scans and records the same way. Never a secret."""
 
 from __future__ import annotations
 
@@ -23,13 +24,18 @@ def _preload() -> None:
         _engine()
 
 
+def _answer(document: dict[str, object]) -> None:
+    sys.stdout.buffer.write(orjson.dumps(document) + b"\n")
+    sys.stdout.buffer.flush()
+
+
 def main() -> None:
     from gitclaw_compress.errors import GitClawError
 
     loader = threading.Thread(target=_preload, daemon=True)
     loader.start()
     try:
-        request = orjson.loads(sys.stdin.buffer.read() or b"{}")
+        request = orjson.loads(sys.stdin.buffer.readline() or b"{}")
         if not request.get("paths"):
             return
         from gitclaw_compress.secrets.baseline import Baseline
@@ -37,13 +43,15 @@ def main() -> None:
         from gitclaw_compress.store.archive import Repository
 
         repo = Repository(Path(request["root"]))
-        result = ScanResult()
-        scan_sessions(repo, [Path(path) for path in request["paths"]], result)
         baseline = Baseline(Path(request["baseline"]))
-        findings = [f.as_json(baseline.accepts(f)) for f in result.findings]
-        sys.stdout.buffer.write(orjson.dumps({"files": result.files, "findings": findings}))
+        while request.get("paths"):
+            result = ScanResult()
+            scan_sessions(repo, [Path(path) for path in request["paths"]], result)
+            findings = [f.as_json(baseline.accepts(f)) for f in result.findings]
+            _answer({"files": result.files, "findings": findings})
+            request = orjson.loads(sys.stdin.buffer.readline() or b"{}")
     except GitClawError as error:
-        sys.stdout.buffer.write(orjson.dumps({"error": str(error)}))
+        _answer({"error": str(error)})
 
 
 if __name__ == "__main__":
