@@ -266,8 +266,8 @@ def run_flow(
             warnings=result.warnings,
             known=cache,
         )
+        secrets.start(chosen)  # as soon as the sessions are known: the rules load meanwhile
         configs = {path: load_config(path, repo.root, config_path) for path in chosen}
-        secrets.start(chosen)
         result.reports = compress_paths(
             repo,
             chosen,
