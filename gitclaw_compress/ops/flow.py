@@ -252,8 +252,8 @@ def run_flow(
     )
     from gitclaw_compress.secrets.parallel import ParallelGuard
 
-    # The secret scan runs in a child process beside the compression (only where a session
-    # has lines not scanned clean before); a finding stops the run before any write.
+    # The secret scan runs in a thread beside the compression (only where a session has
+    # lines not scanned clean before); a finding stops the run before any write.
     secrets = ParallelGuard(repo, root_config, enabled=not dry_run)
     try:
         cache = UnchangedCache(repo.git_dir)
