@@ -1,15 +1,17 @@
 """Secret scan on the shared corpus: findings per format, the engine's start-up, whole-process
 `scan` throughput on the largest file, and what the scan adds to a run, scan off against scan
-on (interleaved runs, medians of wall time and of CPU time, the scan worker's included):
+on (interleaved runs, medians of wall time and of CPU time of the whole process):
 
 - the first `compress` of the largest file (nothing scanned before);
 - the GitClaw flow: that session, all but its last turn compressed by `step` and committed,
   then the last turn appended and `step` run again: with the record of clean lines the last
   `step` left (a local clone) and without it (a fresh CI checkout); and a no-op `step`.
 
-    python bench/secrets_scan.py [RUNS] [--compile]
+    python bench/secrets_scan.py [RUNS] [--compile] [--mb N]
 
-`--compile` also times compiling the rules into an empty cache (what a fresh machine pays).
+`--compile` also times compiling the rules into an empty cache (what a fresh machine pays);
+`--mb N` also measures the first `compress` of a synthetic pi session of N MB
+(bench/benchmark.py's generator).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def _children_cpu() -> float:
 
 
 def _timed(cwd: Path, *args: str) -> tuple[float, float]:
-    """Wall and CPU seconds of one whole process (with the scan worker it waits for)."""
+    """Wall and CPU seconds of one whole process (all its threads)."""
     cpu = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run([*TOOL, *args], cwd=cwd, capture_output=True, check=False)
@@ -144,7 +146,7 @@ def engine_start(compile_too: bool) -> None:
 
 
 def first_compress(largest: Path, runs: int, root: Path) -> None:
-    repo = _repo(root / "first")
+    repo = _repo(root / f"first-{largest.stem}")
     target = repo / REL
 
     def run(config: str | None) -> Callable[[], tuple[float, float]]:
@@ -161,7 +163,7 @@ def first_compress(largest: Path, runs: int, root: Path) -> None:
     table = interleaved(runs, {"off": run("off.json"), "on": run("on.json"), "scan": run(None)})
     size = largest.stat().st_size / 1e6
     scan_wall, scan_cpu = table.median("scan")
-    print(f"\nlargest: {largest.name} {size:.2f} MB, {runs} interleaved runs, medians")
+    print(f"\n{largest.name} {size:.2f} MB, {runs} interleaved runs, medians")
     print(f"`scan --no-archive` (whole process): {scan_wall:.2f} s wall, {scan_cpu:.2f} s CPU")
     print("| first `compress` of it | wall s (min-max) | CPU s | the scan adds |")
     print("|---|---:|---:|---|")
@@ -222,7 +224,8 @@ def gitclaw_flow(largest: Path, runs: int, root: Path) -> None:
 
 
 def main() -> None:
-    args = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
+    argv = sys.argv[1:]
+    args = [a for i, a in enumerate(argv) if not a.startswith("--") and argv[i - 1] != "--mb"]
     runs = int(args[0]) if args else 5
     files = sorted(CORPUS.glob("*/*.jsonl"))
     findings_per_format(files)
@@ -232,6 +235,13 @@ def main() -> None:
         _bytecode_cached(Path(tmp) / "pycache")
         first_compress(largest, runs, Path(tmp))
         gitclaw_flow(largest, runs, Path(tmp))
+        if "--mb" in sys.argv:
+            sys.path.insert(0, str(Path(__file__).parent))
+            from benchmark import synthetic_session
+
+            synthetic = Path(tmp) / "synthetic.jsonl"
+            synthetic_session(synthetic, int(sys.argv[sys.argv.index("--mb") + 1]))
+            first_compress(synthetic, runs, Path(tmp))
     print("load average:", " ".join(f"{x:.1f}" for x in os.getloadavg()))
     print("rule cache:", os.environ.get("GITCLAW_COMPRESS_RULE_CACHE", "(default)"))
 

@@ -47,7 +47,7 @@ class Hit(Generic[Key]):
 
 
 _scanner: Any = None
-_loading = threading.Lock()  # the worker loads the rules in a thread while it reads
+_loading = threading.Lock()  # the scan thread loads the rules while the run compresses
 
 
 def _engine() -> Any:
