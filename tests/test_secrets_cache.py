@@ -13,7 +13,7 @@ from secret_fixtures import planted
 from synthetic import SessionBuilder, big_text, text, tool_call
 
 from gitclaw_compress.config import load_config
-from gitclaw_compress.secrets.check import ScanResult, known_clean, scan_sessions
+from gitclaw_compress.secrets.check import ScanResult, SecretsFound, known_clean, scan_sessions
 from gitclaw_compress.secrets.cleanlines import CleanLines, cache_file, read_session
 from gitclaw_compress.secrets.engine import SKIP_RULES, scan_key
 from gitclaw_compress.secrets.parallel import ParallelGuard
@@ -156,3 +156,18 @@ def test_a_step_loads_the_engine_only_for_new_lines(tmp_path: Path) -> None:
         handle.write(b"".join(session.data().splitlines(keepends=True)[-2:]))
     appended = tool(repo, "step", "--keep-turns", "1", env=env)
     assert appended.returncode != 0 and b"secret scanner" in appended.stderr
+
+
+def test_a_finding_in_the_lines_a_run_wrote_is_reported(tmp_path: Path) -> None:
+    # The lines compress rewrote are scanned after the write; a secret there (a stub could
+    # cut a value where a rule then matches) stops the run, though the file was written.
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    guard = ParallelGuard(repo, load_config(None, repo.root, None), enabled=True)
+    guard.start([path])
+    guard.wait([])
+    line, _ = SECRETS["slack"]
+    session.user(line)
+    path.write_bytes(session.data())
+    with pytest.raises(SecretsFound, match=r"in the lines this run wrote .*do not commit"):
+        guard.record([path], [])
