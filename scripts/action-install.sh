@@ -16,4 +16,8 @@ if [ -n "${GITHUB_PATH:-}" ]; then
 fi
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
   echo "python=$venv/bin/python" >> "$GITHUB_OUTPUT"
+  # The secret scan engine's version keys the cache of its compiled rules (action.yml).
+  engine=$("$venv/bin/python" -c \
+    'from gitclaw_compress.secrets.engine import engine_version; print(engine_version())')
+  echo "kingfisher=$engine" >> "$GITHUB_OUTPUT"
 fi

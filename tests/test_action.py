@@ -26,6 +26,7 @@ from flow_helpers import (
     write,
 )
 
+from gitclaw_compress.secrets.engine import engine_version
 from gitclaw_compress.units import human_bytes
 
 SESSION = f"{SESSIONS}/issue-3.jsonl"
@@ -166,6 +167,10 @@ def test_inputs_reach_scripts_only_through_env() -> None:
     assert isinstance(runs, dict) and runs["using"] == "composite"
     used: set[str] = set()
     for step in runs["steps"]:
+        if "uses" in step:  # no script: an action of the runner's, given no input
+            assert "inputs." not in str(step["with"]), step["name"]
+            used.update(re.findall(r"inputs\.([\w-]+)", step.get("if", "")))
+            continue
         assert "${{" not in step["run"], step["name"]  # never interpolated into a script
         assert step["shell"] == "bash"
         for expression in EXPRESSION.findall(" ".join(map(str, step.get("env", {}).values()))):
@@ -198,12 +203,17 @@ def test_action_yml_runs_like_a_runner_runs_it(
     inputs["keep-turns"] = "1"
     context = {f"inputs.{name}": value for name, value in inputs.items()}
     context["github.action_path"] = str(action_path)
+    caches: list[dict[str, Any]] = []
     for step in document["runs"]["steps"]:
         condition = step.get("if")
         if condition is not None:
             assert condition == "inputs.install-only != 'true'"
             if inputs["install-only"] == "true":
                 continue
+        if "uses" in step:  # the cache of the compiled rules; the runner's job, not ours
+            assert step["uses"].startswith("actions/cache@"), step
+            caches.append(step)
+            continue
         output_file = tmp_path / f"output-{step['id']}.txt"
         output_file.touch()
         env = dict(os.environ)
@@ -229,6 +239,11 @@ def test_action_yml_runs_like_a_runner_runs_it(
         for line in output_file.read_text().splitlines():
             key, _, value = line.partition("=")
             context[f"steps.{step['id']}.outputs.{key}"] = value
+    # The compiled rules are cached where the engine keeps them, keyed by its version.
+    [cache] = caches
+    assert cache["with"]["path"] == "~/.cache/kingfisher"
+    assert "${{ steps.install.outputs.kingfisher }}" in cache["with"]["key"]
+    assert context["steps.install.outputs.kingfisher"] == engine_version() != "none"
     venv_bin = runner_temp / "gitclaw-compress-venv" / "bin"
     assert files["path"].read_text().strip() == str(venv_bin)  # on PATH for the agent
     assert (venv_bin / "gitclaw-compress").exists()

@@ -250,10 +250,10 @@ def run_flow(
     result = FlowResult(
         ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
     )
-    from gitclaw_compress.secrets.check import ParallelGuard
+    from gitclaw_compress.secrets.parallel import ParallelGuard
 
-    # The secret scan runs in a child process beside the compression (only where a session
-    # was not scanned clean before); a finding stops the run before any write.
+    # The secret scan runs in a thread beside the compression (only where a session has
+    # lines not scanned clean before); a finding stops the run before any write.
     secrets = ParallelGuard(repo, root_config, enabled=not dry_run)
     try:
         cache = UnchangedCache(repo.git_dir)
@@ -266,8 +266,8 @@ def run_flow(
             warnings=result.warnings,
             known=cache,
         )
+        secrets.start(chosen)  # as soon as the sessions are known: the rules load meanwhile
         configs = {path: load_config(path, repo.root, config_path) for path in chosen}
-        secrets.start(chosen)
         result.reports = compress_paths(
             repo,
             chosen,
@@ -280,6 +280,8 @@ def run_flow(
             before_writing=lambda: secrets.wait(result.warnings),
         )
         secrets.wait(result.warnings)
+        written = [repo.root / r.path for r in result.reports if r.status == "compressed"]
+        secrets.record(written, result.warnings)  # the lines it wrote, scanned for next time
     finally:
         secrets.cancel()
     for report in result.reports:

@@ -3,8 +3,6 @@ against the baseline; `SecretsFound` stops `step`, `compress` and the hooks."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +11,7 @@ from gitclaw_compress.config import Config
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.secrets.baseline import Baseline
 from gitclaw_compress.secrets.findings import Finding
-from gitclaw_compress.secrets.scan import scan_blob, scan_file
+from gitclaw_compress.secrets.scan import scan_blob, scan_lines
 from gitclaw_compress.store.archive import Repository
 
 CLEAN_CACHE = "secrets-clean"  # archive objects scanned with no finding, by id
@@ -35,13 +33,15 @@ class ScanResult:
 
 
 class SecretsFound(GitClawError):
-    """Unaccepted findings: the run stops before it changes or sends anything (exit 1)."""
+    """Unaccepted findings: the run stops before it changes or sends anything (exit 1), or,
+    `written`, right after it wrote them (found only in lines the run itself wrote)."""
 
-    def __init__(self, result: ScanResult, what: str) -> None:
+    def __init__(self, result: ScanResult, what: str, *, written: bool = False) -> None:
         found = result.open
         ids = ", ".join(sorted({f.id for f in found}))
+        done = "do not commit" if written else "nothing was changed"
         super().__init__(
-            f"{len(found)} secret(s) found in {what} (ids {ids}); nothing was changed; remove "
+            f"{len(found)} secret(s) found in {what} (ids {ids}); {done}; remove "
             "them with `gitclaw-compress redact PATH --all`, or accept them with "
             "`gitclaw-compress scan --accept ID`",
             exit_code=EXIT_PROBLEMS,
@@ -54,49 +54,29 @@ def baseline_for(repo: Repository, config: Config) -> Baseline:
     return Baseline(repo.root / config["scan.baseline"])
 
 
-CLEAN_FILES = "secrets-clean-files"  # sha256 of session contents scanned with no finding
-
-
-def _content_hash(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _clean_files(repo: Repository) -> tuple[Path, set[str]]:
-    cache = repo.git_dir / "gitclaw-compress" / CLEAN_FILES
-    return cache, set(cache.read_text().split()) if cache.exists() else set()
-
-
 def known_clean(repo: Repository, paths: Sequence[Path]) -> bool:
-    """Whether every file's exact content was scanned before with no finding."""
-    _, clean = _clean_files(repo)
-    return bool(clean) and all(_content_hash(path) in clean for path in paths)
+    """Whether every line of every file was scanned before with no finding."""
+    from gitclaw_compress.secrets.cleanlines import known_clean_file
+
+    return all(known_clean_file(repo.git_dir, repo.relative(path), path) for path in paths)
 
 
 def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -> None:
-    from gitclaw_compress.formats import detect_file
+    """Scan the lines of each file not recorded clean before (all of them the first time),
+    then record the clean ones: a line holding a finding is scanned on every run."""
+    from gitclaw_compress.secrets.cleanlines import CleanLines, read_session
 
-    cache, clean = _clean_files(repo)
-    newly_clean = []
     for path in paths:
         name = repo.relative(path)
-        digest = _content_hash(path)
         result.files += 1
-        if digest in clean:
-            continue
-        found = scan_file(path, name, detect_file(path, name))
+        record = CleanLines.load(repo.git_dir, name)
+        session = read_session(path, name, record)
+        found = scan_lines(session.new, session.format, name)
         result.findings.extend(found)
-        if not found:
-            newly_clean.append(digest)
-    if newly_clean:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        with open(cache, "a") as handle:
-            handle.write("".join(f"{digest}\n" for digest in newly_clean))
+        unclean = {finding.line for finding in found}
+        clean = [d for number, d in session.digests.items() if number not in unclean]
+        if session.new or record.sniff != session.sniff:
+            record.save(repo.git_dir, name, session.sniff, clean)
 
 
 def archive_objects(repo: Repository, ref: str) -> list[tuple[str, bool]]:
@@ -152,7 +132,7 @@ def run_scan(
     return result
 
 
-def _settle(result: ScanResult, config: Config, warn: list[str]) -> None:
+def settle(result: ScanResult, config: Config, warn: list[str]) -> None:
     if not result.open:
         return
     if config["scan.block"]:
@@ -164,83 +144,7 @@ def guard(repo: Repository, config: Config, paths: Sequence[Path], warn: list[st
     """The check inside `compress` and `step`: raise SecretsFound when a session holds an
     unaccepted finding and `scan.block` is on; with it off, each finding is a warning."""
     if config["scan.enabled"] and paths:
-        _settle(run_scan(repo, config, paths, archive=False), config, warn)
-
-
-class ParallelGuard:
-    """`guard` in a child process (secrets/worker.py) that loads the rules and scans on
-    another core while this one compresses into temp files. `wait()` is called before
-    anything is replaced or committed, and raises as `guard` would."""
-
-    def __init__(self, repo: Repository, config: Config, enabled: bool) -> None:
-        self._repo = repo
-        self._config = config
-        self._enabled = enabled and bool(config["scan.enabled"])
-        self._process: subprocess.Popen[bytes] | None = None
-
-    def start(self, paths: Sequence[Path]) -> None:
-        """Scan these sessions beside the compression. Nothing to scan (none, or all scanned
-        clean before, as on a no-op `step`) starts no process at all."""
-        import orjson
-
-        if not self._enabled or not paths or known_clean(self._repo, paths):
-            return
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "gitclaw_compress.secrets.worker"],
-            cwd=self._repo.root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        request = {
-            "root": str(self._repo.root),
-            "paths": [str(path.absolute()) for path in paths],
-            "baseline": str(baseline_for(self._repo, self._config).path),
-        }
-        assert self._process.stdin is not None
-        try:
-            self._process.stdin.write(orjson.dumps(request))
-            self._process.stdin.close()
-        except BrokenPipeError:
-            pass  # it died; wait() says how
-        self._process.stdin = None  # sent: communicate() must not touch it again
-
-    def wait(self, warn: list[str]) -> None:
-        import orjson
-
-        process, self._process = self._process, None
-        if process is None:
-            return
-        out, err = process.communicate()
-        try:
-            document = orjson.loads(out)
-        except orjson.JSONDecodeError:
-            document = {}
-        if "findings" not in document:
-            last = (err.decode("utf-8", "replace").strip().splitlines() or ["no answer"])[-1]
-            raise GitClawError(f"the secret scan failed: {document.get('error') or last}")
-        result = ScanResult(files=document.get("files", 0))
-        for item in document["findings"]:
-            finding = Finding(
-                item["file"],
-                item["line"],
-                item["entry"],
-                tuple(item["path"]),
-                item["rule"],
-                item["hash"],
-                item["masked"],
-                item["sealed"],
-            )
-            result.findings.append(finding)
-            if item["accepted"]:
-                result.accepted.add(finding.hash)
-        _settle(result, self._config, warn)
-
-    def cancel(self) -> None:
-        if self._process is not None:
-            self._process.kill()
-            self._process.wait()
-            self._process = None
+        settle(run_scan(repo, config, paths, archive=False), config, warn)
 
 
 def guard_push(repo: Repository, config: Config) -> None:

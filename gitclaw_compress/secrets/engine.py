@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import bisect
 import os
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
 from gitclaw_compress.errors import GitClawError
@@ -27,6 +29,12 @@ MIN_VALUE = 8  # a shorter string holds no secret that any rule reports
 CONFIDENCE: Final = "medium"  # Kingfisher's default: provider rules and strong generic ones
 REDACTED = "[REDACTED:"  # what `redact` leaves in place of a secret
 CACHE_ENV = "GITCLAW_COMPRESS_RULE_CACHE"  # where the compiled rules are cached
+ENGINE_PACKAGE = "kingfisher-secret-scanner"
+# What `scan` skips or seals per format (`secret_free_keys`, `secret_sealed_keys`, the
+# `data:image/` rule): tests/test_secrets_cache.py checks it against the formats, so that a
+# change there changes `scan_key` and no line scanned under the old rules counts as clean.
+SKIP_RULES = "616d535552a7"
+SCAN_VERSION = 1  # of how values are read and fed to the engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +47,14 @@ class Hit(Generic[Key]):
 
 
 _scanner: Any = None
+_loading = threading.Lock()  # the scan thread loads the rules while the run compresses
 
 
 def _engine() -> Any:
     global _scanner
-    if _scanner is None:
+    with _loading:
+        if _scanner is not None:
+            return _scanner
         try:
             from kingfisher_sdk import Rules, Scanner
         except ImportError:  # pragma: no cover - a dependency of the package
@@ -54,7 +65,36 @@ def _engine() -> Any:
         cache = os.environ.get(CACHE_ENV) or None
         rules = Rules(confidence=CONFIDENCE, cache_dir=cache)
         _scanner = Scanner(rules, base64=False)
-    return _scanner
+        return _scanner
+
+
+def engine_version() -> str:
+    """The installed engine's version, read from its metadata without loading it."""
+    from importlib.util import find_spec
+
+    spec = find_spec("kingfisher_sdk")
+    if spec is not None and spec.origin is not None:
+        site = Path(spec.origin).parent.parent
+        prefix = ENGINE_PACKAGE.replace("-", "_") + "-"
+        for entry in site.glob(prefix + "*.dist-info"):
+            return entry.name[len(prefix) : -len(".dist-info")]
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(ENGINE_PACKAGE)
+    except PackageNotFoundError:
+        return "none"
+
+
+def scan_key() -> str:
+    """What a line's findings depend on besides its bytes: the engine and its rules, the
+    confidence, and what is skipped. A record of clean lines holds only under the same key."""
+    from gitclaw_compress import __version__
+
+    return (
+        f"gitclaw-compress {__version__} scan {SCAN_VERSION} {ENGINE_PACKAGE} "
+        f"{engine_version()} confidence {CONFIDENCE} min {MIN_VALUE} skip {SKIP_RULES}"
+    )
 
 
 def rule_name(rule_id: str) -> str:

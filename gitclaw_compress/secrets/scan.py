@@ -23,6 +23,20 @@ from gitclaw_compress.secrets.findings import Finding, mask, secret_hash
 Where = tuple[int, JsonPath, bool]
 
 
+def skip_rules_digest() -> str:
+    """A digest of what each format skips or seals: `engine.SKIP_RULES` must equal it."""
+    import hashlib
+
+    from gitclaw_compress.formats import registry
+
+    text = "".join(
+        f"{name}:{sorted(getattr(fmt, 'secret_free_keys', ()))}:"
+        f"{sorted(getattr(fmt, 'secret_sealed_keys', ()))};"
+        for name, fmt in sorted(registry().items())
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def string_values(value: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
     """Every string value under `value` with its JSON path (object keys are not values), in
     document order. A stack, not recursion: a value may be nested as deep as JSON allows."""

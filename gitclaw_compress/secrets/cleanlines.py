@@ -1,0 +1,157 @@
+"""The lines of a session scanned with no finding, remembered per session file, so that a run
+scans only the lines that are new since (an appended turn, a line compress rewrote).
+
+A line's findings depend on its bytes and the file's format only (no rule crosses a value),
+so a line whose digest was recorded clean under the same scan key and format needs no second
+scan. Lines holding a finding are never recorded: they are scanned again on every run, and
+the baseline decides each time. The record holds digests of clean lines, never a secret.
+
+`.git/gitclaw-compress/secrets-clean-lines/<sha256 of the path>`:
+
+    <scan key>
+    <format> <n> <whole> <digest of the first n lines>
+    <digest of a clean line>
+    …
+
+The second line pins the format: `detect` reads the first n lines (`whole`: all the lines
+the file had), so the same first n lines (and, when `whole`, no more) mean the same format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitclaw_compress.core.lines import RawLine, iter_lines
+from gitclaw_compress.secrets.engine import scan_key
+
+if TYPE_CHECKING:
+    from gitclaw_compress.formats.base import Format
+
+CLEAN_LINES = "secrets-clean-lines"
+DIGEST_BYTES = 16
+
+
+def line_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=DIGEST_BYTES).hexdigest()
+
+
+def cache_file(git_dir: Path, name: str) -> Path:
+    key = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return git_dir / "gitclaw-compress" / CLEAN_LINES / key
+
+
+@dataclass
+class Sniff:
+    """The lines `detect` read to name the format: how many, and their digest."""
+
+    format: str
+    lines: int
+    whole: bool  # detect read every line the file had
+    digest: str
+
+    def text(self) -> str:
+        return f"{self.format} {self.lines} {int(self.whole)} {self.digest}"
+
+
+@dataclass
+class CleanLines:
+    """What was recorded for one session file under the current scan key (empty if none)."""
+
+    sniff: Sniff | None = None
+    digests: set[str] = field(default_factory=set)
+
+    @classmethod
+    def load(cls, git_dir: Path, name: str) -> CleanLines:
+        try:
+            rows = cache_file(git_dir, name).read_text().split("\n")
+        except OSError:
+            return cls()
+        if len(rows) < 2 or rows[0] != scan_key():
+            return cls()  # another engine, confidence or set of skip rules: scan it all
+        parts = rows[1].split(" ")
+        if len(parts) != 4 or not parts[1].isdigit():
+            return cls()
+        sniff = Sniff(parts[0], int(parts[1]), parts[2] == "1", parts[3])
+        return cls(sniff, {row for row in rows[2:] if row})
+
+    def fits(self, format_name: str) -> bool:
+        return self.sniff is not None and self.sniff.format == format_name
+
+    def save(self, git_dir: Path, name: str, sniff: Sniff, clean: Iterable[str]) -> None:
+        path = cache_file(git_dir, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        body = "\n".join([scan_key(), sniff.text(), *sorted(set(clean))])
+        temp.write_text(body + "\n")
+        os.replace(temp, path)
+
+
+def _sniff_digest(lines: Iterable[RawLine]) -> str:
+    digest = hashlib.sha256()
+    for line in lines:
+        digest.update(line.encode())
+    return digest.hexdigest()
+
+
+def known_clean_file(git_dir: Path, name: str, path: Path) -> bool:
+    """Whether every line of the file was recorded clean, with the same first lines (so the
+    same format): then there is nothing to scan and the engine need not load."""
+    record = CleanLines.load(git_dir, name)
+    sniff = record.sniff
+    if sniff is None or not record.digests:
+        return False
+    head: list[RawLine] = []
+    count = 0
+    with open(path, "rb") as handle:
+        for line in iter_lines(handle):
+            count += 1
+            if count <= sniff.lines:
+                head.append(line)
+            if line_digest(line.data) not in record.digests:
+                return False
+    if count < sniff.lines or (sniff.whole and count != sniff.lines):
+        return False
+    return _sniff_digest(head) == sniff.digest
+
+
+@dataclass
+class SessionLines:
+    """A session file read once for the scan: its format, and the lines not yet known clean."""
+
+    format: Format
+    sniff: Sniff
+    new: list[RawLine]
+    digests: dict[int, str]  # line number -> digest, of every line
+
+
+def read_session(path: Path, name: str, record: CleanLines) -> SessionLines:
+    """The file's format (detected as `detect_file` does) and the lines `record` does not
+    hold; all lines are new when the record is for another format."""
+    from gitclaw_compress.formats import detect
+
+    consumed: list[RawLine] = []
+
+    def counted(lines: Iterator[RawLine]) -> Iterator[RawLine]:
+        for line in lines:
+            consumed.append(line)
+            yield line
+
+    with open(path, "rb") as handle:
+        lines = iter_lines(handle)
+        fmt = detect(counted(lines), name)
+        known = record.digests if record.fits(fmt.name) else set()
+        new: list[RawLine] = []
+        digests: dict[int, str] = {}
+        for line in [*consumed, *lines]:
+            digest = line_digest(line.data)
+            digests[line.number] = digest
+            if digest not in known:
+                new.append(line)
+    whole = len(digests) == len(consumed)
+    sniff = Sniff(fmt.name, len(consumed), whole, _sniff_digest(consumed))
+    return SessionLines(fmt, sniff, new, digests)

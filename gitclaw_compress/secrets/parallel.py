@@ -1,0 +1,100 @@
+"""`guard` beside the compression: a thread loads the rules and scans while the main thread
+compresses into temp files. The engine releases the GIL while it loads its rules (the slow
+part, about 0.4 s of CPU), so the two run on two cores; no second interpreter, no second
+reading of the imports. Then it records the lines the run wrote as scanned."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from gitclaw_compress.config import Config
+from gitclaw_compress.secrets.check import (
+    ScanResult,
+    SecretsFound,
+    baseline_for,
+    known_clean,
+    scan_sessions,
+    settle,
+)
+from gitclaw_compress.store.archive import Repository
+
+
+class ParallelGuard:
+    """`start()` as soon as the sessions are known; `wait()` before anything is replaced or
+    committed (it raises as `guard` would); `record()` after the files are written, so that
+    the next run finds the lines this one wrote scanned; `cancel()` always, at the end."""
+
+    def __init__(self, repo: Repository, config: Config, enabled: bool) -> None:
+        self._repo = repo
+        self._config = config
+        self._enabled = enabled and bool(config["scan.enabled"])
+        self._thread: threading.Thread | None = None
+        self._result: ScanResult | None = None
+        self._failure: BaseException | None = None
+        self._settled = False  # wait() has answered
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def start(self, paths: Sequence[Path]) -> None:
+        """Scan these sessions beside the compression. Nothing to scan (none, or every line
+        scanned clean before, as on a no-op `step`) starts nothing and loads no engine."""
+        if not self._enabled or not paths or known_clean(self._repo, paths):
+            return
+        chosen = list(paths)
+        # A daemon: a run that stops early (an error, Ctrl-C) does not wait for the rules.
+        self._settled = False
+        self._thread = threading.Thread(target=self._scan, args=(chosen,), daemon=True)
+        self._thread.start()
+
+    def _scan(self, paths: list[Path]) -> None:
+        from gitclaw_compress.secrets.engine import _engine
+
+        try:
+            _engine()  # first, while the GIL is free for the compression: then read and scan
+            self._result = self._run(paths)
+        except BaseException as error:  # handed to the main thread by wait()
+            self._failure = error
+
+    def _run(self, paths: Sequence[Path]) -> ScanResult:
+        result = ScanResult()
+        scan_sessions(self._repo, paths, result)
+        baseline = baseline_for(self._repo, self._config)
+        result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
+        return result
+
+    def cancel(self) -> None:
+        """The run stopped or ended: forget the scan. A thread still loading the rules is a
+        daemon; it does not keep the process alive."""
+        self._thread = None
+
+    def wait(self, warn: list[str]) -> None:
+        thread = self._thread
+        if thread is None or self._settled:
+            return
+        thread.join()
+        self._settled = True
+        if self._failure is not None:
+            failure, self._failure, self._thread = self._failure, None, None
+            raise failure
+        assert self._result is not None
+        settle(self._result, self._config, warn)
+
+    def record(self, written: Sequence[Path], warn: list[str]) -> None:
+        """Scan the lines the run wrote into `written` that no scan saw (the lines compress
+        rewrote), with the rules loaded already, and record the clean ones. A finding there
+        (a stub can cut a value where a rule then matches) is reported."""
+        if self._thread is None:
+            return
+        self.wait(warn)
+        if not written:
+            return
+        result = self._run(written)
+        seen = {f.hash for f in self._result.findings} if self._result else set()
+        result.findings = [f for f in result.findings if f.hash not in seen]
+        if result.open and self._config["scan.block"]:
+            raise SecretsFound(result, "the lines this run wrote", written=True)
+        settle(result, self._config, warn)

@@ -1,0 +1,173 @@
+"""The record of clean lines: a run scans only the lines that are new since the last scan, a
+line holding a finding is scanned on every run, a changed line or another scan key counts as
+new, and a session with nothing new starts no scan and loads no engine."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from flow_helpers import SESSIONS, commit_all, init, ok, tool, write
+from secret_fixtures import planted
+from synthetic import SessionBuilder, big_text, text, tool_call
+
+from gitclaw_compress.config import load_config
+from gitclaw_compress.secrets.check import ScanResult, SecretsFound, known_clean, scan_sessions
+from gitclaw_compress.secrets.cleanlines import CleanLines, cache_file, read_session
+from gitclaw_compress.secrets.engine import SKIP_RULES, scan_key
+from gitclaw_compress.secrets.parallel import ParallelGuard
+from gitclaw_compress.secrets.scan import skip_rules_digest
+from gitclaw_compress.store.archive import Repository
+
+SECRETS = planted(11)
+REL = f"{SESSIONS}/a.jsonl"
+
+
+def clean_session(turns: int = 3, output_lines: int = 20) -> SessionBuilder:
+    session = SessionBuilder()
+    for turn in range(turns):
+        session.user(f"task {turn}")
+        arguments = {"command": f"ls src{turn}"}
+        session.assistant(tool_call(f"c{turn}", "bash", arguments))
+        session.tool_result(f"c{turn}", "bash", big_text(f"out{turn}", output_lines))
+        session.assistant(text(f"done {turn}"))
+    return session
+
+
+def repository(tmp_path: Path, data: bytes) -> tuple[Repository, Path]:
+    root = init(tmp_path / "repo")
+    return Repository(root), write(root / REL, data)
+
+
+def scanned(repo: Repository, path: Path) -> ScanResult:
+    result = ScanResult()
+    scan_sessions(repo, [path], result)
+    return result
+
+
+def new_lines(repo: Repository, path: Path) -> list[int]:
+    record = CleanLines.load(repo.git_dir, REL)
+    return [line.number for line in read_session(path, REL, record).new]
+
+
+def test_the_skip_rules_in_the_scan_key_are_those_of_the_formats() -> None:
+    # A changed secret_free_keys or secret_sealed_keys must change the key (then update
+    # engine.SKIP_RULES): lines recorded clean under other rules are not trusted.
+    assert skip_rules_digest() == SKIP_RULES
+
+
+def test_an_appended_secret_is_found_and_only_new_lines_are_scanned(tmp_path: Path) -> None:
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    assert scanned(repo, path).findings == []
+    count = len(session.data().splitlines())
+    assert new_lines(repo, path) == [] and known_clean(repo, [path])
+
+    line, secret = SECRETS["github"]
+    session.user(f"use this: {line}")
+    session.assistant(text("ok"))
+    path.write_bytes(session.data())
+    assert new_lines(repo, path) == [count + 1, count + 2]
+    assert not known_clean(repo, [path])
+    found = scanned(repo, path).findings
+    assert [(f.line, f.rule) for f in found] == [(count + 1, "github-pat")]
+    assert secret.encode() not in cache_file(repo.git_dir, REL).read_bytes()
+    # The line with the finding is not recorded: every run scans it again and reports it.
+    assert new_lines(repo, path) == [count + 1]
+    assert [f.line for f in scanned(repo, path).findings] == [count + 1]
+    assert not known_clean(repo, [path])
+
+
+def test_a_changed_earlier_line_is_scanned_again(tmp_path: Path) -> None:
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    scanned(repo, path)
+    lines = session.data().split(b"\n")
+    line, _ = SECRETS["stripe"]
+    number = next(i for i, data in enumerate(lines) if b"task 1" in data)
+    lines[number] = lines[number].replace(b"task 1", f"task 1 {line}".encode())
+    path.write_bytes(b"\n".join(lines))
+    assert not known_clean(repo, [path])
+    assert new_lines(repo, path) == [number + 1]
+    assert [f.line for f in scanned(repo, path).findings] == [number + 1]
+
+
+def test_a_record_under_another_scan_key_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    scanned(repo, path)
+    assert known_clean(repo, [path])
+    key = scan_key()
+    other = key.replace("confidence", "conf")
+    monkeypatch.setattr("gitclaw_compress.secrets.cleanlines.scan_key", lambda: other)
+    assert not known_clean(repo, [path])
+    assert len(new_lines(repo, path)) == len(session.data().splitlines())
+
+
+def test_a_record_for_other_first_lines_is_not_trusted(tmp_path: Path) -> None:
+    # The same lines in another order may read as another format: every line is new then.
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    scanned(repo, path)
+    lines = session.data().splitlines(keepends=True)
+    path.write_bytes(b"".join([lines[0], *reversed(lines[1:])]))
+    assert not known_clean(repo, [path])
+
+
+def test_a_clean_session_starts_no_scan(tmp_path: Path) -> None:
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    config = load_config(None, repo.root, None)
+    guard = ParallelGuard(repo, config, enabled=True)
+    guard.start([path])
+    assert guard.started  # never scanned: the scan runs
+    guard.wait([])
+    guard.cancel()
+    guard.start([path])
+    assert not guard.started  # every line scanned clean before: nothing starts
+
+
+# A stand-in for the engine that fails on import: a scan that loads it fails the run.
+BROKEN_ENGINE = "raise ImportError('the engine was loaded')\n"
+THRESHOLD = b'{"session": {"sizeThresholdKB": 0}}'
+
+
+def test_a_step_loads_the_engine_only_for_new_lines(tmp_path: Path) -> None:
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", THRESHOLD)
+    session = clean_session(output_lines=400)
+    path = write(repo / REL, session.data())
+    commit_all(repo)
+    compressed = ok(repo, "step", "--keep-turns", "1")  # records the lines it wrote too
+    assert b"compressed" in compressed.stdout, compressed.stdout
+    commit_all(repo, "compressed")
+    shim = write(tmp_path / "shim" / "kingfisher_sdk" / "__init__.py", BROKEN_ENGINE.encode())
+    env = {**os.environ, "PYTHONPATH": str(shim.parent.parent)}
+
+    quiet = tool(repo, "step", "--keep-turns", "1", env=env)
+    assert quiet.returncode == 0, quiet.stderr  # nothing new: no engine loaded
+
+    session.user("one more task")
+    session.assistant(text("done"))
+    with open(path, "ab") as handle:
+        handle.write(b"".join(session.data().splitlines(keepends=True)[-2:]))
+    appended = tool(repo, "step", "--keep-turns", "1", env=env)
+    assert appended.returncode != 0 and b"secret scanner" in appended.stderr
+
+
+def test_a_finding_in_the_lines_a_run_wrote_is_reported(tmp_path: Path) -> None:
+    # The lines compress rewrote are scanned after the write; a secret there (a stub could
+    # cut a value where a rule then matches) stops the run, though the file was written.
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    guard = ParallelGuard(repo, load_config(None, repo.root, None), enabled=True)
+    guard.start([path])
+    guard.wait([])
+    line, _ = SECRETS["slack"]
+    session.user(line)
+    path.write_bytes(session.data())
+    with pytest.raises(SecretsFound, match=r"in the lines this run wrote .*do not commit"):
+        guard.record([path], [])
