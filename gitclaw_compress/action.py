@@ -17,6 +17,7 @@ from pathlib import Path
 
 import orjson
 
+from gitclaw_compress.config import load_config
 from gitclaw_compress.errors import EXIT_ERROR, GitClawError
 from gitclaw_compress.formats import format_title
 from gitclaw_compress.ops.flow import FlowResult, run_flow, summary_line
@@ -179,7 +180,11 @@ def run(env: Mapping[str, str]) -> int:
         print(_annotation("warning", warning))
     failure: GitClawError | None = None
     if inputs.push:
+        from gitclaw_compress.secrets.check import guard_push
+
         try:
+            # Never send an archive object that holds a secret, as `push` and the hook do.
+            guard_push(repo, load_config(None, repo.root, inputs.config))
             result.push = push_archive(repo, result.ref, result.remote)
         except GitClawError as error:
             failure = error
@@ -209,6 +214,8 @@ def run(env: Mapping[str, str]) -> int:
     }
     _append(env.get("GITHUB_OUTPUT"), "".join(f"{k}={v}\n" for k, v in outputs.items()))
     if failure is not None:
+        for detail in getattr(failure, "details", ()):  # each secret finding, masked
+            print(detail, file=sys.stderr)
         print(_annotation("error", str(failure)))
         print(f"gitclaw-compress: error: {failure}", file=sys.stderr)
         return failure.exit_code
