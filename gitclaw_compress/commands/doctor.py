@@ -224,7 +224,7 @@ def command(config_path: Path | None, as_json: bool) -> None:
         click.echo(f"pre-push hook: {hook_text(found['pre_push_hook'], pre_commit)}")
         click.echo(f"pre-commit:    {pre_commit_text}")
         archive = found["archive"]
-        click.echo(f"archive:       {archive['ref']} {archive_text(archive)}")
+        click.echo(f"archive:       {archive['ref']}: {archive_text(archive)}")
         click.echo(
             f"sessions:      {plural(found['sessions'], 'session')}, "
             f"{found['compressed_sessions']} compressed, "
