@@ -130,6 +130,34 @@ def test_newest_mapping_file_wins_over_newest_session_on_a_clean_tree(
     assert "no mapping file for issue 9" in error
 
 
+def test_an_issue_mapping_that_names_no_session_says_why(tmp_path: Path) -> None:
+    """`--issue N` stops in one line that names the mapping file and what is wrong with it
+    (it said "names no session file" whatever the cause, and the cause went unprinted)."""
+    repo = init(tmp_path / "repo")
+    write(repo / f"{SESSIONS}/s.jsonl", session_bytes(3))
+    issues = ".GITCLAW/state/issues"
+    cases = {
+        "1": (b"not json", f"{issues}/1.json: not valid JSON"),
+        "2": (b'{"issueNumber":2}', f"{issues}/2.json: no sessionPath string"),
+        "3": (
+            b'{"issueNumber":3,"sessionPath":".GITCLAW/state/sessions/gone.jsonl"}',
+            f"{issues}/3.json: sessionPath .GITCLAW/state/sessions/gone.jsonl does not exist",
+        ),
+        "4": (
+            b'{"issueNumber":4,"sessionPath":"../elsewhere.jsonl"}',
+            f"{issues}/4.json: sessionPath ../elsewhere.jsonl is outside the repository",
+        ),
+    }
+    for number, (content, _) in cases.items():
+        write(repo / f"{issues}/{number}.json", content)
+    commit_all(repo)
+    before = (repo / f"{SESSIONS}/s.jsonl").read_bytes()
+    for number, (_, reason) in cases.items():
+        error = one_line_error(tool(repo, "compress", "--issue", number))
+        assert f"issue {number}: {reason}; pass the session path instead" in error, error
+    assert (repo / f"{SESSIONS}/s.jsonl").read_bytes() == before
+
+
 def test_every_agent_folder_is_found_and_others_are_not(tmp_path: Path) -> None:
     repo = init(tmp_path / "repo")
     expected = []
