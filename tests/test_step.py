@@ -66,7 +66,7 @@ def test_step_push_that_fails_after_compressing_says_what_was_changed(tmp_path: 
     done = tool(origin.work, "step", "--keep-turns", "1", "--push")
     err = one_line_error(done)
     assert "compressed 1 session (refs/gitclaw/archive holds what they dropped)" in err, err
-    assert "but the push failed: git push origin refs/gitclaw/archive failed" in err, err
+    assert "but it was not pushed: git push origin refs/gitclaw/archive failed" in err, err
     assert err.rstrip().endswith("run `gitclaw-compress push`"), err
     assert "nothing was changed" not in err
     assert marker_count(session.read_bytes()) > 0  # as the line says: compressed

@@ -318,7 +318,7 @@ def _push_failed_after_changes(result: FlowResult, error: GitClawError) -> GitCl
         return error
     reason = str(error).replace("; nothing was changed", "")  # true of the push alone
     return PushFailedError(
-        f"{' and '.join(done)} ({result.ref} holds what they dropped), but the push failed: "
+        f"{' and '.join(done)} ({result.ref} holds what they dropped), but it was not pushed: "
         f"{reason}; once that is fixed, run `gitclaw-compress push`",
         exit_code=error.exit_code,
         details=getattr(error, "details", []),
