@@ -191,6 +191,27 @@ def test_non_session_changed_file_is_skipped_with_a_warning(tmp_path: Path) -> N
     assert any("junk.jsonl: not a pi v3 session" in w for w in document["warnings"])
 
 
+def test_verify_with_no_path_skips_a_non_session_file_with_a_warning(tmp_path: Path) -> None:
+    """As compress, status, stats, context and scan do: one stray file where sessions live
+    must not stop verify from checking the others (it stopped with exit 3)."""
+    repo = init(tmp_path / "repo")
+    write(repo / SESSIONS / "real.jsonl", session_bytes(3))
+    write(repo / SESSIONS / "junk.jsonl", b'{"type":"not-a-header"}\n')
+    done = ok(repo, "verify")
+    assert done.stdout.decode().splitlines() == [
+        f"ok: {SESSIONS}/real.jsonl (0 compressed lines, 0 objects)"
+    ]
+    assert f"warning: {SESSIONS}/junk.jsonl: not a pi v3 session" in done.stderr.decode()
+    (repo / SESSIONS / "real.jsonl").unlink()
+    done = tool(repo, "verify")
+    assert done.returncode == 3
+    assert (
+        done.stderr.decode()
+        .splitlines()[-1]
+        .startswith("gitclaw-compress: error: no session files found under ")
+    ), done.stderr
+
+
 def test_nothing_to_find_is_not_an_error(tmp_path: Path) -> None:
     repo = init(tmp_path / "repo")
     done = ok(repo, "compress")
