@@ -193,7 +193,8 @@ def test_non_session_changed_file_is_skipped_with_a_warning(tmp_path: Path) -> N
 
 def test_verify_with_no_path_skips_a_non_session_file_with_a_warning(tmp_path: Path) -> None:
     """As compress, status, stats, context and scan do: one stray file where sessions live
-    must not stop verify from checking the others (it stopped with exit 3)."""
+    must not stop verify from checking the others (it stopped with exit 3), nor count as a
+    session in doctor."""
     repo = init(tmp_path / "repo")
     write(repo / SESSIONS / "real.jsonl", session_bytes(3))
     write(repo / SESSIONS / "junk.jsonl", b'{"type":"not-a-header"}\n')
@@ -202,6 +203,9 @@ def test_verify_with_no_path_skips_a_non_session_file_with_a_warning(tmp_path: P
         f"ok: {SESSIONS}/real.jsonl (0 compressed lines, 0 objects)"
     ]
     assert f"warning: {SESSIONS}/junk.jsonl: not a pi v3 session" in done.stderr.decode()
+    doctor = tool(repo, "doctor")
+    assert "\nsessions:      1 session, 0 compressed," in doctor.stdout.decode(), doctor.stdout
+    assert f"warning: {SESSIONS}/junk.jsonl: not a pi v3 session" in doctor.stderr.decode()
     (repo / SESSIONS / "real.jsonl").unlink()
     done = tool(repo, "verify")
     assert done.returncode == 3
