@@ -173,8 +173,7 @@ def run(env: Mapping[str, str]) -> int:
             remote=inputs.remote,
         )
     except GitClawError as error:
-        print(_annotation("error", str(error)))
-        print(f"gitclaw-compress: error: {error}", file=sys.stderr)
+        _report_failure(error)
         return error.exit_code
     for warning in result.warnings:
         print(_annotation("warning", warning))
@@ -214,12 +213,18 @@ def run(env: Mapping[str, str]) -> int:
     }
     _append(env.get("GITHUB_OUTPUT"), "".join(f"{k}={v}\n" for k, v in outputs.items()))
     if failure is not None:
-        for detail in getattr(failure, "details", ()):  # each secret finding, masked
-            print(detail, file=sys.stderr)
-        print(_annotation("error", str(failure)))
-        print(f"gitclaw-compress: error: {failure}", file=sys.stderr)
+        _report_failure(failure)
         return failure.exit_code
     return 0
+
+
+def _report_failure(error: GitClawError) -> None:
+    """The error as an annotation and one line, after its details (each secret finding,
+    masked), as the CLI prints them."""
+    for detail in getattr(error, "details", ()):
+        print(detail, file=sys.stderr)
+    print(_annotation("error", str(error)))
+    print(f"gitclaw-compress: error: {error}", file=sys.stderr)
 
 
 def main() -> None:

@@ -267,3 +267,20 @@ def test_script_refuses_to_push_archive_objects_that_hold_a_secret(tmp_path: Pat
     assert git(origin.bare, "for-each-ref", "refs/gitclaw") == ""  # nothing sent
     assert outputs["pushed"] == "false" and "failed" in summary
     assert secret not in done.stdout + done.stderr + summary
+
+
+def test_script_names_each_secret_that_stops_it_masked(tmp_path: Path) -> None:
+    """The error line gives ids only; the findings (file, line, path, rule, mask) go to the
+    log before it, as the CLI prints them, so the job log says where to look."""
+    origin = make_origin(tmp_path)
+    line, secret = planted(6)["github"]
+    session = SessionBuilder()
+    session.user(f"here: {line}")
+    session.assistant(text("ok"))
+    original = write(origin.work / SESSION, session.data()).read_bytes()
+    done, summary, _ = run_script(origin.work, tmp_path)
+    assert done.returncode == 1, done.stderr + done.stdout
+    assert f"{SESSION}:3 " in done.stderr and "github-pat" in done.stderr, done.stderr
+    assert "::error title=gitclaw-compress::1 secret(s) found" in done.stdout
+    assert secret not in done.stdout + done.stderr + summary
+    assert (origin.work / SESSION).read_bytes() == original
