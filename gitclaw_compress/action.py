@@ -17,6 +17,7 @@ from pathlib import Path
 
 import orjson
 
+from gitclaw_compress.config import load_config
 from gitclaw_compress.errors import EXIT_ERROR, GitClawError
 from gitclaw_compress.formats import format_title
 from gitclaw_compress.ops.flow import FlowResult, run_flow, summary_line
@@ -172,14 +173,17 @@ def run(env: Mapping[str, str]) -> int:
             remote=inputs.remote,
         )
     except GitClawError as error:
-        print(_annotation("error", str(error)))
-        print(f"gitclaw-compress: error: {error}", file=sys.stderr)
+        _report_failure(error)
         return error.exit_code
     for warning in result.warnings:
         print(_annotation("warning", warning))
     failure: GitClawError | None = None
     if inputs.push:
+        from gitclaw_compress.secrets.check import guard_push
+
         try:
+            # Never send an archive object that holds a secret, as `push` and the hook do.
+            guard_push(repo, load_config(None, repo.root, inputs.config))
             result.push = push_archive(repo, result.ref, result.remote)
         except GitClawError as error:
             failure = error
@@ -209,10 +213,18 @@ def run(env: Mapping[str, str]) -> int:
     }
     _append(env.get("GITHUB_OUTPUT"), "".join(f"{k}={v}\n" for k, v in outputs.items()))
     if failure is not None:
-        print(_annotation("error", str(failure)))
-        print(f"gitclaw-compress: error: {failure}", file=sys.stderr)
+        _report_failure(failure)
         return failure.exit_code
     return 0
+
+
+def _report_failure(error: GitClawError) -> None:
+    """The error as an annotation and one line, after its details (each secret finding,
+    masked), as the CLI prints them."""
+    for detail in getattr(error, "details", ()):
+        print(detail, file=sys.stderr)
+    print(_annotation("error", str(error)))
+    print(f"gitclaw-compress: error: {error}", file=sys.stderr)
 
 
 def main() -> None:

@@ -25,6 +25,8 @@ from flow_helpers import (
     session_bytes,
     write,
 )
+from secret_fixtures import planted
+from synthetic import SessionBuilder, big_text, text, tool_call
 
 from gitclaw_compress.secrets.engine import engine_version
 from gitclaw_compress.units import human_bytes
@@ -253,3 +255,47 @@ def test_action_yml_runs_like_a_runner_runs_it(
     assert git(origin.bare, "for-each-ref", "refs/gitclaw/archive") != ""
     ok(origin.work, "restore", SESSION, "-o", "restored.jsonl", "--no-fetch")
     assert (origin.work / "restored.jsonl").read_bytes() == original
+
+
+def test_script_refuses_to_push_archive_objects_that_hold_a_secret(tmp_path: Path) -> None:
+    """As `push`, `step --push` and the pre-push hook do: an earlier run with `scan.block`
+    off archived a secret; the Action's push must not send it (the session is clean now)."""
+    origin = make_origin(tmp_path)
+    line, secret = planted(5)["github"]
+    session = SessionBuilder()
+    for turn in range(3):
+        session.user(f"task {turn}")
+        session.assistant(tool_call(f"c{turn}", "bash", {"command": "env"}))
+        output = big_text(f"out{turn}", 30) + (f"\n{line}\n" if turn == 0 else "\n")
+        session.tool_result(f"c{turn}", "bash", output + big_text(f"tail{turn}", 30))
+        session.assistant(text(f"done {turn}"))
+    write(origin.work / SESSION, session.data())
+    settings = '"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1}'
+    lenient = write(tmp_path / "lenient.json", b'{%s,"scan":{"block":false}}' % settings.encode())
+    write(origin.work / "compression.json", b"{%s}" % settings.encode())
+    ok(origin.work, "compress", SESSION, "--config", str(lenient))
+    assert secret.encode() not in (origin.work / SESSION).read_bytes()  # only archived
+
+    done, summary, outputs = run_script(origin.work, tmp_path)
+    assert done.returncode == 1, done.stderr + done.stdout
+    assert "secret(s) found in archive objects" in done.stderr
+    assert git(origin.bare, "for-each-ref", "refs/gitclaw") == ""  # nothing sent
+    assert outputs["pushed"] == "false" and "failed" in summary
+    assert secret not in done.stdout + done.stderr + summary
+
+
+def test_script_names_each_secret_that_stops_it_masked(tmp_path: Path) -> None:
+    """The error line gives ids only; the findings (file, line, path, rule, mask) go to the
+    log before it, as the CLI prints them, so the job log says where to look."""
+    origin = make_origin(tmp_path)
+    line, secret = planted(6)["github"]
+    session = SessionBuilder()
+    session.user(f"here: {line}")
+    session.assistant(text("ok"))
+    original = write(origin.work / SESSION, session.data()).read_bytes()
+    done, summary, _ = run_script(origin.work, tmp_path)
+    assert done.returncode == 1, done.stderr + done.stdout
+    assert f"{SESSION}:3 " in done.stderr and "github-pat" in done.stderr, done.stderr
+    assert "::error title=gitclaw-compress::1 secret(s) found" in done.stdout
+    assert secret not in done.stdout + done.stderr + summary
+    assert (origin.work / SESSION).read_bytes() == original

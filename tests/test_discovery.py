@@ -130,6 +130,34 @@ def test_newest_mapping_file_wins_over_newest_session_on_a_clean_tree(
     assert "no mapping file for issue 9" in error
 
 
+def test_an_issue_mapping_that_names_no_session_says_why(tmp_path: Path) -> None:
+    """`--issue N` stops in one line that names the mapping file and what is wrong with it
+    (it said "names no session file" whatever the cause, and the cause went unprinted)."""
+    repo = init(tmp_path / "repo")
+    write(repo / f"{SESSIONS}/s.jsonl", session_bytes(3))
+    issues = ".GITCLAW/state/issues"
+    cases = {
+        "1": (b"not json", f"{issues}/1.json: not valid JSON"),
+        "2": (b'{"issueNumber":2}', f"{issues}/2.json: no sessionPath string"),
+        "3": (
+            b'{"issueNumber":3,"sessionPath":".GITCLAW/state/sessions/gone.jsonl"}',
+            f"{issues}/3.json: sessionPath .GITCLAW/state/sessions/gone.jsonl does not exist",
+        ),
+        "4": (
+            b'{"issueNumber":4,"sessionPath":"../elsewhere.jsonl"}',
+            f"{issues}/4.json: sessionPath ../elsewhere.jsonl is outside the repository",
+        ),
+    }
+    for number, (content, _) in cases.items():
+        write(repo / f"{issues}/{number}.json", content)
+    commit_all(repo)
+    before = (repo / f"{SESSIONS}/s.jsonl").read_bytes()
+    for number, (_, reason) in cases.items():
+        error = one_line_error(tool(repo, "compress", "--issue", number))
+        assert f"issue {number}: {reason}; pass the session path instead" in error, error
+    assert (repo / f"{SESSIONS}/s.jsonl").read_bytes() == before
+
+
 def test_every_agent_folder_is_found_and_others_are_not(tmp_path: Path) -> None:
     repo = init(tmp_path / "repo")
     expected = []
@@ -161,6 +189,31 @@ def test_non_session_changed_file_is_skipped_with_a_warning(tmp_path: Path) -> N
     document = json.loads(done.stdout)
     assert [entry["path"] for entry in document["files"]] == [f"{SESSIONS}/real.jsonl"]
     assert any("junk.jsonl: not a pi v3 session" in w for w in document["warnings"])
+
+
+def test_verify_with_no_path_skips_a_non_session_file_with_a_warning(tmp_path: Path) -> None:
+    """As compress, status, stats, context and scan do: one stray file where sessions live
+    must not stop verify from checking the others (it stopped with exit 3), nor count as a
+    session in doctor."""
+    repo = init(tmp_path / "repo")
+    write(repo / SESSIONS / "real.jsonl", session_bytes(3))
+    write(repo / SESSIONS / "junk.jsonl", b'{"type":"not-a-header"}\n')
+    done = ok(repo, "verify")
+    assert done.stdout.decode().splitlines() == [
+        f"ok: {SESSIONS}/real.jsonl (0 compressed lines, 0 objects)"
+    ]
+    assert f"warning: {SESSIONS}/junk.jsonl: not a pi v3 session" in done.stderr.decode()
+    doctor = tool(repo, "doctor")
+    assert "\nsessions:      1 session, 0 compressed," in doctor.stdout.decode(), doctor.stdout
+    assert f"warning: {SESSIONS}/junk.jsonl: not a pi v3 session" in doctor.stderr.decode()
+    (repo / SESSIONS / "real.jsonl").unlink()
+    done = tool(repo, "verify")
+    assert done.returncode == 3
+    assert (
+        done.stderr.decode()
+        .splitlines()[-1]
+        .startswith("gitclaw-compress: error: no session files found under ")
+    ), done.stderr
 
 
 def test_nothing_to_find_is_not_an_error(tmp_path: Path) -> None:

@@ -98,3 +98,13 @@ def test_the_readme_exit_code_1_row_names_every_command_that_exits_1() -> None:
     exiting = {p.stem for p in commands.glob("*.py") if "EXIT_PROBLEMS" in p.read_text()}
     assert exiting <= named
     assert "secret" in row.group(1)  # compress, step and pre-push stop on an unaccepted one
+
+
+def test_the_action_inputs_and_outputs_are_the_ones_described() -> None:
+    action = yaml.safe_load((PROJECT / "action.yml").read_text())
+    flat = " ".join(COMMIT_FLOW.split())
+    for heading, declared in (("Inputs (all optional):", "inputs"), ("Outputs:", "outputs")):
+        start = flat.index(heading)
+        sentence = flat[start : flat.index(".", start)]
+        named = set(re.findall(r"`([\w-]+)`", sentence)) - {"true", "false"}  # defaults
+        assert named == set(action[declared]), (heading, sorted(named ^ set(action[declared])))

@@ -104,3 +104,27 @@ def test_restore_all_with_a_folder_restores_the_sessions_under_it(repo: Path) ->
     assert (repo / "elsewhere/run.jsonl").read_bytes() == elsewhere  # outside: left alone
     done = tool(repo, "restore", "--all", f"{FOLDER}/pi/run.jsonl")  # a file is not a folder
     assert done.returncode == 2 and b"not several" in done.stderr
+
+
+def test_every_command_takes_a_session_path_relative_to_the_repository_root(repo: Path) -> None:
+    """The commands `status` suggests (and the stubs name) say the path from the repository
+    root; they work from any folder of the checkout, as `show` and `prune` did already."""
+    originals = populated(repo)
+    name = f"{FOLDER}/pi/run.jsonl"
+    here = repo / FOLDER / "codex"  # a folder where `name` does not resolve
+    commands = [
+        ("compress", name, "--keep-turns", "1"),
+        ("stats", name),
+        ("verify", name),
+        ("status", name),
+        ("context", name),
+        ("restore", name, "-o", str(repo / "restored.jsonl")),
+        ("scan", name, "--no-archive"),
+        ("redact", name, "--all"),
+        ("restore", name),
+    ]
+    for args in commands:
+        done = tool(here, *args)
+        assert done.returncode == 0, (args, done.stderr.decode())
+    assert (repo / "restored.jsonl").read_bytes() == originals[name]
+    assert (repo / name).read_bytes() == originals[name]  # compressed, then restored in place

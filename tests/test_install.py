@@ -184,3 +184,19 @@ def test_doctor_tells_a_session_that_restores_from_history_from_one_that_cannot(
     assert found["ok"] and found["archive"]["state"] == "up-to-date", found
     ok(clone, "restore", "--no-fetch", SESSION)
     assert (clone / SESSION).read_bytes() == original
+
+
+def test_doctor_names_the_archive_ref_then_its_state(
+    tmp_path: Path, compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One `ref: state` line, which reads right in every state ("refs/gitclaw/archive no
+    remote 'origin'" did not)."""
+    origin, _ = compressed
+    result = run(origin.work, monkeypatch, "doctor")
+    assert f"\narchive:       {ARCHIVE}: not on origin (run: gitclaw-compress push)\n" in (
+        result.stdout
+    ), result.stdout
+    git(origin.work, "remote", "remove", "origin")
+    result = run(origin.work, monkeypatch, "doctor")
+    expected = f"{ARCHIVE}: no remote 'origin' (set archive.remote, or `git remote add origin URL`)"
+    assert f"\narchive:       {expected}\n" in result.stdout, result.stdout

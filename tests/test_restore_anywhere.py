@@ -132,6 +132,25 @@ def test_depth_1_clone_without_fetch_prints_the_one_command(
     assert restored(clone) == original
 
 
+def test_verify_in_a_depth_1_clone_counts_each_missing_object_once(
+    tmp_path: Path, pushed: tuple[Origin, bytes]
+) -> None:
+    """An object that is not in the clone at all is one problem, not also one "not reachable
+    from the archive ref (git gc would lose it)" problem: the count and --json agree with
+    the one cause the text names."""
+    origin, _ = pushed
+    clone = origin.clone(tmp_path / "shallow", "--depth", "1")
+    done = tool(clone, "verify", "--no-fetch", "--json")
+    assert done.returncode == 1
+    [report] = json.loads(done.stdout)["files"]
+    problems = report["problems"]
+    assert problems, done.stdout
+    for problem in problems:
+        assert "is not in this clone" in problem, problem
+    text = tool(clone, "verify", "--no-fetch").stdout.decode()
+    assert text.startswith(f"{len(problems)} problems: {SESSION} "), text
+
+
 def test_clone_without_a_remote_says_how_to_add_it(
     tmp_path: Path, pushed: tuple[Origin, bytes]
 ) -> None:

@@ -12,7 +12,9 @@ from flow_helpers import (
     make_origin,
     marker_count,
     ok,
+    one_line_error,
     session_bytes,
+    tool,
     write,
 )
 from synthetic_claude import typical_session as claude_session
@@ -53,6 +55,31 @@ def test_step_push_and_json(tmp_path: Path) -> None:
     [report] = document["files"]
     assert report["status"] == "compressed" and report["kept_turns"] == 1
     assert report["objects"] > 0 and report["bytes_after"] < report["bytes_before"]
+
+
+def test_step_push_that_fails_after_compressing_says_what_was_changed(tmp_path: Path) -> None:
+    """The sessions are rewritten before the push: its failure must not read as if nothing
+    had changed, and it must say how to send the archive later."""
+    origin = make_origin(tmp_path)
+    session = write(origin.work / f"{SESSIONS}/a.jsonl", session_bytes(5))
+    git(origin.work, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    done = tool(origin.work, "step", "--keep-turns", "1", "--push")
+    err = one_line_error(done)
+    assert "compressed 1 session (refs/gitclaw/archive holds what they dropped)" in err, err
+    assert "but it was not pushed: git push origin refs/gitclaw/archive failed" in err, err
+    assert err.rstrip().endswith("run `gitclaw-compress push`"), err
+    assert "nothing was changed" not in err
+    assert marker_count(session.read_bytes()) > 0  # as the line says: compressed
+
+    git(origin.work, "remote", "set-url", "origin", origin.bare.as_uri())
+    again = ok(origin.work, "step", "--keep-turns", "1", "--push")
+    assert "nothing to compress" in again.stdout.decode()
+    assert again.stdout.decode().rstrip().endswith("; pushed to origin")
+    assert git(origin.bare, "rev-parse", "refs/gitclaw/archive") == git(
+        origin.work, "rev-parse", "refs/gitclaw/archive"
+    )
+    repeat = ok(origin.work, "step", "--keep-turns", "1", "--push")
+    assert repeat.stdout.decode().rstrip().endswith("; origin has it already")
 
 
 def test_step_with_nothing_to_do_still_prints_one_line(tmp_path: Path) -> None:

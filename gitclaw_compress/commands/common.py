@@ -69,7 +69,7 @@ class SessionPathType(click.ParamType[Path]):
         self.folders = folders
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
-        path = Path(value)
+        path = session_path(Path(value))  # as stubs and `status` name it: from the root too
         if path.is_dir() and not self.folders:
             raise GitClawError(f"{path}: is a directory, not a session file; nothing was changed")
         return path

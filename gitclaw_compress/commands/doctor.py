@@ -20,7 +20,7 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.commands.verify import NOT_HERE, split_remedy
 from gitclaw_compress.errors import EXIT_PROBLEMS, shell_line
 from gitclaw_compress.ops.access import ArchiveAccess
-from gitclaw_compress.ops.discovery import all_sessions
+from gitclaw_compress.ops.flow import select
 from gitclaw_compress.ops.githooks import (
     HOOK_NAME,
     hook_state,
@@ -105,7 +105,8 @@ def _unrestorable_fix(archive: dict[str, Any], ref: str, remote: str) -> str:
 def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     config = config_for(repo, None, config_path)
     ref, remote = config["archive.ref"], config["archive.remote"]
-    sessions = all_sessions(repo, config)
+    skipped: list[str] = []  # files where sessions live that are none: not counted
+    sessions, _ = select(repo, config, (), take_all=True, warnings=skipped)
     compressed = [path for path in sessions if has_compressed_line(path)]
     unrestorable: list[dict[str, Any]] = []
     history_only: list[dict[str, Any]] = []
@@ -144,6 +145,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         "pre_commit": _pre_commit(repo),
         "archive": {"ref": ref, **archive},
         "sessions": len(sessions),
+        "skipped": skipped,
         "compressed_sessions": len(compressed),
         "unrestorable": unrestorable,
         "history_only": history_only,
@@ -202,6 +204,8 @@ def command(config_path: Path | None, as_json: bool) -> None:
     """
     repo = open_repo(Path.cwd())
     found = diagnose(repo, config_path)
+    for warning in found["skipped"]:
+        click.echo(f"gitclaw-compress: warning: {warning}", err=True)
     if as_json:
         echo_json(found)
     else:
@@ -219,7 +223,7 @@ def command(config_path: Path | None, as_json: bool) -> None:
         click.echo(f"pre-push hook: {hook_text(found['pre_push_hook'], pre_commit)}")
         click.echo(f"pre-commit:    {pre_commit_text}")
         archive = found["archive"]
-        click.echo(f"archive:       {archive['ref']} {archive_text(archive)}")
+        click.echo(f"archive:       {archive['ref']}: {archive_text(archive)}")
         click.echo(
             f"sessions:      {plural(found['sessions'], 'session')}, "
             f"{found['compressed_sessions']} compressed, "

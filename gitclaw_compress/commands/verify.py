@@ -102,10 +102,16 @@ def command(
     session files under it.
     """
     if not paths:
-        from gitclaw_compress.ops.discovery import all_sessions
+        from gitclaw_compress.ops.flow import select
 
         repo = open_repo(Path.cwd())
-        paths = tuple(all_sessions(repo, config_for(repo, None, config_path)))
+        skipped: list[str] = []  # a file where sessions live that is none: as compress does
+        found, _ = select(
+            repo, config_for(repo, None, config_path), (), take_all=True, warnings=skipped
+        )
+        for warning in skipped:
+            click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+        paths = tuple(found)
         if not paths:
             raise GitClawError(f"no session files found under {repo.root}")
     from gitclaw_compress.ops.flow import expand_folder

@@ -135,9 +135,19 @@ def _mapping(path: Path) -> dict[str, object] | None:
 
 def _mapped_session(repo: Repository, mapping: Path, warnings: list[str]) -> Path | None:
     """The session file a mapping file names, if it names one inside the repository."""
-    value = _mapping(mapping)
     where = repo.relative(mapping)
-    if value is None or not isinstance(value.get("sessionPath"), str) or not value["sessionPath"]:
+    try:
+        value = orjson.loads(mapping.read_bytes())
+    except OSError as error:
+        warnings.append(f"{where}: cannot be read ({error.strerror or error}); ignored")
+        return None
+    except orjson.JSONDecodeError:
+        warnings.append(f"{where}: not valid JSON; ignored")
+        return None
+    if not isinstance(value, dict):
+        warnings.append(f"{where}: not a JSON object; ignored")
+        return None
+    if not isinstance(value.get("sessionPath"), str) or not value["sessionPath"]:
         warnings.append(f"{where}: no sessionPath string; ignored")
         return None
     named = Path(str(value["sessionPath"]))
@@ -224,10 +234,6 @@ def newest_session(paths: Iterable[Path]) -> tuple[Path, datetime] | None:
     return (best[2], best[0]) if best is not None else None
 
 
-def _relative_list(repo: Repository, paths: Iterable[Path]) -> str:
-    return ", ".join(repo.relative(path) for path in paths)
-
-
 def discover(
     repo: Repository,
     config: Config,
@@ -249,11 +255,12 @@ def discover(
                 f"no mapping file for issue {issue} (looked for {issue}.json under "
                 f"{', '.join(mapping_globs)}); pass the session path instead"
             )
-        sessions = [s for m in mappings if (s := _mapped_session(repo, m, notes)) is not None]
+        why: list[str] = []  # each mapping's reason, in the error: warnings go unprinted then
+        sessions = [s for m in mappings if (s := _mapped_session(repo, m, why)) is not None]
         if not sessions:
-            raise GitClawError(
-                f"{_relative_list(repo, mappings)}: names no session file in the repository"
-            )
+            reasons = "; ".join(reason.removesuffix("; ignored") for reason in why)
+            raise GitClawError(f"issue {issue}: {reasons}; pass the session path instead")
+        notes.extend(why)
         return Discovery(sorted(set(sessions)), "issue", f"named by issue {issue}'s mapping")
 
     changed = set(changed_files(repo, config["sessions.globs"]))

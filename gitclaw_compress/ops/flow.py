@@ -298,10 +298,41 @@ def run_flow(
         from gitclaw_compress.secrets.check import guard_push
         from gitclaw_compress.store.remote import push_archive
 
-        guard_push(repo, root_config)  # never send an archive object that holds a secret
-
-        result.push = push_archive(repo, result.ref, result.remote)
+        try:
+            guard_push(repo, root_config)  # never send an archive object that holds a secret
+            result.push = push_archive(repo, result.ref, result.remote)
+        except GitClawError as error:
+            raise _push_failed_after_changes(result, error) from error
     return result
+
+
+def _push_failed_after_changes(result: FlowResult, error: GitClawError) -> GitClawError:
+    """The push failed, but the sessions were already rewritten (or staged): say so, since a
+    bare push error would let the user believe that nothing was changed."""
+    done = []
+    if result.compressed:
+        done.append(f"compressed {plural(len(result.compressed), 'session')}")
+    if result.summarized:
+        done.append(f"summarized {plural(len(result.summarized), 'session')}")
+    if result.staged:
+        done.append(f"staged {plural(len(result.staged), 'file')}")
+    if not done:
+        return error
+    reason = str(error).replace("; nothing was changed", "")  # true of the push alone
+    return PushFailedError(
+        f"{' and '.join(done)} ({result.ref} holds what they dropped), but it was not pushed: "
+        f"{reason}; once that is fixed, run `gitclaw-compress push`",
+        exit_code=error.exit_code,
+        details=getattr(error, "details", []),
+    )
+
+
+class PushFailedError(GitClawError):
+    """The push of `step --push` failed after the run had changed files."""
+
+    def __init__(self, message: str, *, exit_code: int, details: list[str]) -> None:
+        super().__init__(message, exit_code=exit_code)
+        self.details = details  # each secret finding, masked, printed before the error
 
 
 def summary_line(result: FlowResult) -> str:
@@ -326,7 +357,7 @@ def summary_line(result: FlowResult) -> str:
             line += f", {len(result.summarized)} summarized"
             if result.staged:
                 line += f", {len(result.staged)} staged"
-        return line
+        return line + _pushed(result)
     before = sum(r.bytes_before for r in reports)
     after = sum(r.bytes_after for r in reports)
     objects = sum(r.objects for r in done)
@@ -342,11 +373,22 @@ def summary_line(result: FlowResult) -> str:
         line += f", {len(result.summarized)} summarized"
     if result.staged:
         line += f", {len(result.staged)} staged"
-    if result.push is not None and result.push.pushed:
-        merged = " (merged with the remote's archive)" if result.push.merged else ""
-        line += f"; pushed to {result.remote}{merged}"
-    elif result.push is not None and result.push.reason == "up-to-date":
-        line += f"; {result.remote} has it already"
+    if result.push is not None:
+        line += _pushed(result)
     elif not any(r.status == "would-compress" for r in done):
         line += "; push it with: gitclaw-compress push"
     return line
+
+
+def _pushed(result: FlowResult) -> str:
+    """What `--push` did, for the end of the line ("" without `--push`)."""
+    if result.push is None:
+        return ""
+    if result.push.pushed:
+        merged = " (merged with the remote's archive)" if result.push.merged else ""
+        return f"; pushed to {result.remote}{merged}"
+    if result.push.reason == "up-to-date":
+        return f"; {result.remote} has it already"
+    if result.push.reason == "no-local-archive":
+        return f"; no {result.ref} in this clone, nothing to push"
+    return ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,13 @@ from gitclaw_compress.formats import detect_file
 from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.check import check_file
 from gitclaw_compress.ops.session_lines import open_lines
-from gitclaw_compress.store.git import GitFailureError
+from gitclaw_compress.store.git import GitFailureError, run_git
 from gitclaw_compress.store.objects import ObjectReadError, damaged_objects
 from gitclaw_compress.store.repository import Repository
 
 OFF_REF = "is not reachable from"  # an object in a marker that the archive ref does not hold
+_OFF_REF_OBJECT = re.compile(rf"^(?P<where>.+?): object (?P<oid>[0-9a-f]+) {OFF_REF} ")
+_NOT_HERE = re.compile(r"^(?P<where>.+?): archived object [0-9a-f]+ is not in this clone")
 
 
 @dataclass
@@ -112,8 +115,39 @@ def verify_file(
             f"{rel}: archived object {oid} is corrupt in the object store ({why}); "
             "`git fsck` names it; take a whole copy from another clone"
         )
-    report.problems = list(dict.fromkeys(report.problems))  # a damaged line is named once
+    report.problems = _without_repeats(repo, report.problems)
     return report
+
+
+def _without_repeats(repo: Repository, problems: list[str]) -> list[str]:
+    """Each problem once (a damaged line is named once). A line that does not restore
+    because an object is not in this clone is named for that alone: its objects that are
+    not here are not also "not reachable from the archive ref (git gc would lose it)",
+    which is about an object that is here. (A line that restores from the commit where it
+    is intact keeps that finding: the archive ref should hold its objects.)"""
+    not_here = {m["where"] for problem in problems if (m := _NOT_HERE.search(problem))}
+    off_ref = {
+        m["oid"]
+        for problem in problems
+        if (m := _OFF_REF_OBJECT.search(problem)) and m["where"] in not_here
+    }
+    absent = _absent(repo, sorted(off_ref)) if off_ref else set()
+
+    def said_already(problem: str) -> bool:
+        m = _OFF_REF_OBJECT.search(problem)
+        return m is not None and m["where"] in not_here and m["oid"] in absent
+
+    return [problem for problem in dict.fromkeys(problems) if not said_already(problem)]
+
+
+def _absent(repo: Repository, oids: list[str]) -> set[str]:
+    """The objects among `oids` that this clone's object store does not hold."""
+    done = run_git(repo.root, "cat-file", "--batch-check", input="\n".join(oids).encode() + b"\n")
+    return {
+        line.split()[0].decode()
+        for line in done.stdout.splitlines()
+        if line.endswith(b" missing") and line.split()
+    }
 
 
 def _reads_objects(repo: Repository, ref: str) -> bool:
