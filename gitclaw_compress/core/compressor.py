@@ -116,6 +116,9 @@ class SessionPlan:
     # Lines nested deeper than orjson.dumps goes (255 levels): passed through untouched.
     too_deep: list[int] = field(default_factory=list)
     ui_copies: bool = False  # stub_ui_copies: pass 2 sees the kept window's lines too
+    # Byte N-1 is 0 when pass 1 found that line N cannot hold bulk (it did not parse, or the
+    # format's `observe` said so): pass 2 copies it unparsed. None: every line may.
+    bulk: bytearray | None = None
 
     @property
     def touches_anything(self) -> bool:
@@ -162,8 +165,10 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
     counts = LineCounts()
     turn_starts: list[int] = []
     too_deep: list[int] = []
+    bulk = bytearray()
     count, observe, is_turn_start = counts.observe, rules.observe, fmt.is_turn_start
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    flag, marker_key = bulk.append, MARKER_KEY
     for line in lines:
         try:  # parse_entry, inlined: this loop runs once per line of the file
             entry = loads(line.data)
@@ -176,13 +181,17 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
         if estimator is not None:
             seen.append(line)
         if entry is None:
+            flag(0)
             continue
         if is_turn_start(entry):
             turn_starts.append(line.number)
         try:
-            observe(line.number, entry)
+            # A marked line may be reopened (UI copies stubbed in the kept window): pass 2
+            # reads it whatever the format says.
+            flag(observe(line.number, entry) or marker_key in entry)
         except orjson.JSONEncodeError:  # orjson.loads reads deeper than dumps writes
             too_deep.append(line.number)
+            flag(1)
     keep = settings.keep_turns
     if keep == 0:
         window_start = counts.lines + 1
@@ -199,6 +208,7 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
         counts=counts,
         too_deep=too_deep,
         ui_copies=settings.stub_ui_copies,
+        bulk=bulk if len(bulk) == counts.lines else None,
     )
     if estimator is not None:
         _plan_budget(plan, seen, turn_starts, budget, estimator)
@@ -542,9 +552,13 @@ def _replaced(entry: Entry, edits: list[Edit]) -> Entry:
 
 def _parses_to(data: bytes, expected: Entry) -> bool:
     try:
-        return _same_json(orjson.loads(data), expected)
+        parsed = orjson.loads(data)
     except orjson.JSONDecodeError:
         return False
+    try:  # Python's == in C: a fifth of the cost of walking both values in Python
+        return bool(parsed == expected)
+    except RecursionError:  # nested deeper than == recurses (orjson reads 1,024 levels)
+        return _same_json(parsed, expected)
 
 
 def _same_json(left: Any, right: Any) -> bool:
@@ -604,6 +618,8 @@ class _Rewriter:
         self._pruned = plan.pruned
         self._ui_copies = settings.stub_ui_copies
         self._entry_id = plan.format.entry_id
+        self._bulk = plan.bulk if plan.bulk is not None else b""
+        self._scanned = len(self._bulk)  # lines pass 1 saw (a line after them may hold bulk)
 
     def line(self, line: RawLine) -> OutputLine:
         number, data = line.number, line.data
@@ -615,6 +631,8 @@ class _Rewriter:
             return OutputLine(line)
         if len(data) <= SHORTEST_MARKER_BYTES:  # no marked line can be shorter
             return OutputLine(line)
+        if number <= self._scanned and not self._bulk[number - 1]:
+            return OutputLine(line)  # pass 1 found nothing the format could change
         try:  # parse_entry, inlined: this runs once per line before the kept window
             entry = orjson.loads(data)
         except orjson.JSONDecodeError:
