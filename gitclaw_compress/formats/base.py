@@ -5,10 +5,11 @@ core reads a file in two passes (see compress.py):
 
 1. every line, in order: `Format.is_turn_start` finds the turns, and the format's
    `FileRules.observe` gathers what it needs later (tool names by call id, duplicate outputs,
-   the newest settings line, …);
-2. every line the core decided to touch: `FileRules.edits` says which JSON values to replace,
-   and with what. The core splices those values over the original bytes, archives what they
-   replaced, and appends the marker. It refuses an edit whose stub changes the JSON type.
+   the newest settings line, …) and says whether the line can hold bulk at all;
+2. every line the core decided to touch that can hold bulk: `FileRules.edits` says which
+   JSON values to replace, and with what (every other line is copied through unparsed). The
+   core splices those values over the original bytes, archives what they replaced, and
+   appends the marker. It refuses an edit whose stub changes the JSON type.
 
 A format never edits what its agent needs to resume: headers, ids, links, types, signed or
 encrypted reasoning. It says so in `sealed`, which the contract tests check on every line.
@@ -130,8 +131,12 @@ class Scope:
 class FileRules(Protocol):
     """One format's state for one file during one run."""
 
-    def observe(self, number: int, entry: Entry) -> None:
-        """Pass 1: see every parsed line in order (lines that do not parse are skipped)."""
+    def observe(self, number: int, entry: Entry) -> bool:
+        """Pass 1: see every parsed line in order (lines that do not parse are skipped).
+
+        True when `edits` may replace a value on this line under some scope (before the
+        window, pruned, or UI copies only); False promises it never does, and pass 2 then
+        copies the line without parsing it again (a turn_start event, a settings line)."""
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """Pass 2: the values to replace on a line the core touches (none: keep it)."""

@@ -162,15 +162,21 @@ class ClaudeRules:
         self.settings = settings
         self.calls: dict[str, str] = {}  # tool_use id -> "Read 'src/app.ts'"
 
-    def observe(self, number: int, entry: Entry) -> None:
+    def observe(self, number: int, entry: Entry) -> bool:
+        kind = entry.get("type")
+        if kind != "assistant":  # `edits` changes user and progress lines, and tool calls
+            return kind in ("user", "progress")
         message = message_of(entry)
-        if message is None or entry.get("type") != "assistant":
-            return
+        if message is None:
+            return False
+        calls = False
         for block in _blocks(message):
             if isinstance(block, dict) and block.get("type") == "tool_use":
+                calls = True
                 call_id, name = block.get("id"), block.get("name")
                 if isinstance(call_id, str) and isinstance(name, str):
                     self.calls[call_id] = call_descriptor(name, block.get("input"))
+        return calls
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         if scope.ui_only:

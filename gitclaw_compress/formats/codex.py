@@ -52,6 +52,9 @@ SEGMENT_EVENTS = frozenset(
 # UI copies of a command's output; the model sees the function_call_output instead.
 EXEC_OUTPUT_FIELDS = ("stdout", "stderr", "aggregated_output", "formatted_output")
 PATCH_EVENTS = frozenset({"patch_apply_begin", "patch_apply_end"})
+# What `edits` may change, besides messages with images and turn_context (see `observe`).
+BULK_ITEMS = frozenset({*OUTPUT_TYPES, "function_call", "custom_tool_call"})
+BULK_EVENTS = frozenset({"exec_command_end", "user_message", *PATCH_EVENTS})
 ARGUMENT_KEYS_KEPT = frozenset({"path", "file_path", "workdir", "timeout_ms", "justification"})
 UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only copies above this size are stubbed
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
@@ -106,10 +109,25 @@ class CodexRules:
         self.rolled_back_turns = 0
         self._live_contexts: frozenset[int] | None = None
 
-    def observe(self, number: int, entry: Entry) -> None:
+    def observe(self, number: int, entry: Entry) -> bool:
         line_type = entry.get("type")
         payload = payload_of(entry)
         kind = payload.get("type")
+        self._learn(number, line_type, payload, kind)
+        # The lines `edits` may change: outputs, calls, messages with images, the UI's copies
+        # of outputs and patches, a user message's images, and turn_context.
+        if line_type == "response_item":
+            if kind == "message":
+                content = payload.get("content")
+                return isinstance(content, list) and any(
+                    isinstance(item, dict) and "image_url" in item for item in content
+                )
+            return kind in BULK_ITEMS
+        if line_type == "event_msg":
+            return kind in BULK_EVENTS
+        return line_type == "turn_context"
+
+    def _learn(self, number: int, line_type: object, payload: dict[str, Any], kind: object) -> None:
         if line_type == "event_msg":
             if kind == "task_started" and self._block_start is None:
                 self._block_start = number

@@ -62,6 +62,9 @@ from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 if TYPE_CHECKING:
     from gitclaw_compress.settings import CompressSettings
 
+# The events `edits` may change (see `CopilotRules.observe`); no other event is parsed twice.
+BULK_EVENTS = frozenset({TOOL_COMPLETE, TOOL_START, USER_MESSAGE, ASSISTANT_MESSAGE})
+
 # Event types are namespaced "<area>.<event>"; these areas are Copilot CLI's own.
 EVENT_AREAS = frozenset(
     {"session", "user", "assistant", "tool", "skill", "subagent", "hook", "system", "abort"}
@@ -144,20 +147,23 @@ class CopilotRules:
         self.calls: dict[str, str] = {}  # toolCallId -> "view '/src/app.ts'"
         self.requested: dict[str, bytes] = {}  # toolCallId -> its arguments in toolRequests
 
-    def observe(self, number: int, entry: Entry) -> None:
+    def observe(self, number: int, entry: Entry) -> bool:
         data = data_of(entry)
         if data is None:
-            return
+            return False
         kind = entry.get("type")
         if kind == ASSISTANT_MESSAGE:
-            for request in data.get("toolRequests") or ():
+            requests = data.get("toolRequests") or ()
+            for request in requests:
                 if isinstance(request, dict):
                     call_id = request.get("toolCallId")
                     self._remember(call_id, request.get("name"), request)
                     if isinstance(call_id, str) and "arguments" in request:
                         self.requested[call_id] = orjson.dumps(request["arguments"])
-        elif kind == TOOL_START:
+            return bool(requests)  # only tool request arguments are edited there
+        if kind == TOOL_START:
             self._remember(data.get("toolCallId"), data.get("toolName"), data)
+        return kind in BULK_EVENTS
 
     def _remember(self, call_id: object, name: object, holder: dict[str, Any]) -> None:
         if isinstance(call_id, str) and isinstance(name, str) and call_id not in self.calls:

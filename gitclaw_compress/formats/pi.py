@@ -102,6 +102,8 @@ def _has_visible_blocks(content: list[Any]) -> bool:
 
 
 UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only values above this size are stubbed
+# The messages `edits` may change (see `PiRules.observe`): no other line is parsed twice.
+BULK_ROLES = frozenset({"assistant", "toolResult", "user", "bashExecution"})
 
 
 class PiRules:
@@ -116,11 +118,15 @@ class PiRules:
         self._pending_quotes: list[tuple[int, str]] = []
         self._copies_settled = False
 
-    def observe(self, number: int, entry: Entry) -> None:
+    def observe(self, number: int, entry: Entry) -> bool:
         message = message_of(entry)
         if message is None:
-            return
+            return False
         role = message.get("role")
+        self._learn(number, entry, message, role)
+        return role in BULK_ROLES
+
+    def _learn(self, number: int, entry: Entry, message: dict[str, Any], role: object) -> None:
         if role == "user":
             self._pending_quotes.clear()
         if role == "assistant":

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from gitclaw_compress.core.lines import MARKER_BYTES, LineBatch, RawLine
+from gitclaw_compress.core.lines import MARKER_BYTES, READ_BUFFER, LineBatch, RawLine
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.check import FileCheck, check_file
@@ -115,8 +115,71 @@ def restore_to_stream(
     sink: IO[bytes] | AtomicFile,
     access: ArchiveAccess | None = None,
 ) -> int:
+    access = access if access is not None else ArchiveAccess(repo, ref)
+    check = check_file(repo, path, ref, access)
     batch = LineBatch(sink.write)
-    for line in restored_lines(repo, path, ref, access):
-        batch.add(line)
-    batch.flush()
-    return batch.size
+    if check.status == "damaged" or check.replacements:  # line by line, with the repairs
+        for line in restored_lines(repo, path, ref, access, check):
+            batch.add(line)
+        batch.flush()
+        return batch.size
+    rel = repo.relative(path)
+    from_commit = commit_line_source(repo, rel)
+    written = 0
+    parts: list[bytes] = []
+    pending = 0
+    for block, number, ends_line in _marked_blocks(path):
+        if ends_line is None:  # lines without a marker: their own originals, copied as they are
+            part = block
+        else:
+            part = access.restore(block, f"{rel}:{number}", from_commit(number))
+            if ends_line:
+                part += b"\n"
+        parts.append(part)
+        pending += len(part)
+        if pending >= READ_BUFFER:
+            chunk = b"".join(parts)
+            parts.clear()
+            sink.write(chunk)
+            written += pending
+            pending = 0
+    if parts:
+        sink.write(b"".join(parts))
+        written += pending
+    return written
+
+
+def _marked_blocks(
+    path: Path, chunk_size: int = READ_BUFFER
+) -> Iterator[tuple[bytes, int, bool | None]]:
+    """The file as (bytes, line number, ends_line): runs of whole lines with no marker in
+    them (ends_line None, the number of their first line), and each line that names the
+    marker key on its own (without its newline; ends_line says whether one followed).
+
+    Read in MiB chunks: a line without a marker, most of a file, is never a Python object
+    of its own."""
+    number = 1
+    tail = b""
+    with open(path, "rb") as handle:
+        while chunk := handle.read(chunk_size):
+            data = tail + chunk if tail else chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # no line ends in it yet
+                tail = data
+                continue
+            tail = data[cut:]
+            position = 0
+            while (hit := data.find(MARKER_BYTES, position, cut)) >= 0:
+                start = data.rfind(b"\n", position, hit) + 1 or position
+                end = data.index(b"\n", hit)
+                if start > position:
+                    yield data[position:start], number, None
+                    number += data.count(b"\n", position, start)
+                yield data[start:end], number, True
+                number += 1
+                position = end + 1
+            if position < cut:
+                yield data[position:cut], number, None
+                number += data.count(b"\n", position, cut)
+    if tail:  # the last line, without a newline
+        yield tail, number, (None if MARKER_BYTES not in tail else False)

@@ -1,0 +1,236 @@
+"""Pass 1: read every line once, find the turns and the kept window, let the format gather
+what it needs and say which lines can hold bulk; with a budget policy, pick the candidates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from gitclaw_compress.core.lines import MARKER_KEY, LineCounts, RawLine
+from gitclaw_compress.formats import Format
+from gitclaw_compress.formats.base import FileRules
+from gitclaw_compress.model import TOOL_RESULT, call_names
+from gitclaw_compress.settings import BudgetSettings, CompressSettings
+from gitclaw_compress.tokens.estimate import TokenEstimator, get_estimator
+
+if TYPE_CHECKING:  # the context model is loaded only when a budget policy runs
+    from gitclaw_compress.tokens.context import Budget, Context, ContextSize
+
+
+@dataclass(slots=True)
+class BudgetPlan:
+    """What the token-aware policies decided (see `scan` and `settle`)."""
+
+    context: Context
+    size: ContextSize  # the context now
+    budget: Budget  # the model's usable context
+    floor: int  # lines from here on (the newest protect_turns turns) are never touched
+    protected_entry: str | None  # oldest entry of the protected newest protect_tokens tokens
+    candidates: tuple[int, ...]  # tool outputs budget pruning may stub (line numbers)
+    target_tokens: int | None = None  # target mode: the context to reach
+    freed_tokens: int = 0  # estimated context tokens the chosen policy frees
+    settled: bool = False
+    decision: str = ""  # what was decided, in words
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "model": self.budget.model,
+            "usable_tokens": self.budget.usable,
+            "context_tokens": self.size.tokens,
+            "source": self.size.source,
+            "protected_from_entry": self.protected_entry,
+            "target_tokens": self.target_tokens,
+            "freed_tokens": self.freed_tokens,
+            "decision": self.decision,
+        }
+
+
+@dataclass(slots=True)
+class SessionPlan:
+    """What pass 1 learned. Line numbers are 1-based.
+
+    Lines before `window_start` get every compression; lines in `pruned` (tool outputs the
+    budget policy chose) get their output stubbed wherever they are.
+    """
+
+    format: Format
+    rules: FileRules  # the format's per-file state, filled in pass 1
+    window_start: int  # lines from here on are the kept window, byte for byte
+    turns: int
+    kept_turns: int
+    counts: LineCounts
+    pruned: frozenset[int] = frozenset()
+    budget: BudgetPlan | None = None
+    # Lines nested deeper than orjson.dumps goes (255 levels): passed through untouched.
+    too_deep: list[int] = field(default_factory=list)
+    ui_copies: bool = False  # stub_ui_copies: pass 2 sees the kept window's lines too
+    # Byte N-1 is 0 when pass 1 found that line N cannot hold bulk (it did not parse, or the
+    # format's `observe` said so): pass 2 copies it unparsed. None: every line may.
+    bulk: bytearray | None = None
+
+    @property
+    def touches_anything(self) -> bool:
+        return self.window_start > 2 or bool(self.pruned) or self.ui_copies
+
+    @property
+    def needs_settling(self) -> bool:
+        """Whether `settle` must measure a trial run before pass 2 (budget policies only)."""
+        budget = self.budget
+        if budget is None or budget.settled:
+            return False
+        return bool(budget.candidates) or budget.target_tokens is not None
+
+
+def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> SessionPlan:
+    """Pass 1: find the turns, and let the format see every line.
+
+    With a budget policy (`settings.budget.active`) on a format that supports it, it also
+    reads what the model sees and how many tokens that is, and picks the candidates; `settle`
+    then decides (see there).
+    """
+    budget = settings.budget
+    estimator = get_estimator(budget.estimator) if budget.active else None
+    rules = fmt.rules(settings)
+    seen: list[RawLine] = []  # what the budget reads after the pass (budget policies only)
+    counts = LineCounts()
+    turn_starts: list[int] = []
+    too_deep: list[int] = []
+    bulk = bytearray()
+    count, observe, is_turn_start = counts.observe, rules.observe, fmt.is_turn_start
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    flag, marker_key = bulk.append, MARKER_KEY
+    for line in lines:
+        try:  # parse_entry, inlined: this loop runs once per line of the file
+            entry = loads(line.data)
+        except decode_error:
+            entry = None
+        else:
+            if not isinstance(entry, dict):
+                entry = None
+        count(line, entry)
+        if estimator is not None:
+            seen.append(line)
+        if entry is None:
+            flag(0)
+            continue
+        if is_turn_start(entry):
+            turn_starts.append(line.number)
+        try:
+            # A marked line may be reopened (UI copies stubbed in the kept window): pass 2
+            # reads it whatever the format says.
+            flag(observe(line.number, entry) or marker_key in entry)
+        except orjson.JSONEncodeError:  # orjson.loads reads deeper than dumps writes
+            too_deep.append(line.number)
+            flag(1)
+    keep = settings.keep_turns
+    if keep == 0:
+        window_start = counts.lines + 1
+    elif len(turn_starts) > keep:
+        window_start = turn_starts[-keep]
+    else:
+        window_start = 1
+    plan = SessionPlan(
+        format=fmt,
+        rules=rules,
+        window_start=window_start,
+        turns=len(turn_starts),
+        kept_turns=min(keep, len(turn_starts)),
+        counts=counts,
+        too_deep=too_deep,
+        ui_copies=settings.stub_ui_copies,
+        bulk=bulk if len(bulk) == counts.lines else None,
+    )
+    if estimator is not None:
+        _plan_budget(plan, seen, turn_starts, budget, estimator)
+    return plan
+
+
+def _plan_budget(
+    plan: SessionPlan,
+    lines: list[RawLine],
+    user_lines: list[int],
+    settings: BudgetSettings,
+    estimator: TokenEstimator,
+) -> None:
+    from gitclaw_compress.tokens.context import (
+        budget_for,
+        measure_context,
+        message_id,
+        read_context,
+    )
+
+    context = read_context(plan.format, lines, estimator)
+    size = measure_context(context, estimator)
+    budget = budget_for(context.model, settings.model_overrides, settings.reserve_tokens)
+    turns = settings.protect_turns
+    if turns == 0:
+        floor = plan.counts.lines + 1
+    elif len(user_lines) >= turns:
+        floor = user_lines[-turns]
+    else:
+        floor = 1
+    # Walk back from the newest message: the newest protect_tokens tokens are protected, and
+    # so is the message that crosses the line; older completed tool outputs are candidates.
+    sent = context.sent()
+    total = 0
+    oldest_protected = len(sent)
+    for index in range(len(sent) - 1, -1, -1):
+        total += sent[index].tokens
+        if total > settings.protect_tokens:
+            break
+        oldest_protected = index
+    protected_entry = message_id(sent[oldest_protected]) if oldest_protected < len(sent) else None
+    # Candidates: older lines that hold a completed tool result of an unprotected tool.
+    older = {line for message in sent[:oldest_protected] for line in message.source_lines()}
+    tools = call_names(context.views)  # a result's line may name no tool: its call does
+    candidates = tuple(
+        view.number
+        for view in context.views
+        if view.number in older
+        and view.number < floor
+        and view.number not in context.compressed
+        and any(
+            part.kind == TOOL_RESULT
+            and part.complete
+            and (part.name or tools.get(part.call_id or "", "")) not in settings.protected_tools
+            for message in view.messages
+            for part in message.parts
+        )
+    )
+    plan.budget = BudgetPlan(context, size, budget, floor, protected_entry, ())
+    if settings.target_percent is not None:
+        plan.window_start = 1  # target mode picks its own cut in `settle`
+        target = budget.usable * settings.target_percent // 100
+        plan.budget.target_tokens = target
+        if size.tokens <= target:
+            plan.budget.settled = True
+            plan.budget.decision = (
+                f"target mode: the context, {size.tokens:,} tokens, is within the target "
+                f"{target:,} ({settings.target_percent}% of {budget.usable:,} usable): "
+                "nothing to do"
+            )
+        return
+    if settings.strategy == "tokens":
+        plan.window_start = 1
+    tokens_now = context.tokens_by_line()
+    upper = sum(tokens_now.get(number, 0) for number in candidates)
+    if not candidates or upper < settings.minimum_tokens:  # also with minimum_tokens 0
+        plan.budget.settled = True
+        plan.budget.decision = below_minimum(upper, len(candidates), settings)
+        return
+    plan.budget.candidates = candidates
+
+
+def below_minimum(freed: int, outputs: int, settings: BudgetSettings) -> str:
+    # The verdict first, one wording for every format and reader: nothing is pruned.
+    why = (
+        f"{outputs} tool output(s) outside the newest {settings.protect_tokens:,} tokens would "
+        f"free only {freed:,} tokens, under the minimum {settings.minimum_tokens:,}"
+        if outputs
+        else f"no completed tool output outside the newest {settings.protect_tokens:,} tokens "
+        f"and the newest {settings.protect_turns} turn(s)"
+    )
+    return f"budget pruning: nothing to prune ({why})"

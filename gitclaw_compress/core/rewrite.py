@@ -1,0 +1,341 @@
+"""Pass 2: rewrite the lines before the kept window (and the pruned ones) by splicing small
+JSON values over large ones, and append the marker that undoes it: the path and object id of
+each original value (v1), or the committed blob and line that hold the original line (v2)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import orjson
+
+from gitclaw_compress.core import stubs
+from gitclaw_compress.core.jsonspan import JsonPath, locate, object_close, splice
+from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine
+from gitclaw_compress.core.plan import SessionPlan
+from gitclaw_compress.core.spans import (
+    JSON_KIND,
+    found_spans,
+    json_kind,
+    located_spans,
+    parses_to,
+    replaced,
+)
+from gitclaw_compress.core.stubs import encode_stub
+from gitclaw_compress.formats.base import Edit, Scope
+from gitclaw_compress.settings import CompressSettings
+
+MIN_SAVING_BYTES = 48  # a splice must save more than its share of the marker
+MARKER_VERSION = 1
+INTACT_MARKER_VERSION = 2
+
+ObjectId = Callable[[bytes], str]
+IntactCommit = Callable[[RawLine], str | None]  # the commit where a line is intact, if any
+# The id of a committed or staged blob of the session that holds the line byte for byte at
+# the same line number, if any: the marker then references it instead of archiving payloads.
+IntactBlob = Callable[[RawLine], str | None]
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives `data` as a blob (SHA-1 object format)."""
+    digest = hashlib.sha1(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def git_blob_id_sha256(data: bytes) -> str:
+    """The id git gives `data` as a blob in a repository with the SHA-256 object format."""
+    digest = hashlib.sha256(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    oid: str
+    data: bytes
+
+
+class OutputLine(NamedTuple):
+    """One line out of pass 2. A named tuple, not a frozen dataclass: pass 2 makes one per
+    line, and most lines are copied unchanged (`_unchanged` makes those 10 times faster)."""
+
+    line: RawLine
+    payloads: tuple[Payload, ...] = ()
+    original_size: int = 0  # set when the line was compressed
+    reference: str | None = None  # the intact blob a v2 marker names (no payloads then)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.payloads) or self.reference is not None
+
+
+def _unchanged(line: RawLine, _new: Any = tuple.__new__) -> OutputLine:
+    """`OutputLine(line)` without the named tuple's Python constructor."""
+    result: OutputLine = _new(OutputLine, (line, (), 0, None))
+    return result
+
+
+# The shortest marker member a compressed line gains: a line no longer than this can only
+# grow, so pass 2 does not even parse it (a fifth of the lines of a Copilot CLI file).
+SHORTEST_MARKER_BYTES = len(b',"' + MARKER_KEY.encode() + b'":') + min(
+    len(orjson.dumps(marker))
+    for marker in (
+        {"v": 1, "sha256": "0" * 64, "size": 0, "parts": [{"path": [0], "oid": "0" * 40}]},
+        {"v": 2, "sha256": "0" * 64, "size": 0, "intact": {"blob": "0" * 40, "line": 1}},
+    )
+)
+
+
+@dataclass(slots=True)
+class _Splices:
+    """The edits that are worth it on one line: byte ranges, marker parts, archived payloads."""
+
+    pieces: list[tuple[int, int, bytes]] = field(default_factory=list)
+    parts: list[dict[str, object]] = field(default_factory=list)
+    payloads: list[Payload] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
+
+
+class _Rewriter:
+    """Pass 2: ask the format for edits on the lines the plan touches, and apply them."""
+
+    def __init__(
+        self,
+        plan: SessionPlan,
+        session_ref: str,
+        settings: CompressSettings,
+        object_id: ObjectId,
+        intact_commit: IntactCommit | None,
+        intact_blob: IntactBlob | None = None,
+    ) -> None:
+        self.plan = plan
+        self.session_ref = session_ref
+        self.settings = settings
+        self.object_id = object_id
+        self.intact_commit = intact_commit
+        self.intact_blob = intact_blob
+        self.show = stubs.ShowCommands(session_ref)
+        # Read once, not per line: pass 2 does not move the window or the pruned lines.
+        self._window_start = plan.window_start
+        self._pruned = plan.pruned
+        self._ui_copies = settings.stub_ui_copies
+        self._entry_id = plan.format.entry_id
+        self._bulk = plan.bulk if plan.bulk is not None else b""
+        self._scanned = len(self._bulk)  # lines pass 1 saw (a line after them may hold bulk)
+
+    def line(self, line: RawLine) -> OutputLine:
+        number, data = line.number, line.data
+        window_start = self._window_start
+        full = number < window_start
+        prune = number in self._pruned
+        ui_only = not (full or prune)
+        if ui_only and not self._ui_copies:
+            return _unchanged(line)
+        if len(data) <= SHORTEST_MARKER_BYTES:  # no marked line can be shorter
+            return _unchanged(line)
+        if number <= self._scanned and not self._bulk[number - 1]:
+            return _unchanged(line)  # pass 1 found nothing the format could change
+        try:  # parse_entry, inlined: this runs once per line before the kept window
+            entry = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return _unchanged(line)
+        if not isinstance(entry, dict):
+            return _unchanged(line)
+        marker = entry.get(MARKER_KEY)
+        if marker is not None and not (full and _ui_only_marker(marker)):
+            return _unchanged(line)
+        entry_id = self._entry_id(entry)
+        show = self.show(entry_id or f"L{number}")
+        scope = Scope(number, full, prune, show, self.settings, window_start, ui_only=ui_only)
+        if marker is not None:  # stubbed in the kept window then, older now
+            return self._reopened(line, entry, marker, scope)
+        edits = self.plan.rules.edits(entry, scope)
+        if not edits:
+            return _unchanged(line)
+        return self._apply(line, entry, edits, ui_only=ui_only)
+
+    def _reopened(
+        self, line: RawLine, entry: Entry, marker: dict[str, Any], scope: Scope
+    ) -> OutputLine:
+        """A line whose UI-only copies were stubbed while it was in the kept window, now
+        before it: the format's other edits apply, and the marker grows to undo them too.
+
+        A v1 marker gains a part per new splice (never one inside or around an old part's
+        path); a v2 marker already names the blob holding the original line, so it stays.
+        Either way it loses its UI-only flag, so the line is never reopened again.
+        """
+        plain = {key: value for key, value in entry.items() if key != MARKER_KEY}
+        old_paths = [tuple(part["path"]) for part in marker.get("parts", ())]
+        edits = [
+            edit
+            for edit in self.plan.rules.edits(plain, scope)
+            if not any(_overlaps(edit.path, path) for path in old_paths)
+        ]
+        intact = marker.get("intact")
+        blob = intact.get("blob") if isinstance(intact, dict) else None
+        splices = self._reopened_splices(line, plain, edits, blob)
+        if not splices.pieces:
+            return _unchanged(line)
+        grown = {key: value for key, value in marker.items() if key != UI_ONLY_KEY}
+        if blob is None:
+            grown["parts"] = [*marker["parts"], *splices.parts]
+        span = locate(line.data, [(MARKER_KEY,)])[(MARKER_KEY,)]
+        pieces = [*splices.pieces, (span.start, span.end, orjson.dumps(grown))]
+        new_line = RawLine(line.number, splice(line.data, pieces), line.newline)
+        return OutputLine(new_line, tuple(splices.payloads), marker["size"], blob)
+
+    def _apply(
+        self, line: RawLine, entry: Entry, edits: list[Edit], *, ui_only: bool = False
+    ) -> OutputLine:
+        blob = self.intact_blob(line) if self.intact_blob else None
+        found = found_spans(line.data, entry, edits)
+        if found is not None:
+            splices = self._splices(line, edits, found, blob)
+            if not splices.pieces:
+                return _unchanged(line)
+            # The search may have matched the wrong copy of a value: the result must parse
+            # to the entry with exactly these values replaced.
+            spliced = splice(line.data, splices.pieces)
+            if parses_to(spliced, replaced(entry, splices.edits)):
+                return self._marked(line, splices, blob, ui_only, spliced)
+        located = located_spans(line.data, edits)
+        splices = self._splices(line, edits, located, blob)
+        if not splices.pieces:
+            return _unchanged(line)
+        return self._marked(line, splices, blob, ui_only)
+
+    def _reopened_splices(
+        self, line: RawLine, plain: Entry, edits: list[Edit], blob: str | None
+    ) -> _Splices:
+        found = found_spans(line.data, plain, edits)
+        if found is not None:
+            splices = self._splices(line, edits, found, blob)
+            with_marker = replaced(plain, splices.edits)
+            marker_value = orjson.loads(line.data)[MARKER_KEY]
+            if parses_to(
+                splice(line.data, splices.pieces), {**with_marker, MARKER_KEY: marker_value}
+            ):
+                return splices
+        located = located_spans(line.data, edits)
+        return self._splices(line, edits, located, blob)
+
+    def _splices(
+        self,
+        line: RawLine,
+        edits: list[Edit],
+        spans: dict[JsonPath, tuple[int, int]],
+        blob: str | None,
+    ) -> _Splices:
+        """The edits worth making; payloads (and their ids) only when no intact `blob` holds
+        the original line."""
+        data = line.data
+        result = _Splices()
+        for edit in edits:
+            span = spans.get(edit.path)
+            if span is None:
+                continue
+            start, end = span
+            replacement = encode_stub(edit.value)
+            # The original's kind from its first byte: no copy of it unless it is archived.
+            kind = JSON_KIND.get(data[start], "number") if end > start else ""
+            if json_kind(replacement) != kind:
+                raise AssertionError(
+                    f"{self.plan.format.name}: a stub at {edit.path} would change the JSON "
+                    f"type from {kind} to {json_kind(replacement)}"
+                )
+            if end - start - len(replacement) <= MIN_SAVING_BYTES:
+                continue
+            result.pieces.append((start, end, replacement))
+            result.edits.append(edit)
+            if blob is None:
+                original = data[start:end]
+                oid = self.object_id(original)
+                result.parts.append({"path": list(edit.path), "oid": oid})
+                result.payloads.append(Payload(oid, original))
+        return result
+
+    def _marked(
+        self,
+        line: RawLine,
+        splices: _Splices,
+        blob: str | None,
+        ui_only: bool = False,
+        spliced: bytes | None = None,
+    ) -> OutputLine:
+        """The line with its splices and the marker; `spliced` is the line with the splices
+        made already (then only the marker goes in)."""
+        data = line.data
+        marker: dict[str, object] = {
+            "v": MARKER_VERSION if blob is None else INTACT_MARKER_VERSION,
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "size": len(data),
+        }
+        if blob is None:
+            marker["parts"] = splices.parts
+        else:
+            # The original is line N of a blob git already has: no copy of the payloads.
+            marker["intact"] = {"blob": blob, "line": line.number}
+        # The file's length when this line was compressed: a reply on a later line was
+        # written after it, so the usage that reply recorded counts the compressed line.
+        marker["lines"] = self.plan.counts.lines
+        # A v2 marker's blob is HEAD's (or the staged) version: the commit would repeat it.
+        commit = self.intact_commit(line) if self.intact_commit and blob is None else None
+        if commit:
+            marker["commit"] = commit
+        if ui_only:
+            marker[UI_ONLY_KEY] = True
+        close = object_close(data)
+        member = MARKER_MEMBER + orjson.dumps(marker)
+        if spliced is None:
+            new_data = splice(data, [*splices.pieces, (close, close, member)])
+        else:  # every splice lies before the closing brace, which moved by their sum
+            close += len(spliced) - len(data)
+            new_data = spliced[:close] + member + spliced[close:]
+        if len(new_data) >= len(data):
+            return _unchanged(line)
+        new_line = RawLine(line.number, new_data, line.newline)
+        if blob is not None:
+            return OutputLine(new_line, (), len(data), blob)
+        return OutputLine(new_line, tuple(splices.payloads), len(data))
+
+
+MARKER_MEMBER = b',"' + MARKER_KEY.encode() + b'":'
+
+# A marker whose line had only its UI-only copies stubbed (in the kept window, with
+# `stub_ui_copies`): once the line is older than the kept window, it is compressed further.
+UI_ONLY_KEY = "ui"
+
+
+def _ui_only_marker(marker: object) -> bool:
+    return isinstance(marker, dict) and marker.get(UI_ONLY_KEY) is True
+
+
+def _overlaps(path: JsonPath, other: JsonPath) -> bool:
+    """Whether one path is the other or lies inside it."""
+    size = min(len(path), len(other))
+    return path[:size] == other[:size]
+
+
+def compress_lines(
+    lines: Iterable[RawLine],
+    plan: SessionPlan,
+    settings: CompressSettings,
+    *,
+    session_ref: str,
+    object_id: ObjectId = git_blob_id,
+    intact_commit: IntactCommit | None = None,
+    intact_blob: IntactBlob | None = None,
+) -> Iterator[OutputLine]:
+    """Pass 2: yield every line, compressed where it lies before the kept window, and with
+    its output stubbed where the plan prunes it."""
+    rewriter = _Rewriter(plan, session_ref, settings, object_id, intact_commit, intact_blob)
+    for line in lines:
+        try:
+            output = rewriter.line(line)
+        except orjson.JSONEncodeError:  # nested deeper than orjson.dumps goes
+            plan.too_deep.append(line.number)
+            output = _unchanged(line)
+        yield output
