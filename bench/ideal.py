@@ -31,6 +31,7 @@ import orjson
 
 from gitclaw_compress.config import defaults
 from gitclaw_compress.core.compressor import compress_lines, git_blob_id, plan_lines
+from gitclaw_compress.core.jsonspan import value_at
 from gitclaw_compress.core.lines import (
     MARKER_KEY,
     Entry,
@@ -62,17 +63,6 @@ def _exact_strings(
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _exact_strings(item, (*path, index))
-
-
-def _at(value: object, path: tuple[str | int, ...]) -> object:
-    for step in path:
-        if isinstance(value, dict) and isinstance(step, str):
-            value = value.get(step)
-        elif isinstance(value, list) and isinstance(step, int) and step < len(value):
-            value = value[step]
-        else:
-            return None
-    return value
 
 
 def _folded(kind: str, path: tuple[str | int, ...]) -> str:
@@ -147,7 +137,7 @@ def gap(data: bytes, compressed: bytes, keep_turns: int) -> Counter[str]:
             marker = entries[number].get(MARKER_KEY)
             if marker is not None:
                 left["markers"] += len(orjson.dumps({MARKER_KEY: marker})) - 1
-        now = _at(entries[number], path)
+        now = value_at(entries[number], path)[1]
         if now == text:
             left[f"left whole: {_folded(kind, path)}"] += size - IDEAL_STUB_BYTES
         elif isinstance(now, str):

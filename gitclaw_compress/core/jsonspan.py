@@ -20,6 +20,23 @@ _SCALAR = re.compile(rb"-?[0-9][0-9.eE+\-]*|true|false|null")
 _STRUCTURE = re.compile(rb'["\[\]{}]')
 
 
+def value_at(value: object, path: JsonPath) -> tuple[bool, object]:
+    """The value at `path` in a parsed JSON value: (True, it), or (False, None) when a step
+    names no member or element (a string key in an object, an index in range of an array)."""
+    for step in path:
+        if isinstance(value, dict):
+            if not isinstance(step, str) or step not in value:
+                return False, None
+            value = value[step]
+        elif isinstance(value, list):
+            if not isinstance(step, int) or not 0 <= step < len(value):
+                return False, None
+            value = value[step]
+        else:
+            return False, None
+    return True, value
+
+
 class SpanError(ValueError):
     """The raw text is not the JSON structure the caller expected."""
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from gitclaw_compress.core.jsonspan import JsonPath, locate
+from gitclaw_compress.core.jsonspan import JsonPath, locate, value_at
 from gitclaw_compress.core.lines import Entry
 from gitclaw_compress.formats.base import Edit
 
@@ -26,16 +26,6 @@ def json_kind(raw: bytes) -> str:
     return JSON_KIND.get(raw[0], "number") if raw else ""
 
 
-def _value_at(entry: Entry, path: JsonPath) -> tuple[bool, object]:
-    value: object = entry
-    for step in path:
-        try:
-            value = value[step]  # type: ignore[index]
-        except (KeyError, IndexError, TypeError):
-            return False, None
-    return True, value
-
-
 def found_spans(
     data: bytes, entry: Entry, edits: list[Edit]
 ) -> dict[JsonPath, tuple[int, int]] | None:
@@ -50,7 +40,7 @@ def found_spans(
     spans: dict[JsonPath, tuple[int, int]] = {}
     taken: list[tuple[int, int]] = []  # the matched bytes, keys included
     for edit in edits:
-        found, value = _value_at(entry, edit.path)
+        found, value = value_at(entry, edit.path)
         if not found:
             continue
         try:

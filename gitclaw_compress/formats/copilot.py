@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from gitclaw_compress.core import stubs
-from gitclaw_compress.core.jsonspan import JsonPath
+from gitclaw_compress.core.jsonspan import JsonPath, value_at
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.core.stubs import encode_stub
 from gitclaw_compress.errors import GitClawError
@@ -122,18 +122,6 @@ def _worth(original: object, stub: object) -> bool:
     return len(orjson.dumps(original)) - len(encode_stub(stub)) > MARKER_PART_BYTES
 
 
-def _value_at(entry: Entry, path: JsonPath) -> object:
-    value: object = entry
-    for part in path:
-        if isinstance(value, dict) and isinstance(part, str):
-            value = value.get(part)
-        elif isinstance(value, list) and isinstance(part, int) and part < len(value):
-            value = value[part]
-        else:
-            return None
-    return value
-
-
 def _safe_key(key: str) -> bool:
     # The marker records paths with orjson, which leaves U+2028/U+2029 raw.
     return not any(separator in key for separator in LINE_SEPARATORS)
@@ -173,7 +161,7 @@ class CopilotRules:
         return [
             edit
             for edit in self._edits(entry, scope)
-            if _worth(_value_at(entry, edit.path), edit.value)
+            if _worth(value_at(entry, edit.path)[1], edit.value)
         ]
 
     def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
