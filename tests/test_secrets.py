@@ -191,6 +191,43 @@ def test_pre_push_refuses_archive_objects_that_hold_a_secret(tmp_path: Path) -> 
     run.assert_no_secret()
 
 
+def test_unblocked_archive_secrets_are_pushed_with_a_masked_warning_each(tmp_path: Path) -> None:
+    """docs/secrets.md: with `scan.block` false a finding is a warning each, so `push`,
+    `step --push` and the pre-push hook name each archived secret (masked) as they send it."""
+    origin = make_origin(tmp_path)
+    repo = init(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", origin.url)
+    write(repo / "compression.json", LENIENT)
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    write(repo / rel, pi_session().data())
+    run = Runs(repo)
+    run("compress", rel)
+    run("install")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent run")
+    env = path_with(shim_bin(tmp_path / "bin"))
+    hook = subprocess.run(
+        ["git", "push", "origin", "HEAD:refs/heads/main"], cwd=repo, capture_output=True, env=env
+    )
+    assert hook.returncode == 0, hook.stderr
+    run.printed.append(hook.stderr + hook.stdout)
+    outputs = {
+        "hook": hook.stderr,
+        "push": run("push").stderr,
+        "step --push": run("step", "--push").stderr,
+    }
+    for name, stderr in outputs.items():
+        warnings = [
+            line
+            for line in stderr.decode().splitlines()
+            if line.startswith("gitclaw-compress: warning: secret in archive objects")
+        ]
+        assert len(warnings) >= len(SECRETS) - 1, (name, stderr.decode())
+        assert all(" id " in line for line in warnings), name
+    assert "refs/gitclaw/archive" in git(repo, "ls-remote", origin.url)
+    run.assert_no_secret()
+
+
 def test_a_rewritten_archive_replaces_the_remotes_copy_only_with_force(tmp_path: Path) -> None:
     origin = make_origin(tmp_path)
     repo = init(tmp_path / "repo")

@@ -147,13 +147,17 @@ def guard(repo: Repository, config: Config, paths: Sequence[Path], warn: list[st
         settle(run_scan(repo, config, paths, archive=False), config, warn)
 
 
-def guard_push(repo: Repository, config: Config) -> None:
-    """The check in the pre-push hook: refuse to send archive objects that hold a secret."""
+def guard_push(repo: Repository, config: Config) -> list[str]:
+    """The check before the archive ref is sent (push, the pre-push hook, `step --push`, the
+    Action): raise SecretsFound when an archive object holds an unaccepted finding and
+    `scan.block` is on; with it off, return a warning for each (masked, never the secret)."""
     if not config["scan.enabled"]:
-        return
+        return []
     result = ScanResult()
     scan_archive(repo, config["archive.ref"], result)
     baseline = baseline_for(repo, config)
     result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
+    what = f"archive objects that {config['archive.ref']} would send"
     if result.open and config["scan.block"]:
-        raise SecretsFound(result, f"archive objects that {config['archive.ref']} would send")
+        raise SecretsFound(result, what)
+    return [f"secret in {what}: {f.text()}" for f in result.open]
