@@ -452,3 +452,50 @@ def test_a_secret_in_signed_thinking_is_reported_sealed_and_left(tmp_path: Path)
     assert b"left as it is" in done.stderr and b"0 secrets" in done.stdout
     assert path.read_bytes() == original
     run.assert_no_secret()
+
+
+def test_the_secrets_found_error_names_the_files_ids_and_the_way_past_a_sealed_one(
+    tmp_path: Path,
+) -> None:
+    """The error gives commands to paste (real path, real ids); a secret only in an old
+    turn's signed thinking, which `redact` leaves, is accepted, then compressed away into the
+    archive, where `redact` removes it."""
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", CONFIG)
+    sealed_rel, plain_rel = f"{SESSIONS}/issue-1.jsonl", f"{SESSIONS}/issue-2.jsonl"
+    sealed = SessionBuilder()
+    sealed.user("go")
+    sealed.assistant(thinking(f"the key is {SECRETS['stripe'][0]}"), text("ok"))
+    for turn in range(3):
+        sealed.user(f"task {turn}")
+        sealed.assistant(tool_call(f"c{turn}", "bash", {"command": "ls"}))
+        sealed.tool_result(f"c{turn}", "bash", big_text(f"out{turn}", 60))
+        sealed.assistant(text(f"done {turn}"))
+    write(repo / sealed_rel, sealed.data())
+    plain = SessionBuilder()
+    plain.user(f"here: {SECRETS['github'][0]}")
+    plain.assistant(text("ok"))
+    write(repo / plain_rel, plain.data())
+    run = Runs(repo)
+    found = orjson.loads(run("scan", "--json", code=1).stdout)["findings"]
+    ids = {f["file"]: f["hash"][:12] for f in found}
+
+    error = run("compress", plain_rel, code=1).stderr.decode().splitlines()[-1]
+    assert f"`gitclaw-compress redact {plain_rel} --all`" in error, error
+    assert f"`gitclaw-compress scan --accept {ids[plain_rel]}`" in error, error
+    assert "PATH" not in error and "sealed" not in error
+
+    error = run("compress", sealed_rel, "--keep-turns", "1", code=1).stderr.decode()
+    error = error.splitlines()[-1]
+    accept = f"gitclaw-compress scan --accept {ids[sealed_rel]}"
+    assert f"id {ids[sealed_rel]}: only inside signed thinking" in error, error
+    assert f"`{accept}`" in error and "docs/secrets.md" in error, error
+    assert "redact" not in error.split("only inside")[0], error  # redact cannot remove it
+
+    accepted = run(*accept.split()[1:], code=1).stdout  # issue-2's finding stays open
+    assert b"accepted 1 secret" in accepted
+    run("compress", sealed_rel, "--keep-turns", "1")
+    removed = run("redact", sealed_rel, "--all").stdout
+    assert b"redacted 1 secret in " in removed and b" 1 archive object" in removed
+    assert run("scan", sealed_rel, "--json").returncode == 0
+    run.assert_no_secret()
