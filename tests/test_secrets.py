@@ -499,3 +499,24 @@ def test_the_secrets_found_error_names_the_files_ids_and_the_way_past_a_sealed_o
     assert b"redacted 1 secret in " in removed and b" 1 archive object" in removed
     assert run("scan", sealed_rel, "--json").returncode == 0
     run.assert_no_secret()
+
+
+@pytest.mark.parametrize("remote", ["none", "without the archive", "with the archive"])
+def test_redact_advises_a_forced_push_only_when_the_remote_holds_the_archive(
+    tmp_path: Path, remote: str
+) -> None:
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", LENIENT)  # the secrets are archived
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    write(repo / rel, pi_session().data())
+    run = Runs(repo)
+    run("compress", rel)
+    if remote != "none":
+        origin = make_origin(tmp_path)
+        git(repo, "remote", "add", "origin", origin.url)
+    if remote == "with the archive":
+        run("push")
+    done = run("redact", rel, "--all")
+    assert b"archive object" in done.stdout
+    assert (b"push --force" in done.stdout) == (remote == "with the archive"), done.stdout
+    run.assert_no_secret()

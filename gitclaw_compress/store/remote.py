@@ -149,8 +149,8 @@ def remote_tip(repo: Repository, remote: str, ref: str) -> RemoteTip:
     return RemoteTip(None)
 
 
-def _remote_has(repo: Repository, remote: str, ref: str) -> bool:
-    """Whether the remote holds `ref` (an unreachable remote counts as holding it)."""
+def remote_may_hold(repo: Repository, remote: str, ref: str) -> bool:
+    """Whether the remote may hold `ref`: it does, or it could not be asked."""
     found = remote_tip(repo, remote, ref)
     return found.error is not None or found.tip is not None
 
@@ -165,7 +165,7 @@ def push_archive(repo: Repository, ref: str, remote: str, force: bool = False) -
             f"`{shell_line('git', 'remote', 'add', remote, 'URL')}` (or set archive.remote)"
         )
     flag = repo.git_dir / "gitclaw-compress" / REWRITTEN_FLAG
-    if flag.exists() and not _remote_has(repo, remote, ref):
+    if flag.exists() and not remote_may_hold(repo, remote, ref):
         flag.unlink()  # nothing there could bring a redacted secret back: a plain push
     if flag.exists():  # merging the remote's archive back in would restore what was redacted
         if not force:
