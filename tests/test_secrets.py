@@ -520,3 +520,19 @@ def test_redact_advises_a_forced_push_only_when_the_remote_holds_the_archive(
     assert b"archive object" in done.stdout
     assert (b"push --force" in done.stdout) == (remote == "with the archive"), done.stdout
     run.assert_no_secret()
+
+
+def test_restore_names_the_markers_redact_left_in_the_original(tmp_path: Path) -> None:
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", LENIENT)  # the secrets are archived
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    write(repo / rel, pi_session().data())
+    run = Runs(repo)
+    run("compress", rel)
+    found = orjson.loads(run("scan", rel, "--json", code=None).stdout)["findings"]
+    run("redact", rel, "--all")
+    note = run("restore", rel, "-o", "-").stderr.decode()
+    assert "[REDACTED:rule]" not in note, note
+    for rule in {f["rule"] for f in found}:
+        assert f"[REDACTED:{rule}]" in note, (rule, note)
+    run.assert_no_secret()
