@@ -536,3 +536,16 @@ def test_restore_names_the_markers_redact_left_in_the_original(tmp_path: Path) -
     for rule in {f["rule"] for f in found}:
         assert f"[REDACTED:{rule}]" in note, (rule, note)
     run.assert_no_secret()
+
+
+def test_accept_with_accept_all_is_a_usage_error_and_accepts_nothing(tmp_path: Path) -> None:
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", CONFIG)
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    write(repo / rel, pi_session().data())
+    run = Runs(repo)
+    done = run("scan", "--accept", "X", "--accept-all", code=2)
+    error = done.stderr.decode()
+    assert error.startswith("gitclaw-compress: error: ") and error.count("\n") == 1, error
+    assert "--accept-all" in error and done.stdout == b""
+    assert not (repo / ".gitclaw-secrets.json").exists()
