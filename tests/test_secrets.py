@@ -549,3 +549,17 @@ def test_accept_with_accept_all_is_a_usage_error_and_accepts_nothing(tmp_path: P
     assert error.startswith("gitclaw-compress: error: ") and error.count("\n") == 1, error
     assert "--accept-all" in error and done.stdout == b""
     assert not (repo / ".gitclaw-secrets.json").exists()
+
+
+def test_the_advice_names_a_few_files_shell_quoted_and_counts_the_rest() -> None:
+    from gitclaw_compress.secrets.check import fix_advice
+    from gitclaw_compress.secrets.findings import Finding
+
+    def finding(file: str, number: int) -> Finding:
+        return Finding(file, 2, "L2", ("text",), "rule", f"{number:012x}".ljust(64, "0"), "…")
+
+    names = ["a b.jsonl", "c.jsonl", "d.jsonl", "e.jsonl", "f.jsonl"]
+    advice = fix_advice([finding(name, number) for number, name in enumerate(names)])
+    assert "`gitclaw-compress redact 'a b.jsonl' --all`" in advice, advice
+    assert "e.jsonl" not in advice and "2 more files" in advice, advice
+    assert f"--accept {0:012x} --accept {1:012x}" in advice, advice

@@ -32,6 +32,9 @@ class ScanResult:
         return [f.text(f.hash in self.accepted) for f in self.findings]
 
 
+NAMED_FILES = 3  # redact commands in the one error line; the finding lines name every file
+
+
 def _accept_command(ids: Iterable[str]) -> str:
     words = ["gitclaw-compress", "scan"]
     for finding_id in ids:
@@ -50,9 +53,12 @@ def fix_advice(found: Sequence[Finding]) -> str:
     advice = []
     if open_ids:
         if sessions:
+            shown = sessions[:NAMED_FILES]
             redact = ", ".join(
-                f"`{shell_line('gitclaw-compress', 'redact', name, '--all')}`" for name in sessions
+                f"`{shell_line('gitclaw-compress', 'redact', name, '--all')}`" for name in shown
             )
+            if len(sessions) > len(shown):
+                redact += f" (and the same for {len(sessions) - len(shown)} more files above)"
         else:  # only in the archive: redacting any session rewrites every archive object
             redact = "`gitclaw-compress redact SESSION --all` (any compressed session)"
         advice.append(f"remove them with {redact}, or accept them with {_accept_command(open_ids)}")
