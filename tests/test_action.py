@@ -257,9 +257,9 @@ def test_action_yml_runs_like_a_runner_runs_it(
     assert (origin.work / "restored.jsonl").read_bytes() == original
 
 
-def test_script_refuses_to_push_archive_objects_that_hold_a_secret(tmp_path: Path) -> None:
-    """As `push`, `step --push` and the pre-push hook do: an earlier run with `scan.block`
-    off archived a secret; the Action's push must not send it (the session is clean now)."""
+def _archived_secret(tmp_path: Path) -> tuple[Origin, str, Path]:
+    """An earlier run with `scan.block` off archived a secret; the session is clean now.
+    Returns the origin, the secret and that lenient config."""
     origin = make_origin(tmp_path)
     line, secret = planted(5)["github"]
     session = SessionBuilder()
@@ -275,12 +275,29 @@ def test_script_refuses_to_push_archive_objects_that_hold_a_secret(tmp_path: Pat
     write(origin.work / "compression.json", b"{%s}" % settings.encode())
     ok(origin.work, "compress", SESSION, "--config", str(lenient))
     assert secret.encode() not in (origin.work / SESSION).read_bytes()  # only archived
+    return origin, secret, lenient
+
+
+def test_script_refuses_to_push_archive_objects_that_hold_a_secret(tmp_path: Path) -> None:
+    """As `push`, `step --push` and the pre-push hook do: an earlier run with `scan.block`
+    off archived a secret; the Action's push must not send it (the session is clean now)."""
+    origin, secret, _ = _archived_secret(tmp_path)
 
     done, summary, outputs = run_script(origin.work, tmp_path)
     assert done.returncode == 1, done.stderr + done.stdout
     assert "secret(s) found in archive objects" in done.stderr
     assert git(origin.bare, "for-each-ref", "refs/gitclaw") == ""  # nothing sent
     assert outputs["pushed"] == "false" and "failed" in summary
+    assert secret not in done.stdout + done.stderr + summary
+
+
+def test_script_with_scan_block_off_pushes_with_a_masked_warning(tmp_path: Path) -> None:
+    origin, secret, lenient = _archived_secret(tmp_path)
+    done, summary, outputs = run_script(origin.work, tmp_path, config=str(lenient))
+    assert done.returncode == 0, done.stderr + done.stdout
+    warning = "::warning title=gitclaw-compress::secret in archive objects"
+    assert warning in done.stdout and "github-pat" in done.stdout, done.stdout
+    assert outputs["pushed"] == "true"
     assert secret not in done.stdout + done.stderr + summary
 
 

@@ -131,3 +131,18 @@ def test_a_rewritten_session_keeps_its_mode_and_group(repo: Path) -> None:
     assert done.returncode == 0 and b"compressed" in done.stdout, done.stderr
     after = path.stat()
     assert after.st_gid == NOBODY and stat.S_IMODE(after.st_mode) == 0o640
+
+
+@pytest.mark.parametrize(("mode", "shown"), [(0o000, "000"), (0o040, "040"), (0o444, "444")])
+def test_the_read_only_refusal_prints_the_mode_as_chmod_takes_it(
+    tmp_path: Path, mode: int, shown: str
+) -> None:
+    """`chmod 000` (which root can still read) is shown `mode 000`, not `mode 0`."""
+    from gitclaw_compress.errors import GitClawError
+    from gitclaw_compress.store.fileio import refuse_read_only
+
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"{}\n")
+    path.chmod(mode)
+    with pytest.raises(GitClawError, match=f"read-only \\(mode {shown}\\)"):
+        refuse_read_only(path)

@@ -223,3 +223,23 @@ def test_archive_never_pushed_says_so_in_one_line(tmp_path: Path) -> None:
     assert done.returncode == 3 and error.startswith("gitclaw-compress: error: ")
     assert "nor on origin's refs/gitclaw/archive; the archive was not pushed" in error
     assert marker_count((clone / SESSION).read_bytes()) > 0  # left as it was
+
+
+def test_an_unreachable_remote_is_named_by_gits_cause_not_its_advice(tmp_path: Path) -> None:
+    """git ends "could not read" with two lines of advice; the message gives the cause."""
+    origin = make_origin(tmp_path)
+    write(origin.work / SESSION, session_bytes(4))
+    ok(origin.work, "step", "--keep-turns", "1")
+    git(origin.work, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    lines = {
+        "push": tool(origin.work, "push").stderr.decode().splitlines()[-1],
+        "fetch": tool(origin.work, "fetch").stderr.decode().splitlines()[-1],
+        "doctor": next(
+            line
+            for line in tool(origin.work, "doctor").stdout.decode().splitlines()
+            if "could not be asked" in line
+        ),
+    }
+    for command, line in lines.items():
+        assert "fatal: " in line, (command, line)
+        assert "repository exists" not in line, (command, line)

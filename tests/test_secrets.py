@@ -191,6 +191,43 @@ def test_pre_push_refuses_archive_objects_that_hold_a_secret(tmp_path: Path) -> 
     run.assert_no_secret()
 
 
+def test_unblocked_archive_secrets_are_pushed_with_a_masked_warning_each(tmp_path: Path) -> None:
+    """docs/secrets.md: with `scan.block` false a finding is a warning each, so `push`,
+    `step --push` and the pre-push hook name each archived secret (masked) as they send it."""
+    origin = make_origin(tmp_path)
+    repo = init(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", origin.url)
+    write(repo / "compression.json", LENIENT)
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    write(repo / rel, pi_session().data())
+    run = Runs(repo)
+    run("compress", rel)
+    run("install")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent run")
+    env = path_with(shim_bin(tmp_path / "bin"))
+    hook = subprocess.run(
+        ["git", "push", "origin", "HEAD:refs/heads/main"], cwd=repo, capture_output=True, env=env
+    )
+    assert hook.returncode == 0, hook.stderr
+    run.printed.append(hook.stderr + hook.stdout)
+    outputs = {
+        "hook": hook.stderr,
+        "push": run("push").stderr,
+        "step --push": run("step", "--push").stderr,
+    }
+    for name, stderr in outputs.items():
+        warnings = [
+            line
+            for line in stderr.decode().splitlines()
+            if line.startswith("gitclaw-compress: warning: secret in archive objects")
+        ]
+        assert len(warnings) >= len(SECRETS) - 1, (name, stderr.decode())
+        assert all(" id " in line for line in warnings), name
+    assert "refs/gitclaw/archive" in git(repo, "ls-remote", origin.url)
+    run.assert_no_secret()
+
+
 def test_a_rewritten_archive_replaces_the_remotes_copy_only_with_force(tmp_path: Path) -> None:
     origin = make_origin(tmp_path)
     repo = init(tmp_path / "repo")
@@ -415,3 +452,114 @@ def test_a_secret_in_signed_thinking_is_reported_sealed_and_left(tmp_path: Path)
     assert b"left as it is" in done.stderr and b"0 secrets" in done.stdout
     assert path.read_bytes() == original
     run.assert_no_secret()
+
+
+def test_the_secrets_found_error_names_the_files_ids_and_the_way_past_a_sealed_one(
+    tmp_path: Path,
+) -> None:
+    """The error gives commands to paste (real path, real ids); a secret only in an old
+    turn's signed thinking, which `redact` leaves, is accepted, then compressed away into the
+    archive, where `redact` removes it."""
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", CONFIG)
+    sealed_rel, plain_rel = f"{SESSIONS}/issue-1.jsonl", f"{SESSIONS}/issue-2.jsonl"
+    sealed = SessionBuilder()
+    sealed.user("go")
+    sealed.assistant(thinking(f"the key is {SECRETS['stripe'][0]}"), text("ok"))
+    for turn in range(3):
+        sealed.user(f"task {turn}")
+        sealed.assistant(tool_call(f"c{turn}", "bash", {"command": "ls"}))
+        sealed.tool_result(f"c{turn}", "bash", big_text(f"out{turn}", 60))
+        sealed.assistant(text(f"done {turn}"))
+    write(repo / sealed_rel, sealed.data())
+    plain = SessionBuilder()
+    plain.user(f"here: {SECRETS['github'][0]}")
+    plain.assistant(text("ok"))
+    write(repo / plain_rel, plain.data())
+    run = Runs(repo)
+    found = orjson.loads(run("scan", "--json", code=1).stdout)["findings"]
+    ids = {f["file"]: f["hash"][:12] for f in found}
+
+    error = run("compress", plain_rel, code=1).stderr.decode().splitlines()[-1]
+    assert f"`gitclaw-compress redact {plain_rel} --all`" in error, error
+    assert f"`gitclaw-compress scan --accept {ids[plain_rel]}`" in error, error
+    assert "PATH" not in error and "sealed" not in error
+
+    error = run("compress", sealed_rel, "--keep-turns", "1", code=1).stderr.decode()
+    error = error.splitlines()[-1]
+    accept = f"gitclaw-compress scan --accept {ids[sealed_rel]}"
+    assert f"id {ids[sealed_rel]}: only inside signed thinking" in error, error
+    assert f"`{accept}`" in error and "docs/secrets.md" in error, error
+    assert "redact" not in error.split("only inside")[0], error  # redact cannot remove it
+
+    accepted = run(*accept.split()[1:], code=1).stdout  # issue-2's finding stays open
+    assert b"accepted 1 secret" in accepted
+    run("compress", sealed_rel, "--keep-turns", "1")
+    removed = run("redact", sealed_rel, "--all").stdout
+    assert b"redacted 1 secret in " in removed and b" 1 archive object" in removed
+    assert run("scan", sealed_rel, "--json").returncode == 0
+    run.assert_no_secret()
+
+
+@pytest.mark.parametrize("remote", ["none", "without the archive", "with the archive"])
+def test_redact_advises_a_forced_push_only_when_the_remote_holds_the_archive(
+    tmp_path: Path, remote: str
+) -> None:
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", LENIENT)  # the secrets are archived
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    write(repo / rel, pi_session().data())
+    run = Runs(repo)
+    run("compress", rel)
+    if remote != "none":
+        origin = make_origin(tmp_path)
+        git(repo, "remote", "add", "origin", origin.url)
+    if remote == "with the archive":
+        run("push")
+    done = run("redact", rel, "--all")
+    assert b"archive object" in done.stdout
+    assert (b"push --force" in done.stdout) == (remote == "with the archive"), done.stdout
+    run.assert_no_secret()
+
+
+def test_restore_names_the_markers_redact_left_in_the_original(tmp_path: Path) -> None:
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", LENIENT)  # the secrets are archived
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    write(repo / rel, pi_session().data())
+    run = Runs(repo)
+    run("compress", rel)
+    found = orjson.loads(run("scan", rel, "--json", code=None).stdout)["findings"]
+    run("redact", rel, "--all")
+    note = run("restore", rel, "-o", "-").stderr.decode()
+    assert "[REDACTED:rule]" not in note, note
+    for rule in {f["rule"] for f in found}:
+        assert f"[REDACTED:{rule}]" in note, (rule, note)
+    run.assert_no_secret()
+
+
+def test_accept_with_accept_all_is_a_usage_error_and_accepts_nothing(tmp_path: Path) -> None:
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", CONFIG)
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    write(repo / rel, pi_session().data())
+    run = Runs(repo)
+    done = run("scan", "--accept", "X", "--accept-all", code=2)
+    error = done.stderr.decode()
+    assert error.startswith("gitclaw-compress: error: ") and error.count("\n") == 1, error
+    assert "--accept-all" in error and done.stdout == b""
+    assert not (repo / ".gitclaw-secrets.json").exists()
+
+
+def test_the_advice_names_a_few_files_shell_quoted_and_counts_the_rest() -> None:
+    from gitclaw_compress.secrets.check import fix_advice
+    from gitclaw_compress.secrets.findings import Finding
+
+    def finding(file: str, number: int) -> Finding:
+        return Finding(file, 2, "L2", ("text",), "rule", f"{number:012x}".ljust(64, "0"), "…")
+
+    names = ["a b.jsonl", "c.jsonl", "d.jsonl", "e.jsonl", "f.jsonl"]
+    advice = fix_advice([finding(name, number) for number, name in enumerate(names)])
+    assert "`gitclaw-compress redact 'a b.jsonl' --all`" in advice, advice
+    assert "e.jsonl" not in advice and "2 more files" in advice, advice
+    assert f"--accept {0:012x} --accept {1:012x}" in advice, advice

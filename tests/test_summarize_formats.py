@@ -413,6 +413,7 @@ def test_keep_tokens_cuts_where_the_record_can_keep_messages(repo: Path, case: C
     error = done.stderr.decode()
     assert error.startswith(f"gitclaw-compress: error: {rel}: ") and error.count("\n") == 1
     assert "summaries is not supported" in error and "keep no turns" in error
+    assert "`--keep-turns 0`" in error and len(error) - len(rel) < 220, error
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

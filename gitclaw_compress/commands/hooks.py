@@ -106,7 +106,9 @@ def pre_push_command(
         return
     from gitclaw_compress.secrets.check import guard_push
 
-    guard_push(repo, config)  # a secret in an archive object stops the push
+    # A secret in an archive object stops the push (a warning each if unblocked).
+    for warning in guard_push(repo, config):
+        click.echo(f"gitclaw-compress: warning: {warning}", err=True)
     result = push_archive(repo, ref, target)
     document.update(
         {

@@ -18,6 +18,7 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.secrets.redact import redact_session
+from gitclaw_compress.store.remote import remote_may_hold
 
 
 @click.command("redact")
@@ -67,7 +68,8 @@ def command(
         f"{report.file}: redacted {plural(secrets, 'secret')} in {plural(report.lines, 'line')} "
         f"and {plural(report.objects, 'archive object')}"
     )
-    if report.archive_tip:
+    remote = config["archive.remote"]
+    if report.archive_tip and repo.has_remote(remote) and remote_may_hold(repo, remote, ref):
         click.echo(
             f"{ref} was rewritten; replace the remote's copy with `gitclaw-compress push --force`"
         )

@@ -15,7 +15,7 @@ from gitclaw_compress.commands.common import (
     open_repo,
     plural,
 )
-from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
+from gitclaw_compress.errors import EXIT_PROBLEMS, EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.secrets.check import ScanResult, baseline_for, run_scan
 
@@ -50,6 +50,8 @@ def command(
     in URLs, JWTs, …) in session files (every session when no PATH is given) and in the
     archive objects a push would send. One line per finding, the secret masked; exit 1 when
     a finding is not accepted by the baseline."""
+    if accept_ids and accept_all:
+        raise GitClawError("give --accept ID or --accept-all, not both", exit_code=EXIT_USAGE)
     repo = open_repo(Path.cwd() if not paths else paths[0])
     config = config_for(repo, paths[0] if paths else None, config_path)
     warnings: list[str] = []

@@ -38,7 +38,9 @@ def push_command(remote: str | None, force: bool, config_path: Path | None, as_j
     ref, remote = config["archive.ref"], remote or config["archive.remote"]
     from gitclaw_compress.secrets.check import guard_push
 
-    guard_push(repo, config)  # never send an archive object that holds a secret
+    # Never send an archive object that holds a secret (a warning each if unblocked).
+    for warning in guard_push(repo, config):
+        click.echo(f"gitclaw-compress: warning: {warning}", err=True)
     result = push_archive(repo, ref, remote, force=force)
     if as_json:
         echo_json(

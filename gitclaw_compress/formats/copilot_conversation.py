@@ -360,14 +360,14 @@ def _answers(call: Message, line: int, results: dict[str, list[Message]]) -> Ite
 # The compaction record
 # --------------------------------------------------------------------------------------
 
-# Why a record cannot keep a tail (checked with Copilot CLI 1.0.102; see docs/formats.md).
+# Why a record cannot keep a tail (checked with Copilot CLI 1.0.102; see docs/formats.md):
+# the CLI sends no event from before the record, and copies of the kept events appended
+# after it would break what the CLI relies on: its summary message lists every user message
+# before the record, so each kept request would reach the model twice (and once more per
+# chained record), and the copies would repeat toolCallId and messageId values it keeps unique.
 NO_KEPT_TAIL = (
-    "Copilot CLI resumes from a compaction record with nothing kept: it sends no event from "
-    "before the record, and copies of the kept events appended after it would break what the "
-    "CLI relies on: its summary message lists every user message before the record, so each "
-    "kept request would reach the model twice (and once more per chained record), and the "
-    "copies would repeat toolCallId and messageId values the CLI keeps unique; keep no turns "
-    "(the summary alone) or compact in the CLI"
+    "Copilot CLI keeps nothing after a compaction record; keep no turns (`--keep-turns 0`) "
+    "or compact in the CLI; see docs/summaries.md"
 )
 SEPARATOR_ESCAPES = (("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
 

@@ -299,7 +299,8 @@ def run_flow(
         from gitclaw_compress.store.remote import push_archive
 
         try:
-            guard_push(repo, root_config)  # never send an archive object that holds a secret
+            # Never send an archive object that holds a secret (a warning each if unblocked).
+            result.warnings.extend(guard_push(repo, root_config))
             result.push = push_archive(repo, result.ref, result.remote)
         except GitClawError as error:
             raise _push_failed_after_changes(result, error) from error

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitclaw_compress.config import Config
-from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
+from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError, shell_line
 from gitclaw_compress.secrets.baseline import Baseline
 from gitclaw_compress.secrets.findings import Finding
 from gitclaw_compress.secrets.scan import scan_blob, scan_lines
@@ -32,6 +32,46 @@ class ScanResult:
         return [f.text(f.hash in self.accepted) for f in self.findings]
 
 
+NAMED_FILES = 3  # redact commands in the one error line; the finding lines name every file
+
+
+def _accept_command(ids: Iterable[str]) -> str:
+    words = ["gitclaw-compress", "scan"]
+    for finding_id in ids:
+        words += ["--accept", finding_id]
+    return f"`{shell_line(*words)}`"
+
+
+def fix_advice(found: Sequence[Finding]) -> str:
+    """What to run, naming the real files and ids: `redact` where it can remove a secret,
+    `scan --accept` for the rest; a secret found only inside signed thinking or reasoning
+    (sealed) is one `redact` leaves in place, so accepting it is the way on."""
+    plain = {f.hash for f in found if not f.sealed}  # redact replaces these everywhere
+    sealed_ids = sorted({f.id for f in found if f.hash not in plain})
+    open_ids = sorted({f.id for f in found if f.hash in plain})
+    sessions = sorted({f.file for f in found if f.hash in plain and not f.object})
+    advice = []
+    if open_ids:
+        if sessions:
+            shown = sessions[:NAMED_FILES]
+            redact = ", ".join(
+                f"`{shell_line('gitclaw-compress', 'redact', name, '--all')}`" for name in shown
+            )
+            if len(sessions) > len(shown):
+                redact += f" (and the same for {len(sessions) - len(shown)} more files above)"
+        else:  # only in the archive: redacting any session rewrites every archive object
+            redact = "`gitclaw-compress redact SESSION --all` (any compressed session)"
+        advice.append(f"remove them with {redact}, or accept them with {_accept_command(open_ids)}")
+    if sealed_ids:
+        advice.append(
+            f"{'id' if len(sealed_ids) == 1 else 'ids'} {', '.join(sealed_ids)}: only "
+            "inside signed thinking or reasoning (sealed), which "
+            f"`redact` leaves in place: accept with {_accept_command(sealed_ids)} and run "
+            "again; docs/secrets.md says what `redact` does with sealed blocks per format"
+        )
+    return "; ".join(advice)
+
+
 class SecretsFound(GitClawError):
     """Unaccepted findings: the run stops before it changes or sends anything (exit 1), or,
     `written`, right after it wrote them (found only in lines the run itself wrote)."""
@@ -41,9 +81,7 @@ class SecretsFound(GitClawError):
         ids = ", ".join(sorted({f.id for f in found}))
         done = "do not commit" if written else "nothing was changed"
         super().__init__(
-            f"{len(found)} secret(s) found in {what} (ids {ids}); {done}; remove "
-            "them with `gitclaw-compress redact PATH --all`, or accept them with "
-            "`gitclaw-compress scan --accept ID`",
+            f"{len(found)} secret(s) found in {what} (ids {ids}); {done}; {fix_advice(found)}",
             exit_code=EXIT_PROBLEMS,
         )
         self.result = result
@@ -147,13 +185,17 @@ def guard(repo: Repository, config: Config, paths: Sequence[Path], warn: list[st
         settle(run_scan(repo, config, paths, archive=False), config, warn)
 
 
-def guard_push(repo: Repository, config: Config) -> None:
-    """The check in the pre-push hook: refuse to send archive objects that hold a secret."""
+def guard_push(repo: Repository, config: Config) -> list[str]:
+    """The check before the archive ref is sent (push, the pre-push hook, `step --push`, the
+    Action): raise SecretsFound when an archive object holds an unaccepted finding and
+    `scan.block` is on; with it off, return a warning for each (masked, never the secret)."""
     if not config["scan.enabled"]:
-        return
+        return []
     result = ScanResult()
     scan_archive(repo, config["archive.ref"], result)
     baseline = baseline_for(repo, config)
     result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
+    what = f"archive objects that {config['archive.ref']} would send"
     if result.open and config["scan.block"]:
-        raise SecretsFound(result, f"archive objects that {config['archive.ref']} would send")
+        raise SecretsFound(result, what)
+    return [f"secret in {what}: {f.text()}" for f in result.open]

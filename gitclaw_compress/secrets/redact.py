@@ -250,7 +250,8 @@ def redaction_note(repo: Repository, ref: str, path: Path) -> str | None:
         note = orjson.loads(data) if data else {}
         hashes.update(note.get("hashes", []))
         rules.update(note.get("rules", []))
+    markers = ", ".join(f"[REDACTED:{rule}]" for rule in sorted(rules))
     return (
-        f"{path}: {len(hashes)} secret(s) were redacted by `gitclaw-compress redact` "
-        f"({', '.join(sorted(rules))}): this original holds [REDACTED:rule] in their place"
+        f"{path}: {len(hashes)} secret(s) were redacted by `gitclaw-compress redact`: "
+        f"this original holds {markers} in their place"
     )

@@ -233,7 +233,7 @@ def refuse_read_only(target: Path) -> None:
         return
     if stat_module.S_ISREG(mode) and not mode & stat_module.S_IWUSR:
         raise GitClawError(
-            f"{target}: read-only (mode {mode & 0o777:o}); gitclaw-compress does not rewrite "
+            f"{target}: read-only (mode {mode & 0o777:03o}); gitclaw-compress does not rewrite "
             f"a file made read-only: `{shell_line('chmod', 'u+w', str(target))}` first; "
             "nothing was changed"
         )

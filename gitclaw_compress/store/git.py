@@ -15,20 +15,24 @@ class GitFailureError(GitClawError):
     """A git child process failed or died: the command could not do its job (exit 3)."""
 
 
-def git_failure(command: str, stderr: bytes | str, code: int, where: str = "") -> GitClawError:
-    """One line for a git child that failed: the command, its last stderr line, no traceback."""
+def failure_detail(stderr: bytes | str, code: int) -> str:
+    """The line of a failed git child's stderr that names the cause: its last `fatal:` or
+    `error:` line (not the "…and the repository exists." advice after it), else its last line."""
     text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
     if fatal:  # the cause, not "dumping crash report to …" after it
-        detail = fatal[-1]
-    elif lines:
-        detail = lines[-1]
-    elif code < 0:
-        detail = f"killed by signal {-code}"
-    else:
-        detail = f"exit code {code}"
-    return GitFailureError(f"git {command} failed{where}: {detail}")
+        return fatal[-1]
+    if lines:
+        return lines[-1]
+    if code < 0:
+        return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def git_failure(command: str, stderr: bytes | str, code: int, where: str = "") -> GitClawError:
+    """One line for a git child that failed: the command, its cause, no traceback."""
+    return GitFailureError(f"git {command} failed{where}: {failure_detail(stderr, code)}")
 
 
 def run_git(

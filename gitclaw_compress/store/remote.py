@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.archive_layout import ARCHIVE_IDENTITY
-from gitclaw_compress.store.git import DURABLE
+from gitclaw_compress.store.git import DURABLE, failure_detail
 
 FETCH_SCRATCH = "refs/gitclaw-compress/fetched"  # outside refs/gitclaw/*: never pushed
 PUSH_ATTEMPTS = 4
@@ -26,11 +26,6 @@ def fetch_command(ref: str, remote: str) -> str:
     """The one command a user runs to get the archive when it is missing."""
     words = ("gitclaw-compress", "fetch") + (() if remote == "origin" else ("--remote", remote))
     return shell_line(*words)
-
-
-def _last_line(stderr: bytes, code: int) -> str:
-    lines = [line for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1].strip() if lines else f"exit code {code}"
 
 
 def _run(repo: Repository, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -84,7 +79,7 @@ def _fetch_tip(repo: Repository, remote: str, ref: str) -> tuple[str | None, str
     """Fetch the remote's archive ref; (its tip or None when the remote has none, error)."""
     done = _run(repo, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{FETCH_SCRATCH}")
     if done.returncode != 0:
-        detail = _last_line(done.stderr, done.returncode)
+        detail = failure_detail(done.stderr, done.returncode)
         if "couldn't find remote ref" in detail:
             return None, ""
         return None, detail
@@ -146,7 +141,7 @@ def remote_tip(repo: Repository, remote: str, ref: str) -> RemoteTip:
     pattern also matches names that only end like it (refs/backup/refs/gitclaw/archive)."""
     done = _run(repo, "ls-remote", "--refs", remote, ref)
     if done.returncode != 0:
-        return RemoteTip(None, _last_line(done.stderr, done.returncode))
+        return RemoteTip(None, failure_detail(done.stderr, done.returncode))
     for line in done.stdout.decode("utf-8", "replace").splitlines():
         oid, _, name = line.partition("\t")
         if name == ref:
@@ -154,8 +149,8 @@ def remote_tip(repo: Repository, remote: str, ref: str) -> RemoteTip:
     return RemoteTip(None)
 
 
-def _remote_has(repo: Repository, remote: str, ref: str) -> bool:
-    """Whether the remote holds `ref` (an unreachable remote counts as holding it)."""
+def remote_may_hold(repo: Repository, remote: str, ref: str) -> bool:
+    """Whether the remote may hold `ref`: it does, or it could not be asked."""
     found = remote_tip(repo, remote, ref)
     return found.error is not None or found.tip is not None
 
@@ -170,7 +165,7 @@ def push_archive(repo: Repository, ref: str, remote: str, force: bool = False) -
             f"`{shell_line('git', 'remote', 'add', remote, 'URL')}` (or set archive.remote)"
         )
     flag = repo.git_dir / "gitclaw-compress" / REWRITTEN_FLAG
-    if flag.exists() and not _remote_has(repo, remote, ref):
+    if flag.exists() and not remote_may_hold(repo, remote, ref):
         flag.unlink()  # nothing there could bring a redacted secret back: a plain push
     if flag.exists():  # merging the remote's archive back in would restore what was redacted
         if not force:
@@ -184,7 +179,7 @@ def push_archive(repo: Repository, ref: str, remote: str, force: bool = False) -
             if done.returncode != 0:
                 raise GitClawError(
                     f"git push --force {remote} {ref} failed: "
-                    f"{_last_line(done.stderr, done.returncode)}"
+                    f"{failure_detail(done.stderr, done.returncode)}"
                 )
             flag.unlink()
             return PushResult(True, tip, False)
@@ -199,7 +194,7 @@ def push_archive(repo: Repository, ref: str, remote: str, force: bool = False) -
                 if any(line.startswith(b"=\t") for line in done.stdout.splitlines()):
                     return PushResult(False, local, merged, "up-to-date")
                 return PushResult(True, local, merged)
-            push_error = _last_line(done.stderr, done.returncode)
+            push_error = failure_detail(done.stderr, done.returncode)
             try:
                 tip, fetch_error = _fetch_tip(repo, remote, ref)
                 if tip is None or _is_ancestor(repo, tip, local):
