@@ -14,7 +14,7 @@ from conftest import CORPUS, needs_corpus
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY
 from gitclaw_compress.formats import registry
-from gitclaw_compress.formats.base import SECRET_SCAN, SECRET_SEALED, SECRET_SKIP, Format
+from gitclaw_compress.formats.base import SECRET_SCAN, SECRET_SEALED, SECRET_SKIP, FormatBase
 from gitclaw_compress.secrets.engine import MIN_VALUE
 from gitclaw_compress.secrets.scan import string_values
 
@@ -86,7 +86,7 @@ def test_walk_matches_on_the_corpus(kind: str) -> None:
     assert walked > 0
 
 
-def reference_scope(fmt: Format, path: JsonPath, value: str) -> str:
+def reference_scope(fmt: FormatBase, path: JsonPath, value: str) -> str:
     """The scope as it was worked out: generators over the whole path."""
     key = next((step for step in reversed(path) if isinstance(step, str)), "")
     if key in fmt.secret_free_keys or value.startswith("data:image/"):
@@ -98,6 +98,7 @@ def reference_scope(fmt: Format, path: JsonPath, value: str) -> str:
 @pytest.mark.parametrize("name", sorted(registry()))
 def test_scope_matches_the_plain_one(name: str) -> None:
     fmt = registry()[name]
+    assert isinstance(fmt, FormatBase)
     keys = [*sorted(fmt.secret_free_keys | fmt.secret_sealed_keys), "other", ""]
     paths: list[JsonPath] = [(), (0,), (3, 1)]
     for key in keys:
