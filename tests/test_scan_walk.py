@@ -53,6 +53,8 @@ VALUES: list[Any] = [
     {},
     {"a": "x" * 8, "b": "x" * 7, "c": ["y" * 9, 1, True, None, {"d": "z" * 20}], "e": {}},
     {MARKER_KEY: {"sha256": "f" * 64}, "text": "visible text"},
+    {MARKER_KEY: ["a list under the marker key"], "n": {MARKER_KEY: ["kept when nested"]}},
+    {MARKER_KEY: "a string under the marker key", "t": "visible text"},
     {"nested": {MARKER_KEY: "kept below the top level"}},
     [{MARKER_KEY: "kept inside a list"}, "another long value"],
     [[[]], [["deep inside lists"]], {"": "empty key value"}],

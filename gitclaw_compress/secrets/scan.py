@@ -55,8 +55,13 @@ def string_values(
             if isinstance(child, str):
                 if len(child) >= shortest and not (key == MARKER_KEY and here == ()):
                     yield (*here, key), child
-            elif isinstance(child, dict | list) and not (key == MARKER_KEY and here == ()):
-                stack.append(((*here, key), _members(child)))
+            elif key == MARKER_KEY and here == ():
+                continue  # the marker: ids and hashes
+            elif isinstance(child, dict):
+                stack.append(((*here, key), iter(child.items())))
+                break
+            elif isinstance(child, list):
+                stack.append(((*here, key), enumerate(child)))
                 break
         else:
             stack.pop()
