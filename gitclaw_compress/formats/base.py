@@ -235,10 +235,14 @@ class FormatBase:
 
     def secret_scope(self, path: JsonPath, value: str) -> str:
         """SECRET_SCAN, SECRET_SKIP or SECRET_SEALED for the string `value` at `path`."""
-        key = next((step for step in reversed(path) if isinstance(step, str)), "")
+        # Called for every string the scan reads: the usual cases without a generator.
+        key = path[-1] if path else ""
+        if not isinstance(key, str):  # a list item: the key of the list, if any
+            key = next((step for step in reversed(path) if isinstance(step, str)), "")
         if key in self.secret_free_keys or value.startswith("data:image/"):
             return SECRET_SKIP
-        sealed = any(step in self.secret_sealed_keys for step in path if isinstance(step, str))
+        # The keys are strings, never equal to an index in the path.
+        sealed = not self.secret_sealed_keys.isdisjoint(path)
         return SECRET_SEALED if sealed else SECRET_SCAN
 
 

@@ -16,7 +16,7 @@ import orjson
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, RawLine, iter_lines, lines_from_bytes
 from gitclaw_compress.formats.base import SECRET_SEALED, SECRET_SKIP, Format
-from gitclaw_compress.secrets.engine import scan_values
+from gitclaw_compress.secrets.engine import MIN_VALUE, scan_values
 from gitclaw_compress.secrets.findings import Finding, mask, secret_hash
 
 # (line number, path, sealed): where a value was found
@@ -37,23 +37,38 @@ def skip_rules_digest() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def string_values(value: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
-    """Every string value under `value` with its JSON path (object keys are not values), in
-    document order. A stack, not recursion: a value may be nested as deep as JSON allows."""
-    stack: list[tuple[JsonPath, Any]] = [(path, value)]
+def string_values(
+    value: Any, path: JsonPath = (), shortest: int = 0
+) -> Iterator[tuple[JsonPath, str]]:
+    """Every string value under `value` of at least `shortest` characters, with its JSON path
+    (object keys are not values), in document order. A stack of member iterators, not
+    recursion: a value may be nested as deep as JSON allows. A path is built only for a
+    container or a string it yields (most members are short strings, numbers or flags)."""
+    if not isinstance(value, dict | list):
+        if isinstance(value, str) and len(value) >= shortest:
+            yield path, value
+        return
+    stack: list[tuple[JsonPath, Iterator[tuple[Any, Any]]]] = [(path, _members(value))]
     while stack:
-        here, item = stack.pop()
-        if isinstance(item, str):
-            yield here, item
-        elif isinstance(item, dict):
-            members = [
-                ((*here, key), child)
-                for key, child in item.items()
-                if not (here == () and key == MARKER_KEY)
-            ]
-            stack.extend(reversed(members))
-        elif isinstance(item, list):
-            stack.extend(reversed([((*here, index), child) for index, child in enumerate(item)]))
+        here, members = stack[-1]
+        for key, child in members:
+            if isinstance(child, str):
+                if len(child) >= shortest and not (key == MARKER_KEY and here == ()):
+                    yield (*here, key), child
+            elif key == MARKER_KEY and here == ():
+                continue  # the marker: ids and hashes
+            elif isinstance(child, dict):
+                stack.append(((*here, key), iter(child.items())))
+                break
+            elif isinstance(child, list):
+                stack.append(((*here, key), enumerate(child)))
+                break
+        else:
+            stack.pop()
+
+
+def _members(value: dict[str, Any] | list[Any]) -> Iterator[tuple[Any, Any]]:
+    return iter(value.items()) if isinstance(value, dict) else enumerate(value)
 
 
 def _line_values(
@@ -69,7 +84,7 @@ def _line_values(
             entry_id = fmt.entry_id(entry)
             if entry_id:
                 ids[line.number] = entry_id
-        for path, text in string_values(entry):
+        for path, text in string_values(entry, shortest=MIN_VALUE):
             scope = fmt.secret_scope(path, text) if fmt is not None else "scan"
             if scope != SECRET_SKIP:
                 yield (line.number, path, scope == SECRET_SEALED), text
