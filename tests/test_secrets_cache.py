@@ -5,6 +5,7 @@ new, and a session with nothing new starts no scan and loads no engine."""
 from __future__ import annotations
 
 import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,8 @@ def scanned(repo: Repository, path: Path) -> ScanResult:
 
 def new_lines(repo: Repository, path: Path) -> list[int]:
     record = CleanLines.load(repo.git_dir, REL)
-    return [line.number for line in read_session(path, REL, record).new]
+    with read_session(path, REL, record) as session:
+        return [line.number for line in session.new()]
 
 
 def test_the_skip_rules_in_the_scan_key_are_those_of_the_formats() -> None:
@@ -171,3 +173,20 @@ def test_a_finding_in_the_lines_a_run_wrote_is_reported(tmp_path: Path) -> None:
     path.write_bytes(session.data())
     with pytest.raises(SecretsFound, match=r"in the lines this run wrote .*do not commit"):
         guard.record([path], [])
+
+
+def test_the_scan_streams_a_session_instead_of_holding_its_lines(tmp_path: Path) -> None:
+    # 120 outputs of about 90 KB: the scan may hold a line and a batch of values, never the
+    # file (a first scan held every new line: the whole file, for a session never scanned).
+    session = clean_session(turns=120, output_lines=2000)
+    data = session.data()
+    assert len(data) > 10_000_000
+    repo, path = repository(tmp_path, data)
+    tracemalloc.start()
+    try:
+        result = scanned(repo, path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.findings == [] and result.files == 1
+    assert peak < len(data) // 2, f"the scan held {peak:,} bytes of a {len(data):,}-byte file"

@@ -108,12 +108,12 @@ def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -
         name = repo.relative(path)
         result.files += 1
         record = CleanLines.load(repo.git_dir, name)
-        session = read_session(path, name, record)
-        found = scan_lines(session.new, session.format, name)
+        with read_session(path, name, record) as session:
+            found = scan_lines(session.new(), session.format, name)
         result.findings.extend(found)
         unclean = {finding.line for finding in found}
         clean = [d for number, d in session.digests.items() if number not in unclean]
-        if session.new or record.sniff != session.sniff:
+        if session.new_lines or record.sniff != session.sniff:
             record.save(repo.git_dir, name, session.sniff, clean)
 
 

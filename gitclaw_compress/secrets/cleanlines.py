@@ -20,8 +20,10 @@ the file had), so the same first n lines (and, when `whole`, no more) mean the s
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -119,19 +121,39 @@ def known_clean_file(git_dir: Path, name: str, path: Path) -> bool:
     return _sniff_digest(head) == sniff.digest
 
 
-@dataclass
 class SessionLines:
-    """A session file read once for the scan: its format, and the lines not yet known clean."""
+    """A session file read once for the scan, streamed: its format, then `new()` yields the
+    lines not yet known clean, one at a time (a file is never held in memory); once that is
+    read through, `digests` holds every line's digest and `sniff` what `detect` read."""
 
-    format: Format
-    sniff: Sniff
-    new: list[RawLine]
-    digests: dict[int, str]  # line number -> digest, of every line
+    def __init__(
+        self, fmt: Format, head: list[RawLine], rest: Iterator[RawLine], known: set[str]
+    ) -> None:
+        self.format = fmt
+        self.digests: dict[int, str] = {}  # line number -> digest, of every line
+        self.new_lines = 0
+        self._head = head
+        self._rest = rest
+        self._known = known
+
+    def new(self) -> Iterator[RawLine]:
+        for line in itertools.chain(self._head, self._rest):
+            digest = line_digest(line.data)
+            self.digests[line.number] = digest
+            if digest not in self._known:
+                self.new_lines += 1
+                yield line
+
+    @property
+    def sniff(self) -> Sniff:
+        whole = len(self.digests) == len(self._head)
+        return Sniff(self.format.name, len(self._head), whole, _sniff_digest(self._head))
 
 
-def read_session(path: Path, name: str, record: CleanLines) -> SessionLines:
-    """The file's format (detected as `detect_file` does) and the lines `record` does not
-    hold; all lines are new when the record is for another format."""
+@contextmanager
+def read_session(path: Path, name: str, record: CleanLines) -> Iterator[SessionLines]:
+    """The file's format (detected as `detect_file` does) and its lines not in `record`; all
+    lines are new when the record is for another format. The file stays open inside."""
     from gitclaw_compress.formats import detect
 
     consumed: list[RawLine] = []
@@ -145,13 +167,4 @@ def read_session(path: Path, name: str, record: CleanLines) -> SessionLines:
         lines = iter_lines(handle)
         fmt = detect(counted(lines), name)
         known = record.digests if record.fits(fmt.name) else set()
-        new: list[RawLine] = []
-        digests: dict[int, str] = {}
-        for line in [*consumed, *lines]:
-            digest = line_digest(line.data)
-            digests[line.number] = digest
-            if digest not in known:
-                new.append(line)
-    whole = len(digests) == len(consumed)
-    sniff = Sniff(fmt.name, len(consumed), whole, _sniff_digest(consumed))
-    return SessionLines(fmt, sniff, new, digests)
+        yield SessionLines(fmt, consumed, lines, known)
