@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from agent_fixtures import TRANSCRIPTS, png
 from conftest import CORPUS
 from format_strategies import claude_sessions, codex_rollouts, copilot_events, pi_sessions
@@ -25,6 +26,8 @@ from synthetic_claude import (
 from synthetic_claude import typical_session as claude_session
 from synthetic_codex import compacted_rollout, rolled_back_rollout, typical_rollout
 from synthetic_copilot import broken_events, typical_events
+
+from gitclaw_compress.formats import FORMATS
 
 SYNTHETIC: dict[str, list[tuple[str, Callable[[], bytes]]]] = {
     "pi": [
@@ -64,6 +67,18 @@ def corpus_cases(name: str) -> list[Path]:
     if not folder or not (CORPUS / folder).is_dir():
         return []
     return sorted((CORPUS / folder).glob(pattern))
+
+
+def session_params() -> list[object]:
+    """Every synthetic case and corpus file of every format, as pytest params of (format
+    name, a function that returns the session's bytes)."""
+    cases: list[object] = []
+    for name in FORMATS:
+        for label, make in SYNTHETIC.get(name, []):
+            cases.append(pytest.param(name, make, id=f"{name}-{label}"))
+        for path in corpus_cases(name):
+            cases.append(pytest.param(name, path.read_bytes, id=f"{name}-corpus-{path.stem}"))
+    return cases
 
 
 # --------------------------------------------------------------------------------------

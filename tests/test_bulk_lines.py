@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable
 
 import pytest
-from format_cases import SYNTHETIC, corpus_cases
+from format_cases import SYNTHETIC, session_params
 
 from gitclaw_compress.core.compressor import CompressSettings, compress_lines, plan_lines
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
@@ -33,17 +33,7 @@ EAGER = CompressSettings(
 SETTINGS = (CompressSettings(keep_turns=1), EAGER)
 
 
-def _cases() -> list[object]:
-    cases: list[object] = []
-    for name in FORMATS:
-        for label, make in SYNTHETIC.get(name, []):
-            cases.append(pytest.param(name, make, id=f"{name}-{label}"))
-        for path in corpus_cases(name):
-            cases.append(pytest.param(name, path.read_bytes, id=f"{name}-corpus-{path.stem}"))
-    return cases
-
-
-@pytest.mark.parametrize(("name", "make"), _cases())
+@pytest.mark.parametrize(("name", "make"), session_params())
 @pytest.mark.parametrize("settings", SETTINGS, ids=["default", "eager"])
 def test_a_line_without_bulk_gets_no_edit(
     name: str, make: Callable[[], bytes], settings: CompressSettings
@@ -67,7 +57,7 @@ def test_a_line_without_bulk_gets_no_edit(
             assert edits == [], f"line {number} ({full=}, {prune=}, {ui_only=}): {edits}"
 
 
-@pytest.mark.parametrize(("name", "make"), _cases())
+@pytest.mark.parametrize(("name", "make"), session_params())
 @pytest.mark.parametrize("settings", SETTINGS, ids=["default", "eager"])
 def test_skipping_bulk_free_lines_changes_no_byte(
     name: str, make: Callable[[], bytes], settings: CompressSettings

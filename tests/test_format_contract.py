@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from format_cases import SYNTHETIC, corpus_cases
+from format_cases import SYNTHETIC, session_params
 
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines, plan_lines
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
@@ -27,17 +27,7 @@ from gitclaw_compress.formats.base import TITLES
 SETTINGS = CompressSettings(keep_turns=1)
 
 
-def _cases() -> list[object]:
-    cases: list[object] = []
-    for name in FORMATS:
-        for label, make in SYNTHETIC.get(name, []):
-            cases.append(pytest.param(name, make, id=f"{name}-{label}"))
-        for path in corpus_cases(name):
-            cases.append(pytest.param(name, path.read_bytes, id=f"{name}-corpus-{path.stem}"))
-    return cases
-
-
-@pytest.mark.parametrize(("name", "make"), _cases())
+@pytest.mark.parametrize(("name", "make"), session_params())
 def test_format_contract(name: str, make: Callable[[], bytes]) -> None:
     data = make()
     original = lines_from_bytes(data)
@@ -67,7 +57,7 @@ def test_format_contract(name: str, make: Callable[[], bytes]) -> None:
     assert changed or "corpus" in str(make), "nothing was compressed"
 
 
-def test_every_format_has_synthetic_cases() -> None:
+def test_every_format_has_syntheticsession_params() -> None:
     assert sorted(SYNTHETIC) == sorted(FORMATS)
 
 

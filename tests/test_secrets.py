@@ -90,6 +90,15 @@ def redacted(data: bytes, findings: list[dict[str, Any]], secrets: list[str]) ->
     return data
 
 
+def _pi_repo(tmp_path: Path, config: bytes = CONFIG) -> tuple[Path, str]:
+    """A repository with a scan config and an uncommitted pi session holding secrets."""
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", config)
+    rel = f"{SESSIONS}/issue-1.jsonl"
+    write(repo / rel, pi_session().data())
+    return repo, rel
+
+
 def test_scan_step_redact_restore_verify_pi(tmp_path: Path) -> None:
     repo = init(tmp_path / "repo")
     write(repo / "compression.json", CONFIG)
@@ -393,10 +402,7 @@ def test_the_real_pre_commit_hook_fails_on_a_secret(
 
 
 def test_accepted_findings_pass_and_the_baseline_holds_no_secret(tmp_path: Path) -> None:
-    repo = init(tmp_path / "repo")
-    write(repo / "compression.json", CONFIG)
-    rel = f"{SESSIONS}/issue-1.jsonl"
-    write(repo / rel, pi_session().data())
+    repo, rel = _pi_repo(tmp_path)
     run = Runs(repo)
     found = orjson.loads(run("scan", rel, "--json", code=1).stdout)["findings"]
     run("scan", rel, "--accept", "0" * 12, code=3)  # an unknown id: one line, nothing kept
@@ -505,10 +511,7 @@ def test_the_secrets_found_error_names_the_files_ids_and_the_way_past_a_sealed_o
 def test_redact_advises_a_forced_push_only_when_the_remote_holds_the_archive(
     tmp_path: Path, remote: str
 ) -> None:
-    repo = init(tmp_path / "repo")
-    write(repo / "compression.json", LENIENT)  # the secrets are archived
-    rel = f"{SESSIONS}/issue-1.jsonl"
-    write(repo / rel, pi_session().data())
+    repo, rel = _pi_repo(tmp_path, LENIENT)  # the secrets are archived
     run = Runs(repo)
     run("compress", rel)
     if remote != "none":
@@ -523,10 +526,7 @@ def test_redact_advises_a_forced_push_only_when_the_remote_holds_the_archive(
 
 
 def test_restore_names_the_markers_redact_left_in_the_original(tmp_path: Path) -> None:
-    repo = init(tmp_path / "repo")
-    write(repo / "compression.json", LENIENT)  # the secrets are archived
-    rel = f"{SESSIONS}/issue-1.jsonl"
-    write(repo / rel, pi_session().data())
+    repo, rel = _pi_repo(tmp_path, LENIENT)  # the secrets are archived
     run = Runs(repo)
     run("compress", rel)
     found = orjson.loads(run("scan", rel, "--json", code=None).stdout)["findings"]
@@ -539,10 +539,7 @@ def test_restore_names_the_markers_redact_left_in_the_original(tmp_path: Path) -
 
 
 def test_accept_with_accept_all_is_a_usage_error_and_accepts_nothing(tmp_path: Path) -> None:
-    repo = init(tmp_path / "repo")
-    write(repo / "compression.json", CONFIG)
-    rel = f"{SESSIONS}/issue-1.jsonl"
-    write(repo / rel, pi_session().data())
+    repo, _ = _pi_repo(tmp_path)
     run = Runs(repo)
     done = run("scan", "--accept", "X", "--accept-all", code=2)
     error = done.stderr.decode()
