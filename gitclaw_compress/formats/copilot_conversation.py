@@ -366,8 +366,8 @@ def _answers(call: Message, line: int, results: dict[str, list[Message]]) -> Ite
 # before the record, so each kept request would reach the model twice (and once more per
 # chained record), and the copies would repeat toolCallId and messageId values it keeps unique.
 NO_KEPT_TAIL = (
-    "Copilot CLI keeps nothing after a compaction record; keep no turns (`--keep-turns 0`) "
-    "or compact in the CLI; see docs/summaries.md"
+    "its summary lists every user message before the record, so nothing after it is kept; "
+    "keep no turns (`--keep-turns 0`)"
 )
 SEPARATOR_ESCAPES = (("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
 
