@@ -268,12 +268,7 @@ def _repair_from(
         # duplicated or inserted, so no line number can be trusted to repair from.
         source = copies.of(have.data)
         if source is not None:
-            check.status = "damaged"
-            check.problems.append(
-                f"{rel}:{have.number}: the line is line {source} of what gitclaw-compress "
-                "wrote; lines were moved, duplicated or inserted"
-            )
-            return _explained(check, label, rel)
+            return _moved(check, label, rel, have.number, source)
         check.replacements[want.number] = want.data
         check.problems.append(
             f"{rel}:{want.number}: the line differs from what gitclaw-compress wrote; "
@@ -282,12 +277,7 @@ def _repair_from(
     for have in current[len(expected) :]:  # appended since: not a copy, and no marker
         source = copies.of(have.data) if check.replacements else None
         if source is not None:
-            check.status = "damaged"
-            check.problems.append(
-                f"{rel}:{have.number}: the line is line {source} of what gitclaw-compress "
-                "wrote; lines were moved, duplicated or inserted"
-            )
-            return _explained(check, label, rel)
+            return _moved(check, label, rel, have.number, source)
         if _carries_marker(have.data, f"{rel}:{have.number}"):
             _stray(check, rel, have.number)
             return check
@@ -308,6 +298,16 @@ def _repair_from(
         )
     elif not check.replacements:
         check.status = "matched"
+    return _explained(check, label, rel)
+
+
+def _moved(check: FileCheck, label: str, rel: str, number: int, source: int) -> FileCheck:
+    """Line `number` is line `source` of what was written: no line number can be trusted."""
+    check.status = "damaged"
+    check.problems.append(
+        f"{rel}:{number}: the line is line {source} of what gitclaw-compress wrote; lines were "
+        "moved, duplicated or inserted"
+    )
     return _explained(check, label, rel)
 
 
