@@ -194,12 +194,10 @@ def damage_objects(repo: Path, path: Path, original: bytes, tally: Tally, label:
         target.write_bytes(saved)
 
 
-def run_suite(
-    repo: Path, relpath: str, original: bytes, seeds: range, label: str, version: int = 2
-) -> Tally:
-    """Damage trials on a file compressed with v2 markers (the original was committed first,
-    so the archive references its blob) or v1 markers (never committed: payload blobs)."""
-    tally = Tally()
+def committed_compressed(repo: Path, relpath: str, original: bytes, version: int) -> Path:
+    """The session compressed with v2 markers (the original committed first, so the archive
+    references its blob) or v1 markers (never committed: payload blobs), then committed:
+    HEAD holds the compressed file intact."""
     if version == 2:
         path = commit_session(repo, relpath, original)
     else:
@@ -210,7 +208,17 @@ def run_suite(
     compress(repo, path)
     assert f'"v":{version},'.encode() in path.read_bytes()
     git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "compressed")  # HEAD now holds the compressed file intact
+    git(repo, "commit", "-qm", "compressed")
+    return path
+
+
+def run_suite(
+    repo: Path, relpath: str, original: bytes, seeds: range, label: str, version: int = 2
+) -> Tally:
+    """Damage trials on a file compressed with v2 markers (the original was committed first,
+    so the archive references its blob) or v1 markers (never committed: payload blobs)."""
+    tally = Tally()
+    path = committed_compressed(repo, relpath, original, version)
     damage_lines(repo, path, original, seeds, tally, f"{label} (committed)")
     break_markers(repo, path, original, tally, f"{label} (committed)")
     # The same damage before the compressed file was ever committed: nothing to repair from.
@@ -352,16 +360,7 @@ def move_lines(
 def test_moved_lines_never_restore_wrongly(repo: Path, name: str, make: Any, version: int) -> None:
     original = make()
     tally = Tally()
-    if version == 2:
-        path = commit_session(repo, SESSION, original)
-    else:
-        git(repo, "commit", "-q", "--allow-empty", "-m", "before the session")
-        path = repo / SESSION
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(original)
-    compress(repo, path)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "compressed")
+    path = committed_compressed(repo, SESSION, original, version)
     move_lines(repo, path, original, range(1), tally, f"{name} v{version} (committed)")
     git(repo, "reset", "-q", "--soft", "HEAD~1")
     git(repo, "reset", "-q")
@@ -476,16 +475,7 @@ def test_corrupt_objects_are_named_by_verify(
     repo: Path, name: str, make: Any, version: int
 ) -> None:
     original = make()
-    if version == 2:
-        path = commit_session(repo, SESSION, original)
-    else:
-        git(repo, "commit", "-q", "--allow-empty", "-m", "before the session")
-        path = repo / SESSION
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(original)
-    compress(repo, path)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "compressed")
+    path = committed_compressed(repo, SESSION, original, version)
     tally = Tally()
     corrupt_objects(repo, path, original, tally, f"{name} v{version}")
     print(tally.line(f"{name} v{version}, corrupt objects"), file=sys.stderr)
