@@ -17,7 +17,7 @@ def is_stub(value: object) -> bool:
 
 
 def show_command(session_ref: str, entry_id: str) -> str:
-    return f"gitclaw-compress show {shlex.quote(session_ref)} {shlex.quote(entry_id)}"
+    return ShowCommands(session_ref)(entry_id)
 
 
 class ShowCommands:
