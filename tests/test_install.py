@@ -261,3 +261,35 @@ def test_uninstall_finds_ours_in_git_hooks_without_a_record(
     git(origin.work, "config", "core.hooksPath", ".githooks")
     assert run(origin.work, monkeypatch, "uninstall").stdout.startswith("removed ")
     assert not (origin.work / ".git" / "hooks" / "pre-push").exists()
+
+
+def test_doctor_fails_when_no_remote_could_take_the_archive_unless_local_only_is_set(
+    compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compressed sessions whose archive has no remote to go to: a fresh clone could not
+    restore them, which needs the user's action (exit 1) unless they keep it local on
+    purpose (archive.localOnly)."""
+    origin, _ = compressed
+    url = git(origin.work, "remote", "get-url", "origin").strip()
+    git(origin.work, "remote", "remove", "origin")
+    result = run(origin.work, monkeypatch, "doctor")
+    assert result.exit_code == 1, result.output
+    problem = result.stdout.splitlines()[-1]
+    assert problem.startswith(
+        f"problem: 1 compressed session here, but no remote 'origin' to send {ARCHIVE} to"
+    ), problem
+    assert "`git remote add origin URL`" in problem and "gitclaw-compress push" in problem
+    assert "set archive.localOnly to true in compression.json" in problem
+
+    write(origin.work / "compression.json", b'{"archive": {"localOnly": true}}')
+    result = run(origin.work, monkeypatch, "doctor", "--json")
+    found = orjson.loads(result.stdout)
+    assert result.exit_code == 0 and found["ok"] and found["problems"] == [], found
+    assert found["archive"]["state"] == "no-remote" and found["archive"]["local_only"]
+    text = run(origin.work, monkeypatch, "doctor").stdout
+    expected = f"archive:       {ARCHIVE}: kept in this clone only (archive.localOnly; no "
+    assert f"\n{expected}remote 'origin')\n" in text, text
+
+    git(origin.work, "remote", "add", "origin", url)  # a remote again: the archive belongs there
+    result = run(origin.work, monkeypatch, "doctor")
+    assert result.exit_code == 1 and "origin lacks this clone's" in result.stdout, result.stdout
