@@ -225,7 +225,11 @@ def test_uninstall_after_hooks_path_moved_removes_ours_from_both_folders(
     assert result.exit_code == 0, result.output
     assert document["removed"] == [str(new / "pre-push"), str(old / "pre-push")]
     assert document["restored"] == document["removed"]
-    assert "(a hooks folder git no longer uses)" in document["message"], document["message"]
+    assert document["message"] == (
+        f"removed the gitclaw-compress hook from {new}; {new / 'pre-push'} is the previous hook "
+        f"again; removed the gitclaw-compress hook from {old} (a folder git no longer uses); "
+        f"{old / 'pre-push'} is the previous hook again"
+    )
     assert (old / "pre-push").read_bytes() == PREVIOUS_HOOK
     assert (new / "pre-push").read_bytes() == OTHER_TOOL_HOOK
     assert (old / "pre-commit").read_bytes() == OTHER_TOOL_HOOK
@@ -246,7 +250,7 @@ def test_uninstall_finds_ours_in_a_recorded_folder_git_no_longer_uses(
     git(origin.work, "config", "core.hooksPath", "hooks-b")
     result = run(origin.work, monkeypatch, "uninstall")
     ours = origin.work / "hooks-a" / "pre-push"
-    assert result.stdout == f"removed {ours} (a hooks folder git no longer uses)\n"
+    assert result.stdout == f"removed {ours} (a folder git no longer uses)\n"
     assert not ours.exists()
     assert run(origin.work, monkeypatch, "uninstall").stdout.startswith("not installed: no ")
 

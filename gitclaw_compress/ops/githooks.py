@@ -348,14 +348,13 @@ def uninstall(repo: Repository) -> Uninstalled:
         if not copies:
             continue
         removed += copies
-        text = (
-            f"removed the gitclaw-compress hook; {back} is the previous hook again"
+        elsewhere = "" if folder.resolve() == here.resolve() else " (a folder git no longer uses)"
+        said.append(
+            f"removed the gitclaw-compress hook from {folder}{elsewhere}; {back} is the "
+            "previous hook again"
             if back is not None
-            else f"removed {' and '.join(str(where) for where in copies)}"
+            else f"removed {' and '.join(str(where) for where in copies)}{elsewhere}"
         )
-        if folder.resolve() != here.resolve():
-            text += " (a hooks folder git no longer uses)"
-        said.append(text)
         restored += [back] if back is not None else []
     _write_folders(repo, [])
     if said:
