@@ -265,6 +265,15 @@ OPTIONS: tuple[Option, ...] = (
         "The remote that `push`, `fetch`, `step --push` and the automatic fetch use.",
     ),
     Option(
+        "archive.localOnly",
+        bool,
+        False,
+        "The archive stays in this clone on purpose, with no remote: `doctor` then does not "
+        "count compressed sessions whose archive.remote does not exist as a problem (a fresh "
+        "clone could not restore them). Once that remote exists, `doctor` asks for the "
+        "archive there again.",
+    ),
+    Option(
         "archive.autoFetch",
         bool,
         True,

@@ -18,6 +18,7 @@ from synthetic_codex import (
     MODE_INSTRUCTIONS,
     RolloutBuilder,
     compacted_rollout,
+    listing,
     rolled_back_rollout,
     typical_rollout,
 )
@@ -29,6 +30,7 @@ from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.core.stubs import STUB_PREFIX, is_stub
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect
+from gitclaw_compress.formats.codex import call_descriptor
 
 ROLLOUT = ".codex/sessions/2026/03/31/rollout-2026-03-31T01-22-40-019d417c.jsonl"
 Entry = dict[str, Any]
@@ -271,3 +273,52 @@ def test_pasted_images_are_kept_only_when_asked() -> None:
         assert after[index]["payload"]["images"] == before[index]["payload"]["images"]
     for index in messages:
         assert after[index]["payload"]["content"] == before[index]["payload"]["content"]
+
+
+def multi_file_patch(paths: list[str]) -> str:
+    hunks = "".join(f"*** Update File: {path}\n@@\n-old\n+new\n" for path in paths)
+    return f"*** Begin Patch\n{hunks}*** Add File: docs/new.md\n+text\n*** End Patch\n"
+
+
+@pytest.mark.parametrize(
+    ("paths", "named"),
+    [
+        (["src/a.py"], "apply_patch 'src/a.py', 'docs/new.md' elided"),
+        (
+            ["src/a.py", "src/b.py", "src/c.py", "src/d.py", "src/a.py"],
+            "apply_patch 'src/a.py', 'src/b.py', 'src/c.py' and 2 more elided",
+        ),
+        (  # long paths: fewer names, within the stub's size
+            [f"src/{letter * 90}.py" for letter in "abc"],
+            f"apply_patch 'src/{'a' * 75}…' and 3 more elided",
+        ),
+    ],
+    ids=["two", "six", "long"],
+)
+def test_the_stub_of_a_patch_output_names_every_file_it_touched(
+    paths: list[str], named: str
+) -> None:
+    builder = RolloutBuilder()
+    for turn in range(2):
+        turn_id = builder.start_turn(f"Prompt {turn}")
+        call_id = builder.call_id()
+        builder.item(
+            "custom_tool_call",
+            status="completed",
+            call_id=call_id,
+            name="apply_patch",
+            input=multi_file_patch(paths),
+        )
+        builder.item("custom_tool_call_output", call_id=call_id, output=listing("applied", 60))
+        builder.reply(turn_id, "Done.")
+    before, after, _ = compress(builder.data())
+    (index, _) = [i for i in where(before, "response_item", "custom_tool_call_output")]
+    stub = after[index]["payload"]["output"]
+    assert is_stub(stub) and f"Output of {named}" in stub, stub
+
+
+def test_apply_patch_as_a_function_tool_is_described_by_its_files_too() -> None:
+    arguments = orjson.dumps({"input": multi_file_patch(["src/a.py", "src/b.py"])}).decode()
+    described = call_descriptor("apply_patch", arguments)
+    assert described == "apply_patch 'src/a.py', 'src/b.py', 'docs/new.md'"
+    assert call_descriptor("shell", orjson.dumps({"command": ["ls"]}).decode()) == "shell 'ls'"

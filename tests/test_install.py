@@ -200,3 +200,100 @@ def test_doctor_names_the_archive_ref_then_its_state(
     result = run(origin.work, monkeypatch, "doctor")
     expected = f"{ARCHIVE}: no remote 'origin' (set archive.remote, or `git remote add origin URL`)"
     assert f"\narchive:       {expected}\n" in result.stdout, result.stdout
+
+
+OTHER_TOOL_HOOK = b"#!/bin/sh\necho another tool's hook\n"
+
+
+def test_uninstall_after_hooks_path_moved_removes_ours_from_both_folders(
+    compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed in .git/hooks, then again after core.hooksPath moved: uninstall removes
+    both copies of ours, puts back the hooks each one chained, and touches no other hook."""
+    origin, _ = compressed
+    old = origin.work / ".git" / "hooks"
+    new = origin.work / ".githooks"
+    write(old / "pre-push", PREVIOUS_HOOK).chmod(0o755)
+    write(old / "pre-commit", OTHER_TOOL_HOOK).chmod(0o755)
+    assert run(origin.work, monkeypatch, "install").exit_code == 0
+    git(origin.work, "config", "core.hooksPath", ".githooks")
+    write(new / "pre-push", OTHER_TOOL_HOOK).chmod(0o755)
+    assert run(origin.work, monkeypatch, "install").stdout.startswith(f"installed {new}")
+
+    result = run(origin.work, monkeypatch, "uninstall", "--json")
+    document = orjson.loads(result.stdout)
+    assert result.exit_code == 0, result.output
+    assert document["removed"] == [str(new / "pre-push"), str(old / "pre-push")]
+    assert document["restored"] == document["removed"]
+    assert document["message"] == (
+        f"removed the gitclaw-compress hook from {new}; {new / 'pre-push'} is the previous hook "
+        f"again; removed the gitclaw-compress hook from {old} (a folder git no longer uses); "
+        f"{old / 'pre-push'} is the previous hook again"
+    )
+    assert (old / "pre-push").read_bytes() == PREVIOUS_HOOK
+    assert (new / "pre-push").read_bytes() == OTHER_TOOL_HOOK
+    assert (old / "pre-commit").read_bytes() == OTHER_TOOL_HOOK
+    leftovers = sorted(p.name for p in [*old.iterdir(), *new.iterdir()] if "sample" not in p.name)
+    assert leftovers == ["pre-commit", "pre-push", "pre-push"], leftovers
+    again = run(origin.work, monkeypatch, "uninstall")
+    assert (
+        again.stdout == f"not installed: {new / 'pre-push'} is not gitclaw-compress's; left alone\n"
+    )
+
+
+def test_uninstall_finds_ours_in_a_recorded_folder_git_no_longer_uses(
+    compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    origin, _ = compressed
+    git(origin.work, "config", "core.hooksPath", "hooks-a")
+    run(origin.work, monkeypatch, "install")
+    git(origin.work, "config", "core.hooksPath", "hooks-b")
+    result = run(origin.work, monkeypatch, "uninstall")
+    ours = origin.work / "hooks-a" / "pre-push"
+    assert result.stdout == f"removed {ours} (a folder git no longer uses)\n"
+    assert not ours.exists()
+    assert run(origin.work, monkeypatch, "uninstall").stdout.startswith("not installed: no ")
+
+
+def test_uninstall_finds_ours_in_git_hooks_without_a_record(
+    compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An install before the record of folders wrote to .git/hooks, then core.hooksPath moved.
+    origin, _ = compressed
+    run(origin.work, monkeypatch, "install")
+    (origin.work / ".git" / "gitclaw-compress" / "hook-folders").unlink()
+    git(origin.work, "config", "core.hooksPath", ".githooks")
+    assert run(origin.work, monkeypatch, "uninstall").stdout.startswith("removed ")
+    assert not (origin.work / ".git" / "hooks" / "pre-push").exists()
+
+
+def test_doctor_fails_when_no_remote_could_take_the_archive_unless_local_only_is_set(
+    compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compressed sessions whose archive has no remote to go to: a fresh clone could not
+    restore them, which needs the user's action (exit 1) unless they keep it local on
+    purpose (archive.localOnly)."""
+    origin, _ = compressed
+    url = git(origin.work, "remote", "get-url", "origin").strip()
+    git(origin.work, "remote", "remove", "origin")
+    result = run(origin.work, monkeypatch, "doctor")
+    assert result.exit_code == 1, result.output
+    problem = result.stdout.splitlines()[-1]
+    assert problem.startswith(
+        f"problem: 1 compressed session here, but no remote 'origin' to send {ARCHIVE} to"
+    ), problem
+    assert "`git remote add origin URL`" in problem and "gitclaw-compress push" in problem
+    assert "set archive.localOnly to true in compression.json" in problem
+
+    write(origin.work / "compression.json", b'{"archive": {"localOnly": true}}')
+    result = run(origin.work, monkeypatch, "doctor", "--json")
+    found = orjson.loads(result.stdout)
+    assert result.exit_code == 0 and found["ok"] and found["problems"] == [], found
+    assert found["archive"]["state"] == "no-remote" and found["archive"]["local_only"]
+    text = run(origin.work, monkeypatch, "doctor").stdout
+    expected = f"archive:       {ARCHIVE}: kept in this clone only (archive.localOnly; no "
+    assert f"\n{expected}remote 'origin')\n" in text, text
+
+    git(origin.work, "remote", "add", "origin", url)  # a remote again: the archive belongs there
+    result = run(origin.work, monkeypatch, "doctor")
+    assert result.exit_code == 1 and "origin lacks this clone's" in result.stdout, result.stdout

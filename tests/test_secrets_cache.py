@@ -5,17 +5,24 @@ new, and a session with nothing new starts no scan and loads no engine."""
 from __future__ import annotations
 
 import os
+import subprocess
 import tracemalloc
 from pathlib import Path
 
 import pytest
-from flow_helpers import SESSIONS, commit_all, init, ok, tool, write
+from flow_helpers import SESSIONS, commit_all, git, init, ok, tool, write
 from secret_fixtures import planted
 from synthetic import SessionBuilder, big_text, text, tool_call
 
 from gitclaw_compress.config import load_config
 from gitclaw_compress.secrets.check import ScanResult, SecretsFound, known_clean, scan_sessions
-from gitclaw_compress.secrets.cleanlines import CleanLines, cache_file, read_session
+from gitclaw_compress.secrets.cleanlines import (
+    CLEAN_LINES,
+    OLD_CLEAN_FILES,
+    CleanLines,
+    cache_file,
+    read_session,
+)
 from gitclaw_compress.secrets.engine import SKIP_RULES, scan_key
 from gitclaw_compress.secrets.parallel import ParallelGuard
 from gitclaw_compress.secrets.scan import skip_rules_digest
@@ -190,3 +197,54 @@ def test_the_scan_streams_a_session_instead_of_holding_its_lines(tmp_path: Path)
         tracemalloc.stop()
     assert result.findings == [] and result.files == 1
     assert peak < len(data) // 2, f"the scan held {peak:,} bytes of a {len(data):,}-byte file"
+
+
+def records(repo: Repository) -> set[str]:
+    return {path.name for path in (repo.git_dir / "gitclaw-compress" / CLEAN_LINES).iterdir()}
+
+
+def test_a_scan_that_records_drops_the_records_of_sessions_that_are_gone(tmp_path: Path) -> None:
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    gone = write(repo.root / SESSIONS / "gone.jsonl", session.data())
+    odd = write(repo.root / SESSIONS / "tab\tnew\nline é.jsonl", session.data())
+    scan_sessions(repo, [path, gone, odd], ScanResult())
+    kept = cache_file(repo.git_dir, REL).name
+    odd_record = cache_file(repo.git_dir, repo.relative(odd)).name
+    assert known_clean(repo, [odd])  # a path that needs escaping keeps its record
+    folder = repo.git_dir / "gitclaw-compress"
+    older_layout = write(folder / CLEAN_LINES / ("0" * 32), f"{scan_key()}\nlines\n".encode())
+    old_files = write(folder / OLD_CLEAN_FILES, b"0" * 64 + b"\n")
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    left_behind = write(folder / CLEAN_LINES / f"{kept}.{ended.pid}.tmp", b"partial")
+    running = write(folder / CLEAN_LINES / f"{odd_record}.{os.getpid()}.tmp", b"partial")
+    gone.unlink()
+
+    # Nothing new: nothing is saved, nothing pruned (a no-op `step` does no more than before).
+    scan_sessions(repo, [path], ScanResult())
+    assert cache_file(repo.git_dir, f"{SESSIONS}/gone.jsonl").exists() and old_files.exists()
+
+    session.user("one more task")
+    path.write_bytes(session.data())
+    scan_sessions(repo, [path], ScanResult())
+    assert records(repo) == {kept, odd_record, running.name}
+    assert not older_layout.exists() and not old_files.exists() and not left_behind.exists()
+    assert known_clean(repo, [path, odd])
+
+
+def test_the_records_of_another_work_tree_are_kept(tmp_path: Path) -> None:
+    # The work trees of a repository share its records: a session that only the other work
+    # tree holds is not gone.
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    commit_all(repo.root)
+    other_root = tmp_path / "other"
+    git(repo.root, "worktree", "add", "-q", str(other_root))
+    other = Repository(other_root)
+    only_there = write(other_root / SESSIONS / "b.jsonl", session.data())
+    scan_sessions(other, [only_there], ScanResult())
+    session.user("one more task")
+    path.write_bytes(session.data())
+    scan_sessions(repo, [path], ScanResult())  # saves, so prunes
+    assert known_clean(other, [only_there]) and known_clean(repo, [path])

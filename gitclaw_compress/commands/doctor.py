@@ -138,6 +138,21 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         )
     if compressed and archive["state"] in ("missing", "behind"):
         problems.append(f"{remote} lacks this clone's {ref}; send it with: gitclaw-compress push")
+    archive["local_only"] = config["archive.localOnly"]
+    if (
+        compressed
+        and archive["state"] == "no-remote"
+        and not archive["local_only"]
+        and not (unrestorable or history_only)  # whose fix already says to add the remote
+    ):
+        add = shell_line("git", "remote", "add", remote, "URL")
+        problems.append(
+            f"{plural(len(compressed), 'compressed session')} here, but no remote {remote!r} "
+            f"to send {ref} to: a fresh clone could not restore them; add it (`{add}`, or "
+            "set archive.remote to the remote you push to), then run: gitclaw-compress push; "
+            "to keep the archive in this clone on purpose, set archive.localOnly to true in "
+            "compression.json"
+        )
     return {
         "ok": not problems,
         "repository": str(repo.root),
@@ -189,6 +204,8 @@ ARCHIVE_STATES = {
 
 
 def archive_text(archive: dict[str, Any]) -> str:
+    if archive["state"] == "no-remote" and archive["local_only"]:
+        return f"kept in this clone only (archive.localOnly; no remote {archive['remote']!r})"
     add_remote = shell_line("git", "remote", "add", archive["remote"], "URL")
     return str(ARCHIVE_STATES[archive["state"]].format(add_remote=add_remote, **archive))
 
@@ -199,8 +216,9 @@ def archive_text(archive: dict[str, Any]) -> str:
 def command(config_path: Path | None, as_json: bool) -> None:
     """Check this clone: hooks installed, archive on the remote, every session restorable.
 
-    Exits 1 when a compressed session cannot be restored from this clone, or when the
-    remote lacks the archive that compressed sessions here need. Nothing is written.
+    Exits 1 when something needs your action: a compressed session cannot be restored from
+    this clone, the remote lacks the archive that compressed sessions here need, or there
+    is no remote to send it to (archive.localOnly: on purpose). Nothing is written.
     """
     repo = open_repo(Path.cwd())
     found = diagnose(repo, config_path)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -29,12 +28,10 @@ from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.remote import push_archive
 
 
-def _change_hook(change: Callable[[Repository], str], as_json: bool) -> None:
-    """Install or uninstall the hook here, and say what was done."""
-    repo = open_repo(Path.cwd())
-    message = change(repo)
+def _say(repo: Repository, message: str, as_json: bool, **more: object) -> None:
+    """What install or uninstall did, and how the hook stands now."""
     if as_json:
-        echo_json({"ok": True, "message": message, "hook": hook_state(repo).as_json()})
+        echo_json({"ok": True, "message": message, **more, "hook": hook_state(repo).as_json()})
         return
     click.echo(message)
 
@@ -50,18 +47,25 @@ def install_command(as_json: bool) -> None:
     becomes pre-push.legacy, which pre-commit runs. The hook records this interpreter, so it
     works without gitclaw-compress on PATH. `gitclaw-compress uninstall` undoes it.
     """
-    _change_hook(install, as_json)
+    repo = open_repo(Path.cwd())
+    _say(repo, install(repo), as_json)
 
 
 @click.command("uninstall")
 @json_option
 def uninstall_command(as_json: bool) -> None:
-    """Remove the pre-push hook that `install` wrote (and only that one).
+    """Remove the pre-push hook that `install` wrote (and only that one), wherever it is.
 
-    A hook that was there before `install` is put back. To undo the compression itself,
-    run `gitclaw-compress restore --all` and commit the result.
+    That is the hooks folder git uses now, every folder `install` wrote into (before
+    core.hooksPath changed), and .git/hooks. A hook that was there before `install` is put
+    back; other hooks are left alone. To undo the compression itself, run
+    `gitclaw-compress restore --all` and commit the result.
     """
-    _change_hook(uninstall, as_json)
+    repo = open_repo(Path.cwd())
+    done = uninstall(repo)
+    removed = [str(path) for path in done.removed]
+    restored = [str(path) for path in done.restored]
+    _say(repo, done.message, as_json, removed=removed, restored=restored)
 
 
 @click.command("pre-push")

@@ -33,6 +33,7 @@ from gitclaw_compress.formats.codex_history import (
     OUTPUT_TYPES,
     data_url_image,
     is_data_url,
+    patch_files,
     payload_of,
     rebuild,
     summary_record,
@@ -66,6 +67,26 @@ def event_type(entry: Entry) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+PATCH_NAMES_SHOWN = 3  # files a patch's descriptor names before "and N more"
+PATCH_NAMES_CHARS = 160  # and at most this many characters of them
+
+
+def patch_descriptor(name: str, patch: str) -> str | None:
+    """`apply_patch 'a.py', 'b.py', 'c.py' and 4 more`: the files a patch changes (as the
+    facts list them), the first few by name; None for a text that is no patch."""
+    paths = [path for path, _ in patch_files(patch)]
+    if not paths:
+        return None
+    shown: list[str] = []
+    for path in paths[:PATCH_NAMES_SHOWN]:
+        quoted = repr(stubs.cut(path, 80))
+        if shown and sum(len(item) + 2 for item in shown) + len(quoted) > PATCH_NAMES_CHARS:
+            break
+        shown.append(quoted)
+    more = len(paths) - len(shown)
+    return f"{name} {', '.join(shown)}" + (f" and {more} more" if more else "")
+
+
 def call_descriptor(name: str, arguments: object) -> str:
     """A tool call in a few words, for the stub of its output: "shell_command 'ls'"."""
     if isinstance(arguments, str):
@@ -73,9 +94,11 @@ def call_descriptor(name: str, arguments: object) -> str:
         try:
             arguments = orjson.loads(text)
         except orjson.JSONDecodeError:  # apply_patch input is a raw patch
-            files = PATCH_FILE.findall(text)
-            return f"{name} {stubs.cut(files[0][1], 80)!r}" if files else name
+            return patch_descriptor(name, text) or name
     if isinstance(arguments, dict):
+        patch = arguments.get("input")  # apply_patch as a function tool: {"input": patch}
+        if isinstance(patch, str) and (described := patch_descriptor(name, patch)):
+            return described
         for key in ("path", "file_path", "command", "cmd", "query", "url", "pattern"):
             value = arguments.get(key)
             if isinstance(value, list) and value and all(isinstance(v, str) for v in value):

@@ -250,6 +250,15 @@ def item_message(payload: dict[str, Any], line: int, model: str | None = None) -
     return None
 
 
+def patch_files(patch: str) -> tuple[tuple[str, str], ...]:
+    """Every file an `apply_patch` patch changes, once, in its order, and how."""
+    files: dict[str, str] = {}
+    for action, path in PATCH_FILE.findall(patch):
+        if path.strip():
+            files.setdefault(path.strip(), PATCH_EFFECTS[action])
+    return tuple(files.items())
+
+
 def _files_of_call(name: str | None, arguments: object) -> tuple[tuple[str, str], ...]:
     """The files a call reads or changes, and how: every file of an `apply_patch` patch, in
     its order, and `view_image`'s. Shell commands name no file Codex records."""
@@ -257,11 +266,7 @@ def _files_of_call(name: str | None, arguments: object) -> tuple[tuple[str, str]
         patch = arguments.get("input") if isinstance(arguments, dict) else arguments
         if not isinstance(patch, str):
             return ()
-        files: dict[str, str] = {}
-        for action, path in PATCH_FILE.findall(patch):
-            if path.strip():
-                files.setdefault(path.strip(), PATCH_EFFECTS[action])
-        return tuple(files.items())
+        return patch_files(patch)
     if name == "view_image" and isinstance(arguments, str):
         try:
             path = orjson.loads(arguments).get("path")

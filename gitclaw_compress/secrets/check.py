@@ -101,9 +101,12 @@ def known_clean(repo: Repository, paths: Sequence[Path]) -> bool:
 
 def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -> None:
     """Scan the lines of each file not recorded clean before (all of them the first time),
-    then record the clean ones: a line holding a finding is scanned on every run."""
-    from gitclaw_compress.secrets.cleanlines import CleanLines, read_session
+    then record the clean ones: a line holding a finding is scanned on every run. A run that
+    saved a record also drops the records of sessions that are gone (it cost a scan already;
+    a run with nothing new saves nothing and prunes nothing)."""
+    from gitclaw_compress.secrets.cleanlines import CleanLines, prune, read_session
 
+    saved = False
     for path in paths:
         name = repo.relative(path)
         result.files += 1
@@ -114,7 +117,10 @@ def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -
         unclean = {finding.line for finding in found}
         clean = [d for number, d in session.digests.items() if number not in unclean]
         if session.new_lines or record.sniff != session.sniff:
-            record.save(repo.git_dir, name, session.sniff, clean)
+            record.save(repo.git_dir, repo.root, name, session.sniff, clean)
+            saved = True
+    if saved:
+        prune(repo.git_dir, repo.root)
 
 
 def archive_objects(repo: Repository, ref: str) -> list[tuple[str, bool]]:

@@ -8,13 +8,16 @@ the baseline decides each time. The record holds digests of clean lines, never a
 
 `.git/gitclaw-compress/secrets-clean-lines/<sha256 of the path>`:
 
+    <work tree root>\t<path in it>
     <scan key>
     <format> <n> <whole> <digest of the first n lines>
     <digest of a clean line>
     …
 
-The second line pins the format: `detect` reads the first n lines (`whole`: all the lines
-the file had), so the same first n lines (and, when `whole`, no more) mean the same format.
+The first line names the session file (each part `unicode_escape`d, so one line whatever
+the path holds), so that `prune` can drop the records of files that are gone. The third
+pins the format: `detect` reads the first n lines (`whole`: all the lines the file had), so
+the same first n lines (and, when `whole`, no more) mean the same format.
 """
 
 from __future__ import annotations
@@ -35,7 +38,10 @@ if TYPE_CHECKING:
     from gitclaw_compress.formats.base import Format
 
 CLEAN_LINES = "secrets-clean-lines"
+# Session contents scanned clean, by hash: what an earlier version kept instead of these.
+OLD_CLEAN_FILES = "secrets-clean-files"
 DIGEST_BYTES = 16
+TEMP_SUFFIX = ".tmp"
 
 
 def line_digest(data: bytes) -> str:
@@ -45,6 +51,14 @@ def line_digest(data: bytes) -> str:
 def cache_file(git_dir: Path, name: str) -> Path:
     key = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return git_dir / "gitclaw-compress" / CLEAN_LINES / key
+
+
+def _escaped(text: str) -> str:
+    return text.encode("unicode_escape").decode("ascii")
+
+
+def _owner_line(root: Path, name: str) -> str:
+    return f"{_escaped(str(root))}\t{_escaped(name)}"
 
 
 @dataclass
@@ -73,24 +87,83 @@ class CleanLines:
             rows = cache_file(git_dir, name).read_text().split("\n")
         except OSError:
             return cls()
-        if len(rows) < 2 or rows[0] != scan_key():
-            return cls()  # another engine, confidence or set of skip rules: scan it all
-        parts = rows[1].split(" ")
+        # Another path (a record of the older layout), another engine, confidence or set of
+        # skip rules: scan it all. Any work tree's record of this path will do.
+        if len(rows) < 3 or not rows[0].endswith(f"\t{_escaped(name)}") or rows[1] != scan_key():
+            return cls()
+        parts = rows[2].split(" ")
         if len(parts) != 4 or not parts[1].isdigit():
             return cls()
         sniff = Sniff(parts[0], int(parts[1]), parts[2] == "1", parts[3])
-        return cls(sniff, {row for row in rows[2:] if row})
+        return cls(sniff, {row for row in rows[3:] if row})
 
     def fits(self, format_name: str) -> bool:
         return self.sniff is not None and self.sniff.format == format_name
 
-    def save(self, git_dir: Path, name: str, sniff: Sniff, clean: Iterable[str]) -> None:
+    def save(
+        self, git_dir: Path, root: Path, name: str, sniff: Sniff, clean: Iterable[str]
+    ) -> None:
         path = cache_file(git_dir, name)
         path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        body = "\n".join([scan_key(), sniff.text(), *sorted(set(clean))])
+        temp = path.with_name(f"{path.name}.{os.getpid()}{TEMP_SUFFIX}")
+        owner = _owner_line(root, name)
+        body = "\n".join([owner, scan_key(), sniff.text(), *sorted(set(clean))])
         temp.write_text(body + "\n")
         os.replace(temp, path)
+
+
+def _gone(record: Path, root: Path) -> bool:
+    """Whether the session file a record names exists neither in the work tree that wrote
+    the record nor in this one (records are shared by the work trees of a repository)."""
+    try:
+        with open(record, "rb") as handle:
+            owner = handle.readline(64 * 1024).rstrip(b"\n").decode("ascii")
+        wrote_in, name = (
+            part.encode("ascii").decode("unicode_escape") for part in owner.split("\t")
+        )
+    except (OSError, ValueError):  # unreadable, or the older layout without the first line
+        return True
+    try:
+        return not (Path(wrote_in) / name).exists() and not (root / name).exists()
+    except OSError:  # a path this system cannot even look up (too long): keep the record
+        return False
+
+
+def _stale_temp(path: Path) -> bool:
+    """A temp file whose writer (the pid in its name) is no longer running."""
+    pid = path.name.removesuffix(TEMP_SUFFIX).rpartition(".")[2]
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # it runs, as another user
+    return False
+
+
+def prune(git_dir: Path, root: Path) -> list[Path]:
+    """Remove the records of session files that are gone, temp files their writer left
+    behind, and what an older version recorded; the paths removed. Run after a scan that
+    saved a record (it loaded the engine anyway), never on a run with nothing new."""
+    folder = git_dir / "gitclaw-compress"
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder / CLEAN_LINES))
+    except OSError:
+        entries = []
+    for entry in entries:
+        path = Path(entry.path)
+        stale = _stale_temp(path) if entry.name.endswith(TEMP_SUFFIX) else _gone(path, root)
+        if stale:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    old = folder / OLD_CLEAN_FILES
+    if old.exists():
+        old.unlink(missing_ok=True)
+        removed.append(old)
+    return removed
 
 
 def _sniff_digest(lines: Iterable[RawLine]) -> str:
