@@ -113,8 +113,11 @@ def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -
         result.findings.extend(found)
         unclean = {finding.line for finding in found}
         clean = [d for number, d in session.digests.items() if number not in unclean]
-        if session.new_lines or record.sniff != session.sniff:
-            record.save(repo.git_dir, name, session.sniff, clean)
+        # The stat vouches for the whole file: only when no line holds a finding.
+        stat = session.stat if not found and session.stat.trusted else None
+        same_stat = record.stat is None if stat is None else stat.same_file(record.stat)
+        if session.new_lines or record.sniff != session.sniff or not same_stat:
+            record.save(repo.git_dir, name, session.sniff, clean, stat)
 
 
 def archive_objects(repo: Repository, ref: str) -> list[tuple[str, bool]]:

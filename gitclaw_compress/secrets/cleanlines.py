@@ -10,11 +10,14 @@ the baseline decides each time. The record holds digests of clean lines, never a
 
     <scan key>
     <format> <n> <whole> <digest of the first n lines>
+    stat <size> <mtime_ns> <ctime_ns> <inode> <device> <when the stat was taken, ns>
     <digest of a clean line>
     …
 
 The second line pins the format: `detect` reads the first n lines (`whole`: all the lines
 the file had), so the same first n lines (and, when `whole`, no more) mean the same format.
+The stat line (only when every line of the file was clean) lets a later run trust an
+unchanged file without reading it, as git's index does; see `FileStat`.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from gitclaw_compress.core.lines import RawLine, iter_lines
 from gitclaw_compress.secrets.engine import scan_key
@@ -36,6 +40,9 @@ if TYPE_CHECKING:
 
 CLEAN_LINES = "secrets-clean-lines"
 DIGEST_BYTES = 16
+STAT = "stat"
+RACY_NS = 1_000_000_000  # a file changed less than this before its stat was taken
+clock = time.time_ns  # when a stat is taken (tests move it on, instead of sleeping)
 
 
 def line_digest(data: bytes) -> str:
@@ -60,12 +67,71 @@ class Sniff:
         return f"{self.format} {self.lines} {int(self.whole)} {self.digest}"
 
 
+@dataclass(frozen=True)
+class FileStat:
+    """What git's index keeps of a file to trust it unchanged without reading it: size,
+    mtime, ctime, inode and device, and when the stat was taken (`taken_ns`, read before the
+    stat and before the file is read).
+
+    The racy rule, as git's: a timestamp has a granularity (a filesystem's, the kernel's
+    coarse clock), so a file changed again within it after the stat can keep the same stat.
+    A stat is trusted only when the file's mtime and ctime are a second or more older than
+    `taken_ns`; a later change then gets a newer timestamp and no longer matches."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    device: int
+    taken_ns: int
+
+    @classmethod
+    def of(cls, handle: IO[bytes]) -> FileStat:
+        """The stat of an open file, before it is read: what was read is that file or newer
+        (a change during the read makes the stat differ at the next look)."""
+        taken = clock()
+        stat = os.fstat(handle.fileno())
+        return cls(
+            stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev, taken
+        )
+
+    @classmethod
+    def parse(cls, row: str) -> FileStat | None:
+        parts = row.split(" ")
+        if len(parts) != 7 or parts[0] != STAT or not all(p.isdigit() for p in parts[1:]):
+            return None
+        return cls(*(int(part) for part in parts[1:]))
+
+    def text(self) -> str:
+        fields = (self.size, self.mtime_ns, self.ctime_ns, self.inode, self.device)
+        return " ".join([STAT, *(str(value) for value in fields), str(self.taken_ns)])
+
+    @property
+    def trusted(self) -> bool:
+        return max(self.mtime_ns, self.ctime_ns) + RACY_NS <= self.taken_ns
+
+    def matches(self, stat: os.stat_result) -> bool:
+        return (
+            stat.st_size == self.size
+            and stat.st_mtime_ns == self.mtime_ns
+            and stat.st_ctime_ns == self.ctime_ns
+            and stat.st_ino == self.inode
+            and stat.st_dev == self.device
+        )
+
+    def same_file(self, other: FileStat | None) -> bool:
+        """The same stat, whenever it was taken."""
+        return other is not None and replace(other, taken_ns=self.taken_ns) == self
+
+
 @dataclass
 class CleanLines:
-    """What was recorded for one session file under the current scan key (empty if none)."""
+    """What was recorded for one session file under the current scan key (empty if none).
+    `stat`: the file had this stat, trusted, when every one of its lines was scanned clean."""
 
     sniff: Sniff | None = None
     digests: set[str] = field(default_factory=set)
+    stat: FileStat | None = None
 
     @classmethod
     def load(cls, git_dir: Path, name: str) -> CleanLines:
@@ -79,16 +145,36 @@ class CleanLines:
         if len(parts) != 4 or not parts[1].isdigit():
             return cls()
         sniff = Sniff(parts[0], int(parts[1]), parts[2] == "1", parts[3])
-        return cls(sniff, {row for row in rows[2:] if row})
+        stat = FileStat.parse(rows[2]) if len(rows) > 2 else None
+        digests = rows[3:] if stat is not None else rows[2:]
+        return cls(sniff, {row for row in digests if row}, stat)
 
     def fits(self, format_name: str) -> bool:
         return self.sniff is not None and self.sniff.format == format_name
 
-    def save(self, git_dir: Path, name: str, sniff: Sniff, clean: Iterable[str]) -> None:
+    def unchanged(self, path: Path) -> bool:
+        """Whether the file still has the trusted stat it had when every line was clean."""
+        if self.stat is None or not self.stat.trusted:
+            return False
+        try:
+            return self.stat.matches(os.stat(path))
+        except OSError:
+            return False
+
+    def save(
+        self,
+        git_dir: Path,
+        name: str,
+        sniff: Sniff,
+        clean: Iterable[str],
+        stat: FileStat | None = None,
+    ) -> None:
+        """Record the clean lines; `stat` only when every line of the file was clean."""
         path = cache_file(git_dir, name)
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        body = "\n".join([scan_key(), sniff.text(), *sorted(set(clean))])
+        rows = [scan_key(), sniff.text(), *([stat.text()] if stat is not None else [])]
+        body = "\n".join([*rows, *sorted(set(clean))])
         temp.write_text(body + "\n")
         os.replace(temp, path)
 
@@ -102,14 +188,19 @@ def _sniff_digest(lines: Iterable[RawLine]) -> str:
 
 def known_clean_file(git_dir: Path, name: str, path: Path) -> bool:
     """Whether every line of the file was recorded clean, with the same first lines (so the
-    same format): then there is nothing to scan and the engine need not load."""
+    same format): then there is nothing to scan and the engine need not load. A file with the
+    trusted stat it had when it was scanned clean is not read; one that was read and found
+    clean gets its stat recorded, so that the next run need not read it."""
     record = CleanLines.load(git_dir, name)
     sniff = record.sniff
     if sniff is None or not record.digests:
         return False
+    if record.unchanged(path):
+        return True
     head: list[RawLine] = []
     count = 0
     with open(path, "rb") as handle:
+        stat = FileStat.of(handle)
         for line in iter_lines(handle):
             count += 1
             if count <= sniff.lines:
@@ -118,7 +209,11 @@ def known_clean_file(git_dir: Path, name: str, path: Path) -> bool:
                 return False
     if count < sniff.lines or (sniff.whole and count != sniff.lines):
         return False
-    return _sniff_digest(head) == sniff.digest
+    if _sniff_digest(head) != sniff.digest:
+        return False
+    if stat.trusted:
+        record.save(git_dir, name, sniff, record.digests, stat)
+    return True
 
 
 class SessionLines:
@@ -127,9 +222,15 @@ class SessionLines:
     read through, `digests` holds every line's digest and `sniff` what `detect` read."""
 
     def __init__(
-        self, fmt: Format, head: list[RawLine], rest: Iterator[RawLine], known: set[str]
+        self,
+        fmt: Format,
+        head: list[RawLine],
+        rest: Iterator[RawLine],
+        known: set[str],
+        stat: FileStat,
     ) -> None:
         self.format = fmt
+        self.stat = stat  # taken before the first line was read
         self.digests: dict[int, str] = {}  # line number -> digest, of every line
         self.new_lines = 0
         self._head = head
@@ -164,7 +265,8 @@ def read_session(path: Path, name: str, record: CleanLines) -> Iterator[SessionL
             yield line
 
     with open(path, "rb") as handle:
+        stat = FileStat.of(handle)
         lines = iter_lines(handle)
         fmt = detect(counted(lines), name)
         known = record.digests if record.fits(fmt.name) else set()
-        yield SessionLines(fmt, consumed, lines, known)
+        yield SessionLines(fmt, consumed, lines, known, stat)
