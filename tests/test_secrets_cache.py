@@ -18,8 +18,8 @@ from synthetic import SessionBuilder, big_text, text, tool_call
 
 from gitclaw_compress.config import load_config
 from gitclaw_compress.secrets import cleanlines
-from gitclaw_compress.secrets.check import ScanResult, SecretsFound, known_clean, scan_sessions
-from gitclaw_compress.secrets.cleanlines import CleanLines, cache_file, read_session
+from gitclaw_compress.secrets.check import ScanResult, SecretsFound, scan_sessions
+from gitclaw_compress.secrets.cleanlines import CleanLines, cache_file, known_clean, read_session
 from gitclaw_compress.secrets.engine import SKIP_RULES, scan_key
 from gitclaw_compress.secrets.parallel import ParallelGuard
 from gitclaw_compress.secrets.scan import skip_rules_digest

@@ -92,13 +92,6 @@ def baseline_for(repo: Repository, config: Config) -> Baseline:
     return Baseline(repo.root / config["scan.baseline"])
 
 
-def known_clean(repo: Repository, paths: Sequence[Path]) -> bool:
-    """Whether every line of every file was scanned before with no finding."""
-    from gitclaw_compress.secrets.cleanlines import known_clean_file
-
-    return all(known_clean_file(repo.git_dir, repo.relative(path), path) for path in paths)
-
-
 def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -> None:
     """Scan the lines of each file not recorded clean before (all of them the first time),
     then record the clean ones: a line holding a finding is scanned on every run."""

@@ -26,7 +26,7 @@ import hashlib
 import itertools
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,6 +37,7 @@ from gitclaw_compress.secrets.engine import scan_key
 
 if TYPE_CHECKING:
     from gitclaw_compress.formats.base import Format
+    from gitclaw_compress.store.repository import Repository
 
 CLEAN_LINES = "secrets-clean-lines"
 DIGEST_BYTES = 16
@@ -214,6 +215,12 @@ def known_clean_file(git_dir: Path, name: str, path: Path) -> bool:
     if stat.trusted:
         record.save(git_dir, name, sniff, record.digests, stat)
     return True
+
+
+def known_clean(repo: Repository, paths: Sequence[Path]) -> bool:
+    """Whether every line of every file was scanned before with no finding (imports no
+    more of the scan than this module: a no-op run asks only this)."""
+    return all(known_clean_file(repo.git_dir, repo.relative(path), path) for path in paths)
 
 
 class SessionLines:
