@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from gitclaw_compress.core.lines import RawLine, iter_lines
+from gitclaw_compress.core.lines import READ_BUFFER, RawLine, iter_lines
 from gitclaw_compress.secrets.engine import scan_key
 
 if TYPE_CHECKING:
@@ -200,7 +200,7 @@ def known_clean_file(git_dir: Path, name: str, path: Path) -> bool:
         return True
     head: list[RawLine] = []
     count = 0
-    with open(path, "rb") as handle:
+    with open(path, "rb", buffering=READ_BUFFER) as handle:
         stat = FileStat.of(handle)
         for line in iter_lines(handle):
             count += 1
@@ -271,7 +271,7 @@ def read_session(path: Path, name: str, record: CleanLines) -> Iterator[SessionL
             consumed.append(line)
             yield line
 
-    with open(path, "rb") as handle:
+    with open(path, "rb", buffering=READ_BUFFER) as handle:
         stat = FileStat.of(handle)
         lines = iter_lines(handle)
         fmt = detect(counted(lines), name)
