@@ -140,9 +140,13 @@ def test_a_file_unchanged_since_its_clean_scan_is_not_read(
     with monkeypatch.context() as patched:
         unread(patched)
         assert known_clean(repo, [path])  # by its stat alone
-    session.assistant(text("one more line"))
-    path.write_bytes(session.data())
-    assert not known_clean(repo, [path])  # another size and times: read, a new line
+        session.assistant(text("one more line"))
+        with open(path, "ab") as handle:  # as an agent appends: the same inode, grown
+            handle.write(session.data().splitlines(keepends=True)[-1])
+        assert not known_clean(repo, [path])  # grown: the scan reads it, once
+    assert new_lines(repo, path) == [len(session.data().splitlines())]
+    path.write_bytes(session.data()[:-10])  # shorter: read to tell
+    assert not known_clean(repo, [path])
 
 
 def test_a_same_size_rewrite_within_the_second_is_read_again(tmp_path: Path) -> None:

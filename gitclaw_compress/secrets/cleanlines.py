@@ -120,6 +120,10 @@ class FileStat:
             and stat.st_dev == self.device
         )
 
+    def appended(self, stat: os.stat_result) -> bool:
+        """The same file, grown: an agent appended to it (lines to scan, as a rule)."""
+        return stat.st_ino == self.inode and stat.st_dev == self.device and stat.st_size > self.size
+
     def same_file(self, other: FileStat | None) -> bool:
         """The same stat, whenever it was taken."""
         return other is not None and replace(other, taken_ns=self.taken_ns) == self
@@ -153,14 +157,20 @@ class CleanLines:
     def fits(self, format_name: str) -> bool:
         return self.sniff is not None and self.sniff.format == format_name
 
-    def unchanged(self, path: Path) -> bool:
-        """Whether the file still has the trusted stat it had when every line was clean."""
+    def by_stat(self, path: Path) -> bool | None:
+        """Whether the file is still all clean, answered by its stat alone: True when it has
+        the trusted stat it had when every line was clean, False when it only grew since
+        (an append: the new lines need the scan, no need to read the rest twice); None when
+        the stat cannot tell (the file must be read)."""
         if self.stat is None or not self.stat.trusted:
-            return False
+            return None
         try:
-            return self.stat.matches(os.stat(path))
+            stat = os.stat(path)
         except OSError:
-            return False
+            return None
+        if self.stat.matches(stat):
+            return True
+        return False if self.stat.appended(stat) else None
 
     def save(
         self,
@@ -190,14 +200,15 @@ def _sniff_digest(lines: Iterable[RawLine]) -> str:
 def known_clean_file(git_dir: Path, name: str, path: Path) -> bool:
     """Whether every line of the file was recorded clean, with the same first lines (so the
     same format): then there is nothing to scan and the engine need not load. A file with the
-    trusted stat it had when it was scanned clean is not read; one that was read and found
-    clean gets its stat recorded, so that the next run need not read it."""
+    trusted stat it had when it was scanned clean is not read, nor one that only grew since;
+    one that was read and found clean gets its stat recorded, for the next run."""
     record = CleanLines.load(git_dir, name)
     sniff = record.sniff
     if sniff is None or not record.digests:
         return False
-    if record.unchanged(path):
-        return True
+    answer = record.by_stat(path)
+    if answer is not None:
+        return answer
     head: list[RawLine] = []
     count = 0
     with open(path, "rb", buffering=READ_BUFFER) as handle:
