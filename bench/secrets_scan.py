@@ -105,7 +105,7 @@ class Table:
     def row(self, case: str, base: str | None = None) -> str:
         wall, cpu = self.median(case)
         walls = [r[0] for r in self.samples[case]]
-        line = f"| {case} | {wall:.2f} ({min(walls):.2f}-{max(walls):.2f}) | {cpu:.2f} |"
+        line = f"| {case} | {wall:.2f} ({min(walls):.2f}-{max(walls):.2f}) | {cpu:.3f} |"
         if base is None:
             return line + " |"
         base_wall, base_cpu = self.median(base)
