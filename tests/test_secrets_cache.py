@@ -149,6 +149,26 @@ def test_a_file_unchanged_since_its_clean_scan_is_not_read(
     assert not known_clean(repo, [path])
 
 
+def test_a_recorded_stat_that_no_longer_matches_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    with monkeypatch.context() as patched:
+        later(patched)
+        scanned(repo, path)
+    assert CleanLines.load(repo.git_dir, REL).stat is not None
+    copy = path.with_name("copy.jsonl")  # the same lines in a new file, as a checkout writes
+    copy.write_bytes(path.read_bytes())
+    os.replace(copy, path)
+    assert known_clean(repo, [path])  # another inode: read, every line clean
+    assert CleanLines.load(repo.git_dir, REL).stat is None  # just written: racy, not kept
+    later(monkeypatch)
+    assert known_clean(repo, [path])
+    stat = CleanLines.load(repo.git_dir, REL).stat
+    assert stat is not None and stat.matches(os.stat(path))
+
+
 def test_a_same_size_rewrite_within_the_second_is_read_again(tmp_path: Path) -> None:
     # The rewrite keeps size, inode and (set back with os.utime) mtime: only the racy rule
     # keeps the stat from vouching for it. The scan ran within a second of the last change

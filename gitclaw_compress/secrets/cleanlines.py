@@ -223,8 +223,10 @@ def known_clean_file(git_dir: Path, name: str, path: Path) -> bool:
         return False
     if _sniff_digest(head) != sniff.digest:
         return False
-    if stat.trusted:
-        record.save(git_dir, name, sniff, record.digests, stat)
+    # The record's stat (if any) did not match: keep this one, or none if it is racy.
+    fresh = stat if stat.trusted else None
+    if fresh is not None or record.stat is not None:
+        record.save(git_dir, name, sniff, record.digests, fresh)
     return True
 
 
