@@ -5,13 +5,17 @@ on (interleaved runs, medians of wall time and of CPU time of the whole process)
 - the first `compress` of the largest file (nothing scanned before);
 - the GitClaw flow: that session, all but its last turn compressed by `step` and committed,
   then the last turn appended and `step` run again: with the record of clean lines the last
-  `step` left (a local clone) and without it (a fresh CI checkout); and a no-op `step`.
+  `step` left (a local clone) and without it (a fresh CI checkout); and a no-op `step`, in a
+  fresh copy of the repository each time and again and again in the same one (a second `step`,
+  the hook after `step`: there the scan trusts the file's stat and does not read it).
 
-    python bench/secrets_scan.py [RUNS] [--compile] [--mb N]
+    python bench/secrets_scan.py [RUNS] [--compile] [--mb N] [--baseline DIR]
 
 `--compile` also times compiling the rules into an empty cache (what a fresh machine pays);
 `--mb N` also measures the first `compress` of a synthetic pi session of N MB
-(bench/benchmark.py's generator).
+(bench/benchmark.py's generator); `--baseline DIR` (a source tree of another version, e.g.
+`git archive` of an older commit, unpacked) runs every scan-on case in that version too, in
+the same interleaved rounds.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ TOOL = [sys.executable, "-m", "gitclaw_compress"]
 REL = ".GITCLAW/state/sessions/big.jsonl"
 SETTINGS = '"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1}'
 RECORDS = Path(".git") / "gitclaw-compress"
+# Each version measured: suffix of its case names -> extra environment (this tree: none).
+VERSIONS: dict[str, dict[str, str]] = {"": {}}
 
 
 def _bytecode_cached(folder: Path) -> None:
@@ -47,11 +53,12 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _timed(cwd: Path, *args: str) -> tuple[float, float]:
+def _timed(cwd: Path, *args: str, version: str = "") -> tuple[float, float]:
     """Wall and CPU seconds of one whole process (all its threads)."""
+    env = {**os.environ, **VERSIONS[version]}
     cpu = _children_cpu()
     start = time.perf_counter()
-    done = subprocess.run([*TOOL, *args], cwd=cwd, capture_output=True, check=False)
+    done = subprocess.run([*TOOL, *args], cwd=cwd, capture_output=True, check=False, env=env)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)}: exit {done.returncode}: {done.stderr.decode()}")
@@ -98,7 +105,7 @@ class Table:
     def row(self, case: str, base: str | None = None) -> str:
         wall, cpu = self.median(case)
         walls = [r[0] for r in self.samples[case]]
-        line = f"| {case} | {wall:.2f} ({min(walls):.2f}-{max(walls):.2f}) | {cpu:.2f} |"
+        line = f"| {case} | {wall:.2f} ({min(walls):.2f}-{max(walls):.2f}) | {cpu:.3f} |"
         if base is None:
             return line + " |"
         base_wall, base_cpu = self.median(base)
@@ -149,18 +156,20 @@ def first_compress(largest: Path, runs: int, root: Path) -> None:
     repo = _repo(root / f"first-{largest.stem}")
     target = repo / REL
 
-    def run(config: str | None) -> Callable[[], tuple[float, float]]:
+    def run(config: str | None, version: str = "") -> Callable[[], tuple[float, float]]:
         def once() -> tuple[float, float]:
             shutil.copyfile(largest, target)
             target.chmod(0o644)
             _forget(repo)
             if config is None:
                 return _timed(repo, "scan", "--no-archive", REL)
-            return _timed(repo, "compress", REL, "--config", config)
+            return _timed(repo, "compress", REL, "--config", config, version=version)
 
         return once
 
-    table = interleaved(runs, {"off": run("off.json"), "on": run("on.json"), "scan": run(None)})
+    cases = {"off": run("off.json"), "scan": run(None)}
+    cases.update({f"on{v}": run("on.json", v) for v in VERSIONS})
+    table = interleaved(runs, cases)
     size = largest.stat().st_size / 1e6
     scan_wall, scan_cpu = table.median("scan")
     print(f"\n{largest.name} {size:.2f} MB, {runs} interleaved runs, medians")
@@ -168,7 +177,8 @@ def first_compress(largest: Path, runs: int, root: Path) -> None:
     print("| first `compress` of it | wall s (min-max) | CPU s | the scan adds |")
     print("|---|---:|---:|---|")
     print(table.row("off").replace("| off |", "| scan off |"))
-    print(table.row("on", "off").replace("| on |", "| scan on |"))
+    for version in VERSIONS:
+        print(table.row(f"on{version}", "off").replace("| on", "| scan on"))
 
 
 def gitclaw_flow(largest: Path, runs: int, root: Path) -> None:
@@ -190,7 +200,9 @@ def gitclaw_flow(largest: Path, runs: int, root: Path) -> None:
     _git(template, "commit", "-qm", "compressed")
     turn = b"".join(lines[last_turn:])
 
-    def run(config: str, record: bool, append: bool = True) -> Callable[[], tuple[float, float]]:
+    def run(
+        config: str, record: bool, append: bool = True, version: str = ""
+    ) -> Callable[[], tuple[float, float]]:
         def once() -> tuple[float, float]:
             work = root / "work"
             shutil.rmtree(work, ignore_errors=True)
@@ -200,33 +212,51 @@ def gitclaw_flow(largest: Path, runs: int, root: Path) -> None:
             if append:
                 with open(work / REL, "ab") as handle:
                     handle.write(turn)
-            return _timed(work, "step", "--config", config)
+            return _timed(work, "step", "--config", config, version=version)
 
         return once
 
+    def again(config: str, version: str = "") -> Callable[[], tuple[float, float]]:
+        """A no-op `step` in the same clone each time (the warm-up run records the stats)."""
+        work = root / f"same{len(list(root.glob('same*')))}"
+        shutil.copytree(template, work, symlinks=True)
+        return lambda: _timed(work, "step", "--config", config, version=version)
+
     cases = {
         "scan off": run("off.json", True),
-        "scan on, clean lines recorded (local)": run("on.json", True),
-        "scan on, no record (fresh checkout)": run("on.json", False),
         "no-op step, scan off": run("off.json", True, append=False),
-        "no-op step, scan on": run("on.json", True, append=False),
+        "no-op step in the same clone, scan off": again("off.json"),
     }
+    for v in VERSIONS:
+        cases[f"scan on, clean lines recorded (local){v}"] = run("on.json", True, version=v)
+        cases[f"scan on, no record (fresh checkout){v}"] = run("on.json", False, version=v)
+        cases[f"no-op step, scan on{v}"] = run("on.json", True, append=False, version=v)
+        cases[f"no-op step in the same clone, scan on{v}"] = again("on.json", v)
+    # A stat is trusted a second after the file's last change (its ctime: the copy).
+    time.sleep(1.1)
     table = interleaved(runs, cases)
     kb = len(turn) / 1e3
     print(f"\nGitClaw flow: committed compressed session + one appended turn ({kb:.0f} KB)")
     print("| `step` | wall s (min-max) | CPU s | the scan adds |")
     print("|---|---:|---:|---|")
     print(table.row("scan off"))
-    print(table.row("scan on, clean lines recorded (local)", "scan off"))
-    print(table.row("scan on, no record (fresh checkout)", "scan off"))
-    print(table.row("no-op step, scan off"))
-    print(table.row("no-op step, scan on", "no-op step, scan off"))
+    for v in VERSIONS:
+        print(table.row(f"scan on, clean lines recorded (local){v}", "scan off"))
+        print(table.row(f"scan on, no record (fresh checkout){v}", "scan off"))
+    for noop in ("no-op step", "no-op step in the same clone"):
+        print(table.row(f"{noop}, scan off"))
+        for v in VERSIONS:
+            print(table.row(f"{noop}, scan on{v}", f"{noop}, scan off"))
 
 
 def main() -> None:
     argv = sys.argv[1:]
-    args = [a for i, a in enumerate(argv) if not a.startswith("--") and argv[i - 1] != "--mb"]
+    valued = ("--mb", "--baseline")
+    args = [a for i, a in enumerate(argv) if not a.startswith("--") and argv[i - 1] not in valued]
     runs = int(args[0]) if args else 5
+    if "--baseline" in argv:
+        baseline = Path(argv[argv.index("--baseline") + 1]).resolve()
+        VERSIONS[" (baseline)"] = {"PYTHONPATH": str(baseline)}
     files = sorted(CORPUS.glob("*/*.jsonl"))
     findings_per_format(files)
     engine_start("--compile" in sys.argv)  # the engine alone, in a bare interpreter

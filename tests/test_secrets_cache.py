@@ -6,21 +6,26 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 from flow_helpers import SESSIONS, commit_all, git, init, ok, tool, write
 from secret_fixtures import planted
 from synthetic import SessionBuilder, big_text, text, tool_call
 
 from gitclaw_compress.config import load_config
-from gitclaw_compress.secrets.check import ScanResult, SecretsFound, known_clean, scan_sessions
+from gitclaw_compress.secrets import cleanlines
+from gitclaw_compress.secrets.check import ScanResult, SecretsFound, scan_sessions
 from gitclaw_compress.secrets.cleanlines import (
     CLEAN_LINES,
     OLD_CLEAN_FILES,
     CleanLines,
     cache_file,
+    known_clean,
     read_session,
 )
 from gitclaw_compress.secrets.engine import SKIP_RULES, scan_key
@@ -114,6 +119,122 @@ def test_a_record_under_another_scan_key_is_not_trusted(
     monkeypatch.setattr("gitclaw_compress.secrets.cleanlines.scan_key", lambda: other)
     assert not known_clean(repo, [path])
     assert len(new_lines(repo, path)) == len(session.data().splitlines())
+
+
+def later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stats taken from now on are taken two seconds after the file's last change, as when
+    a session is scanned a while after the agent wrote it (no sleep needed)."""
+    monkeypatch.setattr(cleanlines, "clock", lambda: time.time_ns() + 2 * 10**9)
+
+
+def unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From now on, reading a session's lines for the record fails the test."""
+
+    def refuse(handle: object) -> Iterator[object]:
+        raise AssertionError("the session file was read")
+
+    monkeypatch.setattr(cleanlines, "iter_lines", refuse)
+
+
+def test_a_file_unchanged_since_its_clean_scan_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    later(monkeypatch)
+    assert scanned(repo, path).findings == []
+    stat = CleanLines.load(repo.git_dir, REL).stat
+    assert stat is not None and stat.trusted and stat.matches(os.stat(path))
+    with monkeypatch.context() as patched:
+        unread(patched)
+        assert known_clean(repo, [path])  # by its stat alone
+        session.assistant(text("one more line"))
+        with open(path, "ab") as handle:  # as an agent appends: the same inode, grown
+            handle.write(session.data().splitlines(keepends=True)[-1])
+        assert not known_clean(repo, [path])  # grown: the scan reads it, once
+    assert new_lines(repo, path) == [len(session.data().splitlines())]
+    path.write_bytes(session.data()[:-10])  # shorter: read to tell
+    assert not known_clean(repo, [path])
+
+
+def test_a_recorded_stat_that_no_longer_matches_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    with monkeypatch.context() as patched:
+        later(patched)
+        scanned(repo, path)
+    assert CleanLines.load(repo.git_dir, REL).stat is not None
+    copy = path.with_name("copy.jsonl")  # the same lines in a new file, as a checkout writes
+    copy.write_bytes(path.read_bytes())
+    os.replace(copy, path)
+    assert known_clean(repo, [path])  # another inode: read, every line clean
+    assert CleanLines.load(repo.git_dir, REL).stat is None  # just written: racy, not kept
+    later(monkeypatch)
+    assert known_clean(repo, [path])
+    stat = CleanLines.load(repo.git_dir, REL).stat
+    assert stat is not None and stat.matches(os.stat(path))
+
+
+def test_a_same_size_rewrite_within_the_second_is_read_again(tmp_path: Path) -> None:
+    # The rewrite keeps size, inode and (set back with os.utime) mtime: only the racy rule
+    # keeps the stat from vouching for it. The scan ran within a second of the last change
+    # (mtime set an hour back: the ctime is still now), so no stat was recorded.
+    line, _ = SECRETS["stripe"]
+    escaped = orjson.dumps(line)[1:-1]
+    session = clean_session()
+    session.user("task " + "x" * len(escaped))
+    data = session.data()
+    repo, path = repository(tmp_path, data)
+    hour_ago = time.time_ns() - 3600 * 10**9
+    os.utime(path, ns=(hour_ago, hour_ago))
+    assert scanned(repo, path).findings == []
+    assert CleanLines.load(repo.git_dir, REL).stat is None  # racy: not trusted
+    before = os.stat(path)
+    assert data.count(b"x" * len(escaped)) == 1
+    with open(path, "r+b") as handle:  # in place: the same inode
+        handle.write(data.replace(b"x" * len(escaped), escaped))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ino,
+    )
+    assert not known_clean(repo, [path])
+    assert [f.rule for f in scanned(repo, path).findings] == ["stripe-access-token"]
+
+
+def test_a_stat_is_recorded_only_for_a_file_with_no_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = clean_session()
+    line, _ = SECRETS["github"]
+    session.user(f"use this: {line}")
+    repo, path = repository(tmp_path, session.data())
+    later(monkeypatch)
+    assert len(scanned(repo, path).findings) == 1
+    assert CleanLines.load(repo.git_dir, REL).stat is None
+    assert not known_clean(repo, [path])
+
+
+def test_a_file_read_and_found_clean_gets_its_stat_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Scanned right after it was written (as `step` scans the lines it wrote): no stat. A
+    # later check reads it, finds every line clean and records the stat for the next one.
+    session = clean_session()
+    repo, path = repository(tmp_path, session.data())
+    scanned(repo, path)
+    assert CleanLines.load(repo.git_dir, REL).stat is None
+    assert known_clean(repo, [path])  # read: every line recorded
+    assert CleanLines.load(repo.git_dir, REL).stat is None  # still within the second
+    later(monkeypatch)
+    assert known_clean(repo, [path])
+    assert CleanLines.load(repo.git_dir, REL).stat is not None
+    unread(monkeypatch)
+    assert known_clean(repo, [path])
 
 
 def test_a_record_for_other_first_lines_is_not_trusted(tmp_path: Path) -> None:

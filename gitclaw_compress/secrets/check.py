@@ -92,13 +92,6 @@ def baseline_for(repo: Repository, config: Config) -> Baseline:
     return Baseline(repo.root / config["scan.baseline"])
 
 
-def known_clean(repo: Repository, paths: Sequence[Path]) -> bool:
-    """Whether every line of every file was scanned before with no finding."""
-    from gitclaw_compress.secrets.cleanlines import known_clean_file
-
-    return all(known_clean_file(repo.git_dir, repo.relative(path), path) for path in paths)
-
-
 def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -> None:
     """Scan the lines of each file not recorded clean before (all of them the first time),
     then record the clean ones: a line holding a finding is scanned on every run. A run that
@@ -116,10 +109,13 @@ def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -
         result.findings.extend(found)
         unclean = {finding.line for finding in found}
         clean = [d for number, d in session.digests.items() if number not in unclean]
-        if session.new_lines or record.sniff != session.sniff:
-            record.save(repo.git_dir, repo.root, name, session.sniff, clean)
-            saved = True
-    if saved:
+        # The stat vouches for the whole file: only when no line holds a finding.
+        stat = session.stat if not found and session.stat.trusted else None
+        same_stat = record.stat is None if stat is None else stat.same_file(record.stat)
+        if session.new_lines or record.sniff != session.sniff or not same_stat:
+            record.save(repo.git_dir, repo.root, name, session.sniff, clean, stat)
+            saved = saved or bool(session.new_lines)
+    if saved:  # the engine loaded for new lines: pruning costs nothing next to that
         prune(repo.git_dir, repo.root)
 
 

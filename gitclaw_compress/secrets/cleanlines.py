@@ -11,13 +11,16 @@ the baseline decides each time. The record holds digests of clean lines, never a
     <work tree root>\t<path in it>
     <scan key>
     <format> <n> <whole> <digest of the first n lines>
+    stat <size> <mtime_ns> <ctime_ns> <inode> <device> <when the stat was taken, ns>
     <digest of a clean line>
     …
 
 The first line names the session file (each part `unicode_escape`d, so one line whatever
 the path holds), so that `prune` can drop the records of files that are gone. The third
 pins the format: `detect` reads the first n lines (`whole`: all the lines the file had), so
-the same first n lines (and, when `whole`, no more) mean the same format.
+the same first n lines (and, when `whole`, no more) mean the same format. The stat line
+(only when every line of the file was clean) lets a later run trust an unchanged file
+without reading it, as git's index does; see `FileStat`.
 """
 
 from __future__ import annotations
@@ -25,23 +28,28 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
-from gitclaw_compress.core.lines import RawLine, iter_lines
+from gitclaw_compress.core.lines import READ_BUFFER, RawLine, iter_lines
 from gitclaw_compress.secrets.engine import scan_key
 
 if TYPE_CHECKING:
     from gitclaw_compress.formats.base import Format
+    from gitclaw_compress.store.repository import Repository
 
 CLEAN_LINES = "secrets-clean-lines"
 # Session contents scanned clean, by hash: what an earlier version kept instead of these.
 OLD_CLEAN_FILES = "secrets-clean-files"
 DIGEST_BYTES = 16
 TEMP_SUFFIX = ".tmp"
+STAT = "stat"
+RACY_NS = 1_000_000_000  # a file changed less than this before its stat was taken
+clock = time.time_ns  # when a stat is taken (tests move it on, instead of sleeping)
 
 
 def line_digest(data: bytes) -> str:
@@ -74,12 +82,75 @@ class Sniff:
         return f"{self.format} {self.lines} {int(self.whole)} {self.digest}"
 
 
+@dataclass(frozen=True)
+class FileStat:
+    """What git's index keeps of a file to trust it unchanged without reading it: size,
+    mtime, ctime, inode and device, and when the stat was taken (`taken_ns`, read before the
+    stat and before the file is read).
+
+    The racy rule, as git's: a timestamp has a granularity (a filesystem's, the kernel's
+    coarse clock), so a file changed again within it after the stat can keep the same stat.
+    A stat is trusted only when the file's mtime and ctime are a second or more older than
+    `taken_ns`; a later change then gets a newer timestamp and no longer matches."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    device: int
+    taken_ns: int
+
+    @classmethod
+    def of(cls, handle: IO[bytes]) -> FileStat:
+        """The stat of an open file, before it is read: what was read is that file or newer
+        (a change during the read makes the stat differ at the next look)."""
+        taken = clock()
+        stat = os.fstat(handle.fileno())
+        return cls(
+            stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev, taken
+        )
+
+    @classmethod
+    def parse(cls, row: str) -> FileStat | None:
+        parts = row.split(" ")
+        if len(parts) != 7 or parts[0] != STAT or not all(p.isdigit() for p in parts[1:]):
+            return None
+        return cls(*(int(part) for part in parts[1:]))
+
+    def text(self) -> str:
+        fields = (self.size, self.mtime_ns, self.ctime_ns, self.inode, self.device)
+        return " ".join([STAT, *(str(value) for value in fields), str(self.taken_ns)])
+
+    @property
+    def trusted(self) -> bool:
+        return max(self.mtime_ns, self.ctime_ns) + RACY_NS <= self.taken_ns
+
+    def matches(self, stat: os.stat_result) -> bool:
+        return (
+            stat.st_size == self.size
+            and stat.st_mtime_ns == self.mtime_ns
+            and stat.st_ctime_ns == self.ctime_ns
+            and stat.st_ino == self.inode
+            and stat.st_dev == self.device
+        )
+
+    def appended(self, stat: os.stat_result) -> bool:
+        """The same file, grown: an agent appended to it (lines to scan, as a rule)."""
+        return stat.st_ino == self.inode and stat.st_dev == self.device and stat.st_size > self.size
+
+    def same_file(self, other: FileStat | None) -> bool:
+        """The same stat, whenever it was taken."""
+        return other is not None and replace(other, taken_ns=self.taken_ns) == self
+
+
 @dataclass
 class CleanLines:
-    """What was recorded for one session file under the current scan key (empty if none)."""
+    """What was recorded for one session file under the current scan key (empty if none).
+    `stat`: the file had this stat, trusted, when every one of its lines was scanned clean."""
 
     sniff: Sniff | None = None
     digests: set[str] = field(default_factory=set)
+    stat: FileStat | None = None
 
     @classmethod
     def load(cls, git_dir: Path, name: str) -> CleanLines:
@@ -95,19 +166,48 @@ class CleanLines:
         if len(parts) != 4 or not parts[1].isdigit():
             return cls()
         sniff = Sniff(parts[0], int(parts[1]), parts[2] == "1", parts[3])
-        return cls(sniff, {row for row in rows[3:] if row})
+        stat = FileStat.parse(rows[3]) if len(rows) > 3 else None
+        digests = rows[4:] if stat is not None else rows[3:]
+        return cls(sniff, {row for row in digests if row}, stat)
 
     def fits(self, format_name: str) -> bool:
         return self.sniff is not None and self.sniff.format == format_name
 
+    def by_stat(self, path: Path) -> bool | None:
+        """Whether the file is still all clean, answered by its stat alone: True when it has
+        the trusted stat it had when every line was clean, False when it only grew since
+        (an append: the new lines need the scan, no need to read the rest twice); None when
+        the stat cannot tell (the file must be read)."""
+        if self.stat is None or not self.stat.trusted:
+            return None
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        if self.stat.matches(stat):
+            return True
+        return False if self.stat.appended(stat) else None
+
     def save(
-        self, git_dir: Path, root: Path, name: str, sniff: Sniff, clean: Iterable[str]
+        self,
+        git_dir: Path,
+        root: Path,
+        name: str,
+        sniff: Sniff,
+        clean: Iterable[str],
+        stat: FileStat | None = None,
     ) -> None:
+        """Record the clean lines; `stat` only when every line of the file was clean."""
         path = cache_file(git_dir, name)
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_name(f"{path.name}.{os.getpid()}{TEMP_SUFFIX}")
-        owner = _owner_line(root, name)
-        body = "\n".join([owner, scan_key(), sniff.text(), *sorted(set(clean))])
+        rows = [
+            _owner_line(root, name),
+            scan_key(),
+            sniff.text(),
+            *([stat.text()] if stat is not None else []),
+        ]
+        body = "\n".join([*rows, *sorted(set(clean))])
         temp.write_text(body + "\n")
         os.replace(temp, path)
 
@@ -173,16 +273,22 @@ def _sniff_digest(lines: Iterable[RawLine]) -> str:
     return digest.hexdigest()
 
 
-def known_clean_file(git_dir: Path, name: str, path: Path) -> bool:
+def known_clean_file(git_dir: Path, root: Path, name: str, path: Path) -> bool:
     """Whether every line of the file was recorded clean, with the same first lines (so the
-    same format): then there is nothing to scan and the engine need not load."""
+    same format): then there is nothing to scan and the engine need not load. A file with the
+    trusted stat it had when it was scanned clean is not read, nor one that only grew since;
+    one that was read and found clean gets its stat recorded, for the next run."""
     record = CleanLines.load(git_dir, name)
     sniff = record.sniff
     if sniff is None or not record.digests:
         return False
+    answer = record.by_stat(path)
+    if answer is not None:
+        return answer
     head: list[RawLine] = []
     count = 0
-    with open(path, "rb") as handle:
+    with open(path, "rb", buffering=READ_BUFFER) as handle:
+        stat = FileStat.of(handle)
         for line in iter_lines(handle):
             count += 1
             if count <= sniff.lines:
@@ -191,7 +297,21 @@ def known_clean_file(git_dir: Path, name: str, path: Path) -> bool:
                 return False
     if count < sniff.lines or (sniff.whole and count != sniff.lines):
         return False
-    return _sniff_digest(head) == sniff.digest
+    if _sniff_digest(head) != sniff.digest:
+        return False
+    # The record's stat (if any) did not match: keep this one, or none if it is racy.
+    fresh = stat if stat.trusted else None
+    if fresh is not None or record.stat is not None:
+        record.save(git_dir, root, name, sniff, record.digests, fresh)
+    return True
+
+
+def known_clean(repo: Repository, paths: Sequence[Path]) -> bool:
+    """Whether every line of every file was scanned before with no finding (imports no
+    more of the scan than this module: a no-op run asks only this)."""
+    return all(
+        known_clean_file(repo.git_dir, repo.root, repo.relative(path), path) for path in paths
+    )
 
 
 class SessionLines:
@@ -200,9 +320,15 @@ class SessionLines:
     read through, `digests` holds every line's digest and `sniff` what `detect` read."""
 
     def __init__(
-        self, fmt: Format, head: list[RawLine], rest: Iterator[RawLine], known: set[str]
+        self,
+        fmt: Format,
+        head: list[RawLine],
+        rest: Iterator[RawLine],
+        known: set[str],
+        stat: FileStat,
     ) -> None:
         self.format = fmt
+        self.stat = stat  # taken before the first line was read
         self.digests: dict[int, str] = {}  # line number -> digest, of every line
         self.new_lines = 0
         self._head = head
@@ -236,8 +362,9 @@ def read_session(path: Path, name: str, record: CleanLines) -> Iterator[SessionL
             consumed.append(line)
             yield line
 
-    with open(path, "rb") as handle:
+    with open(path, "rb", buffering=READ_BUFFER) as handle:
+        stat = FileStat.of(handle)
         lines = iter_lines(handle)
         fmt = detect(counted(lines), name)
         known = record.digests if record.fits(fmt.name) else set()
-        yield SessionLines(fmt, consumed, lines, known)
+        yield SessionLines(fmt, consumed, lines, known, stat)

@@ -8,17 +8,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitclaw_compress.config import Config
-from gitclaw_compress.secrets.check import (
-    ScanResult,
-    SecretsFound,
-    baseline_for,
-    known_clean,
-    scan_sessions,
-    settle,
-)
 from gitclaw_compress.store.archive import Repository
+
+if TYPE_CHECKING:  # the scan's modules load only when there is something to scan
+    from gitclaw_compress.secrets.check import ScanResult
 
 
 class ParallelGuard:
@@ -41,8 +37,13 @@ class ParallelGuard:
 
     def start(self, paths: Sequence[Path]) -> None:
         """Scan these sessions beside the compression. Nothing to scan (none, or every line
-        scanned clean before, as on a no-op `step`) starts nothing and loads no engine."""
-        if not self._enabled or not paths or known_clean(self._repo, paths):
+        scanned clean before, as on a no-op `step`) starts nothing, loads no engine and
+        imports no more of the scan than `cleanlines`."""
+        if not self._enabled or not paths:
+            return
+        from gitclaw_compress.secrets.cleanlines import known_clean
+
+        if known_clean(self._repo, paths):
             return
         chosen = list(paths)
         # A daemon: a run that stops early (an error, Ctrl-C) does not wait for the rules.
@@ -60,6 +61,8 @@ class ParallelGuard:
             self._failure = error
 
     def _run(self, paths: Sequence[Path]) -> ScanResult:
+        from gitclaw_compress.secrets.check import ScanResult, baseline_for, scan_sessions
+
         result = ScanResult()
         scan_sessions(self._repo, paths, result)
         baseline = baseline_for(self._repo, self._config)
@@ -81,6 +84,8 @@ class ParallelGuard:
             failure, self._failure, self._thread = self._failure, None, None
             raise failure
         assert self._result is not None
+        from gitclaw_compress.secrets.check import settle
+
         settle(self._result, self._config, warn)
 
     def record(self, written: Sequence[Path], warn: list[str]) -> None:
@@ -92,6 +97,8 @@ class ParallelGuard:
         self.wait(warn)
         if not written:
             return
+        from gitclaw_compress.secrets.check import SecretsFound, settle
+
         result = self._run(written)
         seen = {f.hash for f in self._result.findings} if self._result else set()
         result.findings = [f for f in result.findings if f.hash not in seen]
