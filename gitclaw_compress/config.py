@@ -150,7 +150,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "session.previewLines",
         int,
-        3,
+        2,
         "Lines of the head and of the tail shown in a tool-output stub.",
         minimum=0,
     ),

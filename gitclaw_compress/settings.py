@@ -20,7 +20,7 @@ STRATEGIES = ("turns", "tokens", "both")
 
 @dataclass(frozen=True, slots=True)
 class PreviewSettings:
-    lines: int = 3  # lines shown from the head and from the tail
+    lines: int = 2  # lines shown from the head and from the tail
     line_chars: int = 120  # each preview line is cut to this many characters
 
 
