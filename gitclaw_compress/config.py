@@ -86,7 +86,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "session.toolResultMaxBytes",
         int,
-        1000,
+        500,
         "Tool-result content and details larger than this are replaced by a stub with a "
         "head/tail preview.",
         minimum=0,

@@ -47,7 +47,7 @@ class BudgetSettings:
 class CompressSettings:
     keep_turns: int = 4
     tool_call_max_bytes: int = 500
-    tool_result_max_bytes: int = 1000
+    tool_result_max_bytes: int = 500
     strip_thinking: bool = True
     eliminate_redundancy: bool = True
     keep_user_images: bool = False  # images a person pasted stay in old turns
