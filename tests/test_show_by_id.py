@@ -125,6 +125,19 @@ def test_show_by_id_prints_text_json_and_raw_of_the_one_session_that_holds_it(
     assert ok(repo, "show", entry_id).stdout == ok(repo, "show", SESSION_A, entry_id).stdout
 
 
+def test_a_symlink_to_a_session_is_the_same_session(tmp_path: Path) -> None:
+    repo = make_origin(tmp_path).work
+    data = typical_events().data()
+    write(repo / SESSION_A, data)
+    link = repo / SESSION_B
+    link.parent.mkdir(parents=True)
+    link.symlink_to(repo / SESSION_A)
+    commit_all(repo)
+    line = lines_from_bytes(data)[3]
+    shown = orjson.loads(ok(repo, "show", orjson.loads(line.data)["id"], "--json").stdout)
+    assert shown["path"] == SESSION_A
+
+
 def test_an_id_in_several_sessions_is_one_line_naming_them_and_the_command(
     tmp_path: Path,
 ) -> None:

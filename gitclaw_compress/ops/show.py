@@ -78,7 +78,7 @@ def session_of(repo: Repository, config: Config, entry_id: str) -> Path:
             f"{entry_id} is a line number, which only means something in one file; "
             f"give the session path: gitclaw-compress show PATH {shlex.quote(entry_id)}"
         )
-    sessions = all_sessions(repo, config)
+    sessions = _distinct(all_sessions(repo, config))
     found = sessions_holding(repo, sessions, entry_id)
     if len(found) == 1:
         return found[0]
@@ -94,6 +94,16 @@ def session_of(repo: Repository, config: Config, entry_id: str) -> Path:
         f"{plural(len(names), 'session')} hold an entry with id {entry_id!r}: "
         f"{', '.join(names)}; name one: {command}"
     )
+
+
+def _distinct(paths: list[Path]) -> list[Path]:
+    """One path per file: a symlink to a session that is listed itself is the same session."""
+    chosen: dict[Path, Path] = {}
+    for path in paths:
+        real = path.resolve()
+        if real not in chosen or chosen[real].is_symlink():
+            chosen[real] = path
+    return sorted(chosen.values())
 
 
 def _holds(path: Path, needle: bytes) -> bool:
