@@ -125,6 +125,27 @@ def test_show_by_id_prints_text_json_and_raw_of_the_one_session_that_holds_it(
     assert ok(repo, "show", entry_id).stdout == ok(repo, "show", SESSION_A, entry_id).stdout
 
 
+def test_in_a_depth_1_clone_show_by_id_fetches_the_archive_once_unless_told_not_to(
+    tmp_path: Path,
+) -> None:
+    origin = make_origin(tmp_path)
+    original = typical_events().data()
+    session = write(origin.work / SESSION_A, original)
+    ok(origin.work, "compress", "--force", "--keep-turns", "1", SESSION_A)  # payloads archived
+    commit_all(origin.work, "compressed")
+    origin.push("main", "refs/gitclaw/*:refs/gitclaw/*")
+    command, number = next(iter(stub_commands(session.read_bytes()).items()))
+    entry_id = command.split()[-1]
+    checkout = origin.clone(tmp_path / "agent-checkout", "--depth", "1")
+
+    refused = one_line_error(tool(checkout, "show", entry_id, "--no-fetch", "--raw"))
+    assert refused.startswith(f"gitclaw-compress: error: {SESSION_A}:{number}: ")
+    assert "gitclaw-compress fetch" in refused
+    done = ok(checkout, "show", entry_id, "--raw")
+    assert done.stdout == lines_from_bytes(original)[number - 1].data + b"\n"
+    assert done.stderr.decode().count("fetching refs/gitclaw/archive from origin") == 1
+
+
 def test_a_symlink_to_a_session_is_the_same_session(tmp_path: Path) -> None:
     repo = make_origin(tmp_path).work
     data = typical_events().data()
