@@ -5,8 +5,9 @@
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, at `--keep-turns` (default 1)
 and the default settings, it compresses the file in memory as `compress` does in a repository
 where the file is committed (the GitClaw flow: each compressed line's marker names the
-committed blob that holds it intact, a v2 marker; stubs name the path the agent's files have
-in a repository), and compares the cut with an ideal:
+committed blob that holds it intact, a v2 marker; a stub whose id is unique only inside its
+file names the path the agent's files have in a repository, a uuid goes alone), and compares
+the cut with an ideal:
 every bulk value before the kept turns replaced by a stub of `IDEAL_STUB_BYTES` and nothing
 else (no marker). A bulk value is a string longer than the stub that no promise protects:
 not an id, link or type, not signed thinking or encrypted reasoning, not what the user or the

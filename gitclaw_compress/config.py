@@ -86,7 +86,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "session.toolResultMaxBytes",
         int,
-        1000,
+        500,
         "Tool-result content and details larger than this are replaced by a stub with a "
         "head/tail preview.",
         minimum=0,
@@ -150,7 +150,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "session.previewLines",
         int,
-        3,
+        2,
         "Lines of the head and of the tail shown in a tool-output stub.",
         minimum=0,
     ),

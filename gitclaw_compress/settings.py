@@ -20,7 +20,7 @@ STRATEGIES = ("turns", "tokens", "both")
 
 @dataclass(frozen=True, slots=True)
 class PreviewSettings:
-    lines: int = 3  # lines shown from the head and from the tail
+    lines: int = 2  # lines shown from the head and from the tail
     line_chars: int = 120  # each preview line is cut to this many characters
 
 
@@ -47,7 +47,7 @@ class BudgetSettings:
 class CompressSettings:
     keep_turns: int = 4
     tool_call_max_bytes: int = 500
-    tool_result_max_bytes: int = 1000
+    tool_result_max_bytes: int = 500
     strip_thinking: bool = True
     eliminate_redundancy: bool = True
     keep_user_images: bool = False  # images a person pasted stay in old turns

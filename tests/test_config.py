@@ -49,7 +49,7 @@ def test_lookup_order_explicit_then_agent_folder_then_root(tmp_path: Path) -> No
 def test_comments_and_partial_files_are_fine() -> None:
     config = parse_config(b'{"//": "hi", "session": {"//": "x", "enabled": false}}', "c.json")
     assert config["session.enabled"] is False
-    assert config["session.toolResultMaxBytes"] == 1000
+    assert config["session.toolResultMaxBytes"] == 500
 
 
 @pytest.mark.parametrize(

@@ -80,10 +80,12 @@ def test_tool_results_and_their_ui_copies_become_stubs(
     same = by_call(after, "tool.execution_complete", 1)["data"]["result"]
     assert stubs.is_stub(same["content"]) and "Output of view '/work/src/app.ts'" in same["content"]
     assert same["detailedContent"] == SAME_AS_CONTENT_STUB
-    diff = by_call(after, "tool.execution_complete", 2)["data"]["result"]
+    diff_event = by_call(after, "tool.execution_complete", 2)
+    diff = diff_event["data"]["result"]
     assert diff["content"] == "app.ts\nlib.ts"  # small and model-facing: kept
     assert stubs.is_stub(diff["detailedContent"]) and "UI only" in diff["detailedContent"]
-    assert f"show {EVENTS_PATH} " in diff["detailedContent"]
+    # Event ids are uuids: `show` finds them without the session's path.
+    assert diff["detailedContent"].endswith(f"Full entry: gitclaw-compress show {diff_event['id']}")
     failed = by_call(after, "tool.execution_complete", 4)
     assert "(the tool failed)" in failed["data"]["result"]["content"]
     assert failed["data"]["success"] is False
@@ -317,7 +319,7 @@ def test_a_pasted_image_in_an_old_turn_becomes_a_text_blob_unless_kept() -> None
         if not keep:
             text = base64.b64decode(image["data"]).decode()
             assert text.startswith(f"{stubs.STUB_PREFIX} User image elided: image/png")
-            assert f"gitclaw-compress show {EVENTS_PATH}" in text
+            assert text.endswith(f"Full entry: gitclaw-compress show {message['id']}")
             assert restore_data(out[2].data, "line", payloads.get) == lines[2].data
         else:
             assert image == pasted

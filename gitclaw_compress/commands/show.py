@@ -1,4 +1,4 @@
-"""`show PATH ENTRY_ID`: print the full original of one entry; the command the stubs name."""
+"""`show [PATH] ENTRY_ID`: print the full original of one entry; the command the stubs name."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import click
 import orjson
 
 from gitclaw_compress.commands.common import (
+    SessionPathType,
     archive_access,
     config_for,
     config_option,
     echo_json,
-    existing_path,
     json_option,
     no_fetch_option,
     open_repo,
@@ -21,19 +21,17 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.formats import detect_file
 from gitclaw_compress.ops.render import render_line
-from gitclaw_compress.ops.show import find_entry, tool_names
+from gitclaw_compress.ops.show import find_entry, session_of, tool_names
 
 
 @click.command("show")
-@existing_path()
-@click.argument("entry_id")
+@click.argument("arguments", nargs=-1, metavar="[PATH] ENTRY_ID")
 @click.option("--raw", is_flag=True, help="Print the original JSON line exactly as it was.")
 @no_fetch_option
 @config_option
 @json_option
 def command(
-    path: Path,
-    entry_id: str,
+    arguments: tuple[str, ...],
     raw: bool,
     no_fetch: bool,
     config_path: Path | None,
@@ -41,12 +39,24 @@ def command(
 ) -> None:
     """Print the full original of the entry ENTRY_ID: tool output, written file, thinking.
 
-    This is the command the stubs name. PATH may be relative to the repository root, so the
-    command copied from a stub works from any folder of the checkout, and in a `--depth 1`
-    clone it fetches the archive ref once (unless --no-fetch).
+    This is the command the stubs name. Without PATH, it finds the one session that holds
+    ENTRY_ID among every file under sessions.globs (stubs leave the path out for uuids);
+    ids unique only inside one file (short ids, `L42` line numbers) need PATH. PATH may be
+    relative to the repository root, so the command copied from a stub works from any
+    folder of the checkout, and in a `--depth 1` clone it fetches the archive ref once
+    (unless --no-fetch).
     """
-    path = session_path(path)
-    repo = open_repo(path)
+    if len(arguments) > 2:
+        raise click.UsageError(f"Got unexpected extra argument ({arguments[2]})")
+    if not arguments or (len(arguments) == 1 and session_path(Path(arguments[0])).exists()):
+        raise click.UsageError("Missing argument 'ENTRY_ID'.")
+    if len(arguments) == 1:
+        entry_id = arguments[0]
+        repo = open_repo(Path.cwd())
+        path = session_of(repo, config_for(repo, None, config_path), entry_id)
+    else:
+        path, entry_id = SessionPathType().convert(arguments[0], None, None), arguments[1]
+        repo = open_repo(path)
     access = archive_access(repo, path, config_path, no_fetch)
     original = find_entry(repo, path, entry_id, access.ref, access)
     if config_for(repo, path, config_path)["scan.enabled"]:  # never print a secret

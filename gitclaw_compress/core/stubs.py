@@ -22,18 +22,37 @@ def show_command(session_ref: str, entry_id: str) -> str:
 
 class ShowCommands:
     """`show_command` for one session, line after line: the path is quoted once, and an id
-    of safe characters (uuids, hex, L42) needs no quoting."""
+    of safe characters (uuids, hex, L42) needs no quoting. An id `show` finds among every
+    session (`findable_anywhere`) goes without the path: a shorter stub, the same answer."""
 
     def __init__(self, session_ref: str) -> None:
-        self.prefix = f"gitclaw-compress show {shlex.quote(session_ref)} "
+        self.prefix = f"{SHOW} {shlex.quote(session_ref)} "
 
     def __call__(self, entry_id: str) -> str:
+        if findable_anywhere(entry_id):
+            return f"{SHOW} {entry_id}"
         if entry_id and _SAFE_ID.fullmatch(entry_id):
             return self.prefix + entry_id
         return self.prefix + shlex.quote(entry_id)
 
 
+SHOW = "gitclaw-compress show"
 _SAFE_ID = re.compile(r"[\w@%+=:,./-]+", re.ASCII)  # what shlex.quote leaves as it is
+# Random ids long enough to be unique across every session of a repository: Claude Code's
+# and Copilot CLI's uuids. pi's 8 hex digits are only unique inside their file (a repository
+# of a million entries would share some), and `L42` is a line of one file: those keep the path.
+GLOBAL_ID_MIN_CHARS = 20
+_GLOBAL_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]*", re.ASCII)
+
+
+def findable_anywhere(entry_id: str) -> bool:
+    """Whether `show ENTRY_ID` finds this id without a session path: long, random-looking,
+    of letters, digits, `-` and `_` only (never quoted, never an option)."""
+    return (
+        len(entry_id) >= GLOBAL_ID_MIN_CHARS
+        and _GLOBAL_ID.fullmatch(entry_id) is not None
+        and any(char.isdigit() for char in entry_id)
+    )
 
 
 def cut(text: str, limit: int) -> str:

@@ -156,7 +156,9 @@ class Format(Protocol):
         """Whether a line starts a turn: what a person typed, not a tool result."""
 
     def entry_id(self, entry: Entry) -> str | None:
-        """The id `show` finds the line by; None when the line has none (then `L<number>`)."""
+        """The id `show` finds the line by; None when the line has none (then `L<number>`).
+        A long random id (`stubs.findable_anywhere`: a uuid) is unique across sessions, so
+        its stubs name it without the session's path."""
 
     def rules(self, settings: CompressSettings) -> FileRules:
         """Fresh per-file state for one run."""

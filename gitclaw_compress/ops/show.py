@@ -1,19 +1,22 @@
-"""The original line of one entry of a session file."""
+"""The original line of one entry of a session file, and the session that holds an entry."""
 
 from __future__ import annotations
 
+import mmap
+import shlex
 from pathlib import Path
 
-from gitclaw_compress.core.lines import (
-    parse_entry,
-)
+from gitclaw_compress.config import Config
+from gitclaw_compress.core.lines import RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect_file
 from gitclaw_compress.formats.base import Format, Unsupported
 from gitclaw_compress.model import call_names
 from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
+from gitclaw_compress.ops.discovery import all_sessions
 from gitclaw_compress.ops.session_lines import open_lines
 from gitclaw_compress.store.repository import Repository
+from gitclaw_compress.units import plural
 
 
 def find_entry(
@@ -22,26 +25,97 @@ def find_entry(
     """The original line of the entry with this id, or of line N for `L<N>` (restored from the
     archive if needed)."""
     rel = repo.relative(path)
-    from_commit = commit_line_source(repo, rel)
     access = access if access is not None else ArchiveAccess(repo, ref)
-    fmt = detect_file(path, rel)
-    number = _line_ref(entry_id)
+    line = entry_line(path, detect_file(path, rel), entry_id)
+    if line is None:
+        number = line_ref(entry_id)
+        if number is not None:
+            raise GitClawError(f"{rel}: no line {number}")
+        raise GitClawError(f"{rel}: no entry with id {entry_id!r}")
+    from_commit = commit_line_source(repo, rel)
+    return access.restore(line.data, f"{rel}:{line.number}", from_commit(line.number))
+
+
+def entry_line(path: Path, fmt: Format, entry_id: str) -> RawLine | None:
+    """The line of the entry with this id (line N for `L<N>`), as it is in the file now."""
+    number = line_ref(entry_id)
     needle = entry_id.encode()
     with open_lines(path) as lines:
         for line in lines:
             if number is not None:
-                if line.number != number:
-                    continue
-            elif needle not in line.data:
-                continue
-            else:
+                if line.number == number:
+                    return line
+            elif needle in line.data:
                 entry = parse_entry(line.data)
-                if entry is None or fmt.entry_id(entry) != entry_id:
-                    continue
-            return access.restore(line.data, f"{rel}:{line.number}", from_commit(line.number))
-    if number is not None:
-        raise GitClawError(f"{rel}: no line {number}")
-    raise GitClawError(f"{rel}: no entry with id {entry_id!r}")
+                if entry is not None and fmt.entry_id(entry) == entry_id:
+                    return line
+    return None
+
+
+def sessions_holding(repo: Repository, sessions: list[Path], entry_id: str) -> list[Path]:
+    """The sessions with an entry of this id: each file's bytes are searched first, and only
+    a file that holds them is read line by line."""
+    needle = entry_id.encode()
+    found: list[Path] = []
+    for path in sessions:
+        if not _holds(path, needle):
+            continue
+        try:
+            fmt = detect_file(path, repo.relative(path))
+        except GitClawError:
+            continue  # not a session of a known format: not where a stub points
+        if entry_line(path, fmt, entry_id) is not None:
+            found.append(path)
+    return found
+
+
+def session_of(repo: Repository, config: Config, entry_id: str) -> Path:
+    """The one session with an entry of this id among every file under `sessions.globs` (the
+    sessions `--all` takes); else one GitClawError that says where it looked, or which
+    sessions hold it, and the command with a path."""
+    if line_ref(entry_id) is not None:
+        raise GitClawError(
+            f"{entry_id} is a line number, which only means something in one file; "
+            f"give the session path: gitclaw-compress show PATH {shlex.quote(entry_id)}"
+        )
+    sessions = _distinct(all_sessions(repo, config))
+    found = sessions_holding(repo, sessions, entry_id)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise GitClawError(
+            f"no session holds an entry with id {entry_id!r} (searched "
+            f"{plural(len(sessions), 'file')} under sessions.globs in {repo.root}); "
+            f"give the session path: gitclaw-compress show PATH {shlex.quote(entry_id)}"
+        )
+    names = [repo.relative(path) for path in found]
+    command = f"gitclaw-compress show {shlex.quote(names[0])} {shlex.quote(entry_id)}"
+    raise GitClawError(
+        f"{plural(len(names), 'session')} hold an entry with id {entry_id!r}: "
+        f"{', '.join(names)}; name one: {command}"
+    )
+
+
+def _distinct(paths: list[Path]) -> list[Path]:
+    """One path per file: a symlink to a session that is listed itself is the same session."""
+    chosen: dict[Path, Path] = {}
+    for path in paths:
+        real = path.resolve()
+        if real not in chosen or chosen[real].is_symlink():
+            chosen[real] = path
+    return sorted(chosen.values())
+
+
+def _holds(path: Path, needle: bytes) -> bool:
+    """Whether the file's bytes contain `needle`, without reading it into memory."""
+    try:
+        with open(path, "rb") as handle:
+            if not handle.seek(0, 2):
+                return False  # an empty file cannot be mapped
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return data.find(needle) != -1
+    except OSError:
+        return False
 
 
 def tool_names(path: Path, fmt: Format) -> dict[str, str]:
@@ -54,7 +128,7 @@ def tool_names(path: Path, fmt: Format) -> dict[str, str]:
         return {}
 
 
-def _line_ref(ref: str) -> int | None:
+def line_ref(ref: str) -> int | None:
     """N for a line reference "L<N>", the form stubs use for lines without an id."""
     if ref.startswith("L") and ref[1:].isdigit() and int(ref[1:]) > 0:
         return int(ref[1:])
