@@ -55,10 +55,9 @@ def command(
     ENTRY_ID among every file under sessions.globs (stubs leave the path out for uuids);
     copies of one session (a checkpoint, a fork) are fine when each gives the same entry,
     and when they differ it names them. Ids unique only inside one file (short ids, `L42`
-    line numbers) need PATH. PATH may be
-    relative to the repository root, so the command copied from a stub works from any
-    folder of the checkout, and in a `--depth 1` clone it fetches the archive ref once
-    (unless --no-fetch).
+    line numbers) need PATH. PATH may be relative to the repository root, so the command
+    copied from a stub works from any folder of the checkout, and in a `--depth 1` clone
+    it fetches the archive ref once (unless --no-fetch).
     """
     if len(arguments) > 2:
         raise click.UsageError(f"Got unexpected extra argument ({arguments[2]})")
@@ -72,7 +71,7 @@ def command(
         path, entry_id = SessionPathType().convert(arguments[0], None, None), arguments[1]
         repo = open_repo(path)
         found = [held_line(repo, path, entry_id)]
-    printer = _Printer(repo, config_path, no_fetch, "raw" if raw or as_json else "text")
+    printer = _Printer(repo, config_path, no_fetch, as_text=not (raw or as_json))
     printed, masked = printer(found[0])
     for copy in found[1:]:  # copies of one session (a checkpoint, a fork) may hold the id
         if printer(copy)[0] != printed:
@@ -102,9 +101,10 @@ class _Printer:
     setting, so a run fetches at most once."""
 
     def __init__(
-        self, repo: Repository, config_path: Path | None, no_fetch: bool, mode: str
+        self, repo: Repository, config_path: Path | None, no_fetch: bool, *, as_text: bool
     ) -> None:
-        self.repo, self.config_path, self.no_fetch, self.mode = repo, config_path, no_fetch, mode
+        self.repo, self.config_path, self.no_fetch = repo, config_path, no_fetch
+        self.as_text = as_text
         self.accesses: dict[tuple[object, ...], ArchiveAccess] = {}
 
     def __call__(self, held: Held) -> tuple[bytes, int]:
@@ -120,7 +120,7 @@ class _Printer:
             from gitclaw_compress.secrets.mask import mask_line
 
             original, masked = mask_line(original)
-        if self.mode == "raw":
+        if not self.as_text:
             return original, masked
         names = tool_names(held.path, held.fmt)
         return render_line(held.fmt, 0, orjson.loads(original), names).encode(), masked

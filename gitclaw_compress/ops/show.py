@@ -1,4 +1,4 @@
-"""The original line of one entry of a session file, and the session that holds an entry."""
+"""The original line of one entry of a session file, and the sessions that hold an entry."""
 
 from __future__ import annotations
 
