@@ -24,6 +24,7 @@ from flow_helpers import (
     write,
 )
 from format_cases import FORMAT_CASES, FormatCase
+from synthetic_claude import typical_session as claude_session
 from synthetic_copilot import typical_events
 
 from gitclaw_compress.cli import cli
@@ -37,6 +38,9 @@ WITHOUT_PATH = {"claude", "copilot"}
 COPILOT = next(case for case in FORMAT_CASES if case.name == "copilot")
 SESSION_A = COPILOT.place("0b1f6c29-aaaa-4000-8000-000000000001")
 SESSION_B = COPILOT.place("0b1f6c29-bbbb-4000-8000-000000000002")
+# A Claude Code transcript and the copy Entire CLI keeps of it on its checkpoints branch.
+CLAUDE_SESSION = ".claude/projects/-home-dev-project/5f0c2a61-7d1e-4c55-9a3b-2b9f0d6e8c11.jsonl"
+ENTIRE_COPY = "c0/70516b3fa9/0/full.jsonl"
 
 
 def strings(value: object) -> list[str]:
@@ -159,22 +163,101 @@ def test_a_symlink_to_a_session_is_the_same_session(tmp_path: Path) -> None:
     assert shown["path"] == SESSION_A
 
 
-def test_an_id_in_several_sessions_is_one_line_naming_them_and_the_command(
+@pytest.mark.parametrize("compressed", [(CLAUDE_SESSION,), (CLAUDE_SESSION, ENTIRE_COPY)])
+def test_copies_of_one_session_that_hold_the_id_show_the_entry(
+    compressed: tuple[str, ...], tmp_path: Path
+) -> None:
+    """Entire keeps a copy of the Claude Code transcript beside it: the command a stub names
+    prints the entry, in a `--depth 1` clone, whether the copy is compressed or intact."""
+    origin = make_origin(tmp_path)
+    original = claude_session().data()
+    for relpath in (CLAUDE_SESSION, ENTIRE_COPY):
+        write(origin.work / relpath, original)
+    commit_all(origin.work)
+    for relpath in compressed:
+        ok(origin.work, "compress", "--force", "--keep-turns", "1", relpath)
+    commit_all(origin.work, "compressed")
+    origin.push("main", "refs/gitclaw/*:refs/gitclaw/*")
+    stubbed = stub_commands((origin.work / CLAUDE_SESSION).read_bytes())
+    command, number = sorted(stubbed.items())[0]
+    entry_id = command.split()[-1]
+    line = lines_from_bytes(original)[number - 1].data
+    checkout = origin.clone(tmp_path / "agent-checkout", "--depth", "1")
+    both = f"{CLAUDE_SESSION}, {ENTIRE_COPY}"
+
+    raw = ok(checkout, "show", entry_id, "--raw")
+    assert raw.stdout == line + b"\n"
+    stderr = raw.stderr.decode()
+    # The intact copy's blob is the compressed line's original file: nothing to fetch then.
+    fetches = 1 if ENTIRE_COPY in compressed else 0
+    assert stderr.count("fetching refs/gitclaw/archive from origin") == fetches
+    assert f"gitclaw-compress: note: the same entry is in 2 sessions: {both}\n" in stderr
+    shown = orjson.loads(ok(checkout, "show", entry_id, "--json").stdout)
+    assert shown == {
+        "path": CLAUDE_SESSION,
+        "entry_id": entry_id,
+        "entry": orjson.loads(line),
+        "copies": [CLAUDE_SESSION, ENTIRE_COPY],
+    }
+    text = ok(checkout, "show", entry_id)
+    assert text.stdout == ok(checkout, "show", ENTIRE_COPY, entry_id).stdout
+    assert text.stdout == ok(checkout, "show", CLAUDE_SESSION, entry_id).stdout
+    assert "the same entry is in 2 sessions" in text.stderr.decode()
+    assert git(checkout, "status", "--porcelain") == ""  # show changed nothing
+
+
+def test_a_fork_that_copied_the_lines_shows_the_entry(tmp_path: Path) -> None:
+    """A fork starts a new file with the first lines of its parent: an id in those lines is
+    in both, with the same entry."""
+    repo = make_origin(tmp_path).work
+    data = typical_events().data()
+    lines = lines_from_bytes(data)
+    write(repo / SESSION_A, data)
+    write(repo / SESSION_B, b"".join(line.data + b"\n" for line in lines[:8]))
+    commit_all(repo)
+    ok(repo, "compress", "--force", "--keep-turns", "1", SESSION_A)
+    # A stub in the parent, intact in the fork.
+    command, number = min(
+        stub_commands((repo / SESSION_A).read_bytes()).items(), key=lambda c: c[1]
+    )
+    assert number <= 8
+    entry_id = command.split()[-1]
+
+    done = ok(repo, "show", entry_id, "--raw")
+    assert done.stdout == lines[number - 1].data + b"\n"
+    assert f"2 sessions: {SESSION_A}, {SESSION_B}\n" in done.stderr.decode()
+
+
+def test_an_id_whose_entries_differ_is_one_line_naming_the_sessions_and_the_command(
     tmp_path: Path,
 ) -> None:
     repo = make_origin(tmp_path).work
     data = typical_events().data()  # the same ids in both files
+    lines = lines_from_bytes(data)
+    changed = lines[3].data.replace(b'"turnId":"0"', b'"turnId":"9"')
+    assert changed != lines[3].data
     write(repo / SESSION_A, data)
-    write(repo / SESSION_B, data)
+    write(repo / SESSION_B, data.replace(lines[3].data, changed))
     commit_all(repo)
-    entry_id = orjson.loads(lines_from_bytes(data)[3].data)["id"]
+    entry_id = orjson.loads(lines[3].data)["id"]
+    same_id = orjson.loads(lines[2].data)["id"]  # same entry in both: shown
+    assert ok(repo, "show", same_id, "--raw").stdout == lines[2].data + b"\n"
 
-    error = one_line_error(tool(repo, "show", entry_id))
-    assert f"2 sessions hold an entry with id {entry_id!r}: {SESSION_A}, {SESSION_B}" in error
+    for mode in ((), ("--raw",), ("--json",)):
+        done = tool(repo, "show", entry_id, *mode)
+        assert done.stdout == b"" or mode == ("--json",), (mode, done.stdout)
+        error = one_line_error(done)
+        assert error == (
+            f"gitclaw-compress: error: 2 sessions hold an entry with id {entry_id!r}: "
+            f"{SESSION_A}, {SESSION_B}; the entries differ; name one: "
+            f"gitclaw-compress show {SESSION_A} {entry_id}\n"
+        )
     command = error.rstrip("\n").split("name one: ")[1]
-    assert command == f"gitclaw-compress show {SESSION_A} {entry_id}"
     named = ok(repo, *command.split()[1:], "--raw")
-    assert named.stdout == lines_from_bytes(data)[3].data + b"\n"
+    assert named.stdout == lines[3].data + b"\n"
+    assert ok(repo, "show", SESSION_B, entry_id, "--raw").stdout == changed + b"\n"
+    refused = orjson.loads(tool(repo, "show", entry_id, "--json").stdout)
+    assert refused["ok"] is False and "the entries differ" in refused["error"]
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import orjson
@@ -19,9 +20,20 @@ from gitclaw_compress.commands.common import (
     open_repo,
     session_path,
 )
-from gitclaw_compress.formats import detect_file
 from gitclaw_compress.ops.render import render_line
-from gitclaw_compress.ops.show import find_entry, session_of, tool_names
+from gitclaw_compress.ops.show import (
+    Held,
+    differing_copies,
+    held_line,
+    original_of,
+    sessions_of,
+    tool_names,
+)
+from gitclaw_compress.units import plural
+
+if TYPE_CHECKING:
+    from gitclaw_compress.ops.access import ArchiveAccess
+    from gitclaw_compress.store.repository import Repository
 
 
 @click.command("show")
@@ -39,12 +51,13 @@ def command(
 ) -> None:
     """Print the full original of the entry ENTRY_ID: tool output, written file, thinking.
 
-    This is the command the stubs name. Without PATH, it finds the one session that holds
+    This is the command the stubs name. Without PATH, it finds the sessions that hold
     ENTRY_ID among every file under sessions.globs (stubs leave the path out for uuids);
-    ids unique only inside one file (short ids, `L42` line numbers) need PATH. PATH may be
-    relative to the repository root, so the command copied from a stub works from any
-    folder of the checkout, and in a `--depth 1` clone it fetches the archive ref once
-    (unless --no-fetch).
+    copies of one session (a checkpoint, a fork) are fine when each gives the same entry,
+    and when they differ it names them. Ids unique only inside one file (short ids, `L42`
+    line numbers) need PATH. PATH may be relative to the repository root, so the command
+    copied from a stub works from any folder of the checkout, and in a `--depth 1` clone
+    it fetches the archive ref once (unless --no-fetch).
     """
     if len(arguments) > 2:
         raise click.UsageError(f"Got unexpected extra argument ({arguments[2]})")
@@ -53,26 +66,61 @@ def command(
     if len(arguments) == 1:
         entry_id = arguments[0]
         repo = open_repo(Path.cwd())
-        path = session_of(repo, config_for(repo, None, config_path), entry_id)
+        found = sessions_of(repo, config_for(repo, None, config_path), entry_id)
     else:
         path, entry_id = SessionPathType().convert(arguments[0], None, None), arguments[1]
         repo = open_repo(path)
-    access = archive_access(repo, path, config_path, no_fetch)
-    original = find_entry(repo, path, entry_id, access.ref, access)
-    if config_for(repo, path, config_path)["scan.enabled"]:  # never print a secret
-        from gitclaw_compress.secrets.mask import mask_line
-
-        original, masked = mask_line(original)
-        if masked:
-            click.echo(f"gitclaw-compress: note: {masked} secret(s) masked", err=True)
-    if as_json:  # the original entry itself, as a JSON value (the exact bytes: --raw)
-        echo_json(
-            {"path": repo.relative(path), "entry_id": entry_id, "entry": orjson.loads(original)}
+        found = [held_line(repo, path, entry_id)]
+    printer = _Printer(repo, config_path, no_fetch, as_text=not (raw or as_json))
+    printed, masked = printer(found[0])
+    for copy in found[1:]:  # copies of one session (a checkpoint, a fork) may hold the id
+        if printer(copy)[0] != printed:
+            raise differing_copies(entry_id, found)
+    names = [held.rel for held in found]
+    if len(found) > 1:
+        click.echo(
+            f"gitclaw-compress: note: the same entry is in {plural(len(names), 'session')}: "
+            f"{', '.join(names)}",
+            err=True,
         )
-        return
-    if raw:
-        sys.stdout.buffer.write(original + b"\n")
+    if masked:
+        click.echo(f"gitclaw-compress: note: {masked} secret(s) masked", err=True)
+    if as_json:  # the original entry itself, as a JSON value (the exact bytes: --raw)
+        shown = {"path": names[0], "entry_id": entry_id, "entry": orjson.loads(printed)}
+        echo_json(shown | ({"copies": names} if len(arguments) == 1 else {}))
+    elif raw:
+        sys.stdout.buffer.write(printed + b"\n")
         sys.stdout.buffer.flush()
-        return
-    fmt = detect_file(path, repo.relative(path))
-    click.echo(render_line(fmt, 0, orjson.loads(original), tool_names(path, fmt)))
+    else:
+        click.echo(printed.decode())
+
+
+class _Printer:
+    """What `show` prints for the entry a session holds: its original line (restored, and
+    masked when `scan.enabled`), or the text for people; one archive access per archive
+    setting, so a run fetches at most once."""
+
+    def __init__(
+        self, repo: Repository, config_path: Path | None, no_fetch: bool, *, as_text: bool
+    ) -> None:
+        self.repo, self.config_path, self.no_fetch = repo, config_path, no_fetch
+        self.as_text = as_text
+        self.accesses: dict[tuple[object, ...], ArchiveAccess] = {}
+
+    def __call__(self, held: Held) -> tuple[bytes, int]:
+        """The bytes printed, and how many secrets were masked in them."""
+        config = config_for(self.repo, held.path, self.config_path)
+        key = (config["archive.ref"], config["archive.remote"], config["archive.autoFetch"])
+        if key not in self.accesses:
+            self.accesses[key] = archive_access(
+                self.repo, held.path, self.config_path, self.no_fetch
+            )
+        original, masked = original_of(self.repo, held, self.accesses[key]), 0
+        if config["scan.enabled"]:  # never print a secret
+            from gitclaw_compress.secrets.mask import mask_line
+
+            original, masked = mask_line(original)
+        if not self.as_text:
+            return original, masked
+        names = tool_names(held.path, held.fmt)
+        return render_line(held.fmt, 0, orjson.loads(original), names).encode(), masked

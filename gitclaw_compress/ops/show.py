@@ -1,9 +1,10 @@
-"""The original line of one entry of a session file, and the session that holds an entry."""
+"""The original line of one entry of a session file, and the sessions that hold an entry."""
 
 from __future__ import annotations
 
 import mmap
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitclaw_compress.config import Config
@@ -19,21 +20,44 @@ from gitclaw_compress.store.repository import Repository
 from gitclaw_compress.units import plural
 
 
-def find_entry(
-    repo: Repository, path: Path, entry_id: str, ref: str, access: ArchiveAccess | None = None
-) -> bytes:
-    """The original line of the entry with this id, or of line N for `L<N>` (restored from the
-    archive if needed)."""
+@dataclass(frozen=True)
+class Held:
+    """The line of one session file that holds an entry, as it is in the file now."""
+
+    path: Path
+    rel: str
+    fmt: Format
+    line: RawLine
+
+
+def held_line(repo: Repository, path: Path, entry_id: str) -> Held:
+    """The line of the entry with this id, or line N for `L<N>`; else one GitClawError."""
     rel = repo.relative(path)
-    access = access if access is not None else ArchiveAccess(repo, ref)
-    line = entry_line(path, detect_file(path, rel), entry_id)
+    fmt = detect_file(path, rel)
+    line = entry_line(path, fmt, entry_id)
     if line is None:
         number = line_ref(entry_id)
         if number is not None:
             raise GitClawError(f"{rel}: no line {number}")
         raise GitClawError(f"{rel}: no entry with id {entry_id!r}")
-    from_commit = commit_line_source(repo, rel)
-    return access.restore(line.data, f"{rel}:{line.number}", from_commit(line.number))
+    return Held(path, rel, fmt, line)
+
+
+def original_of(repo: Repository, held: Held, access: ArchiveAccess) -> bytes:
+    """The original bytes of a held line (restored from the archive if needed)."""
+    from_commit = commit_line_source(repo, held.rel)
+    return access.restore(
+        held.line.data, f"{held.rel}:{held.line.number}", from_commit(held.line.number)
+    )
+
+
+def find_entry(
+    repo: Repository, path: Path, entry_id: str, ref: str, access: ArchiveAccess | None = None
+) -> bytes:
+    """The original line of the entry with this id, or of line N for `L<N>` (restored from the
+    archive if needed)."""
+    access = access if access is not None else ArchiveAccess(repo, ref)
+    return original_of(repo, held_line(repo, path, entry_id), access)
 
 
 def entry_line(path: Path, fmt: Format, entry_id: str) -> RawLine | None:
@@ -52,27 +76,30 @@ def entry_line(path: Path, fmt: Format, entry_id: str) -> RawLine | None:
     return None
 
 
-def sessions_holding(repo: Repository, sessions: list[Path], entry_id: str) -> list[Path]:
+def sessions_holding(repo: Repository, sessions: list[Path], entry_id: str) -> list[Held]:
     """The sessions with an entry of this id: each file's bytes are searched first, and only
     a file that holds them is read line by line."""
     needle = entry_id.encode()
-    found: list[Path] = []
+    found: list[Held] = []
     for path in sessions:
         if not _holds(path, needle):
             continue
+        rel = repo.relative(path)
         try:
-            fmt = detect_file(path, repo.relative(path))
+            fmt = detect_file(path, rel)
         except GitClawError:
             continue  # not a session of a known format: not where a stub points
-        if entry_line(path, fmt, entry_id) is not None:
-            found.append(path)
+        line = entry_line(path, fmt, entry_id)
+        if line is not None:
+            found.append(Held(path, rel, fmt, line))
     return found
 
 
-def session_of(repo: Repository, config: Config, entry_id: str) -> Path:
-    """The one session with an entry of this id among every file under `sessions.globs` (the
-    sessions `--all` takes); else one GitClawError that says where it looked, or which
-    sessions hold it, and the command with a path."""
+def sessions_of(repo: Repository, config: Config, entry_id: str) -> list[Held]:
+    """Every session with an entry of this id among the files under `sessions.globs` (the
+    sessions `--all` takes): copies of one session (a checkpoint beside the transcript, a
+    fork) may hold it too. None is one GitClawError that says where it looked, and the
+    command with a path."""
     if line_ref(entry_id) is not None:
         raise GitClawError(
             f"{entry_id} is a line number, which only means something in one file; "
@@ -80,19 +107,22 @@ def session_of(repo: Repository, config: Config, entry_id: str) -> Path:
         )
     sessions = _distinct(all_sessions(repo, config))
     found = sessions_holding(repo, sessions, entry_id)
-    if len(found) == 1:
-        return found[0]
     if not found:
         raise GitClawError(
             f"no session holds an entry with id {entry_id!r} (searched "
             f"{plural(len(sessions), 'file')} under sessions.globs in {repo.root}); "
             f"give the session path: gitclaw-compress show PATH {shlex.quote(entry_id)}"
         )
-    names = [repo.relative(path) for path in found]
+    return found
+
+
+def differing_copies(entry_id: str, found: list[Held]) -> GitClawError:
+    """The refusal when the sessions that hold an id give different entries for it."""
+    names = [held.rel for held in found]
     command = f"gitclaw-compress show {shlex.quote(names[0])} {shlex.quote(entry_id)}"
-    raise GitClawError(
+    return GitClawError(
         f"{plural(len(names), 'session')} hold an entry with id {entry_id!r}: "
-        f"{', '.join(names)}; name one: {command}"
+        f"{', '.join(names)}; the entries differ; name one: {command}"
     )
 
 
