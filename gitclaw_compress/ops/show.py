@@ -51,15 +51,6 @@ def original_of(repo: Repository, held: Held, access: ArchiveAccess) -> bytes:
     )
 
 
-def find_entry(
-    repo: Repository, path: Path, entry_id: str, ref: str, access: ArchiveAccess | None = None
-) -> bytes:
-    """The original line of the entry with this id, or of line N for `L<N>` (restored from the
-    archive if needed)."""
-    access = access if access is not None else ArchiveAccess(repo, ref)
-    return original_of(repo, held_line(repo, path, entry_id), access)
-
-
 def entry_line(path: Path, fmt: Format, entry_id: str) -> RawLine | None:
     """The line of the entry with this id (line N for `L<N>`), as it is in the file now."""
     number = line_ref(entry_id)
