@@ -102,7 +102,9 @@ def _new_line(
         return data
     original = restore_data(line.data, where, repo.reader.get)
     redacted = redact(original)
-    if redacted == original and data == line.data:
+    # A line without a secret still moves to the redacted copy of a version it names: the
+    # archive keeps only the copy (line N of it is the same line).
+    if redacted == original and data == line.data and not renamed.keys() & set(marker.oids):
         return line.data
     entry = parse_entry(data)
     assert entry is not None
