@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gitclaw_compress.core.jsonspan import JsonPath, SpanError, locate, splice
 from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY, RawLine, parse_entry
@@ -28,14 +29,14 @@ INTACT_V3 = "3"  # a v3 marker is one string: "3:<blob>:<line>:<sha256>:<size>:<
 _V3_UI_ONLY = ":" + UI_ONLY_KEY
 
 
-@dataclass(frozen=True, slots=True)
-class Marker:
+class Marker(NamedTuple):
     """A v1 marker names a payload blob per splice (`parts`); a v2 or v3 marker names the
     blob of a committed or staged version of the session that holds the original line
     (`intact`: the blob id and the line number), so the archive only references that blob.
     A v2 marker is a JSON object, a v3 marker the same fields in one string (the sha256 in
     base64url); either way `sha256` here is hex. `lines` is the file's length when the line
-    was compressed (None when the marker does not say)."""
+    was compressed (None when the marker does not say). A named tuple, not a frozen
+    dataclass: restore reads one per compressed line, and a tuple is made twice as fast."""
 
     sha256: str
     size: int
@@ -142,7 +143,7 @@ def _from_v3(raw: str) -> Marker:
     """The fields of a well-formed v3 marker."""
     fields = raw.split(":")
     return Marker(
-        _hex_digest(fields[3]),
+        _hex_digest(fields[3].encode()),
         int(fields[4]),
         (),
         None,
@@ -152,8 +153,12 @@ def _from_v3(raw: str) -> Marker:
     )
 
 
-def _hex_digest(digest: str) -> str:
-    return base64.urlsafe_b64decode(digest + "=").hex()
+_FROM_BASE64URL = bytes.maketrans(b"-_", b"+/")
+
+
+def _hex_digest(digest: bytes) -> str:
+    """The hex of a checked base64url sha256 (`base64.urlsafe_b64decode`, half the time)."""
+    return binascii.a2b_base64(digest.translate(_FROM_BASE64URL) + b"=").hex()
 
 
 def _marker_problem(raw: object) -> str | None:
@@ -254,7 +259,7 @@ def read_marker(data: bytes, where: str, *, fast: bool = True) -> Marker | None:
     if start > 0 and (match := _WELL_FORMED_V3.fullmatch(data, start)) is not None:
         blob, line, digest, size, lines, ui_only = match.groups()
         return Marker(
-            base64.urlsafe_b64decode(digest + b"=").hex(),
+            _hex_digest(digest),
             int(size),
             (),
             None,

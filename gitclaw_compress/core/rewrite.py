@@ -5,7 +5,6 @@ one string; v2 was the same as a JSON object)."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -189,7 +188,7 @@ class _Rewriter:
             return _unchanged(line)
         grown: object
         if marker.intact is not None and marker.lines is not None:
-            grown = as_v3(dataclasses.replace(marker, ui_only=False))
+            grown = as_v3(marker._replace(ui_only=False))
         else:
             assert isinstance(raw, dict)
             grown = {key: value for key, value in raw.items() if key != UI_ONLY_KEY}

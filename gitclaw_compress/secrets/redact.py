@@ -9,7 +9,6 @@ JSON-encoded form stands, so no other byte of a line changes.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -114,8 +113,7 @@ def _new_line(
         assert marker.intact is not None
         blob, number = marker.intact
         raw = as_v3(
-            dataclasses.replace(
-                marker,
+            marker._replace(
                 sha256=digest.hexdigest(),
                 size=len(redacted),
                 intact=(renamed.get(blob, blob), number),
