@@ -37,7 +37,6 @@ from gitclaw_compress.cli import cli
 from gitclaw_compress.core.marker import Marker, read_marker
 from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.restore import restored_lines
-from gitclaw_compress.store import objects
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.objects import BlobLineReader, ObjectReader
 
@@ -432,28 +431,3 @@ def test_lines_of_a_blob_are_read_forward_and_again_when_asked_for_an_earlier_on
         repository.close()
     assert got == [lines[4], lines[6], lines[1], lines[2], b"", lines[0]]
     assert missing is None and "0" * 40 in access.missing
-
-
-@pytest.mark.parametrize("read_size", [1, 2, 5, 1 << 20])
-def test_lines_of_a_blob_read_across_pipe_reads_of_any_size(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_size: int
-) -> None:
-    """Empty lines, a line ending in CR, a long line and no final newline, in reads of a
-    byte at a time up to a MiB: each line as it is, then b"" past the end."""
-    monkeypatch.setattr(objects, "BLOB_READ_SIZE", read_size)
-    lines = [b"", b'{"a":1}', b"x\r", b"", b"y" * 300, b"z"]
-    repo = init(tmp_path / "pipe")
-    write(repo / "f.jsonl", b"\n".join(lines))
-    commit_all(repo)
-    blob = git(repo, "rev-parse", "HEAD:f.jsonl").strip()
-    reader = objects.BlobLineReader(repo, blob)
-    try:
-        got = [reader.line(number) for number in (1, 2, 3, 4, 5, 6, 7, 8)]
-    finally:
-        reader.close()
-    assert got == [*lines, b"", b""]
-    skipping = objects.BlobLineReader(repo, blob)
-    try:
-        assert [skipping.line(5), skipping.line(6), skipping.line(9)] == [lines[4], b"z", b""]
-    finally:
-        skipping.close()

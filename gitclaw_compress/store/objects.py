@@ -19,7 +19,6 @@ class ObjectReadError(GitFailureError):
 
 # What `git cat-file blob` says about an object that is not there (git 2.39; older releases).
 MISSING_OBJECT = (b"bad file", b"not a valid object")
-BLOB_READ_SIZE = 1 << 20  # the most `BlobLineReader` takes from its pipe at a time
 
 
 class BlobLineReader:
@@ -30,15 +29,13 @@ class BlobLineReader:
         self.oid = oid
         self.read = 0  # lines read so far
         self._missing: bool | None = None  # known once the stream ended
-        self._buffer = b""  # read from git and not yet passed: the lines after `read`
-        self._start = 0  # where the next line starts in it
         try:
             self._process = subprocess.Popen(
                 ["git", "cat-file", "blob", oid],
                 cwd=root,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                bufsize=0,  # `line` keeps its own buffer
+                bufsize=1 << 20,
                 process_group=0,  # Ctrl-C interrupts us, not git mid-stream
             )
         except FileNotFoundError:
@@ -51,26 +48,13 @@ class BlobLineReader:
         if number <= self.read:
             raise ValueError(f"line {number} of {self.oid} was read already")
         assert self._process.stdout is not None
-        buffer, start = self._buffer, self._start
-        while True:
-            # The lines before `number` are skipped where they lie in the buffer: one `find`
-            # each, not a bytes object each (a restore skips most lines of the version).
-            find = buffer.find
-            while (end := find(b"\n", start)) >= 0:
-                self.read += 1
-                if self.read == number:
-                    self._buffer, self._start = buffer, end + 1
-                    return buffer[start:end]
-                start = end + 1
-            chunk = self._process.stdout.read(BLOB_READ_SIZE)  # one read of the pipe
-            if not chunk:  # the end: a last line without a newline, then nothing
-                self._buffer, self._start = b"", 0
-                if start < len(buffer):
-                    self.read += 1
-                    if self.read == number:
-                        return buffer[start:]
+        data = b""
+        while self.read < number:
+            data = self._process.stdout.readline()
+            if not data:
                 return self._ended()
-            buffer, start = buffer[start:] + chunk, 0
+            self.read += 1
+        return data[:-1] if data.endswith(b"\n") else data
 
     def _ended(self) -> bytes | None:
         assert self._process.stderr is not None
