@@ -121,13 +121,14 @@ def _v3_problem(raw: str) -> str | None:
     fields = raw.split(":")
     if fields[0] != INTACT_V3:
         return f"unknown version {fields[0]!r}"
+    # The blob first: a path put in its place (`HEAD:../x`) is named as what it is.
+    if len(fields) < 2 or not _is_hex(fields[1]):
+        return "the blob is not a git object id"
     if len(fields) == 7 and fields[6] != UI_ONLY_KEY:
         return f"the flag after the line count is {fields[6]!r}, not {UI_ONLY_KEY!r}"
     if len(fields) not in (6, 7):
         return f"{len(fields)} fields, not 6 (or 7 with {UI_ONLY_KEY!r})"
-    _, blob, line, digest, size, lines = fields[:6]
-    if not _is_hex(blob):
-        return "the blob is not a git object id"
+    _, _, line, digest, size, lines = fields[:6]
     if not _DECIMAL.fullmatch(line) or line == "0":
         return "the line is not a line number"
     if not _SHA256_B64.fullmatch(digest):
