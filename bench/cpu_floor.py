@@ -111,22 +111,28 @@ def ratio_line(name: str, ratios: list[float], seconds: list[float], floor: list
 def measure_format(
     kind: str, size_mb: int, repeat: int, folder: Path, baseline: Path | None = None
 ) -> None:
-    root = repository(folder)
-    session = root / PATHS[kind]
-    corpus_session(kind, session, size_mb)
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "agent run")
-    size = session.stat().st_size
     python = sys.executable
     out = folder / "out.jsonl"
     # Each version: this source tree, and with --baseline another one (an older checkout),
-    # measured in the same interleaved rounds.
+    # measured in the same interleaved rounds, each in a repository of its own: the archive
+    # records what each run wrote, and a version whose output differs must not have its
+    # check steered by the other's records.
     versions = {"this": ENV}
     if baseline is not None:
         versions["baseline"] = {**ENV, "PYTHONPATH": str(baseline)}
+    sessions: dict[str, Path] = {}
+    for version in versions:
+        (folder / version).mkdir()
+        root = repository(folder / version)
+        sessions[version] = root / PATHS[kind]
+        corpus_session(kind, sessions[version], size_mb)
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "agent run")
+    size = sessions["this"].stat().st_size
     cpu: dict[str, list[float]] = {"floor": []}
     rss: dict[str, list[float]] = {}
     for version, env in versions.items():
+        session, root = sessions[version], folder / version / "repo"
         run([python, "-m", "gitclaw_compress", "restore", str(session), "-o", str(out)], root, env)
         # The first compress in a repository costs about 3 times a later one (4.0 s against
         # 1.4 s, 73 MB peak against 27 MB, on 60 MB of Claude Code, in either version): run it
@@ -137,8 +143,10 @@ def measure_format(
         for name in ("compress", "restore"):
             cpu[f"{version} {name}"], rss[f"{version} {name}"] = [], []
     for _ in range(repeat):
-        cpu["floor"].append(run([python, "-c", FLOOR, str(session), str(out)], root)[0])
+        floor = [python, "-c", FLOOR, str(sessions["this"]), str(out)]
+        cpu["floor"].append(run(floor, folder)[0])
         for version, env in versions.items():
+            session, root = sessions[version], folder / version / "repo"
             compress = [python, "-m", "gitclaw_compress", "compress", "--force"]
             seconds, peak = run([*compress, "--keep-turns", "1", str(session)], root, env)
             cpu[f"{version} compress"].append(seconds)

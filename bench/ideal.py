@@ -5,7 +5,7 @@
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, at `--keep-turns` (default 1)
 and the default settings, it compresses the file in memory as `compress` does in a repository
 where the file is committed (the GitClaw flow: each compressed line's marker names the
-committed blob that holds it intact, a v2 marker; a stub whose id is unique only inside its
+committed blob that holds it intact, a v3 marker; a stub whose id is unique only inside its
 file names the path the agent's files have in a repository, a uuid goes alone), and compares
 the cut with an ideal:
 every bulk value before the kept turns replaced by a stub of `IDEAL_STUB_BYTES` and nothing
@@ -164,7 +164,7 @@ def breakdown(data: bytes) -> Counter[str]:
 
 def compressed(data: bytes, name: str, keep_turns: int, overrides: dict[str, Any]) -> bytes:
     """The file after a run in memory, as in a repository where it is committed: each
-    compressed line names the committed blob that holds it (a v2 marker, 40-hex ids)."""
+    compressed line names the committed blob that holds it (a v3 marker, 40-hex ids)."""
     settings = dataclasses.replace(
         defaults().compress_settings(), keep_turns=keep_turns, **overrides
     )

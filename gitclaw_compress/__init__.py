@@ -1,3 +1,3 @@
 """gitclaw-compress: restorable compression of agent session transcripts kept in git."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

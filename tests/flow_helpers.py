@@ -11,12 +11,16 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 import pytest
 from synthetic import typical_session
+
+from gitclaw_compress.core import rewrite
 
 PROJECT = Path(__file__).resolve().parent.parent
 HISTORY = PROJECT.parent / "shared" / "corpus" / "pi-history"
@@ -134,7 +138,37 @@ def same_mtime(*paths: Path, when: int = 1_700_000_000) -> None:
 
 
 def marker_count(data: bytes) -> int:
-    return data.count(b'"gitclawCompress":{')
+    """The markers of a file: JSON objects (v1, v2) and strings (v3)."""
+    return data.count(b'"gitclawCompress":{') + data.count(b'"gitclawCompress":"')
+
+
+def v3_count(data: bytes) -> int:
+    return data.count(b'"gitclawCompress":"3:')
+
+
+def v2_marker(
+    blob: str, line: int, sha256: bytes, size: int, lines: int, *, ui_only: bool = False
+) -> dict[str, object]:
+    """The marker the release before v3 wrote where compress now writes a v3 one."""
+    marker: dict[str, object] = {
+        "v": 2,
+        "sha256": sha256.hex(),
+        "size": size,
+        "intact": {"blob": blob, "line": line},
+        "lines": lines,
+    }
+    if ui_only:
+        marker["ui"] = True
+    return marker
+
+
+@contextmanager
+def writing_v2_markers() -> Iterator[None]:
+    """compress, run in this process, writes v2 markers where it writes v3 ones: files as
+    the release before v3 wrote them (byte for byte: the same fields in the same order)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rewrite, "intact_marker", v2_marker)
+        yield
 
 
 def shim_bin(folder: Path) -> Path:

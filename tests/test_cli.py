@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ def test_archive_is_reachable_pushable_and_records_the_intact_version(
         if '"gitclawCompress"' in line
     ]
     assert markers and all(
-        marker["v"] == 2 and marker["intact"] == {"blob": head_blob, "line": number}
+        isinstance(marker, str) and marker.startswith(f"3:{head_blob}:{number}:")
         for number, marker in markers
     )
     assert Repository(repo).archive_oids("refs/gitclaw/archive") == {head_blob}
@@ -192,7 +193,7 @@ def test_version() -> None:
     assert __version__ in out.stdout.decode()
 
 
-@pytest.mark.parametrize("version", [1, 2])  # 2: committed first, the marker names its blob
+@pytest.mark.parametrize("version", [1, 3])  # 3: committed first, the marker names its blob
 def test_sha256_repositories_archive_and_restore(tmp_path: Path, version: int) -> None:
     root = tmp_path / "repo256"
     root.mkdir()
@@ -201,12 +202,15 @@ def test_sha256_repositories_archive_and_restore(tmp_path: Path, version: int) -
     path.parent.mkdir(parents=True)
     original = typical_session(turns=3).data()
     path.write_bytes(original)
-    if version == 2:
+    if version == 3:
         git(root, "add", "-A")
         git(root, "commit", "-qm", "agent run")
     cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=root)
     assert path.read_bytes() != original
-    assert f'"gitclawCompress":{{"v":{version},'.encode() in path.read_bytes()
+    marked = b'"gitclawCompress":"3:' if version == 3 else b'"gitclawCompress":{"v":1,'
+    assert marked in path.read_bytes()
+    if version == 3:  # the marker names a blob of the repository's object format
+        assert re.search(rb'"gitclawCompress":"3:[0-9a-f]{64}:', path.read_bytes())
     git(root, "gc", "-q", "--prune=now")
     assert cli("verify", SESSION, cwd=root).returncode == 0
     assert cli("restore", SESSION, "-o", "-", cwd=root).stdout == original

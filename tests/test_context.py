@@ -18,7 +18,13 @@ from conftest import cli, corpus_files, git
 from pi_harness import pi_context, require_pi
 from synthetic import SessionBuilder, big_text, compaction_session, text, tool_call
 
-from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
+from gitclaw_compress.core.compressor import (
+    CompressSettings,
+    compress_entry_lines,
+    compress_lines,
+    git_blob_id,
+    plan_lines,
+)
 from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
 from gitclaw_compress.formats import FORMATS
 from gitclaw_compress.model import COMPACTION, SUMMARY
@@ -194,6 +200,34 @@ def test_usage_recorded_after_a_compression_is_trusted_again() -> None:
     old = appended.replace(b',"lines":%d' % count, b"")
     assert old != appended
     assert measure_context(context_of(old), CHARS4).source == "estimate"
+
+
+def test_usage_recorded_after_a_v3_compression_is_trusted_again() -> None:
+    """The same with the file committed before it was compressed (a v3 marker, its line
+    count the last field); a count past the usage's line means the usage came before."""
+    session = SessionBuilder()
+    session.user("go")
+    session.assistant(tool_call("r", "read", {"path": "a"}))
+    session.tool_result("r", "read", big_text("a", 200))
+    session.assistant(text("done"), stop="stop", total_tokens=40_000)
+    data = session.data()
+    settings = CompressSettings(keep_turns=0)
+    lines = lines_from_bytes(data)
+    plan = plan_lines(lines, settings, session_ref="s")
+    blob = git_blob_id(data)
+    outputs = compress_lines(lines, plan, settings, session_ref="s", intact_blob=lambda _: blob)
+    compressed = join_lines(output.line for output in outputs)
+    count = len(session.lines)
+    marker = orjson.loads(compressed.split(b"\n")[4])[MARKER_KEY]
+    assert marker.startswith(f"3:{blob}:5:") and marker.endswith(f":{count}")
+    session.user("and now?")
+    session.assistant(text("all good"), stop="stop", total_tokens=9_000)
+    appended = compressed + b"".join(line + b"\n" for line in session.lines[count:])
+    size = measure_context(context_of(appended), CHARS4)
+    assert (size.source, size.tokens, size.note) == ("usage", 9_000, None)
+    later = appended.replace(b':%d"' % count, b':%d"' % (count + 2))
+    assert later != appended
+    assert measure_context(context_of(later), CHARS4).source == "estimate"
 
 
 @pytest.mark.parametrize(

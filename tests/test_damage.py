@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from conftest import CORPUS_SESSIONS, cli, commit_session, corpus_files, git, needs_corpus
+from flow_helpers import v3_count, writing_v2_markers
 from format_cases import SYNTHETIC
 from synthetic import typical_session
 
@@ -135,6 +136,11 @@ BROKEN_MARKERS = [
     (b'"line":', b'"line":-'),
     (b'"line":', b'"line":0'),
     (b'"gitclawCompress":{', b'"gitclawCompress":[{'),
+    (b'"gitclawCompress":"3:', b'"gitclawCompress":"9:'),
+    (b'"gitclawCompress":"3:', b'"gitclawCompress":"3:HEAD:../x:'),
+    (b'"gitclawCompress":"3:', b'"gitclawCompress":["3:'),
+    (b'"gitclawCompress":"3:', b'"gitclawCompress":"3:0:'),
+    (b':ui"', b':UI"'),
 ]
 
 
@@ -169,7 +175,7 @@ def explode_packs(repo: Path) -> None:
 
 
 def damage_objects(repo: Path, path: Path, original: bytes, tally: Tally, label: str) -> None:
-    """Delete one archived object (a payload or an intact blob that a v2 marker reads), or
+    """Delete one archived object (a payload or an intact blob that a v2 or v3 marker reads), or
     swap its content for another blob's."""
     explode_packs(repo)
     archived = git(repo, "ls-tree", "-r", REF, "--", "blobs", "intact").splitlines()
@@ -195,28 +201,35 @@ def damage_objects(repo: Path, path: Path, original: bytes, tally: Tally, label:
 
 
 def committed_compressed(repo: Path, relpath: str, original: bytes, version: int) -> Path:
-    """The session compressed with v2 markers (the original committed first, so the archive
-    references its blob) or v1 markers (never committed: payload blobs), then committed:
-    HEAD holds the compressed file intact."""
-    if version == 2:
+    """The session compressed with v3 markers (the original committed first, so the archive
+    references its blob), v2 markers (the same, as the release before v3 wrote them) or v1
+    markers (never committed: payload blobs), then committed: HEAD holds the compressed file
+    intact."""
+    if version in (2, 3):
         path = commit_session(repo, relpath, original)
     else:
         git(repo, "commit", "-q", "--allow-empty", "-m", "before the session")
         path = repo / relpath
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(original)
-    compress(repo, path)
-    assert f'"v":{version},'.encode() in path.read_bytes()
+    if version == 2:
+        with writing_v2_markers():
+            compress(repo, path)
+    else:
+        compress(repo, path)
+    data = path.read_bytes()
+    assert (v3_count(data) > 0) if version == 3 else (f'"v":{version},'.encode() in data)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "compressed")
     return path
 
 
 def run_suite(
-    repo: Path, relpath: str, original: bytes, seeds: range, label: str, version: int = 2
+    repo: Path, relpath: str, original: bytes, seeds: range, label: str, version: int = 3
 ) -> Tally:
-    """Damage trials on a file compressed with v2 markers (the original was committed first,
-    so the archive references its blob) or v1 markers (never committed: payload blobs)."""
+    """Damage trials on a file compressed with v3 (or v2) markers (the original was
+    committed first, so the archive references its blob) or v1 markers (never committed:
+    payload blobs)."""
     tally = Tally()
     path = committed_compressed(repo, relpath, original, version)
     damage_lines(repo, path, original, seeds, tally, f"{label} (committed)")
@@ -237,7 +250,7 @@ def report(tally: Tally, label: str, both: bool = True) -> None:
     assert tally.outcomes["restored"] and (tally.outcomes["refused"] or not both)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_damage_to_a_synthetic_session_is_refused_or_repaired(repo: Path, version: int) -> None:
     original = typical_session(turns=8).data()
     label = f"synthetic v{version}"
@@ -248,7 +261,7 @@ def test_damage_to_a_synthetic_session_is_refused_or_repaired(repo: Path, versio
 OTHER_FORMATS = [(name, make) for name, make in FORMAT_ORIGINALS if name != "pi"]
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 @pytest.mark.parametrize(("name", "make"), OTHER_FORMATS, ids=[n for n, _ in OTHER_FORMATS])
 def test_damage_to_every_format_is_refused_or_repaired(
     repo: Path, name: str, make: Any, version: int
@@ -355,7 +368,7 @@ def move_lines(
     path.write_bytes(compressed)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 @pytest.mark.parametrize(("name", "make"), FORMAT_ORIGINALS, ids=[n for n, _ in FORMAT_ORIGINALS])
 def test_moved_lines_never_restore_wrongly(repo: Path, name: str, make: Any, version: int) -> None:
     original = make()
@@ -450,7 +463,7 @@ def refused_everywhere(repo: Path, number: int) -> None:
 def corrupt_objects(repo: Path, path: Path, original: bytes, tally: Tally, label: str) -> None:
     """Each archived object in turn (the first three), corrupt as `git fsck` sees it: a loose
     object whose content no longer hashes to its name (its last byte changed, so the lines a
-    v2 marker reads may still be right), then one git cannot inflate."""
+    v2 or v3 marker reads may still be right), then one git cannot inflate."""
     explode_packs(repo)
     archived = git(repo, "ls-tree", "-r", REF, "--", "blobs", "intact").splitlines()
     for oid in sorted({line.split()[2] for line in archived})[:3]:
@@ -469,7 +482,7 @@ def corrupt_objects(repo: Path, path: Path, original: bytes, tally: Tally, label
         target.write_bytes(saved)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 @pytest.mark.parametrize(("name", "make"), FORMAT_ORIGINALS, ids=[n for n, _ in FORMAT_ORIGINALS])
 def test_corrupt_objects_are_named_by_verify(
     repo: Path, name: str, make: Any, version: int

@@ -108,7 +108,7 @@ def test_a_failing_git_is_one_line_naming_the_command_and_exit_3(
         assert session.read_bytes() == before
 
 
-@pytest.mark.parametrize("key", ["oid", "blob"])  # a v1 payload, a v2 intact blob
+@pytest.mark.parametrize("key", ["oid", "blob"])  # a v1 payload, a v3 intact blob
 def test_a_marker_naming_a_path_outside_the_repository_is_one_line(
     repo: Path, session: Path, key: str
 ) -> None:
@@ -119,8 +119,12 @@ def test_a_marker_naming_a_path_outside_the_repository_is_one_line(
         session.write_bytes(typical_session(turns=6).data())
     cli("compress", "--force", "--keep-turns", "1", name, cwd=repo)
     data = session.read_bytes()
-    start = data.index(b'"%s":"' % key.encode()) + len(key) + 4
-    end = data.index(b'"', start)
+    if key == "blob":  # a v3 marker: the blob is its second field
+        start = data.index(b'"gitclawCompress":"3:') + len(b'"gitclawCompress":"3:')
+        end = data.index(b":", start)
+    else:
+        start = data.index(b'"%s":"' % key.encode()) + len(key) + 4
+        end = data.index(b'"', start)
     session.write_bytes(data[:start] + b"HEAD:../x" + data[end:])
     for args in (("verify", "--no-fetch", name), ("restore", name, "-o", "-")):
         done = cli(*args, cwd=repo, check=False)

@@ -1,11 +1,13 @@
-"""v2 markers: a line that was committed (or staged) intact is not archived again; its marker
-names the blob of that version and the line, and the archive tree references that blob.
+"""v3 (and v2) markers: a line that was committed (or staged) intact is not archived again;
+its marker names the blob of that version and the line, and the archive tree references that
+blob.
 
 Restore must stay byte-identical wherever the blob is only kept alive by the archive ref:
 after `git gc --prune=now`, after the branch's commits were squashed away, and in every kind
 of clone (depth 1, one branch, a clone that fetched the archive ref). Files compressed by the
-release before v2 (v1 markers only) must still restore, also after they grow and get v2
-markers next to their v1 markers.
+release before v2 (v1 markers only) must still restore, also after they grow and get v3
+markers next to their v1 markers; so must files with the v2 markers of the release before v3,
+which keep them byte for byte when they grow.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from flow_helpers import (
     make_origin,
     marker_count,
     session_bytes,
+    v3_count,
     write,
+    writing_v2_markers,
 )
 
 from gitclaw_compress.cli import cli
@@ -219,21 +223,64 @@ def test_each_intact_blob_is_streamed_once_per_restore(
     assert streamed.count(blob) == 1 and blob not in asked  # read once, never held whole
 
 
-def test_a_v2_marker_is_smaller_than_the_v1_marker_it_replaces(run: Invoke, tmp_path: Path) -> None:
-    """The same session compressed never committed (v1) and committed first (v2)."""
+def test_a_v3_marker_is_smaller_than_the_v2_and_v1_markers_it_replaces(
+    run: Invoke, tmp_path: Path
+) -> None:
+    """The same session compressed never committed (v1) and committed first (v3, and v2 as
+    the release before v3 wrote it)."""
     sizes = {}
-    for version in (1, 2):
+    for version in (1, 2, 3):
         repo = tmp_path / f"v{version}"
         repo.mkdir()
         git(repo, "init", "-q")
         write(repo / SESSION, session_bytes(6))
-        if version == 2:
+        if version > 1:
             commit_all(repo)
-        ok(run, repo, "compress", "--keep-turns", "1", SESSION)
+        if version == 2:
+            with writing_v2_markers():
+                ok(run, repo, "compress", "--keep-turns", "1", SESSION)
+        else:
+            ok(run, repo, "compress", "--keep-turns", "1", SESSION)
         data = (repo / SESSION).read_bytes()
-        assert data.count(f'"v":{version},'.encode()) == marker_count(data) > 0
+        if version == 3:
+            assert v3_count(data) == marker_count(data) > 0
+        else:
+            assert data.count(f'"v":{version},'.encode()) == marker_count(data) > 0
         sizes[version] = len(data)
-    assert sizes[2] < sizes[1]
+    assert sizes[3] < sizes[2] < sizes[1]
+
+
+def test_v2_file_of_the_release_before_restores_and_keeps_its_markers(
+    run: Invoke, repo: Path
+) -> None:
+    """A file compressed with v2 markers verifies and restores; run again it stays byte for
+    byte; grown, its v2 lines stay as they are and the new lines get v3 markers."""
+    session = write(repo / SESSION, session_bytes(5))
+    original = session.read_bytes()
+    commit_all(repo, "agent run 1")
+    with writing_v2_markers():
+        ok(run, repo, "compress", "--keep-turns", "1", SESSION)
+    commit_all(repo, "compressed with v2 markers")
+    v2_file = session.read_bytes()
+    assert v2_file.count(b'"v":2,') == marker_count(v2_file) > 0 and not v3_count(v2_file)
+    assert ok(run, repo, "verify", "--no-fetch").exit_code == 0
+    assert restore_to(run, repo, "--no-fetch") == original
+    ok(run, repo, "compress", "--force", "--keep-turns", "1", SESSION)
+    assert session.read_bytes() == v2_file
+
+    original += grow(session, 3)
+    commit_all(repo, "agent run 2")
+    ok(run, repo, "compress", "--keep-turns", "1", SESSION)
+    commit_all(repo, "compressed")
+    grown = session.read_bytes().split(b"\n")
+    v2_lines = [
+        (number, line) for number, line in enumerate(v2_file.split(b"\n")) if b'"v":2,' in line
+    ]
+    assert all(grown[number] == line for number, line in v2_lines)
+    assert v3_count(session.read_bytes()) > 0
+    assert ok(run, repo, "verify", "--no-fetch").exit_code == 0
+    git(repo, "gc", "-q", "--prune=now")
+    assert restore_to(run, repo, "--no-fetch") == original
 
 
 # Clones of an origin whose branch was squashed: the blobs are on the archive ref alone.
@@ -255,7 +302,7 @@ def squashed(run: Invoke, tmp_path: Path) -> tuple[Origin, bytes]:
     origin.push(*PUSH_ALL)
     data = session.read_bytes()
     found = markers(data)
-    assert any(m.intact for _, m in found) and any(m.parts for _, m in found)  # v1 and v2
+    assert any(m.intact for _, m in found) and any(m.parts for _, m in found)  # v1 and v3
     squashed_commit = git(origin.work, "commit-tree", "HEAD^{tree}", "-m", "squash").strip()
     git(origin.work, "push", "-q", "--force", "origin", f"{squashed_commit}:refs/heads/main")
     git(origin.bare, "reflog", "expire", "--expire=now", "--all")
@@ -347,7 +394,7 @@ def test_v1_markers_from_the_last_release_restore(run: Invoke, tmp_path: Path) -
     assert (clone / V1_SESSION).read_bytes() == v1_original()
 
 
-def test_v1_file_grows_and_gets_v2_markers_beside_its_v1_markers(
+def test_v1_file_grows_and_gets_v3_markers_beside_its_v1_markers(
     run: Invoke, tmp_path: Path
 ) -> None:
     clone = v1_clone(tmp_path)
@@ -359,7 +406,7 @@ def test_v1_file_grows_and_gets_v2_markers_beside_its_v1_markers(
     commit_all(clone, "run 4, compressed")
     data = session.read_bytes()
     versions = re.findall(rb'"gitclawCompress":\{"v":(\d)', data)
-    assert b"1" in versions and b"2" in versions
+    assert versions and set(versions) == {b"1"} and v3_count(data) > 0
     assert ok(run, clone, "verify", "--no-fetch").exit_code == 0
     git(clone, "gc", "-q", "--prune=now")
     ok(run, clone, "restore", V1_SESSION, "-o", "restored.jsonl", "--no-fetch")

@@ -1,5 +1,6 @@
-"""The fast read of a v2 marker (one match of the line's last member) gives what the full
-check of the parsed marker gives, on well-formed lines and on every damaged one tried."""
+"""The fast read of a v3 marker, and of a v2 marker (one match of the line's last member),
+gives what the full check of the parsed marker gives, on well-formed lines and on every
+damaged one tried."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from gitclaw_compress.core import marker as marker_module
 from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY
-from gitclaw_compress.core.marker import DamagedLineError, Marker, read_marker
+from gitclaw_compress.core.marker import DamagedLineError, Marker, intact_marker, read_marker
 
 SHA = "5" * 30 + "ab" * 17
 BLOB = "0123456789abcdef0123456789abcdef01234567"
@@ -17,6 +18,21 @@ BLOB = "0123456789abcdef0123456789abcdef01234567"
 def marked(marker: object, body: bytes = b'{"type":"x","id":"a1","text":"hi"}') -> bytes:
     """A line as compress writes it: the marker member before the object's closing brace."""
     return body[:-1] + b"," + MARKER_BYTES + b":" + orjson.dumps(marker) + b"}"
+
+
+def v3(
+    blob: str = BLOB,
+    line: object = 5,
+    digest: str | None = None,
+    size: object = 4108,
+    lines: object = 6631,
+    flag: str | None = None,
+) -> str:
+    """A v3 marker; `digest` (the sha256 field as written) defaults to SHA's."""
+    if digest is None:
+        digest = intact_marker(BLOB, 1, bytes.fromhex(SHA), 0, 0).split(":")[3]
+    text = f"3:{blob}:{line}:{digest}:{size}:{lines}"
+    return text if flag is None else f"{text}:{flag}"
 
 
 def intact(**changes: object) -> dict[str, object]:
@@ -40,7 +56,83 @@ def outcome(data: bytes, fast: bool) -> tuple[str, Marker | str | None]:
 
 def takes_fast_path(data: bytes) -> bool:
     start = data.rfind(b"," + MARKER_BYTES + b":")
-    return start > 0 and marker_module._WELL_FORMED_INTACT.fullmatch(data, start) is not None
+    return start > 0 and any(
+        pattern.fullmatch(data, start) is not None
+        for pattern in (marker_module._WELL_FORMED_V3, marker_module._WELL_FORMED_V2)
+    )
+
+
+WELL_FORMED_V3 = [
+    marked(v3()),
+    marked(v3(size=0, lines=0)),
+    marked(v3(flag="ui")),
+    marked(v3(blob="f" * 64, line=1)),
+    marked(v3(size=10**17 * 9, line=10**17)),
+    marked(v3(digest="-_" * 21 + "w")),
+    marked(v3(), b'{"nested":{"' + MARKER_KEY.encode() + b'":"3:x"},"k":[1,{"a":"}"}]}'),
+    marked(v3(), b'{"' + MARKER_KEY.encode() + b'":"2:x","id":"a"}'),  # repeated key
+]
+
+ODD_V3 = [
+    marked(v3(flag="UI")),
+    marked(v3(flag="")),
+    marked(v3() + ":ui:ui"),
+    marked(v3()[:-5]),
+    marked("2" + v3()[1:]),
+    marked(" " + v3()),
+    marked(v3(blob=BLOB.upper())),
+    marked(v3(blob=BLOB[:-1])),
+    marked(v3(line=0)),
+    marked(v3(line="05")),
+    marked(v3(line="+5")),
+    marked(v3(size=10**18)),  # 19 digits: past what a marker holds
+    marked(v3(size=-1)),
+    marked(v3(lines="")),
+    marked(v3(digest="5" * 43)),  # the last character's spare bits set
+    marked(v3(digest="A" * 42)),
+    marked(v3(digest="A" * 42 + "=")),
+    marked(v3(digest="+" * 42 + "A")),  # base64, not base64url
+    marked(v3(digest="A" * 44)),
+    marked(v3()).replace(b'"3:', b'"\\u0033:'),  # an escape: the full check reads it
+    marked(v3()).replace(b"5:", b"5\\u003a", 1),
+    marked(3),
+    marked(["3", BLOB]),
+    b'{"a":{"b":1,' + MARKER_BYTES + b":" + orjson.dumps(v3()) + b"}}",  # nested member
+    b"{" + MARKER_BYTES + b":" + orjson.dumps(v3()) + b"}",  # the only member
+    marked(v3()) + b" ",
+    marked(v3()).replace(b":" + orjson.dumps(v3()), b": " + orjson.dumps(v3())),
+]
+
+
+def test_a_v3_marker_reads_as_its_v2_twin() -> None:
+    """The same fields, written either way, read to the same marker (sha256 in hex)."""
+    twin = read_marker(marked(intact()), "s.jsonl:7")
+    assert twin is not None and twin.sha256 == SHA
+    assert read_marker(marked(v3()), "s.jsonl:7") == twin
+    flagged = read_marker(marked({**intact(), "ui": True}), "s.jsonl:7")
+    assert read_marker(marked(v3(flag="ui")), "s.jsonl:7") == flagged
+
+
+@pytest.mark.parametrize("data", WELL_FORMED_V3)
+def test_well_formed_v3_markers_take_the_fast_path(data: bytes) -> None:
+    assert takes_fast_path(data)
+    assert outcome(data, fast=True) == outcome(data, fast=False)
+    assert outcome(data, fast=True)[0] == "read"
+
+
+@pytest.mark.parametrize("data", ODD_V3)
+def test_odd_v3_lines_read_the_same(data: bytes) -> None:
+    assert not takes_fast_path(data)
+    assert outcome(data, fast=True) == outcome(data, fast=False)
+
+
+@pytest.mark.parametrize("data", WELL_FORMED_V3[:3] + WELL_FORMED_V3[5:6])
+def test_damaged_v3_lines_read_the_same(data: bytes) -> None:
+    variants = damaged(data, len(data))
+    fast = [variant for variant in variants if takes_fast_path(variant)]
+    assert fast, "no variant took the fast path"
+    for variant in variants:
+        assert outcome(variant, fast=True) == outcome(variant, fast=False), variant
 
 
 WELL_FORMED = [
@@ -99,7 +191,7 @@ def damaged(data: bytes, tail: int) -> set[bytes]:
         variants.add(data[:position] + data[position + 1 :])
         variants.add(data[:position])
         variants.add(data[: position + 1] + data[position:])
-        for byte in b'0 9af"{}[],:-.eg\\':
+        for byte in b'0 9afAEw_+=/"{}[],:-.eg\\':
             variants.add(data[:position] + bytes([byte]) + data[position + 1 :])
     return variants
 

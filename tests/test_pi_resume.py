@@ -20,8 +20,16 @@ from fake_llm_sse import sealed_reasoning
 from pi_harness import PiRun, chain_reaches_root, iter_corpus, require_pi, run_pi_resume
 from synthetic import typical_session
 
+from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY
+from gitclaw_compress.core.marker import is_ui_only
+
 SESSIONS = ".GITCLAW/state/sessions"
 CORPUS = list(iter_corpus())
+
+
+def ui_only_marker(line: bytes) -> bool:
+    """Whether a line carries a marker with the UI-only flag (v1 `"ui":true`, v3 `:ui`)."""
+    return MARKER_BYTES in line and is_ui_only(json.loads(line).get(MARKER_KEY))
 
 
 def _compress(repo: Path, source: Path, keep_turns: int) -> Path:
@@ -92,7 +100,7 @@ def test_stubbing_ui_copies_leaves_the_first_request_byte_identical(
         # which pi states as the cwd in its system prompt.
         requests[option] = re.sub(r"pi-run-[0-9a-f]+", "pi-run", run.requests[0]["raw"])
         shutil.rmtree(tmp_path / "run")
-    if b'"ui":true' not in files[True]:
+    if not any(ui_only_marker(line) for line in files[True].split(b"\n")):
         pytest.skip("no toolResult.details in this file's kept turns")
     assert len(files[True]) < len(files[False])
     assert requests[True] == requests[False]

@@ -50,7 +50,7 @@ def pushed(tmp_path: Path) -> tuple[Origin, bytes]:
     ok(origin.work, "step", "--keep-turns", "1")
     commit_all(origin.work, "run 2")
     origin.push(*PUSH_ALL)
-    assert b'"v":2,' in session.read_bytes()  # some lines point at run 1's committed blob
+    assert b'"gitclawCompress":"3:' in session.read_bytes()  # lines naming run 1's blob
     return origin, original
 
 

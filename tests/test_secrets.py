@@ -12,12 +12,14 @@ from typing import Any
 
 import orjson
 import pytest
+from click.testing import CliRunner
 from conftest import CORPUS
 from flow_helpers import (
     SESSIONS,
     git,
     init,
     make_origin,
+    marker_count,
     needs_pre_commit,
     path_with,
     pre_commit_exe,
@@ -25,9 +27,12 @@ from flow_helpers import (
     shim_bin,
     tool,
     write,
+    writing_v2_markers,
 )
 from secret_fixtures import planted
 from synthetic import SessionBuilder, big_text, text, thinking, tool_call
+
+from gitclaw_compress.cli import cli
 
 SECRETS = planted(7)
 CONFIG = b'{"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1}}'
@@ -161,6 +166,49 @@ def test_scan_step_redact_restore_verify_pi(tmp_path: Path) -> None:
     assert b"redacted" in restored.stderr
     run("verify", rel)
     run("scan", rel)
+    run.assert_no_secret()
+
+
+@pytest.mark.parametrize("version", [3, 2])
+def test_redact_keeps_intact_markers_in_their_form(
+    tmp_path: Path, version: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session committed before it was compressed: each marker names the committed blob,
+    which holds the secrets. `redact` archives a redacted copy of the blob and points each
+    marker at it in the form it had (a v3 string, or a v2 object as the release before v3
+    wrote it); restore gives the redacted original and says a redaction happened."""
+    repo, rel = _pi_repo(tmp_path, LENIENT)
+    path = repo / rel
+    original = path.read_bytes()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent run")
+    run = Runs(repo)
+    if version == 2:
+        monkeypatch.chdir(repo)
+        with writing_v2_markers():
+            result = CliRunner().invoke(cli, ["compress", rel], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    else:
+        run("compress", rel)
+    form = b'"gitclawCompress":"3:' if version == 3 else b'"gitclawCompress":{"v":2,'
+    compressed = path.read_bytes()
+    assert marker_count(compressed) == compressed.count(form) > 0
+    found = orjson.loads(run("scan", rel, "--json", code=None).stdout)["findings"]
+
+    run("redact", rel, "--all")
+    data = path.read_bytes()
+    assert marker_count(data) == data.count(form) == marker_count(compressed)
+    blob = git(repo, "rev-parse", f"HEAD:{rel}").strip()
+    assert blob.encode() in compressed and blob.encode() not in data  # the redacted copy
+    restored = run("restore", rel, "-o", "-")
+    for _, secret in SECRETS.values():
+        assert orjson.dumps(secret)[1:-1] not in restored.stdout
+    simple = [secret for kind, (_, secret) in SECRETS.items() if kind != "private-key"]
+    expected = redacted(original, found, simple).split(b"\n")
+    same = sum(a == b for a, b in zip(restored.stdout.split(b"\n"), expected, strict=True))
+    assert same >= len(expected) - 2  # all but the lines that hold the key block twice
+    assert b"redacted" in restored.stderr
+    run("verify", rel)
     run.assert_no_secret()
 
 

@@ -9,20 +9,23 @@ against the real CLIs in tests/test_agent_resume.py.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 import orjson
 import pytest
+from flow_helpers import writing_v2_markers
 from format_cases import SYNTHETIC, corpus_cases
 
 from gitclaw_compress.core.compressor import (
-    UI_ONLY_KEY,
     CompressSettings,
     compress_entry_lines,
+    compress_lines,
+    git_blob_id,
     plan_lines,
 )
 from gitclaw_compress.core.lines import MARKER_KEY, RawLine, join_lines, lines_from_bytes
-from gitclaw_compress.core.marker import restore_data
+from gitclaw_compress.core.marker import is_ui_only, restore_data
 
 REF = "s.jsonl"
 ON = CompressSettings(keep_turns=1, stub_ui_copies=True)
@@ -49,7 +52,7 @@ def restored(lines: list[RawLine], payloads: dict[str, bytes]) -> bytes:
 def ui_flagged(line: RawLine) -> bool:
     if MARKER_KEY.encode() not in line.data:
         return False
-    return orjson.loads(line.data)[MARKER_KEY].get(UI_ONLY_KEY) is True
+    return is_ui_only(orjson.loads(line.data)[MARKER_KEY])
 
 
 @pytest.mark.parametrize(("name", "make"), cases())
@@ -84,6 +87,60 @@ def test_ui_copies_go_in_the_kept_turns_and_the_rest_follows_later(
             assert len(now.data) <= len(direct.data) + 128, now.number  # a longer marker
     again, more = compress_entry_lines(later, older, REF)
     assert again == later and not more
+
+
+def committed_run(
+    lines: list[RawLine], settings: CompressSettings, blobs: dict[str, bytes]
+) -> list[RawLine]:
+    """A run on a file that is committed as `lines`: each line it compresses names that
+    blob (a v3 marker) instead of archiving payloads; `blobs` gains the blob."""
+    data = join_lines(lines)
+    blob = git_blob_id(data)
+    blobs[blob] = data
+    plan = plan_lines(lines, settings, session_ref=REF)
+    outputs = compress_lines(lines, plan, settings, session_ref=REF, intact_blob=lambda _: blob)
+    return [output.line for output in outputs]
+
+
+@pytest.mark.parametrize("first", ["v3", "v2"])
+@pytest.mark.parametrize(
+    ("name", "make"), [(name, makers[0][1]) for name, makers in SYNTHETIC.items()]
+)
+def test_committed_ui_only_lines_reopen_with_a_v3_marker(
+    name: str, make: Callable[[], bytes], first: str
+) -> None:
+    """A UI-only marker naming a committed blob (v3, or v2 as the release before v3 wrote
+    it): a second run changes nothing; once older than the kept window, the line gets the
+    rest of its compression and a v3 marker without the flag; every line restores."""
+    data = make()
+    lines = lines_from_bytes(data)
+    blobs: dict[str, bytes] = {}
+    if first == "v2":
+        with writing_v2_markers():
+            out = committed_run(lines, ON, blobs)
+    else:
+        out = committed_run(lines, ON, blobs)
+    flagged = [line for line in out if ui_flagged(line)]
+    form = b'"ui":true}' if first == "v2" else b':ui"'
+    assert flagged and all(line.data.endswith(form + b"}") for line in flagged), name
+    assert restored(out, blobs) == data
+    with writing_v2_markers() if first == "v2" else nullcontext():
+        assert committed_run(out, ON, blobs) == out
+    later = committed_run(out, CompressSettings(keep_turns=0, stub_ui_copies=True), blobs)
+    assert restored(later, blobs) == data
+    reopened = [later[line.number - 1] for line in flagged if later[line.number - 1] != line]
+    # The same lines as in a file never committed (v1 markers, payloads archived).
+    out_v1, _ = compress_entry_lines(lines, ON, REF)
+    later_v1, _ = compress_entry_lines(
+        out_v1, CompressSettings(keep_turns=0, stub_ui_copies=True), REF
+    )
+    changed_v1 = [
+        line.number for line in out_v1 if ui_flagged(line) and later_v1[line.number - 1] != line
+    ]
+    assert [line.number for line in reopened] == changed_v1
+    assert reopened or name in ("pi", "codex"), f"{name}: no UI-only line was compressed further"
+    for line in reopened:
+        assert b'"' + MARKER_KEY.encode() + b'":"3:' in line.data and not ui_flagged(line)
 
 
 def test_the_option_stubs_something_in_the_kept_turn_of_every_format() -> None:

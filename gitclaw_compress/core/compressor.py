@@ -6,7 +6,7 @@ splicing small JSON values over large ones, and appends a marker that records, f
 splice, the path and the git object id of the original bytes, plus the sha256 of the whole
 original line and the number of lines the file had then. When the caller knows a committed
 (or staged) blob of the session that holds the original line at the same line number, the
-marker (v2) names that blob and line instead, and no payload is archived. `marker.restore_data`
+marker (v3) names that blob and line instead, and no payload is archived. `marker.restore_data`
 reverses both byte for byte.
 
 By job: `core.plan` is pass 1 (`scan`), `core.rewrite` pass 2 (`compress_lines`, the splices
@@ -22,9 +22,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
+from gitclaw_compress.core.marker import UI_ONLY_KEY
 from gitclaw_compress.core.plan import BudgetPlan, SessionPlan, below_minimum, scan
 from gitclaw_compress.core.rewrite import (
-    UI_ONLY_KEY,
     IntactBlob,
     IntactCommit,
     ObjectId,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gitclaw_compress.core.jsonspan import JsonPath, SpanError, locate, splice
 from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY, RawLine, parse_entry
@@ -20,17 +22,29 @@ FetchFromCommit = Callable[[int, str], bytes | None]
 FetchBlobLine = Callable[[str, int], bytes | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Marker:
-    """A v1 marker names a payload blob per splice (`parts`); a v2 marker names the blob of a
-    committed or staged version of the session that holds the original line (`intact`: the
-    blob id and the line number), so the archive only references that blob."""
+# The UI-only flag: the line had only its UI-only copies stubbed (in the kept window, with
+# `stub_ui_copies`); once it is older than the kept window, it is compressed further.
+UI_ONLY_KEY = "ui"  # v1 and v2 markers: `"ui":true`
+INTACT_V3 = "3"  # a v3 marker is one string: "3:<blob>:<line>:<sha256>:<size>:<lines>[:ui]"
+_V3_UI_ONLY = ":" + UI_ONLY_KEY
+
+
+class Marker(NamedTuple):
+    """A v1 marker names a payload blob per splice (`parts`); a v2 or v3 marker names the
+    blob of a committed or staged version of the session that holds the original line
+    (`intact`: the blob id and the line number), so the archive only references that blob.
+    A v2 marker is a JSON object, a v3 marker the same fields in one string (the sha256 in
+    base64url); either way `sha256` here is hex. `lines` is the file's length when the line
+    was compressed (None when the marker does not say). A named tuple, not a frozen
+    dataclass: restore reads one per compressed line, and a tuple is made twice as fast."""
 
     sha256: str
     size: int
     parts: tuple[tuple[JsonPath, str], ...]
     commit: str | None
     intact: tuple[str, int] | None = None
+    lines: int | None = None
+    ui_only: bool = False
 
     @property
     def oids(self) -> tuple[str, ...]:
@@ -53,6 +67,48 @@ class MissingObjectError(GitClawError):
 
 
 _LOWER_HEX = re.compile(r"[0-9a-f]+")
+# base64url of 32 bytes, unpadded: 43 characters, the last one's two low bits zero (so each
+# digest has one spelling).
+_SHA256_B64 = re.compile(r"[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]")
+_DECIMAL = re.compile(r"0|[1-9][0-9]{0,17}")  # at most 18 digits: a 64-bit int, as in JSON
+
+
+def intact_marker(
+    blob: str, line: int, sha256: bytes, size: int, lines: int, *, ui_only: bool = False
+) -> str:
+    """The v3 marker of a line whose original is line `line` of blob `blob` (`sha256` is
+    the original's digest, 32 bytes)."""
+    digest = base64.urlsafe_b64encode(sha256).rstrip(b"=").decode()
+    text = f"{INTACT_V3}:{blob}:{line}:{digest}:{size}:{lines}"
+    return text + _V3_UI_ONLY if ui_only else text
+
+
+def as_v3(marker: Marker) -> str:
+    """A v2 or v3 marker that says the file's length, in the v3 form."""
+    assert marker.intact is not None and marker.lines is not None
+    blob, line = marker.intact
+    digest = bytes.fromhex(marker.sha256)
+    return intact_marker(blob, line, digest, marker.size, marker.lines, ui_only=marker.ui_only)
+
+
+def is_ui_only(raw: object) -> bool:
+    """Whether a marker value (as parsed from JSON) carries the UI-only flag."""
+    if isinstance(raw, str):
+        return raw.startswith(INTACT_V3 + ":") and raw.endswith(_V3_UI_ONLY)
+    return isinstance(raw, dict) and raw.get(UI_ONLY_KEY) is True
+
+
+def marker_lines(raw: object) -> int | None:
+    """The file's length when the line was compressed, from a marker value (as parsed from
+    JSON), if it says and reads; never an error (a damaged marker is `read_marker`'s job)."""
+    if isinstance(raw, dict):
+        length = raw.get("lines")
+        return length if type(length) is int else None
+    if isinstance(raw, str) and raw.startswith(INTACT_V3 + ":"):
+        fields = raw.split(":")
+        if len(fields) in (6, 7) and _DECIMAL.fullmatch(fields[5]):
+            return int(fields[5])
+    return None
 
 
 def _is_hex(value: object, lengths: tuple[int, ...] = (40, 64)) -> bool:
@@ -60,10 +116,58 @@ def _is_hex(value: object, lengths: tuple[int, ...] = (40, 64)) -> bool:
     return isinstance(value, str) and len(value) in lengths and bool(_LOWER_HEX.fullmatch(value))
 
 
+def _v3_problem(raw: str) -> str | None:
+    """What is wrong with a v3 marker's fields, in words; None when it is well formed."""
+    fields = raw.split(":")
+    if fields[0] != INTACT_V3:
+        return f"unknown version {fields[0]!r}"
+    # The blob first: a path put in its place (`HEAD:../x`) is named as what it is.
+    if len(fields) < 2 or not _is_hex(fields[1]):
+        return "the blob is not a git object id"
+    if len(fields) == 7 and fields[6] != UI_ONLY_KEY:
+        return f"the flag after the line count is {fields[6]!r}, not {UI_ONLY_KEY!r}"
+    if len(fields) not in (6, 7):
+        return f"{len(fields)} fields, not 6 (or 7 with {UI_ONLY_KEY!r})"
+    _, _, line, digest, size, lines = fields[:6]
+    if not _DECIMAL.fullmatch(line) or line == "0":
+        return "the line is not a line number"
+    if not _SHA256_B64.fullmatch(digest):
+        return "the sha256 is not 43 base64url characters"
+    if not _DECIMAL.fullmatch(size):
+        return "the size is not a whole number"
+    if not _DECIMAL.fullmatch(lines):
+        return "the line count is not a whole number"
+    return None
+
+
+def _from_v3(raw: str) -> Marker:
+    """The fields of a well-formed v3 marker."""
+    fields = raw.split(":")
+    return Marker(
+        _hex_digest(fields[3].encode()),
+        int(fields[4]),
+        (),
+        None,
+        (fields[1], int(fields[2])),
+        int(fields[5]),
+        len(fields) == 7,
+    )
+
+
+_FROM_BASE64URL = bytes.maketrans(b"-_", b"+/")
+
+
+def _hex_digest(digest: bytes) -> str:
+    """The hex of a checked base64url sha256 (`base64.urlsafe_b64decode`, half the time)."""
+    return binascii.a2b_base64(digest.translate(_FROM_BASE64URL) + b"=").hex()
+
+
 def _marker_problem(raw: object) -> str | None:
     """What is wrong with a marker's fields, in words; None when it is well formed."""
+    if isinstance(raw, str):
+        return _v3_problem(raw)
     if not isinstance(raw, dict):
-        return "not a JSON object"
+        return "neither a JSON object nor a string"
     version = raw.get("v")
     if version not in (1, 2) or isinstance(version, bool):
         return f"unknown version {version!r}"
@@ -105,15 +209,28 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-# A v2 marker exactly as compress writes it, as the line's last member: every string in it
-# is hex, every number a whole number of at most 18 digits (orjson reads it as an int), so
-# on a line that parses as a JSON object, a match is the top-level marker member (the `}`
-# after it is the line's last byte, the object's close; orjson keeps the last of repeated
-# keys) and its fields pass every check `_marker_problem` makes. Anything else (a v1
-# marker, a commit or an unknown key, other spacing) takes the full check.
-_COUNT = rb"(?:0|[1-9][0-9]{0,17})"
+# A v3 marker exactly as compress writes it, as the line's last member: a string of only
+# the characters its fields use (no escape, so its bytes are the string), each field as
+# `_v3_problem` wants it. On a line that parses as a JSON object, a match is the top-level
+# marker member (the `}` after it is the line's last byte, the object's close; orjson keeps
+# the last of repeated keys). Anything else (v1 and v2 markers, other spacing, an escape)
+# takes the full check, which reads the same fields the same way.
+_COUNT = rb"(0|[1-9][0-9]{0,17})"
 _MARKER_MEMBER = b"," + MARKER_BYTES + b":"
-_WELL_FORMED_INTACT = re.compile(
+_WELL_FORMED_V3 = re.compile(
+    re.escape(_MARKER_MEMBER)
+    + b'"'
+    + INTACT_V3.encode()
+    + rb":([0-9a-f]{40}|[0-9a-f]{64}):([1-9][0-9]{0,17}):([A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]):"
+    + _COUNT
+    + b":"
+    + _COUNT
+    + rb'(:ui)?"\}'
+)
+# A v2 marker as compress wrote it before v3, read the same way: every string in it is hex,
+# every number a whole number of at most 18 digits (orjson reads it as an int), so its
+# fields pass every check `_marker_problem` makes.
+_WELL_FORMED_V2 = re.compile(
     re.escape(_MARKER_MEMBER)
     + rb'\{"v":2,"sha256":"[0-9a-f]{64}","size":'
     + _COUNT
@@ -128,9 +245,9 @@ def read_marker(data: bytes, where: str, *, fast: bool = True) -> Marker | None:
     """The marker of a compressed line, None for any other line; a broken marker is an error.
 
     A line that names the marker key but does not parse as a JSON object is damaged, not a
-    plain line: passing it through would restore the wrong bytes. A v2 marker as compress
-    writes it is checked by one match of its bytes (`fast`); the result is the same as
-    the full check's.
+    plain line: passing it through would restore the wrong bytes. A v3 marker as compress
+    writes it (or a v2 marker as it wrote it before) is checked by one match of its bytes
+    (`fast`); the result is the same as the full check's.
     """
     if MARKER_BYTES not in data:
         return None
@@ -140,23 +257,52 @@ def read_marker(data: bytes, where: str, *, fast: bool = True) -> Marker | None:
             f"{where}: damaged compressed line (it names {MARKER_KEY} but is not valid JSON)"
         )
     start = data.rfind(_MARKER_MEMBER) if fast else -1
-    if start > 0 and _WELL_FORMED_INTACT.fullmatch(data, start):
-        raw = entry[MARKER_KEY]
-        intact = raw["intact"]
-        return Marker(raw["sha256"], raw["size"], (), None, (intact["blob"], intact["line"]))
+    if start > 0 and (match := _WELL_FORMED_V3.fullmatch(data, start)) is not None:
+        blob, line, digest, size, lines, ui_only = match.groups()
+        return Marker(
+            _hex_digest(digest),
+            int(size),
+            (),
+            None,
+            (blob.decode(), int(line)),
+            int(lines),
+            ui_only is not None,
+        )
     if MARKER_KEY not in entry:
         return None
     raw = entry[MARKER_KEY]
+    if start > 0 and _WELL_FORMED_V2.fullmatch(data, start):
+        intact = raw["intact"]
+        return Marker(
+            raw["sha256"],
+            raw["size"],
+            (),
+            None,
+            (intact["blob"], intact["line"]),
+            raw.get("lines"),
+            UI_ONLY_KEY in raw,
+        )
     problem = _marker_problem(raw)
     if problem is not None:
         raise DamagedLineError(f"{where}: unreadable {MARKER_KEY} marker: {problem}")
+    if isinstance(raw, str):
+        return _from_v3(raw)
+    lines = raw.get("lines")
+    lines = lines if type(lines) is int else None
+    ui_only = raw.get(UI_ONLY_KEY) is True
     if raw["v"] == 2:
         intact = raw["intact"]
         return Marker(
-            raw["sha256"], raw["size"], (), raw.get("commit"), (intact["blob"], intact["line"])
+            raw["sha256"],
+            raw["size"],
+            (),
+            raw.get("commit"),
+            (intact["blob"], intact["line"]),
+            lines,
+            ui_only,
         )
     parts = tuple((tuple(part["path"]), part["oid"]) for part in raw["parts"])
-    return Marker(raw["sha256"], raw["size"], parts, raw.get("commit"))
+    return Marker(raw["sha256"], raw["size"], parts, raw.get("commit"), None, lines, ui_only)
 
 
 def blob_line(blob: bytes, number: int) -> bytes:
@@ -191,7 +337,7 @@ def restore_data(
     """The original bytes of one line (unchanged if the line carries no marker).
 
     `notes` collects what was wrong with lines that were restored from their commit.
-    `fetch_line` reads a line of an intact blob (v2 markers); without it the whole blob is
+    `fetch_line` reads a line of an intact blob (v2 and v3 markers); without it the whole blob is
     fetched with `fetch`.
     """
     marker = read_marker(data, where)
@@ -253,7 +399,7 @@ def _from_intact_blob(
     fetch: FetchObject,
     fetch_line: FetchBlobLine | None,
 ) -> bytes:
-    """A v2 line: the original is a line of a blob that the archive references."""
+    """A v2 or v3 line: the original is a line of a blob that the archive references."""
     oid, number = intact
     if fetch_line is not None:
         original = fetch_line(oid, number)

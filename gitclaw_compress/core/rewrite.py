@@ -1,6 +1,7 @@
 """Pass 2: rewrite the lines before the kept window (and the pruned ones) by splicing small
 JSON values over large ones, and append the marker that undoes it: the path and object id of
-each original value (v1), or the committed blob and line that hold the original line (v2)."""
+each original value (v1), or the committed blob and line that hold the original line (v3,
+one string; v2 was the same as a JSON object)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,13 @@ import orjson
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath, locate, object_close, splice
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine
+from gitclaw_compress.core.marker import (
+    UI_ONLY_KEY,
+    as_v3,
+    intact_marker,
+    is_ui_only,
+    read_marker,
+)
 from gitclaw_compress.core.plan import SessionPlan
 from gitclaw_compress.core.spans import (
     JSON_KIND,
@@ -28,8 +36,7 @@ from gitclaw_compress.formats.base import Edit, Scope
 from gitclaw_compress.settings import CompressSettings
 
 MIN_SAVING_BYTES = 48  # a splice must save more than its share of the marker
-MARKER_VERSION = 1
-INTACT_MARKER_VERSION = 2
+MARKER_VERSION = 1  # the version of the markers with payloads; intact ones are v3 strings
 
 ObjectId = Callable[[bytes], str]
 IntactCommit = Callable[[RawLine], str | None]  # the commit where a line is intact, if any
@@ -65,7 +72,7 @@ class OutputLine(NamedTuple):
     line: RawLine
     payloads: tuple[Payload, ...] = ()
     original_size: int = 0  # set when the line was compressed
-    reference: str | None = None  # the intact blob a v2 marker names (no payloads then)
+    reference: str | None = None  # the intact blob a v2/v3 marker names (no payloads then)
 
     @property
     def changed(self) -> bool:
@@ -84,7 +91,7 @@ SHORTEST_MARKER_BYTES = len(b',"' + MARKER_KEY.encode() + b'":') + min(
     len(orjson.dumps(marker))
     for marker in (
         {"v": 1, "sha256": "0" * 64, "size": 0, "parts": [{"path": [0], "oid": "0" * 40}]},
-        {"v": 2, "sha256": "0" * 64, "size": 0, "intact": {"blob": "0" * 40, "line": 1}},
+        intact_marker("0" * 40, 1, bytes(32), 0, 0),
     )
 )
 
@@ -145,7 +152,7 @@ class _Rewriter:
         if not isinstance(entry, dict):
             return _unchanged(line)
         marker = entry.get(MARKER_KEY)
-        if marker is not None and not (full and _ui_only_marker(marker)):
+        if marker is not None and not (full and is_ui_only(marker)):
             return _unchanged(line)
         entry_id = self._entry_id(entry)
         show = self.show(entry_id or f"L{number}")
@@ -157,35 +164,40 @@ class _Rewriter:
             return _unchanged(line)
         return self._apply(line, entry, edits, ui_only=ui_only)
 
-    def _reopened(
-        self, line: RawLine, entry: Entry, marker: dict[str, Any], scope: Scope
-    ) -> OutputLine:
+    def _reopened(self, line: RawLine, entry: Entry, raw: object, scope: Scope) -> OutputLine:
         """A line whose UI-only copies were stubbed while it was in the kept window, now
         before it: the format's other edits apply, and the marker grows to undo them too.
 
         A v1 marker gains a part per new splice (never one inside or around an old part's
-        path); a v2 marker already names the blob holding the original line, so it stays.
+        path); a v2 or v3 marker already names the blob holding the original line, so it
+        stays, written as v3 (a v2 marker that does not say the file's length stays v2).
         Either way it loses its UI-only flag, so the line is never reopened again.
         """
+        marker = read_marker(line.data, f"{self.session_ref}:{line.number}")
+        assert marker is not None  # the line has the marker member
         plain = {key: value for key, value in entry.items() if key != MARKER_KEY}
-        old_paths = [tuple(part["path"]) for part in marker.get("parts", ())]
+        old_paths = [path for path, _ in marker.parts]
         edits = [
             edit
             for edit in self.plan.rules.edits(plain, scope)
             if not any(_overlaps(edit.path, path) for path in old_paths)
         ]
-        intact = marker.get("intact")
-        blob = intact.get("blob") if isinstance(intact, dict) else None
+        blob = marker.intact[0] if marker.intact is not None else None
         splices = self._reopened_splices(line, plain, edits, blob)
         if not splices.pieces:
             return _unchanged(line)
-        grown = {key: value for key, value in marker.items() if key != UI_ONLY_KEY}
-        if blob is None:
-            grown["parts"] = [*marker["parts"], *splices.parts]
+        grown: object
+        if marker.intact is not None and marker.lines is not None:
+            grown = as_v3(marker._replace(ui_only=False))
+        else:
+            assert isinstance(raw, dict)
+            grown = {key: value for key, value in raw.items() if key != UI_ONLY_KEY}
+            if blob is None:
+                grown["parts"] = [*raw["parts"], *splices.parts]
         span = locate(line.data, [(MARKER_KEY,)])[(MARKER_KEY,)]
         pieces = [*splices.pieces, (span.start, span.end, orjson.dumps(grown))]
         new_line = RawLine(line.number, splice(line.data, pieces), line.newline)
-        return OutputLine(new_line, tuple(splices.payloads), marker["size"], blob)
+        return OutputLine(new_line, tuple(splices.payloads), marker.size, blob)
 
     def _apply(
         self, line: RawLine, entry: Entry, edits: list[Edit], *, ui_only: bool = False
@@ -268,25 +280,28 @@ class _Rewriter:
         """The line with its splices and the marker; `spliced` is the line with the splices
         made already (then only the marker goes in)."""
         data = line.data
-        marker: dict[str, object] = {
-            "v": MARKER_VERSION if blob is None else INTACT_MARKER_VERSION,
-            "sha256": hashlib.sha256(data).hexdigest(),
-            "size": len(data),
-        }
-        if blob is None:
-            marker["parts"] = splices.parts
-        else:
-            # The original is line N of a blob git already has: no copy of the payloads.
-            marker["intact"] = {"blob": blob, "line": line.number}
         # The file's length when this line was compressed: a reply on a later line was
         # written after it, so the usage that reply recorded counts the compressed line.
-        marker["lines"] = self.plan.counts.lines
-        # A v2 marker's blob is HEAD's (or the staged) version: the commit would repeat it.
-        commit = self.intact_commit(line) if self.intact_commit and blob is None else None
-        if commit:
-            marker["commit"] = commit
-        if ui_only:
-            marker[UI_ONLY_KEY] = True
+        lines = self.plan.counts.lines
+        marker: dict[str, object] | str
+        if blob is not None:
+            # The original is line N of a blob git already has: no copy of the payloads,
+            # and no commit (the blob is HEAD's or the staged version's).
+            digest = hashlib.sha256(data).digest()
+            marker = intact_marker(blob, line.number, digest, len(data), lines, ui_only=ui_only)
+        else:
+            marker = {
+                "v": MARKER_VERSION,
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "size": len(data),
+                "parts": splices.parts,
+                "lines": lines,
+            }
+            commit = self.intact_commit(line) if self.intact_commit else None
+            if commit:
+                marker["commit"] = commit
+            if ui_only:
+                marker[UI_ONLY_KEY] = True
         close = object_close(data)
         member = MARKER_MEMBER + orjson.dumps(marker)
         if spliced is None:
@@ -303,14 +318,6 @@ class _Rewriter:
 
 
 MARKER_MEMBER = b',"' + MARKER_KEY.encode() + b'":'
-
-# A marker whose line had only its UI-only copies stubbed (in the kept window, with
-# `stub_ui_copies`): once the line is older than the kept window, it is compressed further.
-UI_ONLY_KEY = "ui"
-
-
-def _ui_only_marker(marker: object) -> bool:
-    return isinstance(marker, dict) and marker.get(UI_ONLY_KEY) is True
 
 
 def _overlaps(path: JsonPath, other: JsonPath) -> bool:

@@ -59,7 +59,7 @@ class ArchiveAccess:
         self._archived: set[str] | None = None
         self.missing: set[str] = set()  # payloads not in the object store, for verify
         self.notes: list[str] = []  # lines restored from their commit, and why, for verify
-        # The intact blobs v2 markers read lines from, each read forward: a file's v2 lines
+        # The intact blobs v2 and v3 markers read lines from, each read forward: a file's lines
         # come in order, mostly in runs per blob, so each is read once.
         self._intact = BlobLinePool(repo.root)
 

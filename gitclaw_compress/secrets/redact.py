@@ -13,13 +13,14 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from gitclaw_compress.config import Config
 from gitclaw_compress.core.jsonspan import locate, splice
 from gitclaw_compress.core.lines import MARKER_KEY, RawLine, iter_lines, parse_entry
-from gitclaw_compress.core.marker import read_marker, restore_data
+from gitclaw_compress.core.marker import as_v3, read_marker, restore_data
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.secrets.check import archive_objects
 from gitclaw_compress.secrets.findings import Finding
@@ -100,13 +101,43 @@ def _new_line(
         return data
     original = restore_data(line.data, where, repo.reader.get)
     redacted = redact(original)
-    if redacted == original and data == line.data:
+    # A line without a secret still moves to the redacted copy of a version it names: the
+    # archive keeps only the copy (line N of it is the same line).
+    if redacted == original and data == line.data and not renamed.keys() & set(marker.oids):
         return line.data
     entry = parse_entry(data)
     assert entry is not None
-    raw = dict(entry[MARKER_KEY])
-    raw["sha256"] = hashlib.sha256(redacted).hexdigest()
-    raw["size"] = len(redacted)
+    digest = hashlib.sha256(redacted)
+    raw: Any = entry[MARKER_KEY]
+    if isinstance(raw, str):  # v3: the same fields, in the same string form
+        assert marker.intact is not None
+        blob, number = marker.intact
+        raw = as_v3(
+            marker._replace(
+                sha256=digest.hexdigest(),
+                size=len(redacted),
+                intact=(renamed.get(blob, blob), number),
+            )
+        )
+    else:
+        raw = _redacted_dict(dict(raw), digest.hexdigest(), len(redacted), renamed)
+    span = locate(data, [(MARKER_KEY,)])[(MARKER_KEY,)]
+    new = splice(data, [(span.start, span.end, orjson.dumps(raw))])
+
+    def fetch(oid: str) -> bytes | None:
+        return blobs[oid] if oid in blobs else repo.reader.get(oid)
+
+    if restore_data(new, where, fetch) != redacted:  # never write a line that cannot restore
+        raise GitClawError(f"{where}: the redacted line would not restore; nothing was changed")
+    return new
+
+
+def _redacted_dict(
+    raw: dict[str, Any], sha256: str, size: int, renamed: dict[str, str]
+) -> dict[str, Any]:
+    """A v1 or v2 marker for the redacted original."""
+    raw["sha256"] = sha256
+    raw["size"] = size
     raw.pop("commit", None)  # that commit holds the secret; the archive has the line now
     if "intact" in raw:
         raw["intact"] = {
@@ -117,15 +148,7 @@ def _new_line(
         raw["parts"] = [
             {**part, "oid": renamed.get(part["oid"], part["oid"])} for part in raw["parts"]
         ]
-    span = locate(data, [(MARKER_KEY,)])[(MARKER_KEY,)]
-    new = splice(data, [(span.start, span.end, orjson.dumps(raw))])
-
-    def fetch(oid: str) -> bytes | None:
-        return blobs[oid] if oid in blobs else repo.reader.get(oid)
-
-    if restore_data(new, where, fetch) != redacted:  # never write a line that cannot restore
-        raise GitClawError(f"{where}: the redacted line would not restore; nothing was changed")
-    return new
+    return raw
 
 
 def redact_session(

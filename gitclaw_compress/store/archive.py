@@ -3,7 +3,7 @@
 Writes go through one `git fast-import` process per run (never a process per object), which
 adds a commit on top of the archive ref whose tree holds every payload at
 `blobs/<oid[:2]>/<oid[2:]>`, and every committed or staged version of a session that v2
-markers read their original lines from at `intact/<oid[:2]>/<oid[2:]>/<file name>` (a tree
+and v3 markers read their original lines from at `intact/<oid[:2]>/<oid[2:]>/<file name>` (a tree
 entry that names a blob git already has: no new bytes). Being reachable from a ref, both survive
 `git gc` and travel with `git push origin 'refs/gitclaw/*:refs/gitclaw/*'`. Reads go through
 one `git cat-file --batch` process.
@@ -37,7 +37,7 @@ F_SETPIPE_SZ = 1031  # Linux fcntl; not in Python's fcntl module before 3.10 on 
 
 class ArchiveWriter:
     """Streams payload blobs into `git fast-import`, then commits them, and the intact blobs
-    that v2 markers reference, onto the archive ref.
+    that v2 and v3 markers reference, onto the archive ref.
 
     Nothing is reachable until `commit`; `abort` leaves the ref as it was.
     """
@@ -105,7 +105,7 @@ class ArchiveWriter:
 
     def reference(self, oid: str, name: str) -> None:
         """Keep a blob of the object store (a committed or staged version of the session file
-        `name`) reachable from the archive: a v2 marker reads its original line there."""
+        `name`) reachable from the archive: a v2 or v3 marker reads its original line there."""
         self._references.add((oid, name))
 
     def record(self, key: str, record: FileRecord) -> None:

@@ -48,7 +48,7 @@ class _BlobLines:
 
 class IntactLines:
     """Which lines of the file exist byte for byte in HEAD's version (to record that commit)
-    or in HEAD's or the staged blob of the file (for a v2 marker to reference)."""
+    or in HEAD's or the staged blob of the file (for a v2 or v3 marker to reference)."""
 
     def __init__(self, repo: Repository, path: Path, rel: str) -> None:
         self.commit = repo.rev_parse("HEAD")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY, RawLine, parse_entry
+from gitclaw_compress.core.marker import marker_lines
 from gitclaw_compress.formats.base import Format
 from gitclaw_compress.model import Conversation, EntryView, Message
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, estimate_messages
@@ -30,9 +31,8 @@ def compressed_lines(lines: Iterable[RawLine]) -> dict[int, int | None]:
             continue
         entry = parse_entry(line.data)
         marker = entry.get(MARKER_KEY) if entry is not None else None
-        if isinstance(marker, dict):
-            length = marker.get("lines")
-            found[line.number] = length if type(length) is int else None
+        if isinstance(marker, dict | str):
+            found[line.number] = marker_lines(marker)
     return found
 
 

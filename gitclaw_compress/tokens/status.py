@@ -159,7 +159,7 @@ def session_status(
 ) -> SessionStatus:
     """The status of one session; `savings=False` skips the three dry runs.
 
-    `intact_commit` (the commit where a line is intact), `intact_blob` (the blob a v2 marker
+    `intact_commit` (the commit where a line is intact), `intact_blob` (the blob a v3 marker
     names) and `object_id` (SHA-1 or SHA-256 blob ids) are what `compress` records in
     markers, so that the byte counts of the dry runs are exact.
     """
