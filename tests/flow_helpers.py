@@ -219,3 +219,14 @@ needs_pre_commit = pytest.mark.skipif(
 
 def pre_commit_exe() -> str:
     return str(PRE_COMMIT_BIN) if PRE_COMMIT_BIN.exists() else "pre-commit"
+
+
+def json_strings(value: object) -> list[str]:
+    """Every string of a JSON value, depth first."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in json_strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in json_strings(item)]
+    return []

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from flow_helpers import (
     commit_all,
     git,
+    json_strings,
     make_origin,
     ok,
     one_line_error,
@@ -43,16 +44,6 @@ CLAUDE_SESSION = ".claude/projects/-home-dev-project/5f0c2a61-7d1e-4c55-9a3b-2b9
 ENTIRE_COPY = "c0/70516b3fa9/0/full.jsonl"
 
 
-def strings(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in strings(item)]
-    if isinstance(value, list):
-        return [text for item in value for text in strings(item)]
-    return []
-
-
 def stub_commands(data: bytes) -> dict[str, int]:
     """The command every stub of the file names -> the number of the line it stands on."""
     found: dict[str, int] = {}
@@ -60,7 +51,7 @@ def stub_commands(data: bytes) -> dict[str, int]:
         entry = parse_entry(line.data)
         if entry is None or "gitclawCompress" not in entry:
             continue
-        for text in strings(entry):
+        for text in json_strings(entry):
             for command in COMMAND.findall(text):
                 found.setdefault(command, line.number)
     return found

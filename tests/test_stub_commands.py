@@ -11,6 +11,7 @@ from flow_helpers import (
     SESSIONS,
     commit_all,
     git,
+    json_strings,
     make_origin,
     ok,
     path_with,
@@ -23,16 +24,6 @@ SESSION = f"{SESSIONS}/2026-02-20T11-44-20-711Z_0b1f6c29.jsonl"
 COMMAND = re.compile(r"Full (?:output|call|entry): (gitclaw-compress show [^\n]+)")
 
 
-def strings(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in strings(item)]
-    if isinstance(value, list):
-        return [text for item in value for text in strings(item)]
-    return []
-
-
 def stub_commands(data: bytes) -> dict[str, str]:
     """entry id -> the command its stubs name, as the model reads it in the stub text."""
     found: dict[str, str] = {}
@@ -40,7 +31,7 @@ def stub_commands(data: bytes) -> dict[str, str]:
         if b"gitclawCompress" not in line:
             continue
         entry = orjson.loads(line)
-        for text in strings(entry["message"]):
+        for text in json_strings(entry["message"]):
             for command in COMMAND.findall(text):
                 assert found.setdefault(entry["id"], command) == command
     return found

@@ -36,6 +36,7 @@ from agent_harness import corpus_transcripts, require_agent, run_resume
 from conftest import cli, corpus_files, git
 from fake_llm_http import FakeLLMServer, error_reply, openai_reply
 from fake_llm_sse import conversation, sealed_reasoning, tool_call_ids
+from flow_helpers import json_strings
 from pi_harness import chain_reaches_root, require_pi, run_pi_resume
 from synthetic import SessionBuilder
 from synthetic import big_text as pi_big_text
@@ -558,17 +559,6 @@ def test_a_failed_llm_request_writes_nothing_and_offline_still_works(
 # --------------------------------------------------------------------------------------
 
 
-def strings(value: Any) -> list[str]:
-    """Every string of a JSON value, depth first."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in strings(item)]
-    if isinstance(value, list):
-        return [text for item in value for text in strings(item)]
-    return []
-
-
 def items(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The conversation of a request without the agent's instructions (system or developer
     messages, Codex's base instructions item): what the file gave it, and the new prompt."""
@@ -634,7 +624,7 @@ def check_resume(
     sent = items(after)
     # The summary is there, once.
     header = f"{HEADER}{report['round']} "
-    holding = [text for text in strings(sent) if header in text]
+    holding = [text for text in json_strings(sent) if header in text]
     assert len(holding) == 1, holding
     # None of the summarized requests is sent as a message.
     conversation_before = resumed(case.name, data)
@@ -649,7 +639,7 @@ def check_resume(
         for text in (p.text for p in m.parts)
         if len(text.strip()) >= 8
     }
-    texts = {text.strip() for text in strings(sent) if header not in text}
+    texts = {text.strip() for text in json_strings(sent) if header not in text}
     assert not older & texts, sorted(older & texts)[:3]
     # The kept tail with every tool pair, sealed reasoning only as it was sent before.
     calls, results = call_ids(after), result_ids(after)
@@ -714,7 +704,7 @@ def test_the_real_cli_resumes_from_the_newest_of_two_chained_summaries(
     assert summarize(repo, path, "--offline", *case.keep)["round"] == 2
     copy = tmp_path / Path(case.place).name
     copy.write_bytes(path.read_bytes())
-    sent = strings(items(case.resume(copy, tmp_path)))
+    sent = json_strings(items(case.resume(copy, tmp_path)))
     assert len([text for text in sent if f"{HEADER}2 " in text]) == 1
     assert not [text for text in sent if f"{HEADER}1 " in text]
     newest = [text for text in sent if text.strip().endswith(prompt(TURNS + 1))]
