@@ -154,9 +154,18 @@ def test_scan_step_redact_restore_verify_pi(tmp_path: Path) -> None:
         assert orjson.dumps(secret)[1:-1] not in everything, kind
         assert secret.encode() not in everything, kind
 
+    restored = _restores_redacted(run, rel, original, found)
+    assert restored.count(b"\n") == original.count(b"\n")
+    assert restored.count(b"[REDACTED:") >= len(SECRETS)
+    run("verify", rel)
+    run("scan", rel)
+    run.assert_no_secret()
+
+
+def _restores_redacted(run: Runs, rel: str, original: bytes, found: list[dict[str, Any]]) -> bytes:
+    """Restore gives the original with every secret redacted (the lines that hold the key
+    block twice aside) and says a redaction happened; the restored bytes."""
     restored = run("restore", rel, "-o", "-")
-    assert restored.stdout.count(b"\n") == original.count(b"\n")
-    assert restored.stdout.count(b"[REDACTED:") >= len(SECRETS)
     for _, secret in SECRETS.values():
         assert orjson.dumps(secret)[1:-1] not in restored.stdout
     simple = [secret for kind, (_, secret) in SECRETS.items() if kind != "private-key"]
@@ -164,9 +173,7 @@ def test_scan_step_redact_restore_verify_pi(tmp_path: Path) -> None:
     same = sum(a == b for a, b in zip(restored.stdout.split(b"\n"), expected, strict=True))
     assert same >= len(expected) - 2  # all but the lines that hold the key block twice
     assert b"redacted" in restored.stderr
-    run("verify", rel)
-    run("scan", rel)
-    run.assert_no_secret()
+    return bytes(restored.stdout)
 
 
 @pytest.mark.parametrize("version", [3, 2])
@@ -200,14 +207,7 @@ def test_redact_keeps_intact_markers_in_their_form(
     assert marker_count(data) == data.count(form) == marker_count(compressed)
     blob = git(repo, "rev-parse", f"HEAD:{rel}").strip()
     assert blob.encode() in compressed and blob.encode() not in data  # the redacted copy
-    restored = run("restore", rel, "-o", "-")
-    for _, secret in SECRETS.values():
-        assert orjson.dumps(secret)[1:-1] not in restored.stdout
-    simple = [secret for kind, (_, secret) in SECRETS.items() if kind != "private-key"]
-    expected = redacted(original, found, simple).split(b"\n")
-    same = sum(a == b for a, b in zip(restored.stdout.split(b"\n"), expected, strict=True))
-    assert same >= len(expected) - 2  # all but the lines that hold the key block twice
-    assert b"redacted" in restored.stderr
+    _restores_redacted(run, rel, original, found)
     run("verify", rel)
     run.assert_no_secret()
 
