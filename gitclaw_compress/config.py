@@ -270,8 +270,9 @@ OPTIONS: tuple[Option, ...] = (
         False,
         "The archive stays in this clone on purpose, with no remote: `doctor` then does not "
         "count compressed sessions whose archive.remote does not exist as a problem (a fresh "
-        "clone could not restore them). Once that remote exists, `doctor` asks for the "
-        "archive there again.",
+        "clone could not restore them). `doctor` reads it for each session from the file "
+        "`compress` uses for it (the agent folder's, such as .GITCLAW/compression.json, or "
+        "the root's). Once that remote exists, `doctor` asks for the archive there again.",
     ),
     Option(
         "archive.autoFetch",

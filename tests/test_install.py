@@ -297,3 +297,28 @@ def test_doctor_fails_when_no_remote_could_take_the_archive_unless_local_only_is
     git(origin.work, "remote", "add", "origin", url)  # a remote again: the archive belongs there
     result = run(origin.work, monkeypatch, "doctor")
     assert result.exit_code == 1 and "origin lacks this clone's" in result.stdout, result.stdout
+
+
+def test_doctor_reads_local_only_where_compress_reads_the_session_config(
+    compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A GitClaw repository keeps its compression.json in the agent folder (.GITCLAW/):
+    archive.localOnly there silences doctor as the root's does, and the problem names the
+    file that applies to the session."""
+    origin, _ = compressed
+    git(origin.work, "remote", "remove", "origin")
+    agent_config = origin.work / ".GITCLAW" / "compression.json"
+    write(agent_config, b'{"session": {"previewLines": 2}}')
+    write(origin.work / "compression.json", b'{"archive": {"localOnly": true}}')
+    result = run(origin.work, monkeypatch, "doctor")
+    assert result.exit_code == 1, result.output
+    problem = result.stdout.splitlines()[-1]
+    assert "a fresh clone could not restore it;" in problem, problem
+    assert problem.endswith("set archive.localOnly to true in .GITCLAW/compression.json")
+
+    write(agent_config, b'{"archive": {"localOnly": true}}')
+    (origin.work / "compression.json").unlink()
+    result = run(origin.work, monkeypatch, "doctor", "--json")
+    found = orjson.loads(result.stdout)
+    assert result.exit_code == 0 and found["problems"] == [], found
+    assert found["archive"]["local_only"], found
