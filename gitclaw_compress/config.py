@@ -309,7 +309,8 @@ OPTIONS: tuple[Option, ...] = (
         list(DEFAULT_SESSION_GLOBS),
         "Where session files live, as globs relative to the repository root (`*` never "
         "crosses a `/`, `**/` spans any number of folders, hidden folders match). `compress` "
-        "with no path and `--all` look here; read from the root compression.json only.",
+        "with no path, `--all` and `show ENTRY_ID` look here first; read from the root "
+        "compression.json only.",
     ),
     Option(
         "sessions.mappingGlobs",
