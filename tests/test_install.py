@@ -255,6 +255,28 @@ def test_uninstall_finds_ours_in_a_recorded_folder_git_no_longer_uses(
     assert run(origin.work, monkeypatch, "uninstall").stdout.startswith("not installed: no ")
 
 
+def test_doctor_names_our_hook_left_in_a_folder_git_no_longer_uses(
+    compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After `install`, core.hooksPath moved: doctor says the hook is not installed, and
+    where the old copy is (harmless; uninstall removes it), not as a problem."""
+    origin, _ = compressed
+    git(origin.work, "config", "core.hooksPath", "hooks-a")
+    run(origin.work, monkeypatch, "install")
+    git(origin.work, "config", "core.hooksPath", "hooks-b")
+    left = origin.work / "hooks-a" / "pre-push"
+    result = run(origin.work, monkeypatch, "doctor")
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("pre-push hook: not installed (run: gitclaw-compress install); ")
+    assert f"a copy of ours is left in {left}, a folder git no longer uses" in first, first
+    found = orjson.loads(run(origin.work, monkeypatch, "doctor", "--json").stdout)
+    assert found["pre_push_hook"]["left_behind"] == [str(left)]
+    assert not any("hooks-a" in problem for problem in found["problems"]), found["problems"]
+    run(origin.work, monkeypatch, "uninstall")
+    found = orjson.loads(run(origin.work, monkeypatch, "doctor", "--json").stdout)
+    assert found["pre_push_hook"]["left_behind"] == []
+
+
 def test_uninstall_finds_ours_in_git_hooks_without_a_record(
     compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -26,6 +26,7 @@ from gitclaw_compress.ops.githooks import (
     HOOK_NAME,
     hook_state,
     hooks_dir,
+    hooks_left_behind,
     is_pre_commit_script,
 )
 from gitclaw_compress.ops.session_lines import has_compressed_line
@@ -150,6 +151,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
             unrestorable.append({"path": report.path, "problem": (missing or report.problems)[0]})
     archive = _remote_archive(repo, ref, remote)
     hook = hook_state(repo)
+    left_behind = hooks_left_behind(repo)
     problems: list[str] = [hook.problem] if hook.problem else []
     if unrestorable:
         problems.append(
@@ -185,7 +187,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     return {
         "ok": not problems,
         "repository": str(repo.root),
-        "pre_push_hook": hook.as_json(),
+        "pre_push_hook": hook.as_json() | {"left_behind": [str(p) for p in left_behind]},
         "pre_commit": _pre_commit(repo),
         "archive": {"ref": ref, **archive},
         "sessions": len(sessions),
@@ -267,7 +269,13 @@ def command(config_path: Path | None, as_json: bool) -> None:
             if pre_commit["configured"]
             else f"not configured in {PRE_COMMIT_CONFIG}"
         )
-        click.echo(f"pre-push hook: {hook_text(found['pre_push_hook'], pre_commit)}")
+        hook = found["pre_push_hook"]
+        left = "".join(
+            f"; a copy of ours is left in {path}, a folder git no longer uses (harmless; "
+            "`gitclaw-compress uninstall` removes every copy)"
+            for path in hook["left_behind"]
+        )
+        click.echo(f"pre-push hook: {hook_text(hook, pre_commit)}{left}")
         click.echo(f"pre-commit:    {pre_commit_text}")
         archive = found["archive"]
         click.echo(f"archive:       {archive['ref']}: {archive_text(archive)}")
