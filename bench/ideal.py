@@ -1,6 +1,6 @@
 """Bytes cut on the corpus against an ideal. A script, not a test: it prints numbers.
 
-    python bench/ideal.py [--keep-turns 1] [--stub-ui-copies] [--breakdown]
+    python bench/ideal.py [--keep-turns 1] [--stub-ui-copies] [--breakdown | --json]
 
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, at `--keep-turns` (default 1)
 and the default settings, it compresses the file in memory as `compress` does in a repository
@@ -202,12 +202,25 @@ def main() -> None:
     parser.add_argument("--keep-turns", type=int, default=1)
     parser.add_argument("--stub-ui-copies", action="store_true")
     parser.add_argument("--breakdown", action="store_true")
+    parser.add_argument("--json", action="store_true", help="per file: bytes, after, ideal")
     options = parser.parse_args()
     if not CORPUS.is_dir():
         raise SystemExit(f"no corpus at {CORPUS}")
     overrides: dict[str, Any] = {}
     if options.stub_ui_copies:
         overrides["stub_ui_copies"] = True
+    if options.json:
+        files: dict[str, dict[str, int]] = {}
+        for kind in CORPUS_FORMATS:
+            for source in sorted((CORPUS / kind).glob("*.jsonl")):
+                size, file_cut, file_ideal = measure_file(source, options.keep_turns, overrides)
+                files[f"{kind}/{source.name}"] = {
+                    "bytes": size,
+                    "after": size - file_cut,
+                    "ideal_cut": file_ideal,
+                }
+        print(orjson.dumps({"keep_turns": options.keep_turns, "files": files}).decode())
+        return
     print(
         f"keep-turns {options.keep_turns}; ideal: every bulk string before the kept turns "
         f"becomes {IDEAL_STUB_BYTES} bytes"

@@ -270,8 +270,9 @@ OPTIONS: tuple[Option, ...] = (
         False,
         "The archive stays in this clone on purpose, with no remote: `doctor` then does not "
         "count compressed sessions whose archive.remote does not exist as a problem (a fresh "
-        "clone could not restore them). Once that remote exists, `doctor` asks for the "
-        "archive there again.",
+        "clone could not restore them). `doctor` reads it for each session from the file "
+        "`compress` uses for it (the agent folder's, such as .GITCLAW/compression.json, or "
+        "the root's). Once that remote exists, `doctor` asks for the archive there again.",
     ),
     Option(
         "archive.autoFetch",
@@ -308,7 +309,8 @@ OPTIONS: tuple[Option, ...] = (
         list(DEFAULT_SESSION_GLOBS),
         "Where session files live, as globs relative to the repository root (`*` never "
         "crosses a `/`, `**/` spans any number of folders, hidden folders match). `compress` "
-        "with no path and `--all` look here; read from the root compression.json only.",
+        "with no path, `--all` and `show ENTRY_ID` look here first; read from the root "
+        "compression.json only.",
     ),
     Option(
         "sessions.mappingGlobs",

@@ -1,5 +1,6 @@
 """docs/commit-flow.md says what the code does: the hooks of the manifest and their `files:`
-pattern, the default globs, and the one line `step` prints on a fresh run."""
+pattern, the default globs, and the one line `step` prints on a fresh run; README's stub
+example, commands and exit codes too."""
 
 from __future__ import annotations
 
@@ -63,6 +64,34 @@ def test_the_step_line_is_what_a_fresh_run_prints(repo: Path) -> None:
         check=True,
     )
     assert done.stdout == fenced_after("step-output") + "\n"
+
+
+def test_the_readme_stub_example_is_what_compress_writes(repo: Path) -> None:
+    """README's "What a stub looks like": the first tool-result stub of the synthetic
+    session, at the defaults (its preview lines, its `show` command), committed first."""
+    readme = (PROJECT / "README.md").read_text()
+    match = re.search(r"## What a stub looks like\n.*?\n```\n(.*?)\n```", readme, re.S)
+    assert match is not None, "README: the stub example"
+    relpath = ".GITCLAW/state/sessions/issue-1.jsonl"
+    session = repo / relpath
+    session.parent.mkdir(parents=True)
+    session.write_bytes(typical_session(turns=6).data())
+    for args in (["add", "-A"], ["commit", "-qm", "agent run"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", "compress", "--force", relpath],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+    )
+    stubs = [
+        block["text"]
+        for line in session.read_bytes().splitlines()
+        if (entry := orjson.loads(line)).get("message", {}).get("role") == "toolResult"
+        for block in entry["message"]["content"]
+        if block.get("text", "").startswith("[gitclaw-compress]")
+    ]
+    assert stubs and stubs[0] == match.group(1)
 
 
 def test_the_readme_names_every_command_without_config_and_all_take_json() -> None:

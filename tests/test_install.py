@@ -255,6 +255,28 @@ def test_uninstall_finds_ours_in_a_recorded_folder_git_no_longer_uses(
     assert run(origin.work, monkeypatch, "uninstall").stdout.startswith("not installed: no ")
 
 
+def test_doctor_names_our_hook_left_in_a_folder_git_no_longer_uses(
+    compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After `install`, core.hooksPath moved: doctor says the hook is not installed, and
+    where the old copy is (harmless; uninstall removes it), not as a problem."""
+    origin, _ = compressed
+    git(origin.work, "config", "core.hooksPath", "hooks-a")
+    run(origin.work, monkeypatch, "install")
+    git(origin.work, "config", "core.hooksPath", "hooks-b")
+    left = origin.work / "hooks-a" / "pre-push"
+    result = run(origin.work, monkeypatch, "doctor")
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("pre-push hook: not installed (run: gitclaw-compress install); ")
+    assert f"a copy of ours is left in {left}, a folder git no longer uses" in first, first
+    found = orjson.loads(run(origin.work, monkeypatch, "doctor", "--json").stdout)
+    assert found["pre_push_hook"]["left_behind"] == [str(left)]
+    assert not any("hooks-a" in problem for problem in found["problems"]), found["problems"]
+    run(origin.work, monkeypatch, "uninstall")
+    found = orjson.loads(run(origin.work, monkeypatch, "doctor", "--json").stdout)
+    assert found["pre_push_hook"]["left_behind"] == []
+
+
 def test_uninstall_finds_ours_in_git_hooks_without_a_record(
     compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,3 +319,28 @@ def test_doctor_fails_when_no_remote_could_take_the_archive_unless_local_only_is
     git(origin.work, "remote", "add", "origin", url)  # a remote again: the archive belongs there
     result = run(origin.work, monkeypatch, "doctor")
     assert result.exit_code == 1 and "origin lacks this clone's" in result.stdout, result.stdout
+
+
+def test_doctor_reads_local_only_where_compress_reads_the_session_config(
+    compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A GitClaw repository keeps its compression.json in the agent folder (.GITCLAW/):
+    archive.localOnly there silences doctor as the root's does, and the problem names the
+    file that applies to the session."""
+    origin, _ = compressed
+    git(origin.work, "remote", "remove", "origin")
+    agent_config = origin.work / ".GITCLAW" / "compression.json"
+    write(agent_config, b'{"session": {"previewLines": 2}}')
+    write(origin.work / "compression.json", b'{"archive": {"localOnly": true}}')
+    result = run(origin.work, monkeypatch, "doctor")
+    assert result.exit_code == 1, result.output
+    problem = result.stdout.splitlines()[-1]
+    assert "a fresh clone could not restore it;" in problem, problem
+    assert problem.endswith("set archive.localOnly to true in .GITCLAW/compression.json")
+
+    write(agent_config, b'{"archive": {"localOnly": true}}')
+    (origin.work / "compression.json").unlink()
+    result = run(origin.work, monkeypatch, "doctor", "--json")
+    found = orjson.loads(result.stdout)
+    assert result.exit_code == 0 and found["problems"] == [], found
+    assert found["archive"]["local_only"], found

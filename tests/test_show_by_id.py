@@ -271,6 +271,31 @@ def test_an_id_no_session_holds_is_one_line_saying_where_it_looked(
         assert "searched 1 file under sessions.globs" in error
 
 
+def test_a_session_compressed_by_its_path_outside_the_globs_is_found_by_its_stubs(
+    tmp_path: Path,
+) -> None:
+    """`compress PATH` takes a session wherever it is; its uuid stubs name no path either,
+    so `show ID` looks at the work tree's other .jsonl files when no session under
+    sessions.globs holds the id: the stub's command works in a `--depth 1` clone too."""
+    origin = make_origin(tmp_path)
+    original = claude_session().data()
+    relpath = "logs/claude/transcript.jsonl"  # under no default glob
+    session = write(origin.work / relpath, original)
+    commit_all(origin.work)
+    ok(origin.work, "compress", "--force", "--keep-turns", "1", relpath)
+    commit_all(origin.work, "compressed")
+    origin.push("main", "refs/gitclaw/*:refs/gitclaw/*")
+    command, number = sorted(stub_commands(session.read_bytes()).items())[0]
+    assert command.split()[2:] == [command.split()[-1]], command  # the id alone
+
+    checkout = origin.clone(tmp_path / "agent-checkout", "--depth", "1")
+    done = agent_bash(f"{command} --raw", checkout / "logs", shim_bin(tmp_path / "bin"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == lines_from_bytes(original)[number - 1].data + b"\n"
+    error = one_line_error(tool(checkout, "show", "00000000-0000-4000-8000-0000deadbeef"))
+    assert "(searched 0 files under sessions.globs and 1 other .jsonl file in " in error
+
+
 def test_show_without_an_id_is_a_usage_error(tmp_path: Path) -> None:
     repo = make_origin(tmp_path).work
     write(repo / SESSION_A, typical_events().data())

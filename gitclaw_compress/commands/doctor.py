@@ -18,13 +18,15 @@ from gitclaw_compress.commands.common import (
     plural,
 )
 from gitclaw_compress.commands.verify import NOT_HERE, split_remedy
-from gitclaw_compress.errors import EXIT_PROBLEMS, shell_line
+from gitclaw_compress.config import CONFIG_NAME, find_config_file, load_config
+from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError, shell_line
 from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.ops.githooks import (
     HOOK_NAME,
     hook_state,
     hooks_dir,
+    hooks_left_behind,
     is_pre_commit_script,
 )
 from gitclaw_compress.ops.session_lines import has_compressed_line
@@ -102,6 +104,31 @@ def _unrestorable_fix(archive: dict[str, Any], ref: str, remote: str) -> str:
     )
 
 
+def _configs_without_local_only(
+    repo: Repository, compressed: list[Path], config_path: Path | None
+) -> list[str]:
+    """The compression.json files, as `compress` finds them for each compressed session
+    (`--config`, its agent folder's such as .GITCLAW/compression.json, the root's), that
+    leave archive.localOnly false; "compression.json" (the root's) where there is none."""
+    names: set[str] = set()
+    local_only: dict[Path | None, bool] = {}
+    for path in compressed:
+        found = find_config_file(path, repo.root, config_path)
+        if found not in local_only:
+            local_only[found] = load_config(path, repo.root, config_path)["archive.localOnly"]
+        if not local_only[found]:
+            names.add(CONFIG_NAME if found is None else _shown(repo, found))
+    return sorted(names)
+
+
+def _shown(repo: Repository, path: Path) -> str:
+    """A config file as the user names it: repository-relative when it is inside."""
+    try:
+        return repo.relative(path)
+    except GitClawError:
+        return str(path)
+
+
 def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     config = config_for(repo, None, config_path)
     ref, remote = config["archive.ref"], config["archive.remote"]
@@ -124,6 +151,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
             unrestorable.append({"path": report.path, "problem": (missing or report.problems)[0]})
     archive = _remote_archive(repo, ref, remote)
     hook = hook_state(repo)
+    left_behind = hooks_left_behind(repo)
     problems: list[str] = [hook.problem] if hook.problem else []
     if unrestorable:
         problems.append(
@@ -138,7 +166,8 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         )
     if compressed and archive["state"] in ("missing", "behind"):
         problems.append(f"{remote} lacks this clone's {ref}; send it with: gitclaw-compress push")
-    archive["local_only"] = config["archive.localOnly"]
+    shared = _configs_without_local_only(repo, compressed, config_path)
+    archive["local_only"] = not shared if compressed else config["archive.localOnly"]
     if (
         compressed
         and archive["state"] == "no-remote"
@@ -146,17 +175,19 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         and not (unrestorable or history_only)  # whose fix already says to add the remote
     ):
         add = shell_line("git", "remote", "add", remote, "URL")
+        them = "it" if len(compressed) == 1 else "them"
         problems.append(
             f"{plural(len(compressed), 'compressed session')} here, but no remote {remote!r} "
-            f"to send {ref} to: a fresh clone could not restore them; add it (`{add}`, or "
-            "set archive.remote to the remote you push to), then run: gitclaw-compress push; "
+            f"to send {ref} to: a fresh clone could not restore {them}; add that remote "
+            f"(`{add}`, or set archive.remote to the remote you push to), then run: "
+            "gitclaw-compress push; "
             "to keep the archive in this clone on purpose, set archive.localOnly to true in "
-            "compression.json"
+            + " and ".join(shared)
         )
     return {
         "ok": not problems,
         "repository": str(repo.root),
-        "pre_push_hook": hook.as_json(),
+        "pre_push_hook": hook.as_json() | {"left_behind": [str(p) for p in left_behind]},
         "pre_commit": _pre_commit(repo),
         "archive": {"ref": ref, **archive},
         "sessions": len(sessions),
@@ -238,7 +269,13 @@ def command(config_path: Path | None, as_json: bool) -> None:
             if pre_commit["configured"]
             else f"not configured in {PRE_COMMIT_CONFIG}"
         )
-        click.echo(f"pre-push hook: {hook_text(found['pre_push_hook'], pre_commit)}")
+        hook = found["pre_push_hook"]
+        left = "".join(
+            f"; a copy of ours is left in {path}, a folder git no longer uses (harmless; "
+            "`gitclaw-compress uninstall` removes every copy)"
+            for path in hook["left_behind"]
+        )
+        click.echo(f"pre-push hook: {hook_text(hook, pre_commit)}{left}")
         click.echo(f"pre-commit:    {pre_commit_text}")
         archive = found["archive"]
         click.echo(f"archive:       {archive['ref']}: {archive_text(archive)}")

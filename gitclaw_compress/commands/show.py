@@ -52,12 +52,13 @@ def command(
     """Print the full original of the entry ENTRY_ID: tool output, written file, thinking.
 
     This is the command the stubs name. Without PATH, it finds the sessions that hold
-    ENTRY_ID among every file under sessions.globs (stubs leave the path out for uuids);
-    copies of one session (a checkpoint, a fork) are fine when each gives the same entry,
-    and when they differ it names them. Ids unique only inside one file (short ids, `L42`
-    line numbers) need PATH. PATH may be relative to the repository root, so the command
-    copied from a stub works from any folder of the checkout, and in a `--depth 1` clone
-    it fetches the archive ref once (unless --no-fetch).
+    ENTRY_ID among every file under sessions.globs, or, if none does, among the other .jsonl
+    files of the work tree (stubs leave the path out for uuids); copies of one session (a
+    checkpoint, a fork) are fine when each gives the same entry, and when they differ it
+    names them. Ids unique only inside one file (short ids, `L42` line numbers) need PATH.
+    PATH may be relative to the repository root, so the command copied from a stub works
+    from any folder of the checkout, and in a `--depth 1` clone it fetches the archive ref
+    once (unless --no-fetch).
     """
     if len(arguments) > 2:
         raise click.UsageError(f"Got unexpected extra argument ({arguments[2]})")

@@ -71,6 +71,11 @@ def all_sessions(repo: Repository, config: Config) -> list[Path]:
     return sorted(_repo_files(repo, config["sessions.globs"]))
 
 
+def work_tree_jsonl(repo: Repository) -> list[Path]:
+    """Every .jsonl file git tracks or would add (not ignored), sorted by path."""
+    return sorted(_repo_files(repo, ["**/*.jsonl"]))
+
+
 def sessions_under(folder: Path) -> list[Path]:
     """Every session file under `folder`, at any depth (`.git` skipped), recognized by
     content as discovery recognizes them (never by name alone), sorted by path."""

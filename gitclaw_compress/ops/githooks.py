@@ -309,6 +309,22 @@ def _remember_folder(repo: Repository, folder: Path) -> None:
         _write_folders(repo, [*known, folder.resolve()])
 
 
+def hooks_left_behind(repo: Repository) -> list[Path]:
+    """Our hooks in folders git no longer uses (`core.hooksPath` moved after `install`):
+    harmless, and what `uninstall` removes too."""
+    here = hooks_dir(repo).resolve()
+    seen: set[Path] = {here}
+    found: list[Path] = []
+    for folder in (*installed_folders(repo), repo.git_dir / "hooks"):
+        if folder.resolve() in seen:
+            continue
+        seen.add(folder.resolve())
+        ours = hook_state_in(folder).ours
+        if ours is not None:
+            found.append(ours)
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Uninstalled:
     message: str

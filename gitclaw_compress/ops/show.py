@@ -14,7 +14,7 @@ from gitclaw_compress.formats import detect_file
 from gitclaw_compress.formats.base import Format, Unsupported
 from gitclaw_compress.model import call_names
 from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
-from gitclaw_compress.ops.discovery import all_sessions
+from gitclaw_compress.ops.discovery import all_sessions, work_tree_jsonl
 from gitclaw_compress.ops.session_lines import open_lines
 from gitclaw_compress.store.repository import Repository
 from gitclaw_compress.units import plural
@@ -88,9 +88,9 @@ def sessions_holding(repo: Repository, sessions: list[Path], entry_id: str) -> l
 
 def sessions_of(repo: Repository, config: Config, entry_id: str) -> list[Held]:
     """Every session with an entry of this id among the files under `sessions.globs` (the
-    sessions `--all` takes): copies of one session (a checkpoint beside the transcript, a
-    fork) may hold it too. None is one GitClawError that says where it looked, and the
-    command with a path."""
+    sessions `--all` takes), or, when none holds it, among the work tree's other .jsonl
+    files: copies of one session (a checkpoint beside the transcript, a fork) may hold it
+    too. None is one GitClawError that says where it looked, and the command with a path."""
     if line_ref(entry_id) is not None:
         raise GitClawError(
             f"{entry_id} is a line number, which only means something in one file; "
@@ -98,10 +98,18 @@ def sessions_of(repo: Repository, config: Config, entry_id: str) -> list[Held]:
         )
     sessions = _distinct(all_sessions(repo, config))
     found = sessions_holding(repo, sessions, entry_id)
+    if found:
+        return found
+    # `compress PATH` takes a session outside the globs too, and its stubs name uuids
+    # alone all the same: look at the work tree's other .jsonl files before giving up.
+    listed = {path.resolve() for path in sessions}
+    others = _distinct([path for path in work_tree_jsonl(repo) if path.resolve() not in listed])
+    found = sessions_holding(repo, others, entry_id)
     if not found:
         raise GitClawError(
             f"no session holds an entry with id {entry_id!r} (searched "
-            f"{plural(len(sessions), 'file')} under sessions.globs in {repo.root}); "
+            f"{plural(len(sessions), 'file')} under sessions.globs and "
+            f"{plural(len(others), 'other .jsonl file')} in {repo.root}); "
             f"give the session path: gitclaw-compress show PATH {shlex.quote(entry_id)}"
         )
     return found

@@ -81,7 +81,6 @@ def verify_file(
                 report.compressed_lines += 1
                 used.update(marker.oids)
                 for oid in marker.oids:
-                    report.objects += 1
                     if not on_ref(oid):
                         report.problems.append(
                             f"{where}: object {oid} {OFF_REF} {ref} "
@@ -107,6 +106,8 @@ def verify_file(
                 raise  # git itself failed: verify could not do its job (exit 3)
             except GitClawError as error:
                 report.problems.append(str(error))
+    # Distinct objects: lines committed intact together all read back from one version.
+    report.objects = len(used)
     damaged = damaged_objects(repo.root, sorted(used))
     if damaged and not _reads_objects(repo, ref):
         raise GitFailureError(f"git cat-file failed: {next(iter(damaged.values()))}")

@@ -1,0 +1,121 @@
+"""The corpus figures of docs/formats.md's "Measured" table and of README's "Supported
+formats" table are what `bench/ideal.py --json` measures now (a change of a default moves
+them). Skips without the shared corpus."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import CORPUS, REPO_ROOT
+
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no shared corpus at {CORPUS}")
+
+# docs/formats.md's rows: (format, file column) -> the corpus files the row sums.
+FORMATS_ROWS = {
+    ("pi", "6 files"): "pi/",
+    ("Claude Code", "`cc-test__c058ba70`"): "claude/cc-test",
+    ("Claude Code", "Entire `full.jsonl`"): "claude/entire-cli",
+    ("Claude Code", "both"): "claude/",
+    ("Codex", "`rollout__019d417c`"): "codex/",
+    ("Copilot CLI", "`gitclaw__53c12c90` (0.0.421)"): "copilot/",
+}
+README_ROWS = {
+    "pi v3": "pi/",
+    "Claude Code": "claude/",
+    "OpenAI Codex CLI": "codex/",
+    "GitHub Copilot CLI": "copilot/",
+}
+MINUS = "\u2212"  # the docs write a cut with the minus sign, not a hyphen
+README_FIGURES = re.compile(
+    r"\(\u2212(\d+\.\d)%, (\d+\.\d)% of (?:the ideal )?\u2212(\d+\.\d)%\); \u2212(\d+\.\d)% \|$"
+)
+
+
+def _measure(*flags: str) -> dict[str, dict[str, int]]:
+    done = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "ideal.py"), "--json", *flags],
+        capture_output=True,
+        check=True,
+    )
+    files: dict[str, dict[str, int]] = orjson.loads(done.stdout)["files"]
+    return files
+
+
+@pytest.fixture(scope="module")
+def measured() -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    return _measure(), _measure("--stub-ui-copies")
+
+
+def _sum(files: dict[str, dict[str, int]], prefix: str, key: str) -> int:
+    chosen = [figures[key] for name, figures in files.items() if name.startswith(prefix)]
+    assert chosen, prefix
+    return sum(chosen)
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{part / whole:.1%}".removesuffix("%")
+
+
+def _expected(
+    measured: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]], prefix: str
+) -> dict[str, str]:
+    plain, ui_copies = measured
+    before = _sum(plain, prefix, "bytes")
+    cut = before - _sum(plain, prefix, "after")
+    ideal = _sum(plain, prefix, "ideal_cut")
+    return {
+        "before": f"{before:,}",
+        "after": f"{before - cut:,}",
+        "cut": _percent(cut, before),
+        "ideal": _percent(ideal, before),
+        "share": _percent(cut, ideal),
+        "ui copies": _percent(before - _sum(ui_copies, prefix, "after"), before),
+    }
+
+
+def _table_rows(path: Path, heading: str) -> list[list[str]]:
+    """The rows (header first) of the first table after the heading."""
+    text = path.read_text()
+    rows: list[list[str]] = []
+    for line in text[text.index(heading) :].splitlines()[1:]:
+        if not line.startswith("|"):
+            if rows:
+                break
+            continue
+        if not line.startswith("|---"):
+            rows.append([cell.strip() for cell in line.strip("|").split(" | ")])
+    return rows
+
+
+def test_the_measured_table_of_formats_md(
+    measured: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]],
+) -> None:
+    rows = _table_rows(REPO_ROOT / "docs" / "formats.md", "## Measured (corpus")
+    found = {(row[0], row[1]): row[2:] for row in rows[1:]}
+    assert set(found) == set(FORMATS_ROWS), sorted(found)
+    for key, prefix in FORMATS_ROWS.items():
+        want = _expected(measured, prefix)
+        before, after, cut, ideal, share, ui_copies = found[key]
+        assert (before, after) == (want["before"], want["after"]), key
+        assert cut == f"{MINUS}{want['cut']}%" and ideal == f"{MINUS}{want['ideal']}%", key
+        assert share == f"{want['share']}%", key
+        assert ui_copies == f"{MINUS}{want['ui copies']}%", key
+
+
+def test_the_supported_formats_table_of_the_readme(
+    measured: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]],
+) -> None:
+    rows = _table_rows(REPO_ROOT / "README.md", "## Supported formats")
+    found = {row[0]: " | ".join(row) + " |" for row in rows[1:]}
+    assert set(found) == set(README_ROWS), sorted(found)
+    for label, prefix in README_ROWS.items():
+        want = _expected(measured, prefix)
+        figures = README_FIGURES.search(found[label])
+        assert figures is not None, found[label]
+        expected = (want["cut"], want["share"], want["ideal"], want["ui copies"])
+        assert figures.groups() == expected, label
