@@ -113,13 +113,6 @@ def test_a_v3_marker_reads_as_its_v2_twin() -> None:
     assert read_marker(marked(v3(flag="ui")), "s.jsonl:7") == flagged
 
 
-@pytest.mark.parametrize("data", WELL_FORMED_V3)
-def test_well_formed_v3_markers_take_the_fast_path(data: bytes) -> None:
-    assert takes_fast_path(data)
-    assert outcome(data, fast=True) == outcome(data, fast=False)
-    assert outcome(data, fast=True)[0] == "read"
-
-
 @pytest.mark.parametrize("data", ODD_V3)
 def test_odd_v3_lines_read_the_same(data: bytes) -> None:
     assert not takes_fast_path(data)
@@ -171,7 +164,7 @@ ODD = [
 ]
 
 
-@pytest.mark.parametrize("data", WELL_FORMED)
+@pytest.mark.parametrize("data", [*WELL_FORMED, *WELL_FORMED_V3])
 def test_well_formed_markers_take_the_fast_path(data: bytes) -> None:
     assert takes_fast_path(data)
     assert outcome(data, fast=True) == outcome(data, fast=False)
