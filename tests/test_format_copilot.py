@@ -98,7 +98,7 @@ def test_a_ui_copy_stub_is_only_its_name_and_the_show_command(
     byte of it is kept in every compressed file), only what a person needs to get it back."""
     _, after, _ = typical
     event = by_call(after, "tool.execution_complete", 2)
-    show = stubs.show_command(EVENTS_PATH, event["id"])
+    show = stubs.show_command(EVENTS_PATH, event["id"], ids_alone=True)
     expected = f"{stubs.STUB_PREFIX} detailedContent, UI only. Full entry: {show}"
     assert event["data"]["result"]["detailedContent"] == expected
     contents = by_call(after, "tool.execution_complete", 3)["data"]["result"]["contents"]

@@ -35,7 +35,7 @@ from gitclaw_compress.formats import detect
 
 COMMAND = re.compile(r'Full (?:output|call|entry): (gitclaw-compress show [^\n"]+)')
 # Formats whose entry ids are uuids: their stubs name no path.
-WITHOUT_PATH = {"claude", "copilot"}
+WITHOUT_PATH = {"copilot"}  # the formats whose stubs name a uuid alone
 COPILOT = next(case for case in FORMAT_CASES if case.name == "copilot")
 SESSION_A = COPILOT.place("0b1f6c29-aaaa-4000-8000-000000000001")
 SESSION_B = COPILOT.place("0b1f6c29-bbbb-4000-8000-000000000002")
@@ -278,8 +278,8 @@ def test_a_session_compressed_by_its_path_outside_the_globs_is_found_by_its_stub
     so `show ID` looks at the work tree's other .jsonl files when no session under
     sessions.globs holds the id: the stub's command works in a `--depth 1` clone too."""
     origin = make_origin(tmp_path)
-    original = claude_session().data()
-    relpath = "logs/claude/transcript.jsonl"  # under no default glob
+    original = typical_events().data()
+    relpath = "logs/copilot/events.jsonl"  # under no default glob
     session = write(origin.work / relpath, original)
     commit_all(origin.work)
     ok(origin.work, "compress", "--force", "--keep-turns", "1", relpath)
@@ -367,5 +367,5 @@ def test_stubs_with_the_path_stay_valid_and_a_rerun_never_rewrites_them(
 )
 def test_which_ids_go_without_the_path(entry_id: str, findable: bool) -> None:
     assert stubs.findable_anywhere(entry_id) is findable
-    command = stubs.ShowCommands("s/a b.jsonl")(entry_id)
+    command = stubs.ShowCommands("s/a b.jsonl", ids_alone=True)(entry_id)
     assert ("'s/a b.jsonl'" not in command) is findable

@@ -124,7 +124,7 @@ class _Rewriter:
         self.object_id = object_id
         self.intact_commit = intact_commit
         self.intact_blob = intact_blob
-        self.show = stubs.ShowCommands(session_ref)
+        self.show = stubs.ShowCommands(session_ref, ids_alone=plan.format.stubs_name_ids_alone)
         # Read once, not per line: pass 2 does not move the window or the pruned lines.
         self._window_start = plan.window_start
         self._pruned = plan.pruned

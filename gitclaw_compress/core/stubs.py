@@ -16,20 +16,22 @@ def is_stub(value: object) -> bool:
     return isinstance(value, str) and value.startswith(STUB_PREFIX)
 
 
-def show_command(session_ref: str, entry_id: str) -> str:
-    return ShowCommands(session_ref)(entry_id)
+def show_command(session_ref: str, entry_id: str, *, ids_alone: bool = False) -> str:
+    return ShowCommands(session_ref, ids_alone=ids_alone)(entry_id)
 
 
 class ShowCommands:
     """`show_command` for one session, line after line: the path is quoted once, and an id
-    of safe characters (uuids, hex, L42) needs no quoting. An id `show` finds among every
-    session (`findable_anywhere`) goes without the path: a shorter stub, the same answer."""
+    of safe characters (uuids, hex, L42) needs no quoting. With `ids_alone` (the format's
+    `stubs_name_ids_alone`), an id `show` finds among every session (`findable_anywhere`)
+    goes without the path: a shorter stub, the same answer."""
 
-    def __init__(self, session_ref: str) -> None:
+    def __init__(self, session_ref: str, *, ids_alone: bool = False) -> None:
         self.prefix = f"{SHOW} {shlex.quote(session_ref)} "
+        self.ids_alone = ids_alone
 
     def __call__(self, entry_id: str) -> str:
-        if findable_anywhere(entry_id):
+        if self.ids_alone and findable_anywhere(entry_id):
             return f"{SHOW} {entry_id}"
         if entry_id and _SAFE_ID.fullmatch(entry_id):
             return self.prefix + entry_id

@@ -145,6 +145,7 @@ class FileRules(Protocol):
 class Format(Protocol):
     name: str  # short and stable: config keys, JSON reports, counts ("pi", "claude", …)
     title: str  # for people: "pi", "Claude Code", …
+    stubs_name_ids_alone: bool
 
     def recognize(self, entries: Sequence[Entry]) -> bool:
         """Whether the first parsed lines of a file (up to `SNIFF_LINES`) are this format's."""
@@ -158,7 +159,7 @@ class Format(Protocol):
     def entry_id(self, entry: Entry) -> str | None:
         """The id `show` finds the line by; None when the line has none (then `L<number>`).
         A long random id (`stubs.findable_anywhere`: a uuid) is unique across sessions, so
-        its stubs name it without the session's path."""
+        with `stubs_name_ids_alone` its stubs name it without the session's path."""
 
     def rules(self, settings: CompressSettings) -> FileRules:
         """Fresh per-file state for one run."""
@@ -213,6 +214,8 @@ class FormatBase:
     name: str = ""
     title: str = ""
     globs: tuple[str, ...] = ()
+    # Stubs name a uuid-like id without the session's path (`show ID` finds the session).
+    stubs_name_ids_alone: bool = False
 
     def unsupported(self, ability: str, why: str = "not built yet") -> Unsupported:
         return Unsupported(self.title, ability, why)

@@ -366,6 +366,10 @@ def _ui_measure(value: object) -> tuple[int, int]:
 class ClaudeFormat(FormatBase):
     name = "claude"
     title = TITLES[name]
+    # Not for Claude Code: with the bare uuid in the kept turn's UI-copy stubs, its detailed
+    # transcript view of a corpus file (ctrl+o) no longer reached the last prompt
+    # (tests/test_agent_resume.py); with the path it does.
+    stubs_name_ids_alone = False
     # view, resume, pruning and summary_record are built and checked against the real CLI;
     # the layers above read them once they go through the format interface.
     kinds: tuple[str, ...] = (

@@ -408,6 +408,7 @@ def _strings(value: object) -> Iterator[str]:
 class CopilotFormat(FormatBase):
     name = "copilot"
     title = TITLES[name]
+    stubs_name_ids_alone = True  # event uuids; the path would be 87 of a stub's bytes
     # Copilot CLI's events, committed from ~/.copilot at the root or under a state folder
     globs: tuple[str, ...] = (
         ".copilot/session-state/*/events.jsonl",
