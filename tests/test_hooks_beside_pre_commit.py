@@ -190,7 +190,7 @@ def test_install_repairs_what_an_older_install_did_after_pre_commit(
     ours(origin, monkeypatch)
     pre_commit_install(origin, monkeypatch)
     folder = hooks(origin)
-    old = (folder / "pre-push.legacy").read_text().replace("# hook version 2\n", "")
+    old = (folder / "pre-push.legacy").read_text().replace("# hook version 3\n", "")
     old = old.replace('[ -n "$PRE_COMMIT_RUNNING_LEGACY" ] &&', "false &&")
     (folder / "pre-push.legacy").write_text(old)
     (folder / "pre-push").rename(folder / "pre-push.before-gitclaw-compress")
