@@ -310,20 +310,21 @@ def _remember_folder(repo: Repository, folder: Path) -> None:
         _write_folders(repo, [*known, folder.resolve()])
 
 
+def _hook_folders(repo: Repository) -> list[Path]:
+    """Every folder our hook may be in, each once, the one git uses now first: then the
+    folders `install` recorded, and `.git/hooks` (where an install before the record wrote
+    it)."""
+    folders: dict[Path, Path] = {}
+    for folder in (hooks_dir(repo), *installed_folders(repo), repo.git_dir / "hooks"):
+        folders.setdefault(folder.resolve(), folder)
+    return list(folders.values())
+
+
 def hooks_left_behind(repo: Repository) -> list[Path]:
     """Our hooks in folders git no longer uses (`core.hooksPath` moved after `install`):
     harmless, and what `uninstall` removes too."""
-    here = hooks_dir(repo).resolve()
-    seen: set[Path] = {here}
-    found: list[Path] = []
-    for folder in (*installed_folders(repo), repo.git_dir / "hooks"):
-        if folder.resolve() in seen:
-            continue
-        seen.add(folder.resolve())
-        ours = hook_state_in(folder).ours
-        if ours is not None:
-            found.append(ours)
-    return found
+    found = (hook_state_in(folder).ours for folder in _hook_folders(repo)[1:])
+    return [ours for ours in found if ours is not None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,11 +353,8 @@ def uninstall(repo: Repository) -> Uninstalled:
     """Remove our pre-push hook wherever `install` put it (only ours) and put back the one
     it chained: in the hooks folder git uses now, in every folder `install` recorded (git
     used another before `core.hooksPath` changed), and in `.git/hooks`."""
-    here = hooks_dir(repo)
-    folders: list[Path] = []
-    for folder in (here, *installed_folders(repo), repo.git_dir / "hooks"):
-        if folder.resolve() not in {known.resolve() for known in folders}:
-            folders.append(folder)
+    folders = _hook_folders(repo)
+    here = folders[0]
     removed: list[Path] = []
     restored: list[Path] = []
     said: list[str] = []
@@ -365,7 +363,7 @@ def uninstall(repo: Repository) -> Uninstalled:
         if not copies:
             continue
         removed += copies
-        elsewhere = "" if folder.resolve() == here.resolve() else " (a folder git no longer uses)"
+        elsewhere = "" if folder == here else " (a folder git no longer uses)"
         said.append(
             f"removed the gitclaw-compress hook from {folder}{elsewhere}; {back} is the "
             "previous hook again"
