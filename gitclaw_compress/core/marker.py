@@ -69,7 +69,8 @@ class MissingObjectError(GitClawError):
 _LOWER_HEX = re.compile(r"[0-9a-f]+")
 # base64url of 32 bytes, unpadded: 43 characters, the last one's two low bits zero (so each
 # digest has one spelling).
-_SHA256_B64 = re.compile(r"[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]")
+_SHA256_B64_CHARS = r"[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]"
+_SHA256_B64 = re.compile(_SHA256_B64_CHARS)
 _DECIMAL = re.compile(r"0|[1-9][0-9]{0,17}")  # at most 18 digits: a 64-bit int, as in JSON
 
 
@@ -221,7 +222,9 @@ _WELL_FORMED_V3 = re.compile(
     re.escape(_MARKER_MEMBER)
     + b'"'
     + INTACT_V3.encode()
-    + rb":([0-9a-f]{40}|[0-9a-f]{64}):([1-9][0-9]{0,17}):([A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]):"
+    + rb":([0-9a-f]{40}|[0-9a-f]{64}):([1-9][0-9]{0,17}):("
+    + _SHA256_B64_CHARS.encode()
+    + b"):"
     + _COUNT
     + b":"
     + _COUNT
