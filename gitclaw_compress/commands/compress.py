@@ -92,6 +92,11 @@ def stderr_is_tty() -> bool:
     type=click.IntRange(min=0),
     help="Keep this many recent turns intact (default: session.turnThresholdBeforeCompress, 4).",
 )
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Deep compression for this run (session.deep): see docs/deep.md.",
+)
 @click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
 @click.option("--check", is_flag=True, help="Like --dry-run, but exit 1 if any file would change.")
 @click.option("--force", is_flag=True, help="Ignore session.sizeThresholdKB.")
@@ -107,6 +112,7 @@ def command(
     take_all: bool,
     issue: int | None,
     keep_turns: int | None,
+    deep: bool,
     dry_run: bool,
     check: bool,
     force: bool,
@@ -138,6 +144,7 @@ def command(
         dry_run=dry_run or check,
         do_stage=stage,
         progress=take_all and not as_json and stderr_is_tty(),
+        deep=deep,
     )
     if as_json:
         echo_json(result.as_json())

@@ -140,7 +140,7 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
         kept_turns=min(keep, len(turn_starts)),
         counts=counts,
         too_deep=too_deep,
-        ui_copies=settings.stub_ui_copies,
+        ui_copies=settings.ui_copies,
         bulk=bulk if len(bulk) == counts.lines else None,
     )
     if estimator is not None:

@@ -128,7 +128,7 @@ class _Rewriter:
         # Read once, not per line: pass 2 does not move the window or the pruned lines.
         self._window_start = plan.window_start
         self._pruned = plan.pruned
-        self._ui_copies = settings.stub_ui_copies
+        self._ui_copies = settings.ui_copies
         self._entry_id = plan.format.entry_id
         self._bulk = plan.bulk if plan.bulk is not None else b""
         self._scanned = len(self._bulk)  # lines pass 1 saw (a line after them may hold bulk)

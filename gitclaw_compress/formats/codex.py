@@ -298,7 +298,7 @@ class CodexRules:
 
     def _event_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
         limit = self.settings.tool_result_max_bytes
-        if self.settings.stub_ui_copies:
+        if self.settings.ui_copies:
             limit = min(limit, UI_COPY_MIN_BYTES)
         edits = self._ui_copy_edits(payload, scope, limit)
         if (

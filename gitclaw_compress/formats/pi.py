@@ -287,7 +287,7 @@ class PiRules:
             )
             edits.append(Edit(("message", "content"), [{"type": "text", "text": stub}]))
         limit = self.settings.tool_result_max_bytes
-        if self.settings.stub_ui_copies:
+        if self.settings.ui_copies:
             limit = min(limit, UI_COPY_MIN_BYTES)
         edits.extend(self._details_edits(message, scope, limit))
         return edits
