@@ -124,8 +124,18 @@ class Scope:
     # The first line of the kept window as the core decided it (by turns, or by a target):
     # a format that keeps lines written just before a turn start with that turn reads it here.
     window_start: int = 1 << 62
-    # In the kept window with `stub_ui_copies` on: only values no model ever sees may go.
+    # In the kept window with `stub_ui_copies` (or deep) on: only values no model ever sees
+    # may go, and under deep the outputs and arguments over `deep_kept_max_bytes` too.
     ui_only: bool = False
+    # Deep only: before the agent's newest compaction record, on a line its resume never
+    # sends again: the format may also archive what its CLI does not read there.
+    superseded: bool = False
+
+    @property
+    def kept_large(self) -> bool:
+        """In the kept window under deep: outputs and arguments over `deep_kept_max_bytes`
+        become stubs too (the one change deep makes to what the kept turns send)."""
+        return self.ui_only and self.settings.deep
 
 
 class FileRules(Protocol):

@@ -196,6 +196,8 @@ class CodexRules:
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         if scope.ui_only:  # the UI's copies of outputs, in any turn
+            if entry.get("type") == "response_item" and scope.kept_large:
+                return self._kept_large_edits(payload_of(entry), scope)
             if entry.get("type") != "event_msg":
                 return []
             return self._ui_copy_edits(payload_of(entry), scope, UI_COPY_MIN_BYTES)
@@ -213,6 +215,23 @@ class CodexRules:
             return self._event_edits(payload, scope)
         if line_type == "turn_context" and scope.number not in live_contexts:
             return self._turn_context_edits(payload, scope)
+        return []
+
+    def _kept_large_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
+        """Deep, in the kept turns: tool outputs and call arguments over
+        `deep_kept_max_bytes`; everything else there stays byte for byte."""
+        limit = self.settings.deep_kept_max_bytes
+        kind = payload.get("type")
+        if kind in OUTPUT_TYPES and _size(payload.get("output")) > limit:
+            return self._output_edits(payload, scope, forced=True)
+        if kind == "function_call":
+            arguments = payload.get("arguments")
+            if isinstance(arguments, str) and _size(arguments) > limit:
+                return [Edit(("payload", "arguments"), self._arguments_stub(arguments, scope))]
+        elif kind == "custom_tool_call":
+            text = payload.get("input")
+            if isinstance(text, str) and _size(text) > limit:
+                return [Edit(("payload", "input"), _input_stub(text, scope.show))]
         return []
 
     def _response_item_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:

@@ -170,7 +170,10 @@ class CopilotRules:
             return []
         kind = entry.get("type")
         if scope.ui_only:
-            return self._ui_edits(kind, data, scope)
+            copies = self._ui_edits(kind, data, scope)
+            if scope.kept_large:
+                copies.extend(self._kept_large_edits(kind, data, scope))
+            return copies
         if kind == TOOL_COMPLETE and (scope.full or scope.prune):
             # A budget policy chose this output: it goes whatever its size, even when kept.
             return self._result_edits(data, scope, forced=scope.prune)
@@ -190,6 +193,29 @@ class CopilotRules:
         if kind == TOOL_START:
             return self._start_edits(data, scope)
         return []
+
+    def _kept_large_edits(self, kind: object, data: dict[str, Any], scope: Scope) -> list[Edit]:
+        """Deep, in the kept turns: a tool result and tool-call arguments over
+        `deep_kept_max_bytes`; everything else there stays byte for byte."""
+        limit = self.settings.deep_kept_max_bytes
+        result = data.get("result")
+        if kind == TOOL_COMPLETE and isinstance(result, dict):
+            if _size(result.get("content")) > limit:
+                return [
+                    edit
+                    for edit in self._result_edits(data, scope, forced=True)
+                    if edit.path == ("data", "result", "content")
+                ]
+            return []
+        edits: list[Edit] = []
+        if kind == ASSISTANT_MESSAGE:
+            for index, request in enumerate(data.get("toolRequests") or ()):
+                if isinstance(request, dict) and _size(request.get("arguments")) > limit:
+                    base: JsonPath = ("data", "toolRequests", index, "arguments")
+                    edits.extend(
+                        self._call_edits(request.get("arguments"), base, scope, ui_only=False)
+                    )
+        return edits
 
     def _ui_edits(self, kind: object, data: dict[str, Any], scope: Scope) -> list[Edit]:
         """What only the CLI's timeline reads, in any turn: a result's `detailedContent` and

@@ -179,9 +179,14 @@ class PiRules:
         if message is None:
             return []
         if scope.ui_only:  # details are for pi's UI; the model never sees them
-            if message.get("role") != "toolResult":
-                return []
-            return self._details_edits(message, scope, UI_COPY_MIN_BYTES)
+            edits = (
+                self._details_edits(message, scope, UI_COPY_MIN_BYTES)
+                if message.get("role") == "toolResult"
+                else []
+            )
+            if scope.kept_large:
+                edits.extend(self._kept_large_edits(scope.number, message, scope))
+            return edits
         if not scope.full:
             if message.get("role") != "toolResult":
                 return []
@@ -199,6 +204,33 @@ class PiRules:
                 stub = stubs.bash_output_stub(output, scope.show, self.settings.preview)
                 return [Edit(("message", "output"), stub)]
         return []
+
+    def _kept_large_edits(self, number: int, message: dict[str, Any], scope: Scope) -> list[Edit]:
+        """Deep, in the kept turns: tool results, bash outputs and tool-call arguments over
+        `deep_kept_max_bytes`; everything else there stays byte for byte."""
+        limit = self.settings.deep_kept_max_bytes
+        role = message.get("role")
+        if role == "toolResult" and _size(message.get("content")) > limit:
+            return [
+                edit
+                for edit in self._tool_result_edits(number, message, scope, forced=True)
+                if edit.path == ("message", "content")
+            ]
+        if role == "bashExecution":
+            output = message.get("output")
+            if isinstance(output, str) and _size(output) > limit:
+                stub = stubs.bash_output_stub(output, scope.show, self.settings.preview)
+                return [Edit(("message", "output"), stub)]
+        edits: list[Edit] = []
+        if role == "assistant" and isinstance(message.get("content"), list):
+            for index, block in enumerate(message["content"]):
+                if not isinstance(block, dict) or block.get("type") != "toolCall":
+                    continue
+                arguments = block.get("arguments")
+                if isinstance(arguments, dict) and _size(arguments) > limit:
+                    base: JsonPath = ("message", "content", index, "arguments")
+                    edits.extend(self._argument_edits(arguments, base, scope))
+        return edits
 
     def _assistant_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
         content = message.get("content")
