@@ -43,6 +43,7 @@ from gitclaw_compress.formats.base import (
     Scope,
     call_descriptor,
     content_text,
+    superseded_edits,
 )
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
@@ -237,6 +238,17 @@ class ClaudeRules:
                 edits.extend(self._tool_result_edits(block, base, scope, forced=True))
         return edits
 
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Before the newest compact boundary, off the chain Claude Code sends: the strings of
+        messages, tool results, attachments and progress data. Ids, links, types and flags
+        stay (the chain is still walked, the preserved segment relinked), signed and
+        readable thinking stays whole, and so do the lines Claude Code reads for itself:
+        `summary` and title lines (its session picker), file-history snapshots (rewind)."""
+        if entry.get("type") not in SUPERSEDED_TYPES:
+            return []
+        rest = {key: value for key, value in entry.items() if key not in SEALED_KEYS}
+        return superseded_edits(rest, (), scope.show, KEPT_ON_SUPERSEDED)
+
     def _kept_large_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """Deep, in the kept turns: tool results and tool-call inputs over
         `deep_kept_max_bytes`; everything else there stays byte for byte."""
@@ -375,6 +387,12 @@ class ClaudeRules:
         )
         value: object = stub if isinstance(content, str) else [{"type": "text", "text": stub}]
         return [Edit((*base, "content"), value)]
+
+
+# Deep: the lines whose strings go when the chain Claude Code sends no longer reaches them,
+# and the members that stay there (settings and places, short or read by the CLI).
+SUPERSEDED_TYPES = frozenset({"user", "assistant", "progress", "attachment"})
+KEPT_ON_SUPERSEDED = frozenset({"cwd", "gitBranch", "version", "slug", "model", "usage"})
 
 
 def _readable_thinking_only(message: dict[str, Any]) -> bool:

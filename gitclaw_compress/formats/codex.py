@@ -26,7 +26,14 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import SMALL_ARGUMENT_BYTES, TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.base import (
+    SMALL_ARGUMENT_BYTES,
+    TITLES,
+    Edit,
+    FormatBase,
+    Scope,
+    superseded_edits,
+)
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
 from gitclaw_compress.formats.codex_history import (
@@ -117,6 +124,10 @@ def check_header(line: RawLine | None, source: str) -> None:
             f"{source}:1: not a Codex rollout header (expected a JSON object with "
             '"type":"session_meta"); the file was not changed'
         )
+
+
+# Deep, on a line Codex never sends again: what stays (ids, names, roles, the turn).
+CODEX_KEPT_ON_SUPERSEDED = frozenset({"call_id", "id", "name", "role", "turn_id", "status"})
 
 
 class CodexRules:
@@ -216,6 +227,23 @@ class CodexRules:
         if line_type == "turn_context" and scope.number not in live_contexts:
             return self._turn_context_edits(payload, scope)
         return []
+
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Before the newest `compacted` record, which Codex resumes from: the strings of
+        response items and events it never sends again, and the whole `replacement_history`
+        of an older `compacted` record (only the newest one's is read; the array stays an
+        array). Reasoning and compaction items stay whole, and so do `session_meta` and
+        every `turn_context` (Codex reads its settings from them)."""
+        line_type = entry.get("type")
+        payload = payload_of(entry)
+        if line_type == "compacted":
+            history = payload.get("replacement_history")
+            edits = [Edit(("payload", "replacement_history"), [])] if history else []
+            rest = {key: value for key, value in payload.items() if key != "replacement_history"}
+            return edits + superseded_edits(rest, ("payload",), scope.show)
+        if line_type not in ("response_item", "event_msg"):
+            return []
+        return superseded_edits(payload, ("payload",), scope.show, CODEX_KEPT_ON_SUPERSEDED)
 
     def _kept_large_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
         """Deep, in the kept turns: tool outputs and call arguments over

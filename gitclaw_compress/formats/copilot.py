@@ -47,6 +47,7 @@ from gitclaw_compress.formats.base import (
     FormatBase,
     Scope,
     call_descriptor,
+    superseded_edits,
 )
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
@@ -127,6 +128,12 @@ def _safe_key(key: str) -> bool:
     return not any(separator in key for separator in LINE_SEPARATORS)
 
 
+# Deep, on an event Copilot CLI never replays: what stays.
+COPILOT_KEPT_ON_SUPERSEDED = frozenset(
+    {"reasoningOpaque", "reasoningText", "toolCallId", "messageId", "interactionId", "model"}
+)
+
+
 class CopilotRules:
     """Copilot CLI's rules for one file: what each tool call was, by its id."""
 
@@ -193,6 +200,17 @@ class CopilotRules:
         if kind == TOOL_START:
             return self._start_edits(data, scope)
         return []
+
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Before the compaction events Copilot CLI resumes from: the strings of user,
+        assistant and tool events it never replays. `session.*` events (the session, its
+        model, its resumes and compactions) stay whole, and so do reasoning (readable and
+        opaque), ids and the tool-call ids that pair a call with its result."""
+        kind = entry.get("type")
+        data = data_of(entry)
+        if data is None or not isinstance(kind, str) or kind.startswith("session."):
+            return []
+        return superseded_edits(data, ("data",), scope.show, COPILOT_KEPT_ON_SUPERSEDED)
 
     def _kept_large_edits(self, kind: object, data: dict[str, Any], scope: Scope) -> list[Edit]:
         """Deep, in the kept turns: a tool result and tool-call arguments over

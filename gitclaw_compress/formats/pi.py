@@ -32,6 +32,7 @@ from gitclaw_compress.formats.base import (
     Scope,
     call_descriptor,
     content_text,
+    superseded_edits,
 )
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
@@ -104,6 +105,13 @@ def _has_visible_blocks(content: list[Any]) -> bool:
 UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only values above this size are stubbed
 # The messages `edits` may change (see `PiRules.observe`): no other line is parsed twice.
 BULK_ROLES = frozenset({"assistant", "toolResult", "user", "bashExecution"})
+
+
+# Deep, on a message pi never sends again: what stays (its role, the call a result answers,
+# its provider and model, usage).
+PI_KEPT_ON_SUPERSEDED = frozenset(
+    {"role", "toolCallId", "toolName", "api", "provider", "model", "usage", "stopReason"}
+)
 
 
 class PiRules:
@@ -204,6 +212,17 @@ class PiRules:
                 stub = stubs.bash_output_stub(output, scope.show, self.settings.preview)
                 return [Edit(("message", "output"), stub)]
         return []
+
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Before `firstKeptEntryId` of the compaction pi resumes from (or off its branch):
+        the strings of a message entry's message. Every entry keeps its id, parentId, type
+        and shape (pi still walks the tree), thinking blocks stay whole (`edits` empties them
+        as ever), and other entries (settings, labels, extensions' custom data, summaries)
+        stay as they are."""
+        message = message_of(entry)
+        if entry.get("type") != "message" or message is None:
+            return []
+        return superseded_edits(message, ("message",), scope.show, PI_KEPT_ON_SUPERSEDED)
 
     def _kept_large_edits(self, number: int, message: dict[str, Any], scope: Scope) -> list[Edit]:
         """Deep, in the kept turns: tool results, bash outputs and tool-call arguments over
