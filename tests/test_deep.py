@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 from conftest import cli, commit_session
@@ -25,17 +26,13 @@ from gitclaw_compress.core.compressor import compress_entry_lines
 from gitclaw_compress.core.lines import MARKER_KEY, lines_from_bytes
 from gitclaw_compress.core.marker import is_ui_only
 from gitclaw_compress.core.stubs import STUB_PREFIX
-from gitclaw_compress.settings import CompressSettings
 
 PI_PATH = ".GITCLAW/state/sessions/deep.jsonl"
 
 
-def _settings(keep: int = 1, **overrides: object) -> CompressSettings:
-    return dataclasses.replace(defaults().compress_settings(), keep_turns=keep, **overrides)
-
-
-def _run(data: bytes, **overrides: object) -> list[bytes]:
-    lines, _ = compress_entry_lines(lines_from_bytes(data), _settings(**overrides), "s.jsonl")
+def _run(data: bytes, keep: int = 1, **overrides: Any) -> list[bytes]:
+    settings = dataclasses.replace(defaults().compress_settings(), keep_turns=keep, **overrides)
+    lines, _ = compress_entry_lines(lines_from_bytes(data), settings, "s.jsonl")
     return [line.data for line in lines]
 
 
