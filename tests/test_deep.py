@@ -174,3 +174,20 @@ def test_session_deep_in_compression_json_is_the_flag(repo: Path) -> None:
     cli("compress", "--force", "--keep-turns", "1", "--config", str(config), str(keyed), cwd=repo)
     assert keyed.read_bytes().replace(b"b.jsonl", b"a.jsonl") == flagged.read_bytes()
     assert len(flagged.read_bytes()) < len(data)
+
+
+def test_a_dry_run_says_what_deep_would_make_of_the_file(repo: Path) -> None:
+    data = _kept_turn_with_a_large_read()
+    path = commit_session(repo, PI_PATH, data)
+    done = cli("compress", "--dry-run", "--force", "--keep-turns", "1", PI_PATH, cwd=repo)
+    line = done.stdout.decode()
+    assert line.startswith(f"would compress {PI_PATH}: ") and "; with --deep: " in line
+    report = json.loads(
+        cli(
+            "compress", "--dry-run", "--force", "--keep-turns", "1", "--json", PI_PATH, cwd=repo
+        ).stdout
+    )["files"][0]
+    assert report["deep_bytes_after"] < report["bytes_after"] < len(data)
+    assert path.read_bytes() == data
+    cli("compress", "--force", "--keep-turns", "1", "--deep", PI_PATH, cwd=repo)
+    assert path.stat().st_size == report["deep_bytes_after"]
