@@ -17,7 +17,9 @@ is cut / ideal cut; the goal is at least 90% per format.
 With `--deep` the run is deep (`session.deep`) and so is the ideal, by the same rules: besides
 the bulk before the kept turns, every string value that the deep rules change in the kept turns
 (UI-only copies, outputs and arguments over `session.deepKeptMaxBytes`) becomes a stub of
-`IDEAL_STUB_BYTES` there too, and adds no marker.
+`IDEAL_STUB_BYTES` there too, and so does every value the default ideal keeps before them that
+the deep rules change (readable thinking dropped whole counts as gone; text before the agent's
+last compaction record), with no marker.
 
 `--breakdown` also prints, per file, where the bytes that are left are, by JSON path (indexes
 folded), largest first, and the gap to the ideal: the markers, the stubs longer than the
@@ -119,23 +121,37 @@ def ideal_cut(data: bytes, keep_turns: int) -> int:
     return sum(size - IDEAL_STUB_BYTES for _, _, _, size in _bulk(data, keep_turns))
 
 
-def kept_ideal_cut(data: bytes, compressed: bytes, keep_turns: int) -> int:
-    """Deep: bytes an ideal cuts in the kept turns, by the deep rules: each string the run
-    changed there (looked up at its own path) becomes a stub of `IDEAL_STUB_BYTES`."""
+def deep_extra_cut(data: bytes, compressed: bytes, keep_turns: int) -> int:
+    """Deep: bytes an ideal cuts beyond `ideal_cut`, by the deep rules: each string the deep
+    run changed in the kept turns, and each string before them that the default ideal keeps
+    (a sealed value, such as readable thinking the run drops or text before a compaction
+    record) and the run changed, becomes a stub of `IDEAL_STUB_BYTES`, or nothing where the
+    run removed it (looked up at its own path)."""
     settings = dataclasses.replace(defaults().compress_settings(), keep_turns=keep_turns)
     lines = lines_from_bytes(data)
-    window_start = plan_lines(lines, settings, session_ref="s.jsonl").window_start
+    plan = plan_lines(lines, settings, session_ref="s.jsonl")
     after = lines_from_bytes(compressed)
     cut = 0
-    for line in lines[window_start - 1 :]:
+    for line in lines:
         if after[line.number - 1].data == line.data:
             continue
         entry, now = parse_entry(line.data), parse_entry(after[line.number - 1].data)
         if entry is None or now is None:
             continue
+        kept = line.number >= plan.window_start
+        sealed = (
+            set()
+            if kept
+            else {text for _, value in plan.format.sealed(entry) for text in _sealed_strings(value)}
+        )
         for path, text in _exact_strings(entry, ()):
             size = len(orjson.dumps(text))
-            if size > IDEAL_STUB_BYTES and value_at(now, path)[1] != text:
+            if size <= IDEAL_STUB_BYTES or not (kept or text in sealed):
+                continue
+            found, value = value_at(now, path)
+            if not found:
+                cut += size
+            elif value != text:
                 cut += size - IDEAL_STUB_BYTES
     return cut
 
@@ -209,7 +225,7 @@ def measure_file(source: Path, keep_turns: int, overrides: dict[str, Any]) -> tu
     after = compressed(data, session_ref(source), keep_turns, overrides)
     ideal = ideal_cut(data, keep_turns)
     if overrides.get("deep"):
-        ideal += kept_ideal_cut(data, after, keep_turns)
+        ideal += deep_extra_cut(data, after, keep_turns)
     return len(data), len(data) - len(after), ideal
 
 
