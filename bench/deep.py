@@ -1,6 +1,6 @@
 """Deep compression on every corpus file, end to end. A script, not a test: it prints numbers.
 
-    python bench/deep.py [--keep-turns 1] [--resume] [--json]
+    python bench/deep.py [--keep-turns 1] [--summarized] [--resume] [--json]
 
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, committed into a fresh git
 repository where its agent keeps it, the real command line is run twice: `compress --force
@@ -9,6 +9,10 @@ deep run it checks what the issue asks:
 
 - a second `compress --deep` changes nothing (the file's bytes are the same);
 - after `git gc --prune=now`, `restore -o -` gives the original byte for byte;
+- with `--summarized`, each file first gets its agent's own compaction record (`summarize
+  --offline`, keeping the last 2 turns; Copilot CLI: 0, the only cut it resumes from), committed,
+  so that deep has lines before a compaction record to archive; the figures are then against
+  that file;
 - with `--resume`, the agent's real CLI (tests/agent_harness.py, offline against the fake
   LLM server that applies the APIs' rules) resumes the original, the default and the deep
   file: the same number of messages and the same tool calls, in order, every signed block
@@ -69,12 +73,21 @@ def _repository(root: Path, kind: str, source: Path, env: dict[str, str]) -> tup
     return root, relpath
 
 
-def measure(kind: str, source: Path, keep: int, work: Path, env: dict[str, str]) -> dict[str, Any]:
-    original = source.read_bytes()
-    result: dict[str, Any] = {"bytes": len(original)}
-    files: dict[str, Path] = {}
+def measure(
+    kind: str, source: Path, keep: int, work: Path, env: dict[str, str], *, summarized: bool
+) -> dict[str, Any]:
+    files: dict[str, Path] = {"original": source}
+    result: dict[str, Any] = {}
     for mode, extra in (("default", []), ("deep", ["--deep"])):
         repo, relpath = _repository(work / mode, kind, source, env)
+        if summarized:
+            turns = "0" if kind == "copilot" else "2"
+            _tool(["summarize", "--offline", "--keep-turns", turns, relpath], repo, env)
+            _run(["git", "commit", "-q", "--allow-empty", "-am", "summarized"], repo, env)
+            files["original"] = work / f"summarized{source.suffix}"
+            shutil.copyfile(repo / relpath, files["original"])
+        original = (repo / relpath).read_bytes()
+        result["bytes"] = len(original)
         args = ["compress", "--force", "--keep-turns", str(keep), *extra, relpath]
         _tool(args, repo, env)
         files[mode] = repo / relpath
@@ -114,6 +127,7 @@ def resume(kind: str, files: dict[str, Path], work: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--keep-turns", type=int, default=1)
+    parser.add_argument("--summarized", action="store_true", help="after a compaction record")
     parser.add_argument("--resume", action="store_true", help="resume each file in its CLI")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
@@ -128,8 +142,10 @@ def main() -> None:
             for index, source in enumerate(sorted((CORPUS / kind).glob("*.jsonl"))):
                 work = Path(temp) / f"{kind}-{index}"
                 work.mkdir()
-                row = measure(kind, source, options.keep_turns, work, env)
-                files = {"original": source, **row.pop("files")}
+                row = measure(
+                    kind, source, options.keep_turns, work, env, summarized=options.summarized
+                )
+                files = row.pop("files")
                 if options.resume:
                     row.update(resume(kind, files, work))
                 report[f"{kind}/{source.name}"] = row
