@@ -20,6 +20,7 @@ from synthetic_claude import (
     unsigned_thinking,
 )
 from synthetic_claude import text as claude_text
+from synthetic_codex import ENCRYPTED, compacted_rollout
 
 from gitclaw_compress.config import defaults
 from gitclaw_compress.core.compressor import compress_entry_lines
@@ -191,3 +192,38 @@ def test_a_dry_run_says_what_deep_would_make_of_the_file(repo: Path) -> None:
     assert path.read_bytes() == data
     cli("compress", "--force", "--keep-turns", "1", "--deep", PI_PATH, cwd=repo)
     assert path.stat().st_size == report["deep_bytes_after"]
+
+
+def two_compactions_rollout() -> bytes:
+    """A Codex rollout compacted twice: the older record's replacement history is never read."""
+    builder = compacted_rollout()
+    builder.line(
+        "compacted",
+        {
+            "message": "summary of the first four turns",
+            "replacement_history": [
+                {"type": "message", "role": "user", "content": [_input("newest history")]},
+                {"type": "compaction", "encrypted_content": ENCRYPTED},
+            ],
+        },
+    )
+    builder.full_turn(5)
+    builder.full_turn(6)
+    return builder.data()
+
+
+def _input(text: str) -> dict[str, str]:
+    return {"type": "input_text", "text": text}
+
+
+def test_deep_empties_an_older_codex_replacement_history_only() -> None:
+    data = two_compactions_rollout()
+    lines = data.split(b"\n")
+    deep = _run(data, keep=1, deep=True)
+    records = [i for i, line in enumerate(lines) if b'"type":"compacted"' in line]
+    older, newest = (orjson.loads(deep[i]) for i in records)
+    assert older["payload"]["replacement_history"] == []
+    assert deep[records[1]] == lines[records[1]], "the record Codex resumes from changed"
+    assert newest["payload"]["replacement_history"][1]["encrypted_content"] == ENCRYPTED
+    # The default never touches a compacted record.
+    assert _run(data, keep=1)[records[0]] == lines[records[0]]
