@@ -11,7 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from conftest import cli, commit_session
+from format_cases import FORMAT_CASES, FormatCase
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from synthetic import SessionBuilder, big_text, text, tool_call
 from synthetic_claude import (
     ClaudeSession,
@@ -24,9 +28,11 @@ from synthetic_codex import ENCRYPTED, compacted_rollout
 
 from gitclaw_compress.config import defaults
 from gitclaw_compress.core.compressor import compress_entry_lines
-from gitclaw_compress.core.lines import MARKER_KEY, lines_from_bytes
-from gitclaw_compress.core.marker import is_ui_only
+from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes, parse_entry
+from gitclaw_compress.core.marker import is_ui_only, restore_line
 from gitclaw_compress.core.stubs import STUB_PREFIX
+from gitclaw_compress.formats import detect
+from gitclaw_compress.settings import CompressSettings
 
 PI_PATH = ".GITCLAW/state/sessions/deep.jsonl"
 
@@ -227,3 +233,41 @@ def test_deep_empties_an_older_codex_replacement_history_only() -> None:
     assert newest["payload"]["replacement_history"][1]["encrypted_content"] == ENCRYPTED
     # The default never touches a compacted record.
     assert _run(data, keep=1)[records[0]] == lines[records[0]]
+
+
+def _deep_round_trip(name: str, data: bytes, keep: int, kept_max: int) -> None:
+    chosen = dataclasses.replace(
+        CompressSettings(keep_turns=keep, redundancy_min_bytes=64),
+        deep=True,
+        deep_kept_max_bytes=kept_max,
+    )
+    original = lines_from_bytes(data)
+    assert detect(original, "s.jsonl").name == name
+    lines, payloads = compress_entry_lines(original, chosen, "s.jsonl")
+    assert len(lines) == len(original)
+    assert join_lines(restore_line(line, "s", payloads.get) for line in lines) == data
+    assert all(
+        parse_entry(a.data) is not None
+        for a, b in zip(lines, original, strict=True)
+        if parse_entry(b.data) is not None
+    )
+    again, more = compress_entry_lines(lines, chosen, "s.jsonl")
+    assert join_lines(again) == join_lines(lines) and not more
+
+
+@pytest.mark.parametrize("case", [pytest.param(case, id=case.name) for case in FORMAT_CASES])
+def test_restore_of_a_deep_run_is_identity_for_every_format(case: FormatCase) -> None:
+    """Generated transcripts of every format (format_strategies.py), compressed deep at a
+    random --keep-turns and kept-turn size: restored byte for byte, and a second run is a
+    no-op."""
+
+    @settings(
+        max_examples=20,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(data=case.strategy(), keep=st.integers(0, 2), kept_max=st.sampled_from([0, 300]))
+    def run(data: bytes, keep: int, kept_max: int) -> None:
+        _deep_round_trip(case.name, data, keep, kept_max)
+
+    run()
