@@ -130,7 +130,7 @@ def test_deep_archives_what_claude_code_never_sends_before_its_compact_boundary(
             assert new["message"]["content"] == blocks, "a signed block changed"
 
 
-def _two_compactions() -> bytes:
+def _two_compactions(*, large_last: bool = False) -> bytes:
     session = SessionBuilder()
     session.user("Turn 1: " + big_text("pasted", 10))
     session.assistant(text("Long answer. " * 40), stop="stop")
@@ -141,6 +141,9 @@ def _two_compactions() -> bytes:
     session.assistant(text("Kept answer. " * 40), stop="stop")
     session.entry("compaction", summary="New summary.", firstKeptEntryId=first_kept, tokensBefore=9)
     session.user("Turn 3")
+    if large_last:
+        session.assistant(tool_call("r3", "read", {"path": "big.py"}))
+        session.tool_result("r3", "read", big_text("big", 400))  # about 16 KB
     session.assistant(text("Done."), stop="stop")
     return session.data()
 
@@ -159,7 +162,7 @@ def test_deep_archives_what_pi_never_sends_before_first_kept_entry() -> None:
 
 
 def test_compress_deep_restores_byte_for_byte_and_runs_once(repo: Path) -> None:
-    data = _kept_turn_with_a_large_read() + _two_compactions().split(b"\n", 1)[1]
+    data = _two_compactions(large_last=True)
     path = commit_session(repo, PI_PATH, data)
     done = cli("compress", "--force", "--keep-turns", "1", "--deep", "--json", PI_PATH, cwd=repo)
     report = json.loads(done.stdout)["files"][0]
@@ -169,6 +172,11 @@ def test_compress_deep_restores_byte_for_byte_and_runs_once(repo: Path) -> None:
     assert path.read_bytes() == first, "a second deep run changed the file"
     assert cli("restore", PI_PATH, "-o", "-", cwd=repo).stdout == data
     assert cli("verify", PI_PATH, cwd=repo).returncode == 0
+    # The kept turn's large read is a stub that names the command giving it back.
+    stubbed = next(line for line in first.split(b"\n") if b'"toolCallId":"r3"' in line)
+    assert b"big line 200" not in stubbed  # the preview shows the head and the tail
+    entry_id = orjson.loads(stubbed)["id"]
+    assert b"big line 200" in cli("show", PI_PATH, entry_id, cwd=repo).stdout
 
 
 def test_session_deep_in_compression_json_is_the_flag(repo: Path) -> None:
