@@ -3,7 +3,6 @@ restored from this clone?"""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from gitclaw_compress.ops.githooks import (
 from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.ops.verify import OFF_REF, verify_file
 from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.git import run_git
 from gitclaw_compress.store.remote import fetch_command, remote_tip
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
@@ -82,9 +82,7 @@ def _remote_archive(repo: Repository, ref: str, remote: str) -> dict[str, Any]:
 
 
 def _contains(repo: Repository, newer: str, older: str) -> bool:
-    done = subprocess.run(
-        ["git", "merge-base", "--is-ancestor", older, newer], cwd=repo.root, capture_output=True
-    )
+    done = run_git(repo.root, "merge-base", "--is-ancestor", older, newer)
     return done.returncode == 0
 
 
@@ -113,9 +111,11 @@ def _configs_without_local_only(
     names: set[str] = set()
     local_only: dict[Path | None, bool] = {}
     for path in compressed:
-        found = find_config_file(path, repo.root, config_path)
+        found = find_config_file(path, repo.config_root, config_path)
         if found not in local_only:
-            local_only[found] = load_config(path, repo.root, config_path)["archive.localOnly"]
+            local_only[found] = load_config(path, repo.config_root, config_path)[
+                "archive.localOnly"
+            ]
         if not local_only[found]:
             names.add(CONFIG_NAME if found is None else _shown(repo, found))
     return sorted(names)

@@ -246,7 +246,7 @@ def run_flow(
     progress: bool = False,
 ) -> FlowResult:
     """Select, compress, then (optionally) stage and push the archive ref."""
-    root_config = load_config(None, repo.root, config_path)
+    root_config = load_config(None, repo.config_root, config_path)
     result = FlowResult(
         ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
     )
@@ -254,7 +254,9 @@ def run_flow(
 
     # The secret scan runs in a thread beside the compression (only where a session has
     # lines not scanned clean before); a finding stops the run before any write.
-    secrets = ParallelGuard(repo, root_config, enabled=not dry_run)
+    # Not in an agent's store, whose sessions never go to a commit (a push of its archive is
+    # guarded instead).
+    secrets = ParallelGuard(repo, root_config, enabled=not dry_run and repo.sessions_travel)
     try:
         cache = UnchangedCache(repo.git_dir)
         chosen, result.discovery = select(
@@ -267,7 +269,7 @@ def run_flow(
             known=cache,
         )
         secrets.start(chosen)  # as soon as the sessions are known: the rules load meanwhile
-        configs = {path: load_config(path, repo.root, config_path) for path in chosen}
+        configs = {path: load_config(path, repo.config_root, config_path) for path in chosen}
         result.reports = compress_paths(
             repo,
             chosen,

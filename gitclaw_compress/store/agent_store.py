@@ -1,0 +1,193 @@
+"""An agent's own store as a place where sessions live, beside the repository.
+
+The store is a folder the agent owns (`~/.claude`, `~/.codex`, …). The tool keeps its
+archive in a git repository of its own outside it, under the user's data folder
+(`$XDG_DATA_HOME/gitclaw-compress/stores/<agent>`, else `~/.local/share/…`), whose work
+tree is the store: every git child run in the store is told so (`GIT_DIR`, `GIT_WORK_TREE`),
+so the agents never see a `.git` and the layers above use it exactly as a repository.
+
+A store has no commits of its own. Before a session is compressed, its bytes as read are
+written to the archive's object store as one blob and put in the archive's index (the
+archive's "staged version" of the file): v3 markers read their original lines there, and
+the archive ref references that blob, as in a repository. The archive is never pushed
+unless the user names a remote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.store.fileio import disk_error
+from gitclaw_compress.store.git import git_env, git_failure, link_work_tree, run_git
+from gitclaw_compress.store.repository import Repository
+
+STORES_FOLDER = ("gitclaw-compress", "stores")
+CONFIG_FOLDER = "gitclaw-compress"
+WORK_TREE_KEY = "gitclaw.worktree"  # every folder this archive served as a store
+
+
+def data_home(environ: Mapping[str, str]) -> Path:
+    value = environ.get("XDG_DATA_HOME", "")
+    if value and os.path.isabs(value):
+        return Path(value)
+    return Path(environ.get("HOME") or os.path.expanduser("~"), ".local", "share")
+
+
+def config_home(environ: Mapping[str, str]) -> Path:
+    value = environ.get("XDG_CONFIG_HOME", "")
+    if value and os.path.isabs(value):
+        return Path(value) / CONFIG_FOLDER
+    return Path(environ.get("HOME") or os.path.expanduser("~"), ".config", CONFIG_FOLDER)
+
+
+def archive_path(agent: str, environ: Mapping[str, str]) -> Path:
+    """Where the archive of an agent's store lives: one per agent, whatever folder its store
+    is in, so a store that moved keeps its archive."""
+    return data_home(environ).joinpath(*STORES_FOLDER, agent)
+
+
+class AgentStore(Repository):
+    """An agent's store: its folder is the work tree, the archive (outside it) the git dir."""
+
+    kind = "store"
+    sessions_travel = False  # they stay in the agent's folder
+    keeps_times = True  # agents sort their sessions by it (`pi -c`, resume pickers)
+
+    def __init__(
+        self,
+        agent: str,
+        work_tree: Path,
+        archive: Path,
+        *,
+        config_root: Path,
+        create: bool = False,
+    ) -> None:
+        if not work_tree.is_dir():
+            raise GitClawError(f"{work_tree}: no {agent} store here; nothing was changed")
+        self.agent = agent
+        self.root = work_tree.resolve()
+        self.common_dir = archive.absolute()
+        self._config_root = config_root
+        self._reader = None
+        self.notes: list[str] = []  # what opening found (a store that moved), one line each
+        created = not (self.common_dir / "HEAD").is_file()
+        if created:
+            if not create:
+                raise GitClawError(
+                    f"{self.root}: the {agent} store has no archive at {self.common_dir} "
+                    "(nothing was compressed there yet, or the archive was removed); "
+                    "nothing was changed"
+                )
+            self._create()
+        link_work_tree(self.root, self.common_dir)
+        self._note_work_tree(created)
+
+    def _create(self) -> None:
+        try:
+            self.common_dir.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise disk_error(error, self.common_dir.parent, "creating the archive") from None
+        done = run_git(self.common_dir.parent, "init", "-q", "--bare", str(self.common_dir))
+        if done.returncode != 0:
+            raise git_failure("init", done.stderr, done.returncode, f" in {self.common_dir}")
+        self._config("core.bare", "false")  # a work tree: the store
+        self._config("core.worktree", str(self.root))
+        self._config("gc.autoDetach", "false")  # gc ends with the run that started it
+
+    def _config(self, *args: str) -> str:
+        done = subprocess.run(
+            ["git", "--git-dir", str(self.common_dir), "config", *args],
+            capture_output=True,
+            check=False,
+        )
+        return done.stdout.decode().strip() if done.returncode == 0 else ""
+
+    def _note_work_tree(self, created: bool) -> None:
+        """Remember each folder the archive served; a store whose recorded folder is gone
+        and that now lives elsewhere moved: one line says so, and the archive follows."""
+        known = [line for line in self._config("--get-all", WORK_TREE_KEY).splitlines() if line]
+        here = str(self.root)
+        if here in known:
+            return
+        gone = [folder for folder in known if not Path(folder).is_dir()]
+        if gone and not created:
+            self.notes.append(f"the {self.agent} store moved from {gone[-1]} to {here}")
+        self._config("--add", WORK_TREE_KEY, here)
+        self._config("core.worktree", here)
+
+    @property
+    def config_root(self) -> Path:
+        return self._config_root
+
+    def session_ref(self, rel: str) -> str:
+        """Stubs name a store's session by its full path: the agent runs `show` from its
+        project, not from the store."""
+        return str(self.root / rel)
+
+    def snapshot(self, path: Path, rel: str, size: int, *, write: bool) -> tuple[str, int] | None:
+        """Write the first `size` bytes of the session (what this run read) to the archive's
+        object store and index, as a repository's staged version: v3 markers read their
+        original lines from it. Without `write`, only its id (a dry run writes nothing)."""
+        digest = (
+            hashlib.sha256(b"blob %d\0" % size)
+            if self.object_format() == "sha256"
+            else hashlib.sha1(b"blob %d\0" % size)
+        )
+        writer = None
+        if write:
+            writer = subprocess.Popen(
+                ["git", "hash-object", "-w", "--stdin", "--no-filters"],
+                cwd=self.root,
+                env=git_env(self.root),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        left = size
+        try:
+            with open(path, "rb") as handle:
+                while left:
+                    chunk = handle.read(min(left, 1 << 20))
+                    if not chunk:
+                        raise GitClawError(f"{rel}: shrank while it was read; nothing was changed")
+                    digest.update(chunk)
+                    if writer is not None:
+                        assert writer.stdin is not None
+                        writer.stdin.write(chunk)
+                    left -= len(chunk)
+        except BaseException as error:
+            if writer is not None:
+                writer.kill()
+                _out, err = writer.communicate()
+                if isinstance(error, BrokenPipeError):  # git ended early: say why
+                    raise git_failure("hash-object", err, writer.returncode) from None
+            raise
+        oid = digest.hexdigest()
+        if writer is None:
+            return oid, size
+        out, err = writer.communicate()
+        if writer.returncode != 0 or out.decode().strip() != oid:
+            raise git_failure("hash-object", err, writer.returncode, f" in {self.common_dir}")
+        self.git("update-index", "--add", "--cacheinfo", f"100644,{oid},{rel}")
+        return oid, size
+
+    def describe(self) -> str:
+        """Where the archive is, and how big (for a line of `stores` and `doctor`)."""
+        return f"archive {self.common_dir} ({archive_size(self.common_dir)} bytes)"
+
+
+def archive_size(folder: Path) -> int:
+    """The bytes of every file under the archive's git dir."""
+    total = 0
+    for base, _folders, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(base, name)).st_size
+            except OSError:
+                continue
+    return total

@@ -1,0 +1,294 @@
+"""The agents' own stores: `stores` compresses the sessions at rest in each agent's default
+folder, into an archive the tool keeps outside it, and every command works on them."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+import pytest
+import synthetic
+import synthetic_claude
+import synthetic_codex
+import synthetic_copilot
+from conftest import cli
+
+OLD = 1_700_000_000  # an mtime long ago: at rest
+SESSIONS = {
+    "claude": ".claude/projects/-home-u-proj/8f1c2e0a-1111-4222-8333-444455556666.jsonl",
+    "codex": ".codex/sessions/2026/01/02/rollout-2026-01-02T10-00-00-"
+    "019d417c-54dd-7ee3-b9e7-538a07d03f7a.jsonl",
+    "copilot": ".copilot/session-state/3cdc08e6-694b-4b26-8a81-476f98130e89/events.jsonl",
+    "pi": ".pi/agent/sessions/--home-u-proj--/2026-01-02T10-00-00-000Z_abc.jsonl",
+}
+FRESH = ".pi/agent/sessions/--home-u-proj--/2026-01-03T10-00-00-000Z_new.jsonl"
+HELD = ".claude/projects/-home-u-proj/0e0c2e0a-1111-4222-8333-444455556666.jsonl"
+
+
+def session_bytes(agent: str) -> bytes:
+    if agent == "claude":
+        return synthetic_claude.typical_session(4).data()
+    if agent == "codex":
+        return synthetic_codex.typical_rollout(4).data()
+    if agent == "copilot":
+        return synthetic_copilot.typical_events().data()
+    return synthetic.typical_session(6).data()
+
+
+@dataclass
+class Machine:
+    home: Path
+    originals: dict[str, bytes]  # home-relative path -> bytes
+
+    def path(self, rel: str) -> Path:
+        return self.home / rel
+
+    def archive(self, agent: str) -> Path:
+        return self.home / ".local" / "share" / "gitclaw-compress" / "stores" / agent
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        return cli(*args, cwd=self.home.parent, check=check)
+
+    def restored(self, rel: str) -> bytes:
+        return self.run("restore", str(self.path(rel)), "-o", "-").stdout
+
+
+def put(home: Path, rel: str, data: bytes, *, old: bool = True) -> None:
+    path = home / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    if old:
+        os.utime(path, (OLD, OLD))
+
+
+@pytest.fixture
+def machine(monkeypatch: pytest.MonkeyPatch) -> Machine:
+    """A fresh HOME with the stores of all four agents at their default places, each with
+    one session written long ago, and a pi session written just now."""
+    home = Path(os.environ["HOME"])
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    originals = {}
+    for agent, rel in SESSIONS.items():
+        originals[rel] = session_bytes(agent)
+        put(home, rel, originals[rel])
+    originals[FRESH] = session_bytes("pi")
+    put(home, FRESH, originals[FRESH], old=False)
+    config = home / ".config" / "gitclaw-compress" / "compression.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_bytes(
+        orjson.dumps({"session": {"sizeThresholdKB": 0, "turnThresholdBeforeCompress": 1}})
+    )
+    return Machine(home, originals)
+
+
+@pytest.fixture
+def held_open(machine: Machine) -> Iterator[Path]:
+    """A Claude Code session that another process holds open for writing (as a running
+    agent does), written long ago."""
+    data = session_bytes("claude").replace(b"8f1c2e0a", b"0e0c2e0a")
+    put(machine.home, HELD, data)
+    machine.originals[HELD] = data
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; f = open(sys.argv[1], 'ab'); print('open', flush=True); sys.stdin.read()",
+            str(machine.path(HELD)),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == b"open\n"
+    yield machine.path(HELD)
+    assert holder.stdin is not None
+    holder.stdin.close()
+    holder.wait()
+
+
+def stores_json(machine: Machine, *args: str, check: bool = True) -> dict[str, dict[str, object]]:
+    done = machine.run("stores", *args, "--json", check=check)
+    return {run["agent"]: run for run in orjson.loads(done.stdout)["stores"]}
+
+
+def statuses(run: dict[str, object]) -> dict[str, str]:
+    files = run["files"]
+    assert isinstance(files, list)
+    return {file["path"]: file["status"] for file in files}
+
+
+def test_stores_compresses_exactly_the_sessions_at_rest(machine: Machine, held_open: Path) -> None:
+    runs = stores_json(machine)
+    assert sorted(runs) == ["claude", "codex", "copilot", "pi"]
+    for agent, rel in SESSIONS.items():
+        store_rel = rel.split("/", 2 if agent == "pi" else 1)[-1]
+        assert statuses(runs[agent]) == {store_rel: "compressed"}, agent
+        assert len(machine.path(rel).read_bytes()) < len(machine.originals[rel])
+        assert machine.path(rel).stat().st_mtime == OLD  # agents list sessions by mtime
+    assert runs["pi"]["fresh"] == [FRESH.split("/", 2)[-1]]
+    assert runs["claude"]["held_open"] == [HELD.split("/", 1)[-1]]
+    for rel in (FRESH, HELD):
+        assert machine.path(rel).read_bytes() == machine.originals[rel]
+    for rel, original in machine.originals.items():
+        assert machine.restored(rel) == original, rel
+    for agent in SESSIONS:  # nothing of the archive hangs on loose or unreachable objects
+        subprocess.run(
+            ["git", "--git-dir", str(machine.archive(agent)), "gc", "-q", "--prune=now"],
+            check=True,
+        )
+    for rel, original in machine.originals.items():
+        assert machine.restored(rel) == original, rel
+        assert b"ok:" in machine.run("verify", str(machine.path(rel))).stdout
+
+
+def test_a_second_run_changes_nothing(machine: Machine) -> None:
+    stores_json(machine)
+    after_first = {rel: machine.path(rel).read_bytes() for rel in machine.originals}
+    runs = stores_json(machine)
+    for agent in SESSIONS:
+        assert set(statuses(runs[agent]).values()) == {"unchanged"}, agent
+    assert {rel: machine.path(rel).read_bytes() for rel in machine.originals} == after_first
+
+
+def test_a_dry_run_writes_nothing(machine: Machine) -> None:
+    runs = stores_json(machine, "--dry-run")
+    assert all(run["state"] == "done" for run in runs.values())
+    assert not (machine.home / ".local").exists()
+    for rel, original in machine.originals.items():
+        assert machine.path(rel).read_bytes() == original
+
+
+def test_agents_named_and_unknown(machine: Machine) -> None:
+    runs = stores_json(machine, "codex")
+    assert list(runs) == ["codex"]
+    assert not machine.archive("claude").exists()
+    done = machine.run("stores", "nano", check=False)
+    assert done.returncode == 2
+    assert b"nano" in done.stderr
+
+
+def test_every_command_takes_a_session_in_a_store(machine: Machine, tmp_path: Path) -> None:
+    rel = SESSIONS["pi"]
+    done = machine.run("compress", str(machine.path(rel)), "--keep-turns", "1")
+    assert b"compressed" in done.stdout
+    assert machine.archive("pi").is_dir()
+    stub = machine.path(rel).read_bytes()
+    command = f"gitclaw-compress show {machine.path(rel)} ".encode()
+    assert command in stub  # a stub names the full path: the agent runs it from its project
+    entry = stub.split(command, 1)[1][:8].decode()
+    shown = cli("show", str(machine.path(rel)), entry, "--raw", cwd=tmp_path).stdout
+    assert shown.rstrip(b"\n") in machine.originals[rel].split(b"\n")
+    for args in (("stats",), ("status",), ("context",), ("verify",), ("scan",)):
+        done = cli(*args, str(machine.path(rel)), cwd=tmp_path, check=False)
+        assert done.returncode in (0, 1), (args, done.stderr)
+        assert b"Traceback" not in done.stderr
+    done = cli("restore", str(machine.path(rel)), cwd=tmp_path)
+    assert machine.path(rel).read_bytes() == machine.originals[rel]
+
+
+def test_a_removed_archive_is_one_line_and_changes_nothing(machine: Machine) -> None:
+    stores_json(machine, "claude")
+    compressed = machine.path(SESSIONS["claude"]).read_bytes()
+    subprocess.run(["rm", "-rf", str(machine.archive("claude"))], check=True)
+    done = machine.run("stores", "claude", check=False)
+    assert done.returncode == 3
+    assert done.stderr.count(b"\n") == 1 and b"archive" in done.stderr
+    assert machine.path(SESSIONS["claude"]).read_bytes() == compressed
+    done = machine.run("restore", str(machine.path(SESSIONS["claude"])), check=False)
+    assert done.returncode == 3
+    assert done.stderr.count(b"\n") == 1 and b"no archive" in done.stderr
+
+
+def test_a_store_that_moved_keeps_its_archive(
+    machine: Machine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stores_json(machine, "claude")
+    moved = machine.home / "elsewhere"
+    (machine.home / ".claude").rename(moved)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(moved))
+    done = machine.run("stores", "claude")
+    assert b"moved" in done.stderr + done.stdout
+    rel = SESSIONS["claude"].split("/", 1)[1]
+    restored = machine.run("restore", str(moved / rel), "-o", "-").stdout
+    assert restored == machine.originals[SESSIONS["claude"]]
+
+
+def test_two_runs_at_once_one_waits_for_nothing(machine: Machine) -> None:
+    from gitclaw_compress.ops.stores import homes, open_store
+
+    home = next(home for home in homes(os.environ) if home.agent == "claude")
+    with open_store(home, os.environ, create=True) as store, store.lock("stores", "claude"):
+        done = machine.run("stores", "claude")
+    assert done.returncode == 0
+    lines = (done.stdout + done.stderr).decode().splitlines()
+    assert len(lines) == 1 and "locked by another gitclaw-compress run" in lines[0]
+    assert machine.path(SESSIONS["claude"]).read_bytes() == machine.originals[SESSIONS["claude"]]
+
+
+def test_a_full_disk_is_one_line_and_changes_nothing(machine: Machine) -> None:
+    """Files may not grow past 8 KB (as on a full disk: writes fail); nothing is lost."""
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", "stores", "pi"],
+        cwd=machine.home.parent,
+        capture_output=True,
+        preexec_fn=small_files,
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count(b"\n") == 1
+    for rel, original in machine.originals.items():
+        assert machine.path(rel).read_bytes() == original
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_store_is_one_line_and_changes_nothing(machine: Machine) -> None:
+    folder = machine.path(SESSIONS["pi"]).parent
+    folder.chmod(0o555)
+    try:
+        done = machine.run("stores", "pi", check=False)
+    finally:
+        folder.chmod(0o755)
+    assert done.returncode == 3
+    assert done.stderr.count(b"\n") == 1
+    assert machine.path(SESSIONS["pi"]).read_bytes() == machine.originals[SESSIONS["pi"]]
+
+
+def test_homes_follow_the_environment(tmp_path: Path) -> None:
+    from gitclaw_compress.ops.stores import homes
+
+    environ = {
+        "HOME": str(tmp_path),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "c"),
+        "CODEX_HOME": str(tmp_path / "x"),
+        "COPILOT_HOME": str(tmp_path / "p"),
+        "PI_CODING_AGENT_DIR": "~/pa",
+    }
+    found = {home.agent: home for home in homes(environ)}
+    assert found["claude"].root == tmp_path / "c"
+    assert found["codex"].root == tmp_path / "x"
+    assert found["copilot"].root == tmp_path / "p"
+    assert found["pi"].root == tmp_path / "pa"  # a leading ~, expanded as pi does
+    assert found["pi"].globs == ("sessions/**/*.jsonl",)
+    moved = homes({**environ, "PI_CODING_AGENT_SESSION_DIR": str(tmp_path / "s")})
+    pi = next(home for home in moved if home.agent == "pi")
+    assert (pi.root, pi.moved_by) == (tmp_path / "s", "PI_CODING_AGENT_SESSION_DIR")
+    defaults = {home.agent: home.root for home in homes({"HOME": str(tmp_path)})}
+    assert defaults == {
+        "claude": tmp_path / ".claude",
+        "codex": tmp_path / ".codex",
+        "copilot": tmp_path / ".copilot",
+        "pi": tmp_path / ".pi" / "agent",
+    }
