@@ -282,9 +282,14 @@ def test_homes_follow_the_environment(tmp_path: Path) -> None:
     assert found["copilot"].root == tmp_path / "p"
     assert found["pi"].root == tmp_path / "pa"  # a leading ~, expanded as pi does
     assert found["pi"].globs == ("sessions/**/*.jsonl",)
+    assert found["pi"].moved_by == "PI_CODING_AGENT_DIR"
     moved = homes({**environ, "PI_CODING_AGENT_SESSION_DIR": str(tmp_path / "s")})
     pi = next(home for home in moved if home.agent == "pi")
     assert (pi.root, pi.moved_by) == (tmp_path / "s", "PI_CODING_AGENT_SESSION_DIR")
+    (tmp_path / "pa").mkdir()
+    (tmp_path / "pa" / "settings.json").write_text('{"sessionDir": "~/kept"}')
+    pi = next(home for home in homes(environ) if home.agent == "pi")
+    assert (pi.root, pi.moved_by) == (tmp_path / "kept", "settings.json sessionDir")
     defaults = {home.agent: home.root for home in homes({"HOME": str(tmp_path)})}
     assert defaults == {
         "claude": tmp_path / ".claude",
