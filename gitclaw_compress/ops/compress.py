@@ -184,8 +184,7 @@ class Compression:
             )
         if not plan.touches_anything:
             return report
-        snapshot = self.repo.snapshot(path, rel, stat.st_size, write=not self.dry_run)
-        intact = IntactLines(self.repo, path, rel, snapshot)
+        intact = IntactLines(self.repo, path, rel)
         ref = config["archive.ref"]
         writer = self._writers.get(ref)
         if writer is None:

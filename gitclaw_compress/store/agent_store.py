@@ -6,16 +6,16 @@ archive in a git repository of its own outside it, under the user's data folder
 tree is the store: every git child run in the store is told so (`GIT_DIR`, `GIT_WORK_TREE`),
 so the agents never see a `.git` and the layers above use it exactly as a repository.
 
-A store has no commits of its own. Before a session is compressed, its bytes as read are
-written to the archive's object store as one blob and put in the archive's index (the
-archive's "staged version" of the file): v3 markers read their original lines there, and
-the archive ref references that blob, as in a repository. The archive is never pushed
-unless the user names a remote.
+A store has no commits of its own and nothing staged, and the archive does not take a copy
+of a session before compressing it: every dropped value is a payload blob on the archive
+ref (v1 markers), so the archive holds what was dropped and never a second copy of what the
+agent still loads (a snapshot of each session made the store and its archive together
+larger than the store had been). The archive is never pushed unless the user names a
+remote.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 from collections.abc import Mapping
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.store.fileio import disk_error
-from gitclaw_compress.store.git import git_env, git_failure, link_work_tree, run_git
+from gitclaw_compress.store.git import git_failure, link_work_tree, run_git
 from gitclaw_compress.store.repository import Repository
 
 STORES_FOLDER = ("gitclaw-compress", "stores")
@@ -128,53 +128,6 @@ class AgentStore(Repository):
         """Stubs name a store's session by its full path: the agent runs `show` from its
         project, not from the store."""
         return str(self.root / rel)
-
-    def snapshot(self, path: Path, rel: str, size: int, *, write: bool) -> tuple[str, int] | None:
-        """Write the first `size` bytes of the session (what this run read) to the archive's
-        object store and index, as a repository's staged version: v3 markers read their
-        original lines from it. Without `write`, only its id (a dry run writes nothing)."""
-        digest = (
-            hashlib.sha256(b"blob %d\0" % size)
-            if self.object_format() == "sha256"
-            else hashlib.sha1(b"blob %d\0" % size)
-        )
-        writer = None
-        if write:
-            writer = subprocess.Popen(
-                ["git", "hash-object", "-w", "--stdin", "--no-filters"],
-                cwd=self.root,
-                env=git_env(self.root),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
-        left = size
-        try:
-            with open(path, "rb") as handle:
-                while left:
-                    chunk = handle.read(min(left, 1 << 20))
-                    if not chunk:
-                        raise GitClawError(f"{rel}: shrank while it was read; nothing was changed")
-                    digest.update(chunk)
-                    if writer is not None:
-                        assert writer.stdin is not None
-                        writer.stdin.write(chunk)
-                    left -= len(chunk)
-        except BaseException as error:
-            if writer is not None:
-                writer.kill()
-                _out, err = writer.communicate()
-                if isinstance(error, BrokenPipeError):  # git ended early: say why
-                    raise git_failure("hash-object", err, writer.returncode) from None
-            raise
-        oid = digest.hexdigest()
-        if writer is None:
-            return oid, size
-        out, err = writer.communicate()
-        if writer.returncode != 0 or out.decode().strip() != oid:
-            raise git_failure("hash-object", err, writer.returncode, f" in {self.common_dir}")
-        self.git("update-index", "--add", "--cacheinfo", f"100644,{oid},{rel}")
-        return oid, size
 
     def describe(self) -> str:
         """Where the archive is, and how big (for a line of `stores` and `doctor`)."""

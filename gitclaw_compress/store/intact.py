@@ -50,18 +50,14 @@ class IntactLines:
     """Which lines of the file exist byte for byte in HEAD's version (to record that commit)
     or in HEAD's or the staged blob of the file (for a v2 or v3 marker to reference)."""
 
-    def __init__(
-        self, repo: Repository, path: Path, rel: str, snapshot: tuple[str, int] | None = None
-    ) -> None:
-        """`snapshot`: the blob id and size of a version that stands for the staged one (an
-        agent's store writes one before compressing; see AgentStore.snapshot)."""
+    def __init__(self, repo: Repository, path: Path, rel: str) -> None:
         self.commit = repo.rev_parse("HEAD")
         self._head: _BlobLines | None = None
         self._staged: _BlobLines | None = None
         head = repo.object_info(f"{self.commit}:{rel}") if self.commit is not None else None
         if head is not None:
             self._head = _BlobLines(repo, path, *head)
-        staged = snapshot or repo.object_info(f":{rel}")
+        staged = repo.object_info(f":{rel}")
         if staged is not None and (head is None or staged[0] != head[0]):
             self._staged = _BlobLines(repo, path, *staged)
 

@@ -87,11 +87,6 @@ class Repository:
         """How stubs name a session for `show`: repository-relative, from any folder."""
         return rel
 
-    def snapshot(self, path: Path, rel: str, size: int, *, write: bool) -> tuple[str, int] | None:
-        """A version of the file for markers to read lines from, beyond HEAD's and the
-        index's: none in a repository (see AgentStore)."""
-        return None
-
     def relative(self, path: Path) -> str:
         """The repo-relative path of a file, with forward slashes; outside is an error."""
         resolved = path.resolve()
