@@ -60,7 +60,12 @@ def open_store(home: AgentHome, environ: Mapping[str, str], *, create: bool) -> 
                 "gone; restore it from a backup (or its remote) first; nothing was changed"
             )
     return AgentStore(
-        home.agent, home.root, archive, config_root=config_home(environ), create=create
+        home.agent,
+        home.root,
+        archive,
+        config_root=config_home(environ),
+        globs=home.globs,
+        create=create,
     )
 
 
@@ -68,6 +73,26 @@ def store_at(path: Path, environ: Mapping[str, str], *, create: bool) -> AgentSt
     """The store that holds `path` (outside every git repository), or None."""
     home = home_of(path, environ)
     return None if home is None else open_store(home, environ, create=create)
+
+
+def stores_holding(entry_id: str, environ: Mapping[str, str]) -> tuple[AgentStore, list[Any]]:
+    """The first agent store (with an archive) whose sessions hold an entry of this id, and
+    those sessions (`show ID` outside a repository, or when the repository has none: Copilot
+    CLI's stubs name the id alone). None found is one GitClawError."""
+    from gitclaw_compress.ops.show import sessions_of
+
+    searched = []
+    for home in homes(environ):
+        if not (archive_path(home.agent, environ) / "HEAD").is_file():
+            continue
+        store = open_store(home, environ, create=False)
+        config = load_config(None, store.config_root)
+        try:
+            return store, sessions_of(store, config, entry_id)
+        except GitClawError:
+            searched.append(home.agent)
+    where = f"the {', '.join(searched)} store(s)" if searched else "no agent store with an archive"
+    raise GitClawError(f"no session holds an entry with id {entry_id!r} (searched {where})")
 
 
 def _holds_marker(path: Path) -> bool:
@@ -120,25 +145,6 @@ class StoreRun:
         }
 
 
-def at_rest(
-    paths: Iterable[Path], quiet_minutes: int, now: float, writing: set[tuple[int, int]] | None
-) -> tuple[list[Path], list[Path], list[Path]]:
-    """(at rest, held open for writing, written in the last `quiet_minutes`)."""
-    rest, held, fresh = [], [], []
-    for path in paths:
-        try:
-            stat = path.stat()
-        except OSError:
-            continue  # gone since the listing
-        if writing is not None and (stat.st_dev, stat.st_ino) in writing:
-            held.append(path)
-        elif now - stat.st_mtime < quiet_minutes * 60:
-            fresh.append(path)
-        else:
-            rest.append(path)
-    return rest, held, fresh
-
-
 def run_store(
     home: AgentHome,
     environ: Mapping[str, str],
@@ -171,8 +177,8 @@ def run_store(
             config = load_config(None, store.config_root, config_path)
             paths = session_files(home)
             run.sessions = len(paths)
-            rest, held, fresh = at_rest(
-                paths, config["stores.quietMinutes"], now or time.time(), writing
+            rest, held, fresh = store.at_rest(
+                paths, config["stores.quietMinutes"], now=now, writing=writing
             )
             run.held_open = [store.relative(path) for path in held]
             run.fresh = [store.relative(path) for path in fresh]
@@ -195,9 +201,10 @@ def _dry_run_without_archive(
     config = load_config(None, config_home(os.environ), config_path)
     paths = session_files(home)
     run.sessions = len(paths)
-    rest, held, fresh = at_rest(paths, config["stores.quietMinutes"], now or time.time(), None)
-    run.held_open = [str(path.relative_to(home.root)) for path in held]
-    run.fresh = [str(path.relative_to(home.root)) for path in fresh]
+    quiet = config["stores.quietMinutes"] * 60
+    now = time.time() if now is None else now
+    rest = [path for path in paths if now - path.stat().st_mtime >= quiet]
+    run.fresh = [str(path.relative_to(home.root)) for path in paths if path not in rest]
     run.notes.append(
         f"no archive yet; {len(rest)} session(s) at rest would be compressed by "
         "`gitclaw-compress stores`"

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
+import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.store.fileio import disk_error
+from gitclaw_compress.store.fileio import disk_error, files_open_for_writing
 from gitclaw_compress.store.git import git_failure, link_work_tree, run_git
 from gitclaw_compress.store.repository import Repository
 
@@ -57,6 +58,13 @@ class AgentStore(Repository):
     kind = "store"
     sessions_travel = False  # they stay in the agent's folder
     keeps_times = True  # agents sort their sessions by it (`pi -c`, resume pickers)
+    changed_means = (
+        "at rest in the store (not open for writing, not written for stores.quietMinutes)"
+    )
+    has_history = False
+
+    def session_globs(self, configured: list[str]) -> list[str]:
+        return list(self.globs)
 
     def __init__(
         self,
@@ -65,6 +73,7 @@ class AgentStore(Repository):
         archive: Path,
         *,
         config_root: Path,
+        globs: tuple[str, ...] = ("**/*.jsonl",),
         create: bool = False,
     ) -> None:
         if not work_tree.is_dir():
@@ -73,6 +82,7 @@ class AgentStore(Repository):
         self.root = work_tree.resolve()
         self.common_dir = archive.absolute()
         self._config_root = config_root
+        self.globs = globs
         self._reader = None
         self.notes: list[str] = []  # what opening found (a store that moved), one line each
         created = not (self.common_dir / "HEAD").is_file()
@@ -128,6 +138,33 @@ class AgentStore(Repository):
         """Stubs name a store's session by its full path: the agent runs `show` from its
         project, not from the store."""
         return str(self.root / rel)
+
+    def at_rest(
+        self,
+        paths: Iterable[Path],
+        quiet_minutes: int,
+        *,
+        now: float | None = None,
+        writing: set[tuple[int, int]] | None = None,
+    ) -> tuple[list[Path], list[Path], list[Path]]:
+        """Only sessions at rest: none that another process holds open for writing
+        (`writing`, else one pass over /proc), none written in the last `quiet_minutes`."""
+        if writing is None:
+            writing = files_open_for_writing()
+        now = time.time() if now is None else now
+        rest, held, fresh = [], [], []
+        for path in paths:
+            try:
+                stat = path.stat()
+            except OSError:
+                continue  # gone since it was listed
+            if writing is not None and (stat.st_dev, stat.st_ino) in writing:
+                held.append(path)
+            elif now - stat.st_mtime < quiet_minutes * 60:
+                fresh.append(path)
+            else:
+                rest.append(path)
+        return rest, held, fresh
 
     def describe(self) -> str:
         """Where the archive is, and how big (for a line of `stores` and `doctor`)."""

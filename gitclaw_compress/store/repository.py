@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -86,6 +86,28 @@ class Repository:
     def session_ref(self, rel: str) -> str:
         """How stubs name a session for `show`: repository-relative, from any folder."""
         return rel
+
+    def session_globs(self, configured: list[str]) -> list[str]:
+        """Where session files live: `sessions.globs` in a repository (a store: its agent's)."""
+        return configured
+
+    # What discovery with no path says of the sessions it takes; with `has_history` it
+    # falls back to mapping files and the newest session when none changed.
+    changed_means = "changed against HEAD"
+    has_history = True
+
+    def at_rest(
+        self,
+        paths: Iterable[Path],
+        quiet_minutes: int,
+        *,
+        now: float | None = None,
+        writing: set[tuple[int, int]] | None = None,
+    ) -> tuple[list[Path], list[Path], list[Path]]:
+        """(at rest, held open for writing, written in the last `quiet_minutes`) of the
+        sessions: in a repository every session the agent changed is taken (compress itself
+        leaves one open for writing alone, and its commit is the agent's run)."""
+        return list(paths), [], []
 
     def relative(self, path: Path) -> str:
         """The repo-relative path of a file, with forward slashes; outside is an error."""
