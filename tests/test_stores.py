@@ -297,3 +297,55 @@ def test_homes_follow_the_environment(tmp_path: Path) -> None:
         "copilot": tmp_path / ".copilot",
         "pi": tmp_path / ".pi" / "agent",
     }
+
+
+def test_commands_with_no_path_inside_a_store(machine: Machine) -> None:
+    pi_store = machine.home / ".pi" / "agent"
+    done = cli("compress", "--json", cwd=pi_store)
+    report = orjson.loads(done.stdout)
+    assert [file["path"] for file in report["files"]] == [SESSIONS["pi"].split("/", 2)[-1]]
+    assert report["selected"]["detail"].startswith("at rest in the store")
+    assert machine.path(FRESH).read_bytes() == machine.originals[FRESH]
+    assert b"ok:" in cli("verify", cwd=pi_store).stdout
+    doctor = cli("doctor", cwd=pi_store)
+    assert str(machine.archive("pi")).encode() in doctor.stdout
+    assert b"pre-push" not in doctor.stdout
+    cli("restore", "--all", cwd=pi_store)
+    assert machine.path(SESSIONS["pi"]).read_bytes() == machine.originals[SESSIONS["pi"]]
+
+
+def test_show_finds_an_id_alone_in_a_store(machine: Machine, tmp_path: Path) -> None:
+    stores_json(machine, "copilot")
+    events = machine.path(SESSIONS["copilot"]).read_bytes()
+    entry = events.split(b"Full output: gitclaw-compress show ", 1)[1][:36].decode()
+    shown = cli("show", entry, "--raw", cwd=tmp_path).stdout  # from the agent's project
+    assert shown.rstrip(b"\n") in machine.originals[SESSIONS["copilot"]].split(b"\n")
+
+
+def test_the_archive_goes_only_to_a_remote_named(machine: Machine, tmp_path: Path) -> None:
+    stores_json(machine, "codex")
+    backup = tmp_path / "backup.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(backup)], check=True)
+    archive = str(machine.archive("codex"))
+    done = machine.run("stores", "codex", "--remote", "backup", check=False)
+    assert done.returncode == 3 and b"remote add backup" in done.stderr  # not added yet
+    subprocess.run(
+        ["git", "--git-dir", archive, "remote", "add", "backup", str(backup)], check=True
+    )
+    runs = stores_json(machine, "codex", "--remote", "backup")
+    assert runs["codex"]["pushed_to"] == "backup"
+    tips = subprocess.run(
+        ["git", "--git-dir", str(backup), "for-each-ref", "--format=%(refname)"],
+        capture_output=True,
+        check=True,
+    ).stdout.split()
+    assert tips == [b"refs/gitclaw/archive"]
+
+
+def test_a_home_kept_in_git_still_restores_from_the_store(machine: Machine) -> None:
+    subprocess.run(["git", "init", "-q", str(machine.home)], check=True)
+    stores_json(machine, "claude")
+    rel = SESSIONS["claude"]
+    assert machine.restored(rel) == machine.originals[rel]
+    cli("restore", str(machine.path(rel)), cwd=machine.home)
+    assert machine.path(rel).read_bytes() == machine.originals[rel]

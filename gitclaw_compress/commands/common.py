@@ -18,6 +18,7 @@ from gitclaw_compress.core.lines import (
 from gitclaw_compress.errors import JSON_META_KEY, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, sessions_under
 from gitclaw_compress.ops.flow import select
+from gitclaw_compress.store.agent_store import in_a_store
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.repository import NotARepositoryError
 from gitclaw_compress.units import human_bytes as human_bytes
@@ -99,21 +100,27 @@ def require_session(path: Path, where: str | None = None) -> None:
 
 
 def open_repo(path: Path, *, create_store: bool = False) -> Repository:
-    """The place `path` lives in: its git repository, else the agent store that holds it
-    (its archive made on first use when `create_store`: a command that writes)."""
-    try:
-        return Repository(path.absolute())
-    except NotARepositoryError:
-        import os
+    """The place `path` lives in: the agent store that holds it once its archive exists
+    (even inside a git work tree, such as a home folder kept in git), else its git
+    repository, else the agent store that holds it (its archive made on first use when
+    `create_store`: a command that writes)."""
+    import os
 
+    try:
+        repo = Repository(path.absolute())
+    except NotARepositoryError:
+        repo = None
+    if repo is None or in_a_store(path, os.environ):  # no format is loaded otherwise
         from gitclaw_compress.ops.stores import store_at
 
-        store = store_at(path, os.environ, create=create_store)
-        if store is None:
-            raise
-        for note in store.notes:
-            click.echo(f"gitclaw-compress: note: {note}", err=True)
-        return store
+        store = store_at(path, os.environ, create=create_store if repo is None else None)
+        if store is not None:
+            for note in store.notes:
+                click.echo(f"gitclaw-compress: note: {note}", err=True)
+            return store
+    if repo is None:
+        return Repository(path.absolute())  # the one-line "not inside a git repository"
+    return repo
 
 
 def config_for(repo: Repository, session: Path | None, explicit: Path | None) -> Config:

@@ -69,10 +69,17 @@ def open_store(home: AgentHome, environ: Mapping[str, str], *, create: bool) -> 
     )
 
 
-def store_at(path: Path, environ: Mapping[str, str], *, create: bool) -> AgentStore | None:
-    """The store that holds `path` (outside every git repository), or None."""
+def store_at(path: Path, environ: Mapping[str, str], *, create: bool | None) -> AgentStore | None:
+    """The store that holds `path`, or None; `create` None: only a store whose archive
+    exists (the path is in a git work tree too)."""
     home = home_of(path, environ)
-    return None if home is None else open_store(home, environ, create=create)
+    if home is None:
+        return None
+    if create is None:
+        if not (archive_path(home.agent, environ) / "HEAD").is_file():
+            return None
+        create = False
+    return open_store(home, environ, create=create)
 
 
 def stores_holding(entry_id: str, environ: Mapping[str, str]) -> tuple[AgentStore, list[Any]]:

@@ -46,6 +46,29 @@ def config_home(environ: Mapping[str, str]) -> Path:
     return Path(environ.get("HOME") or os.path.expanduser("~"), ".config", CONFIG_FOLDER)
 
 
+def in_a_store(path: Path, environ: Mapping[str, str]) -> bool:
+    """Whether `path` lies in a folder that an archive on this machine serves as its store
+    (read from the archives' configs: no format is loaded, no git is run)."""
+    folder = data_home(environ).joinpath(*STORES_FOLDER)
+    try:
+        archives = list(folder.iterdir())
+    except OSError:
+        return False
+    resolved = path.absolute().resolve()
+    for archive in archives:
+        try:
+            text = (archive / "config").read_text(errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            name, _, value = line.strip().partition("=")
+            if name.strip() == "worktree" and value.strip():
+                root = Path(value.strip())
+                if resolved == root or root in resolved.parents:
+                    return True
+    return False
+
+
 def archive_path(agent: str, environ: Mapping[str, str]) -> Path:
     """Where the archive of an agent's store lives: one per agent, whatever folder its store
     is in, so a store that moved keeps its archive."""
