@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import synthetic_claude
 import synthetic_codex
 import synthetic_copilot
 from conftest import cli
+from test_hardening import fill
 
 OLD = 1_700_000_000  # an mtime long ago: at rest
 SESSIONS = {
@@ -57,7 +59,10 @@ class Machine:
         return cli(*args, cwd=self.home.parent, check=check)
 
     def restored(self, rel: str) -> bytes:
-        return self.run("restore", str(self.path(rel)), "-o", "-").stdout
+        return self.restored_path(self.path(rel))
+
+    def restored_path(self, path: Path) -> bytes:
+        return self.run("restore", str(path), "-o", "-").stdout
 
 
 def put(home: Path, rel: str, data: bytes, *, old: bool = True) -> None:
@@ -234,8 +239,9 @@ def test_two_runs_at_once_one_waits_for_nothing(machine: Machine) -> None:
     assert machine.path(SESSIONS["claude"]).read_bytes() == machine.originals[SESSIONS["claude"]]
 
 
-def test_a_full_disk_is_one_line_and_changes_nothing(machine: Machine) -> None:
-    """Files may not grow past 8 KB (as on a full disk: writes fail); nothing is lost."""
+def test_files_that_cannot_grow_are_one_line_and_change_nothing(machine: Machine) -> None:
+    """Files may not grow past 8 KB (writes fail as on a full disk, without root); nothing
+    is lost."""
 
     def small_files() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -253,17 +259,59 @@ def test_a_full_disk_is_one_line_and_changes_nothing(machine: Machine) -> None:
         assert machine.path(rel).read_bytes() == original
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_a_read_only_store_is_one_line_and_changes_nothing(machine: Machine) -> None:
-    folder = machine.path(SESSIONS["pi"]).parent
-    folder.chmod(0o555)
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MB tmpfs (as tests/test_hardening.py makes one): root and mount(8) are needed."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a small tmpfs needs root and mount(8)")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)])
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
     try:
-        done = machine.run("stores", "pi", check=False)
+        yield mount
     finally:
-        folder.chmod(0o755)
-    assert done.returncode == 3
-    assert done.stderr.count(b"\n") == 1
-    assert machine.path(SESSIONS["pi"]).read_bytes() == machine.originals[SESSIONS["pi"]]
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.fixture
+def claude_on_small_disk(
+    machine: Machine, small_disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """The Claude Code store, and its archive, on a 3 MB filesystem of their own."""
+    store = small_disk / "claude"
+    shutil.copytree(machine.home / ".claude", store)
+    for path in store.rglob("*.jsonl"):
+        os.utime(path, (OLD, OLD))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(store))
+    monkeypatch.setenv("XDG_DATA_HOME", str(small_disk / "data"))
+    return store / SESSIONS["claude"].split("/", 1)[1]
+
+
+def test_a_really_full_disk_is_one_line_and_loses_nothing(
+    machine: Machine, small_disk: Path, claude_on_small_disk: Path
+) -> None:
+    fill(small_disk)
+    done = machine.run("stores", "claude", check=False)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count(b"\n") == 1 and b"no space left" in done.stderr.lower()
+    assert claude_on_small_disk.read_bytes() == machine.originals[SESSIONS["claude"]]
+    (small_disk / "filler").unlink()
+    machine.run("stores", "claude")
+    assert claude_on_small_disk.read_bytes() != machine.originals[SESSIONS["claude"]]
+    assert machine.restored_path(claude_on_small_disk) == machine.originals[SESSIONS["claude"]]
+
+
+def test_a_read_only_store_is_one_line_and_changes_nothing(
+    machine: Machine, small_disk: Path, claude_on_small_disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(machine.home / "data"))  # the archive elsewhere
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    done = machine.run("stores", "claude", check=False)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count(b"\n") == 1 and b"read-only" in done.stderr.lower()
+    assert claude_on_small_disk.read_bytes() == machine.originals[SESSIONS["claude"]]
 
 
 def test_homes_follow_the_environment(tmp_path: Path) -> None:
@@ -349,3 +397,34 @@ def test_a_home_kept_in_git_still_restores_from_the_store(machine: Machine) -> N
     assert machine.restored(rel) == machine.originals[rel]
     cli("restore", str(machine.path(rel)), cwd=machine.home)
     assert machine.path(rel).read_bytes() == machine.originals[rel]
+
+
+def test_an_append_during_a_run_is_never_lost(
+    machine: Machine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent opens its session to append at the worst moment: between the last check
+    and the rename (the injection point of store/fileio.py), in another process."""
+    from click.testing import CliRunner
+    from test_live_writers import APPENDED, lease_breaking
+
+    from gitclaw_compress.cli import cli as command_line
+    from gitclaw_compress.store import fileio
+
+    appender: list[subprocess.Popen[bytes]] = []
+
+    def append_now(target: Path) -> None:
+        write = "import sys; open(sys.argv[1], 'ab').write(sys.argv[2].encode())"
+        line = (APPENDED % 3).decode()
+        appender.append(subprocess.Popen([sys.executable, "-c", write, str(target), line]))
+        while appender[0].poll() is None and not lease_breaking():
+            pass  # until its open waits on our lease, or it is done (no lease here)
+
+    monkeypatch.setattr(fileio, "before_rename", append_now)
+    result = CliRunner().invoke(command_line, ["stores", "pi"])
+    assert appender[0].wait() == 0
+    monkeypatch.setattr(fileio, "before_rename", None)
+    assert result.exit_code == 0, result.output
+    rel = SESSIONS["pi"]
+    data = machine.path(rel).read_bytes()
+    assert data.endswith(APPENDED % 3)
+    assert machine.restored(rel) == machine.originals[rel] + APPENDED % 3
