@@ -14,7 +14,8 @@ from gitclaw_compress.units import human_bytes, plural, size_change
 
 
 def describe(run: StoreRun) -> list[str]:
-    """The lines of one store: each compressed session, then one line for the store."""
+    """The lines of one store: its notes and warnings, each compressed session, then one
+    line for the store (the notes, the warnings and a failure go to stderr)."""
     name = run.home.agent
     where = f"{run.home.root}" + (f" ({run.home.moved_by})" if run.home.moved_by else "")
     if run.state == "absent":
@@ -23,6 +24,7 @@ def describe(run: StoreRun) -> list[str]:
     if run.state in ("failed", "busy"):
         return [*lines, f"{name}: {where}: {run.error}"]
     flow = run.flow
+    lines.extend(f"{name}: warning: {warning}" for warning in (flow.warnings if flow else []))
     done = flow.compressed if flow is not None else []
     for report in done:
         verb = "compressed" if report.status == "compressed" else "would compress"
@@ -91,7 +93,8 @@ def command(
     else:
         for run in runs:
             for line in describe(run):
-                click.echo(line, err=run.state == "failed")
+                aside = any(f": {word}: " in line for word in ("note", "warning"))
+                click.echo(line, err=aside or run.state == "failed")
         if not any(run.state != "absent" for run in runs):
             click.echo("gitclaw-compress: no agent store found on this machine")
     if any(run.state == "failed" for run in runs):

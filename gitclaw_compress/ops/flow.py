@@ -150,9 +150,16 @@ def select(
         found = Discovery(all_sessions(repo, config), "all", "every session file")
     else:
         found = discover(repo, config, issue=issue, warnings=warnings)
-    chosen = []
     known = known if known is not None else UnchangedCache(repo.git_dir)
-    for path in found.paths:
+    return recognized(repo, found.paths, known, warnings), found
+
+
+def recognized(
+    repo: Repository, paths: list[Path], known: UnchangedCache, warnings: list[str]
+) -> list[Path]:
+    """The paths that are sessions of a supported format; a warning for each other one."""
+    chosen = []
+    for path in paths:
         if _is_session(path, known):
             chosen.append(path)
         else:
@@ -162,7 +169,7 @@ def select(
                 f"{repo.relative(path)}: not a pi v3 session file nor another supported "
                 f"transcript ({supported()}); skipped"
             )
-    return chosen, found
+    return chosen
 
 
 def with_progress(paths: list[Path], show: bool, label: str) -> Iterator[Path]:

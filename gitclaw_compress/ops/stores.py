@@ -22,7 +22,8 @@ from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import registry
 from gitclaw_compress.formats.base import AgentHome, Unsupported
-from gitclaw_compress.ops.flow import FlowResult, run_flow
+from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
+from gitclaw_compress.ops.unchanged import UnchangedCache
 from gitclaw_compress.store.agent_store import AgentStore, archive_path, archive_size, config_home
 from gitclaw_compress.store.fileio import files_open_for_writing
 
@@ -148,6 +149,7 @@ class StoreRun:
             "pushed_to": self.pushed_to,
             "files": [r.as_json() for r in self.flow.reports] if self.flow is not None else [],
             "notes": self.notes,
+            "warnings": self.flow.warnings if self.flow is not None else [],
             "error": self.error,
         }
 
@@ -189,7 +191,14 @@ def run_store(
             )
             run.held_open = [store.relative(path) for path in held]
             run.fresh = [store.relative(path) for path in fresh]
+            # A file of the store that is no session (an empty one, another tool's) is a
+            # warning, not the end of the run.
+            skipped: list[str] = []
+            rest = recognized(store, rest, UnchangedCache(store.git_dir), skipped)
             run.flow = run_flow(store, rest, config_path=config_path, dry_run=dry_run)
+            run.flow.warnings[:0] = skipped
+            if run.flow.compressed and not dry_run:  # many runs' packs, made into one
+                store.git("gc", "--auto", "--quiet", check=False)
             target = remote or config["stores.remote"]
             if target and not dry_run:
                 run.pushed_to = _push(store, config, target)
