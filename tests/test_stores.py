@@ -97,7 +97,7 @@ def machine(monkeypatch: pytest.MonkeyPatch) -> Machine:
 
 
 @pytest.fixture
-def held_open(machine: Machine) -> Iterator[Path]:
+def in_use(machine: Machine) -> Iterator[Path]:
     """A Claude Code session that another process holds open for writing (as a running
     agent does), written long ago."""
     data = session_bytes("claude").replace(b"8f1c2e0a", b"0e0c2e0a")
@@ -131,7 +131,7 @@ def statuses(run: dict[str, object]) -> dict[str, str]:
     return {file["path"]: file["status"] for file in files}
 
 
-def test_stores_compresses_exactly_the_sessions_at_rest(machine: Machine, held_open: Path) -> None:
+def test_stores_compresses_exactly_the_sessions_at_rest(machine: Machine, in_use: Path) -> None:
     runs = stores_json(machine)
     assert sorted(runs) == ["claude", "codex", "copilot", "pi"]
     for agent, rel in SESSIONS.items():
@@ -140,7 +140,7 @@ def test_stores_compresses_exactly_the_sessions_at_rest(machine: Machine, held_o
         assert len(machine.path(rel).read_bytes()) < len(machine.originals[rel])
         assert machine.path(rel).stat().st_mtime == OLD  # agents list sessions by mtime
     assert runs["pi"]["fresh"] == [FRESH.split("/", 2)[-1]]
-    assert runs["claude"]["held_open"] == [HELD.split("/", 1)[-1]]
+    assert runs["claude"]["in_use"] == [HELD.split("/", 1)[-1]]
     for rel in (FRESH, HELD):
         assert machine.path(rel).read_bytes() == machine.originals[rel]
     for rel, original in machine.originals.items():
@@ -435,3 +435,34 @@ def test_a_file_that_is_no_session_is_a_warning_not_the_end(machine: Machine) ->
     done = machine.run("stores", "claude")
     assert b"empty.jsonl: not a pi v3 session file nor another supported" in done.stderr
     assert b"1 compressed" in done.stdout
+
+
+def test_the_session_a_running_agent_may_write_is_left_alone(machine: Machine) -> None:
+    """A process named like the agent, working in a project: the newest session of that
+    project's folder is left alone however old, the others of the folder are compressed."""
+    older = ".claude/projects/-work-proj/1e0c2e0a-1111-4222-8333-444455556666.jsonl"
+    newest = ".claude/projects/-work-proj/2e0c2e0a-1111-4222-8333-444455556666.jsonl"
+    for rel, when in ((older, OLD), (newest, OLD + 60)):
+        data = session_bytes("claude").replace(b"8f1c2e0a", rel.split("/")[-1][:8].encode())
+        put(machine.home, rel, data)
+        os.utime(machine.path(rel), (when, when))
+        machine.originals[rel] = data
+    project = machine.home / "work" / "proj"
+    project.mkdir(parents=True)
+    # Claude Code works in /…/work/proj; its folder is named from that path.
+    folder = "projects/" + "".join(c if c.isalnum() else "-" for c in str(project))
+    (machine.home / ".claude" / folder).mkdir(parents=True)
+    for rel in (older, newest):
+        target = machine.home / ".claude" / folder / Path(rel).name
+        machine.path(rel).rename(target)
+    agent = subprocess.Popen(
+        ["bash", "-c", "exec -a claude cat"], cwd=project, stdin=subprocess.PIPE
+    )
+    try:
+        runs = stores_json(machine, "claude")
+    finally:
+        assert agent.stdin is not None
+        agent.stdin.close()
+        agent.wait()
+    assert runs["claude"]["in_use"] == [f"{folder}/{Path(newest).name}"]
+    assert statuses(runs["claude"])[f"{folder}/{Path(older).name}"] == "compressed"

@@ -34,7 +34,7 @@ def describe(run: StoreRun) -> list[str]:
             f"({size_change(report.bytes_before, report.bytes_after)})"
         )
     reports = flow.reports if flow is not None else []
-    in_use = [r.path for r in reports if r.status == "in-use"]
+    written_during = [r.path for r in reports if r.status == "in-use"]
     before = sum(r.bytes_before for r in done)
     after = sum(r.bytes_after for r in done)
     dry = any(r.status == "would-compress" for r in done)
@@ -45,13 +45,14 @@ def describe(run: StoreRun) -> list[str]:
             f"{len(done)} {verb} ({human_bytes(before)} -> {human_bytes(after)}, "
             f"{size_change(before, after)})"
         )
-    rest = len(reports) - len(done) - len(in_use)
+    rest = len(reports) - len(done) - len(written_during)
     if rest:
         parts.append(f"{rest} with nothing to compress")
     if run.fresh:
         parts.append(f"{len(run.fresh)} written in the last minutes (left alone)")
-    if run.held_open or in_use:
-        parts.append(f"{len(run.held_open) + len(in_use)} open for writing (left alone)")
+    if run.in_use or written_during:
+        count = len(run.in_use) + len(written_during)
+        parts.append(f"{count} in use by a running agent (left alone)")
     archive = f"archive {run.archive} ({human_bytes(run.archive_bytes)})"
     if run.pushed_to:
         archive += f", pushed to {run.pushed_to}"

@@ -18,7 +18,7 @@ encrypted reasoning. It says so in `sealed`, which the contract tests check on e
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -207,6 +207,11 @@ class AgentHome:
     root: Path
     globs: tuple[str, ...]
     moved_by: str | None = None
+    # A running agent: a word of its command line (the program's name, or its package's),
+    # and the folder (relative to `root`) where it writes the sessions of its working
+    # directory; its newest session there is the one it may be running. None: unknown.
+    program: tuple[str, ...] = ()
+    cwd_folder: Callable[[str], str] | None = None
 
 
 def home_folder(

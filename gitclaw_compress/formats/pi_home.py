@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import orjson
 
 from gitclaw_compress.formats.base import AgentHome, home_folder
 
+PROGRAM = ("pi", "pi-coding-agent")
 SESSION_DIR = "PI_CODING_AGENT_SESSION_DIR"  # the sessions folder itself, files directly in it
 SETTINGS_SESSION_DIR = "settings.json sessionDir"  # the same, from the agent folder's settings
 
@@ -20,13 +22,25 @@ def home(environ: Mapping[str, str]) -> AgentHome:
     `PI_CODING_AGENT_DIR`, else `~/.pi/agent`. A leading ~ is expanded, as pi does."""
     if environ.get(SESSION_DIR):
         root, moved_by = home_folder(environ, SESSION_DIR, tilde=True)
-        return AgentHome("pi", root, ("**/*.jsonl",), moved_by)
+        return AgentHome("pi", root, ("**/*.jsonl",), moved_by, PROGRAM, _one_folder)
     agent_dir, moved_by = home_folder(environ, "PI_CODING_AGENT_DIR", ".pi", "agent", tilde=True)
     configured = _settings_session_dir(agent_dir)
     if configured:
         root, _ = home_folder({**environ, SESSION_DIR: configured}, SESSION_DIR, tilde=True)
-        return AgentHome("pi", root, ("**/*.jsonl",), SETTINGS_SESSION_DIR)
-    return AgentHome("pi", agent_dir, ("sessions/**/*.jsonl",), moved_by)
+        return AgentHome("pi", root, ("**/*.jsonl",), SETTINGS_SESSION_DIR, PROGRAM, _one_folder)
+    return AgentHome("pi", agent_dir, ("sessions/**/*.jsonl",), moved_by, PROGRAM, cwd_folder)
+
+
+def cwd_folder(cwd: str) -> str:
+    """pi's `getDefaultSessionDir`: `sessions/--<cwd without its leading slash, every / \\
+    and : as ->--`."""
+    safe = re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", cwd))
+    return f"sessions/--{safe}--"
+
+
+def _one_folder(cwd: str) -> str:
+    """A session folder of its own holds every working directory's sessions."""
+    return "."
 
 
 def _settings_session_dir(agent_dir: Path) -> str | None:

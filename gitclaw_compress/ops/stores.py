@@ -25,7 +25,7 @@ from gitclaw_compress.formats.base import AgentHome, Unsupported
 from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
 from gitclaw_compress.ops.unchanged import UnchangedCache
 from gitclaw_compress.store.agent_store import AgentStore, archive_path, archive_size, config_home
-from gitclaw_compress.store.fileio import files_open_for_writing
+from gitclaw_compress.store.fileio import files_open_for_writing, other_processes
 
 AGENTS = ("claude", "codex", "copilot", "pi")  # the order `stores` takes them in
 
@@ -66,8 +66,34 @@ def open_store(home: AgentHome, environ: Mapping[str, str], *, create: bool) -> 
         archive,
         config_root=config_home(environ),
         globs=home.globs,
+        live=lambda: live_sessions(home, other_processes()),
         create=create,
     )
+
+
+def runs(home: AgentHome, argv: list[str]) -> bool:
+    """Whether a command line is the agent's (its program, or a script of its package)."""
+    if not home.program or not argv:
+        return False
+    name, *mark = home.program
+    words = argv[:3]  # the program, or an interpreter and its script
+    return any(Path(word).name == name or any(m in word for m in mark) for word in words)
+
+
+def live_sessions(home: AgentHome, processes: list[tuple[list[str], str]]) -> set[Path]:
+    """The session each running agent may be writing: the newest in the folder where it
+    keeps its working directory's sessions (none when the agent does not say where)."""
+    if home.cwd_folder is None:
+        return set()
+    live = set()
+    for argv, cwd in processes:
+        if not runs(home, argv):
+            continue
+        folder = home.root / home.cwd_folder(cwd)
+        sessions = [path for path in folder.glob("*.jsonl") if path.is_file()]
+        if sessions:
+            live.add(max(sessions, key=lambda path: path.stat().st_mtime))
+    return live
 
 
 def store_at(path: Path, environ: Mapping[str, str], *, create: bool | None) -> AgentStore | None:
@@ -128,7 +154,8 @@ class StoreRun:
     archive: Path
     state: str = "done"  # done | absent | busy | failed
     sessions: int = 0
-    held_open: list[str] = field(default_factory=list)  # rels another process writes
+    # rels open for writing in another process, or the newest of a running agent's folder
+    in_use: list[str] = field(default_factory=list)
     fresh: list[str] = field(default_factory=list)  # rels written in the last quiet minutes
     flow: FlowResult | None = None
     error: str | None = None
@@ -143,7 +170,7 @@ class StoreRun:
             "moved_by": self.home.moved_by,
             "state": self.state,
             "sessions": self.sessions,
-            "held_open": self.held_open,
+            "in_use": self.in_use,
             "fresh": self.fresh,
             "archive": {"path": str(self.archive), "bytes": self.archive_bytes},
             "pushed_to": self.pushed_to,
@@ -189,7 +216,7 @@ def run_store(
             rest, held, fresh = store.at_rest(
                 paths, config["stores.quietMinutes"], now=now, writing=writing
             )
-            run.held_open = [store.relative(path) for path in held]
+            run.in_use = [store.relative(path) for path in held]
             run.fresh = [store.relative(path) for path in fresh]
             # A file of the store that is no session (an empty one, another tool's) is a
             # warning, not the end of the run.

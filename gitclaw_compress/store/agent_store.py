@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from gitclaw_compress.errors import GitClawError
@@ -97,6 +97,7 @@ class AgentStore(Repository):
         *,
         config_root: Path,
         globs: tuple[str, ...] = ("**/*.jsonl",),
+        live: Callable[[], set[Path]] | None = None,
         create: bool = False,
     ) -> None:
         if not work_tree.is_dir():
@@ -106,6 +107,7 @@ class AgentStore(Repository):
         self.common_dir = archive.absolute()
         self._config_root = config_root
         self.globs = globs
+        self._live = live  # the sessions running agents may be writing
         self._reader = None
         self.notes: list[str] = []  # what opening found (a store that moved), one line each
         created = not (self.common_dir / "HEAD").is_file()
@@ -171,9 +173,11 @@ class AgentStore(Repository):
         writing: set[tuple[int, int]] | None = None,
     ) -> tuple[list[Path], list[Path], list[Path]]:
         """Only sessions at rest: none that another process holds open for writing
-        (`writing`, else one pass over /proc), none written in the last `quiet_minutes`."""
+        (`writing`, else one pass over /proc) or that a running agent may be writing (the
+        newest of its working directory), none written in the last `quiet_minutes`."""
         if writing is None:
             writing = files_open_for_writing()
+        live = self._live() if self._live is not None else set()
         now = time.time() if now is None else now
         rest, held, fresh = [], [], []
         for path in paths:
@@ -181,7 +185,7 @@ class AgentStore(Repository):
                 stat = path.stat()
             except OSError:
                 continue  # gone since it was listed
-            if writing is not None and (stat.st_dev, stat.st_ino) in writing:
+            if (writing is not None and (stat.st_dev, stat.st_ino) in writing) or path in live:
                 held.append(path)
             elif now - stat.st_mtime < quiet_minutes * 60:
                 fresh.append(path)

@@ -134,6 +134,27 @@ def files_open_for_writing() -> set[tuple[int, int]] | None:
     return None if found is None else set(found)
 
 
+def other_processes() -> list[tuple[list[str], str]]:
+    """The command line and working directory of every other process this user may see
+    (Linux `/proc`; none elsewhere)."""
+    found = []
+    me = os.getpid()
+    try:
+        entries = list(os.scandir("/proc"))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            argv = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(f"/proc/{entry.name}/cwd")
+        except OSError:
+            continue
+        found.append(([os.fsdecode(word) for word in argv if word], cwd))
+    return found
+
+
 def _open_for_writing(only: tuple[int, int] | None) -> dict[tuple[int, int], set[int]] | None:
     """The files other processes hold open for writing (`only` that one), with their ids."""
     proc = Path("/proc")
