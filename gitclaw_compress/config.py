@@ -320,6 +320,23 @@ OPTIONS: tuple[Option, ...] = (
         "`sessionPath` (repository-relative) names the session of an issue. Used by "
         "`compress`/`step` with no path and by `--issue N`.",
     ),
+    # The agents' own stores (`gitclaw-compress stores`; see docs/stores.md).
+    Option(
+        "stores.quietMinutes",
+        int,
+        5,
+        "`stores` leaves a session alone until it has been left unwritten this many minutes "
+        "(an agent may still be working in it). Read from the compression.json in "
+        "`$XDG_CONFIG_HOME/gitclaw-compress/` (else `~/.config/gitclaw-compress/`).",
+        minimum=0,
+    ),
+    Option(
+        "stores.remote",
+        str,
+        "",
+        "A remote of a store's archive that `stores` pushes the archive to after each run "
+        "(as `--remote` does); empty: the archive stays on this machine.",
+    ),
     # Summarizing compaction (`summarize`, and the opt-in stage of `compress`).
     Option(
         "summary.provider",
