@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -29,6 +29,7 @@ from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats.base import (
     SMALL_ARGUMENT_BYTES,
     TITLES,
+    AgentHome,
     Edit,
     FormatBase,
     Scope,
@@ -453,6 +454,12 @@ def _encrypted(value: object, where: str) -> Iterator[tuple[str, Any]]:
 class CodexFormat(FormatBase):
     name = "codex"
     title = TITLES[name]
+
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        from gitclaw_compress.formats.codex_home import home
+
+        return home(environ)
+
     # A committed CODEX_HOME at the root, or one inside an agent's state folder.
     globs: tuple[str, ...] = (
         ".codex/sessions/**/rollout-*.jsonl",
