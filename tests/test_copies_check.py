@@ -48,7 +48,7 @@ def test_each_byte_is_hashed_once_whatever_the_number_of_records(
     wanted = FileRecord(REAL_SHA256(data).hexdigest(), len(data), data.count(b"\n"))
     others = [FileRecord("0" * 64, len(data) - n, 1) for n in range(0, 900, 3)]  # forks
     same = [FileRecord(f"{n:064x}", len(data), 1) for n in range(300)]  # copies, one size
-    monkeypatch.setattr(check.hashlib, "sha256", CountingSha256)
+    monkeypatch.setattr(hashlib, "sha256", CountingSha256)  # the module check.py uses
     CountingSha256.hashed = 0
     chunks = iter([data[: len(data) // 2], data[len(data) // 2 :]])
     assert check._matching_record(chunks, [*others, *same, wanted]) == wanted
