@@ -171,6 +171,7 @@ def run(env: Mapping[str, str]) -> int:
             issue=inputs.issue,
             keep_turns=inputs.keep_turns,
             remote=inputs.remote,
+            caller_pushes=inputs.push,
         )
     except GitClawError as error:
         _report_failure(error)
