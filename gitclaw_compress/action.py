@@ -174,6 +174,7 @@ def run(env: Mapping[str, str]) -> int:
             keep_turns=inputs.keep_turns,
             remote=inputs.remote,
             deep=inputs.deep,
+            caller_pushes=inputs.push,
         )
     except GitClawError as error:
         _report_failure(error)

@@ -44,6 +44,7 @@ def hermetic_git(
         monkeypatch.setenv(key, value)
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         monkeypatch.delenv(key, raising=False)
+    monkeypatch.delenv("CI", raising=False)  # a test that means CI says so (ops/sending.py)
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n")
 
 

@@ -29,15 +29,13 @@ from gitclaw_compress.ops.githooks import (
     hooks_left_behind,
     is_pre_commit_script,
 )
+from gitclaw_compress.ops.sending import PRE_COMMIT_CONFIG, PUSH_ARCHIVE_HOOK
 from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.ops.verify import OFF_REF, verify_file
 from gitclaw_compress.store.agent_store import archive_size
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.git import run_git
 from gitclaw_compress.store.remote import fetch_command, remote_tip
-
-PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
-PUSH_ARCHIVE_HOOK = "gitclaw-compress-push-archive"
 
 
 def _pre_commit(repo: Repository) -> dict[str, Any]:

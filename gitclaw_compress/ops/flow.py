@@ -191,11 +191,12 @@ def compress_paths(
     force: bool = False,
     dry_run: bool = False,
     progress: bool = False,
-    before_writing: Callable[[], None] | None = None,
+    before_writing: Callable[[list[FileReport]], None] | None = None,
 ) -> list[FileReport]:
     """Compress files of one repository (each with its config in `configs`) in one run;
     nothing is written if any of them fails. `cache` answers for files a run found nothing
-    to do in. `before_writing` may stop the run (raise) before anything is written."""
+    to do in. `before_writing`, given the reports of the files read, may stop the run
+    (raise) before anything is written."""
     if not paths:
         return []
     reports: dict[Path, FileReport] = {}
@@ -225,7 +226,7 @@ def compress_paths(
                 stats[path] = stat_key(path)
                 reports[path] = run.add(path, configs[path], keep_turns=keep_turns, force=force)
             if before_writing is not None:
-                before_writing()
+                before_writing([reports[path] for path in work])
             run.finish()
         if not dry_run:
             for path in work:
@@ -268,8 +269,10 @@ def run_flow(
     remote: str | None = None,
     progress: bool = False,
     deep: bool = False,
+    caller_pushes: bool = False,
 ) -> FlowResult:
-    """Select, compress, then (optionally) stage and push the archive ref."""
+    """Select, compress, then (optionally) stage and push the archive ref. `caller_pushes`:
+    the caller pushes the archive afterwards (the GitHub Action)."""
     root_config = load_config(None, repo.config_root, config_path)
     result = FlowResult(
         ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
@@ -297,6 +300,35 @@ def run_flow(
             path: load_config(path, repo.config_root, config_path).with_deep(deep)
             for path in chosen
         }
+
+        def unsent(reports: list[FileReport]) -> str | None:
+            """The line for an archive that nothing sends (see ops/sending.py)."""
+            compressed = [r for r in reports if r.status == "compressed"]
+            if not compressed:
+                return None
+            from gitclaw_compress.ops.sending import unsent_archive
+
+            wrote = {r.path for r in compressed}
+            return unsent_archive(
+                repo,
+                len(compressed),
+                local_only=all(
+                    configs[path]["archive.localOnly"]
+                    for path in chosen
+                    if repo.relative(path) in wrote
+                ),
+                ref=result.ref,
+                remote=result.remote,
+                pushes=do_push or caller_pushes,
+            )
+
+        def before_writing(reports: list[FileReport]) -> None:
+            secrets.wait(result.warnings)
+            from gitclaw_compress.ops.sending import in_ci, refuse_in_ci
+
+            if in_ci():  # a runner that is thrown away: an error, before any write
+                refuse_in_ci(unsent(reports))
+
         result.reports = compress_paths(
             repo,
             chosen,
@@ -306,7 +338,7 @@ def run_flow(
             force=force,
             dry_run=dry_run,
             progress=progress,
-            before_writing=lambda: secrets.wait(result.warnings),
+            before_writing=lambda reports: before_writing(reports),
         )
         secrets.wait(result.warnings)
         written = [repo.root / r.path for r in result.reports if r.status == "compressed"]
@@ -315,6 +347,8 @@ def run_flow(
         secrets.cancel()
     for report in result.reports:
         result.warnings.extend(report.warnings)
+    if not dry_run and (line := unsent(result.reports)) is not None:
+        result.warnings.append(line)
     summarized = [path for path in chosen if configs[path]["summary.enabled"]]
     if summarized and not dry_run:  # the opt-in summary stage, outside compression's locks
         from gitclaw_compress.summary.stage import summary_stage  # the LLM client, only here

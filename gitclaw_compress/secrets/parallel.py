@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitclaw_compress import interrupts
 from gitclaw_compress.config import Config
 from gitclaw_compress.store.archive import Repository
 
@@ -49,7 +50,10 @@ class ParallelGuard:
         # A daemon: a run that stops early (an error, Ctrl-C) does not wait for the rules.
         self._settled = False
         self._thread = threading.Thread(target=self._scan, args=(chosen,), daemon=True)
-        self._thread.start()
+        # Started with SIGINT and SIGTERM blocked, which it keeps: they go to the main
+        # thread, so a block that holds them back there really holds them back.
+        with interrupts.signals_held():
+            self._thread.start()
 
     def _scan(self, paths: list[Path]) -> None:
         from gitclaw_compress.secrets.engine import _engine
