@@ -21,7 +21,7 @@ def describe(run: StoreRun) -> list[str]:
     if run.state == "absent":
         return [f"{name}: no store at {where}"]
     lines = [f"{name}: note: {note}" for note in run.notes]
-    if run.state in ("failed", "busy"):
+    if run.state in ("failed", "busy") and run.flow is None:
         return [*lines, f"{name}: {where}: {run.error}"]
     flow = run.flow
     lines.extend(f"{name}: warning: {warning}" for warning in (flow.warnings if flow else []))
@@ -57,6 +57,8 @@ def describe(run: StoreRun) -> list[str]:
     if run.pushed_to:
         archive += f", pushed to {run.pushed_to}"
     lines.append(f"{name}: {where}: {', '.join(parts)}; {archive}")
+    if run.error is not None:  # after compressing: the push failed
+        lines.append(f"{name}: {run.error}")
     return lines
 
 
