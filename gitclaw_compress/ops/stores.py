@@ -201,18 +201,35 @@ def run_store(
     if not home.root.is_dir():
         run.state = "absent"
         return run
-    try:
-        store = open_store(home, environ, create=not dry_run)
-    except GitClawError as error:
+    with contextlib.ExitStack() as scratch:
         if dry_run and not (run.archive / "HEAD").is_file():
-            store = None  # a dry run before the first run: nothing to compare with yet
-        else:
-            run.state, run.error = "failed", str(error)
-            return run
+            # Before the first run: a dry run in an archive of its own that it throws away,
+            # so that it says exactly what the first run would do, and writes nothing.
+            import tempfile
+
+            folder = Path(scratch.enter_context(tempfile.TemporaryDirectory()))
+            environ = {**environ, "XDG_DATA_HOME": str(folder)}
+            run.notes.append(f"no archive yet ({run.archive}); the first run makes it")
+        run = _run_in(run, home, environ, config_path, dry_run, remote, writing, now)
+    return run
+
+
+def _run_in(
+    run: StoreRun,
+    home: AgentHome,
+    environ: Mapping[str, str],
+    config_path: Path | None,
+    dry_run: bool,
+    remote: str | None,
+    writing: set[tuple[int, int]] | None,
+    now: float | None,
+) -> StoreRun:
     try:
-        if store is None:
-            _dry_run_without_archive(run, home, environ, config_path, now)
-            return run
+        store = open_store(home, environ, create=True)
+    except GitClawError as error:
+        run.state, run.error = "failed", str(error)
+        return run
+    try:
         run.notes.extend(store.notes)
         with store, store.lock("stores", f"the {home.agent} store ({home.root})"):
             config = load_config(None, store.config_root, config_path)
@@ -241,27 +258,6 @@ def run_store(
     finally:
         run.archive_bytes = archive_size(run.archive) if run.archive.is_dir() else 0
     return run
-
-
-def _dry_run_without_archive(
-    run: StoreRun,
-    home: AgentHome,
-    environ: Mapping[str, str],
-    config_path: Path | None,
-    now: float | None,
-) -> None:
-    """A dry run in a store that has no archive yet: say what is at rest, compress nothing."""
-    config = load_config(None, config_home(environ), config_path)
-    paths = session_files(home)
-    run.sessions = len(paths)
-    quiet = config["stores.quietMinutes"] * 60
-    now = time.time() if now is None else now
-    rest = [path for path in paths if now - path.stat().st_mtime >= quiet]
-    run.fresh = [str(path.relative_to(home.root)) for path in paths if path not in rest]
-    run.notes.append(
-        f"no archive yet; {len(rest)} session(s) at rest would be compressed by "
-        "`gitclaw-compress stores`"
-    )
 
 
 def _push(store: AgentStore, config: Config, remote: str) -> str:
