@@ -17,6 +17,10 @@ from gitclaw_compress.store.git import git, git_failure, rev_parse_in, run_git
 from gitclaw_compress.store.objects import ObjectReader
 
 
+class LockedError(GitClawError):
+    """Another gitclaw-compress run holds the lock: nothing was changed."""
+
+
 class NotARepositoryError(GitClawError):
     """The path is in no git work tree (it may still be in an agent's store)."""
 
@@ -238,7 +242,7 @@ class Repository:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise GitClawError(
+                raise LockedError(
                     f"{what}: locked by another gitclaw-compress run; try again when it "
                     "finishes; nothing was changed"
                 ) from None
