@@ -99,6 +99,7 @@ COMMANDS = {
     "install": ("hooks", "install_command"),
     "uninstall": ("hooks", "uninstall_command"),
     "pre-push": ("hooks", "pre_push_command"),
+    "hook": ("agenthook", "command"),
 }
 
 

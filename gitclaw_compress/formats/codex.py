@@ -26,7 +26,14 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import SMALL_ARGUMENT_BYTES, TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.base import (
+    SMALL_ARGUMENT_BYTES,
+    TITLES,
+    Edit,
+    FormatBase,
+    LifecycleHook,
+    Scope,
+)
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
 from gitclaw_compress.formats.codex_history import (
@@ -470,6 +477,11 @@ class CodexFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return rebuild(views)
+
+    def lifecycle_hook(self) -> LifecycleHook:
+        from gitclaw_compress.formats.codex_hooks import HOOK
+
+        return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         return [summary_record(lines, request)]

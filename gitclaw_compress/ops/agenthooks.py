@@ -1,0 +1,445 @@
+"""Our hook in each agent's own lifecycle: install, uninstall, how it stands, and what it does
+when the agent runs it (docs/agent-hooks.md).
+
+Each format says where its agent's hook goes and how to write it (`Format.lifecycle_hook`);
+this module reads and writes the files. `install` records, in the tool's data folder, the
+bytes it changed (where, what was there, what it wrote: never a copy of the whole file), so
+that `uninstall` puts back every byte it replaced, and deletes a file or folder it created.
+When the file changed since, `uninstall` still takes ours out and keeps the rest.
+
+The hook itself returns at once: it starts the pass (`gitclaw-compress stores AGENT`)
+detached, with its output in `agent-hooks/hooks.log`, unless the last one still runs (a
+lock the pass holds), and for Codex runs the `notify` program ours replaced. It records the
+interpreter `install` ran from, so it works without PATH.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime
+import fcntl
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import lifecycle_hook
+from gitclaw_compress.formats.base import TITLES, LifecycleHook, user_home
+
+AGENTS = tuple(TITLES)  # every agent, in the formats' order
+FOLDER = "agent-hooks"  # in the data folder: records, locks, the log
+LOG_NAME = "hooks.log"
+LOG_LIMIT = 1 << 20  # bytes; then the log moves to hooks.log.1 and starts again
+PAYLOAD_LIMIT = 1 << 20  # bytes of a payload read from stdin
+STORES_COMMAND = "stores"  # the one-shot pass over an agent's store
+
+
+def data_folder(env: Mapping[str, str]) -> Path:
+    """The tool's data folder: `$XDG_DATA_HOME/gitclaw-compress`, else
+    `~/.local/share/gitclaw-compress`."""
+    base = env.get("XDG_DATA_HOME")
+    return (Path(base) if base else user_home(env) / ".local" / "share") / "gitclaw-compress"
+
+
+def hooks_folder(env: Mapping[str, str]) -> Path:
+    return data_folder(env) / FOLDER
+
+
+def log_path(env: Mapping[str, str]) -> Path:
+    return hooks_folder(env) / LOG_NAME
+
+
+def hook_command(agent: str) -> list[str]:
+    """What the agent runs: this interpreter and package, not whatever is on PATH then."""
+    return [sys.executable, "-P", "-m", "gitclaw_compress", "hook", agent]
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Replace a file whole (a temp file beside it, renamed), keeping its permissions."""
+    temp = path.with_name(f".{path.name}.gitclaw-compress-new")
+    with open(temp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    with contextlib.suppress(FileNotFoundError):
+        os.chmod(temp, path.stat().st_mode & 0o7777)
+    os.replace(temp, path)
+
+
+# --------------------------------------------------------------------------------------
+# What install changed, to undo it byte for byte
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """`install`'s change to one file: at byte `at`, `removed` became `inserted`."""
+
+    file: Path
+    created: bool  # there was no file
+    folders: list[Path]  # the folders install made for it, deepest first
+    at: int
+    removed: bytes
+    inserted: bytes
+    written: str  # sha256 of the file as install left it
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "file": str(self.file),
+            "created": self.created,
+            "folders": [str(folder) for folder in self.folders],
+            "at": self.at,
+            "removed": base64.b64encode(self.removed).decode(),
+            "inserted": base64.b64encode(self.inserted).decode(),
+            "written": self.written,
+        }
+
+    def undo(self, current: bytes) -> bytes | None:
+        """The file as it was before install, if nothing but ours changed since; else None."""
+        if hashlib.sha256(current).hexdigest() == self.written:
+            return current[: self.at] + self.removed + current[self.at + len(self.inserted) :]
+        if self.inserted and current.count(self.inserted) == 1:
+            return current.replace(self.inserted, self.removed, 1)
+        return None
+
+
+def _record_path(env: Mapping[str, str], agent: str) -> Path:
+    return hooks_folder(env) / f"{agent}.json"
+
+
+def load_record(env: Mapping[str, str], agent: str) -> Record | None:
+    try:
+        data = orjson.loads(_record_path(env, agent).read_bytes())
+        return Record(
+            file=Path(data["file"]),
+            created=bool(data["created"]),
+            folders=[Path(folder) for folder in data["folders"]],
+            at=int(data["at"]),
+            removed=base64.b64decode(data["removed"]),
+            inserted=base64.b64decode(data["inserted"]),
+            written=str(data["written"]),
+        )
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _save_record(env: Mapping[str, str], agent: str, record: Record) -> None:
+    path = _record_path(env, agent)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write(path, orjson.dumps(record.as_json(), option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def _change(file: Path, old: bytes, new: bytes, created: bool, folders: list[Path]) -> Record:
+    """The one span where `old` and `new` differ."""
+    at = 0
+    limit = min(len(old), len(new))
+    while at < limit and old[at] == new[at]:
+        at += 1
+    tail = 0
+    while tail < limit - at and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]:
+        tail += 1
+    written = hashlib.sha256(new).hexdigest()
+    return Record(
+        file, created, folders, at, old[at : len(old) - tail], new[at : len(new) - tail], written
+    )
+
+
+# --------------------------------------------------------------------------------------
+# How each agent's hook stands
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AgentHookState:
+    agent: str
+    title: str
+    event: str
+    file: Path
+    found: bool  # the agent's folder exists
+    command: list[str] | None  # what our hook there runs; None: not installed
+    current: bool  # it runs this interpreter's gitclaw-compress
+    chained: list[str]  # what it runs after ours (Codex's previous notify program)
+    last: str | None  # the newest line of the log about this agent
+    problem: str | None
+
+    @property
+    def installed(self) -> bool:
+        return self.command is not None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "event": self.event,
+            "file": str(self.file),
+            "found": self.found,
+            "installed": self.installed,
+            "command": self.command,
+            "current": self.current,
+            "chained": self.chained,
+            "last": self.last,
+            "problem": self.problem,
+        }
+
+
+def last_lines(env: Mapping[str, str], agent: str, count: int = 1) -> list[str]:
+    """The newest lines of the log that are about `agent` (the hook's and the pass's)."""
+    try:
+        lines = log_path(env).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    prefix = f" {agent}: "
+    return [line for line in lines if prefix in line][-count:]
+
+
+def hook_state(agent: str, env: Mapping[str, str]) -> AgentHookState:
+    hook = lifecycle_hook(agent)
+    path = hook.hook_file(env)
+    text = _read(path)
+    command = hook.installed(text) if text is not None else None
+    record = load_record(env, agent)
+    chained = command[command.index("--") + 1 :] if command and "--" in command else []
+    problem = None
+    if command is not None and not os.access(command[0], os.X_OK):
+        problem = (
+            f"{path}: our hook runs {command[0]}, which is gone; run: "
+            f"gitclaw-compress install --agents {agent}"
+        )
+    elif command is None and record is not None and record.file == path:
+        problem = (
+            f"{path}: our hook was taken out after install (by hand or by the agent); run: "
+            f"gitclaw-compress install --agents {agent}"
+        )
+    lines = last_lines(env, agent)
+    return AgentHookState(
+        agent=agent,
+        title=TITLES[agent],
+        event=hook.event,
+        file=path,
+        found=hook.agent_folder(env).is_dir(),
+        command=command,
+        current=command is not None and command[: len(hook_command(agent))] == hook_command(agent),
+        chained=chained,
+        last=lines[-1] if lines else None,
+        problem=problem,
+    )
+
+
+def hook_states(env: Mapping[str, str]) -> list[AgentHookState]:
+    return [hook_state(agent, env) for agent in AGENTS]
+
+
+# --------------------------------------------------------------------------------------
+# install and uninstall
+# --------------------------------------------------------------------------------------
+
+
+def _in_file(path: Path, error: GitClawError) -> GitClawError:
+    return GitClawError(f"{path}: {error}", exit_code=error.exit_code)
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Make `folder` and its missing parents; the ones made, deepest first."""
+    made: list[Path] = []
+    while not folder.exists():
+        made.append(folder)
+        folder = folder.parent
+    for each in reversed(made):
+        each.mkdir()
+    return made
+
+
+def _restore(hook: LifecycleHook, current: bytes, record: Record | None) -> bytes | None:
+    """The file without our hook: what was there before install when nothing else changed;
+    None: delete it."""
+    if record is not None and record.created:
+        return hook.remove(current, True)
+    if record is not None:
+        before = record.undo(current)
+        if before is not None and hook.installed(before) is None:
+            return before
+    return hook.remove(current, False)
+
+
+def install_one(agent: str, env: Mapping[str, str]) -> str:
+    """Install (or update) our hook for one agent; one line saying what was done."""
+    hook = lifecycle_hook(agent)
+    title = TITLES[agent]
+    path = hook.hook_file(env)
+    command = hook_command(agent)
+    old = _read(path)
+    record = load_record(env, agent)
+    if record is not None and record.file != path:
+        record = None
+    try:
+        present = hook.installed(old) if old is not None else None
+        if present is not None and present[: len(command)] == command:
+            return f"{title}: already installed ({hook.event} in {path})"
+        base, created = old, old is None
+        if present is not None and old is not None:  # ours from another installation
+            base = _restore(hook, old, record)
+            created = base is None or (record is not None and record.created)
+        new = hook.add(base, command)
+    except GitClawError as error:
+        raise _in_file(path, error) from None
+    folders = _make_folders(path.parent)
+    if record is not None and record.created:
+        folders = [*folders, *record.folders]
+    _write(path, new)
+    _save_record(env, agent, _change(path, base or b"", new, created, folders))
+    verb = "updated" if present is not None else "installed"
+    words = hook.installed(new) or []
+    chained = words[words.index("--") + 1 :] if "--" in words else []
+    runs = f"; it runs the previous one too ({' '.join(chained)})" if chained else ""
+    return f"{title}: {verb} our {hook.event} in {path}{runs}"
+
+
+def found_agents(env: Mapping[str, str]) -> list[str]:
+    """The agents whose own folder exists."""
+    return [agent for agent in AGENTS if lifecycle_hook(agent).agent_folder(env).is_dir()]
+
+
+def install(agents: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """Install into each agent named, or into every agent found when none is."""
+    chosen = list(agents) or found_agents(env)
+    if not chosen:
+        folders = ", ".join(str(lifecycle_hook(a).agent_folder(env)) for a in AGENTS)
+        raise GitClawError(
+            f"no agent found (none of {folders} exists); name one: "
+            "gitclaw-compress install --agents claude"
+        )
+    return [install_one(agent, env) for agent in chosen]
+
+
+def uninstall_one(agent: str, env: Mapping[str, str]) -> str | None:
+    """Take our hook out of one agent's file (and the file install recorded, if it moved);
+    None when there was none."""
+    hook = lifecycle_hook(agent)
+    record = load_record(env, agent)
+    paths = dict.fromkeys([hook.hook_file(env), *([record.file] if record else [])])
+    said: list[str] = []
+    for path in paths:
+        current = _read(path)
+        if current is None or hook.installed(current) is None:
+            continue
+        mine = record if record is not None and record.file == path else None
+        try:
+            left = _restore(hook, current, mine)
+        except GitClawError as error:
+            raise _in_file(path, error) from None
+        exact = mine is not None and (left is None or mine.undo(current) == left)
+        if left is None:
+            path.unlink()
+            for folder in mine.folders if mine else []:
+                with contextlib.suppress(OSError):  # not empty: someone else's now
+                    folder.rmdir()
+            said.append(f"removed {path}")
+        else:
+            _write(path, left)
+            how = "as it was before install" if exact else "the rest kept (it changed since)"
+            said.append(f"took our {hook.event} out of {path}, {how}")
+    _record_path(env, agent).unlink(missing_ok=True)
+    return f"{TITLES[agent]}: {'; '.join(said)}" if said else None
+
+
+def uninstall(agents: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """Take ours out of each agent named, or of every agent where it is."""
+    said = [(agent, uninstall_one(agent, env)) for agent in (agents or AGENTS)]
+    lines = [line for _, line in said if line is not None]
+    if agents:
+        lines += [f"{TITLES[agent]}: not installed" for agent, line in said if line is None]
+    return lines or ["no agent hook of ours is installed"]
+
+
+# --------------------------------------------------------------------------------------
+# What the hook does when an agent runs it
+# --------------------------------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def open_log(env: Mapping[str, str]) -> IO[bytes]:
+    """The log, for appending (moved to hooks.log.1 first when it grew past LOG_LIMIT)."""
+    path = log_path(env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        if path.stat().st_size > LOG_LIMIT:
+            os.replace(path, path.with_name(LOG_NAME + ".1"))
+    return open(path, "ab")
+
+
+def log(handle: IO[bytes], agent: str, message: str) -> None:
+    handle.write(f"{_now()} {agent}: {message}\n".encode())
+    handle.flush()
+
+
+def lock_path(env: Mapping[str, str], agent: str) -> Path:
+    """Held by the running pass of an agent (flock): the hook starts no second one."""
+    return hooks_folder(env) / f"{agent}.lock"
+
+
+def run_hook(
+    agent: str, words: Sequence[str], stdin: IO[bytes], env: Mapping[str, str]
+) -> list[str]:
+    """What `gitclaw-compress hook AGENT` does: log the event, start the pass detached unless
+    one runs, and return the argv to run next (Codex's previous notify program, with the
+    payload), or an empty list."""
+    hook = lifecycle_hook(agent)
+    raw = stdin.read(PAYLOAD_LIMIT) if hook.payload_on_stdin else None
+    payload_text = raw.decode("utf-8", "replace") if raw is not None else (words or [""])[-1]
+    chained = [] if hook.payload_on_stdin else list(words[:-1])
+    try:
+        payload: object = orjson.loads(payload_text)
+    except orjson.JSONDecodeError:
+        payload = None
+    with open_log(env) as handle:
+        event = f"{hook.event}, {hook.session(payload)}"
+        with open(lock_path(env, agent), "a+b") as lock:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                log(handle, agent, f"{event}: the last pass still runs; none started")
+            else:
+                # The pass inherits the locked file and holds it until it ends.
+                child = subprocess.Popen(
+                    [sys.executable, "-P", "-m", "gitclaw_compress", "hook", "--pass", agent],
+                    stdin=subprocess.DEVNULL,
+                    stdout=handle,
+                    stderr=handle,
+                    pass_fds=(lock.fileno(),),
+                    start_new_session=True,
+                    env=dict(env),
+                )
+                log(handle, agent, f"{event}: started a pass (pid {child.pid})")
+    return [*chained, payload_text] if chained else []
+
+
+def run_pass(agent: str, env: Mapping[str, str]) -> int:
+    """The detached pass: `gitclaw-compress stores AGENT`, its output and exit in the log."""
+    argv = [sys.executable, "-P", "-m", "gitclaw_compress", STORES_COMMAND, agent]
+    started = time.monotonic()
+    with open_log(env) as handle:
+        log(handle, agent, f"pass: gitclaw-compress {STORES_COMMAND} {agent}")
+        done = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, stdout=handle, stderr=handle, check=False, env=dict(env)
+        )
+        took = time.monotonic() - started
+        log(handle, agent, f"pass ended: exit {done.returncode} after {took:.1f}s")
+    return done.returncode
