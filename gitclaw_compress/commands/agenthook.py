@@ -27,6 +27,8 @@ def command(run_pass: bool, agent: str, words: tuple[str, ...]) -> None:
     """
     from gitclaw_compress.ops import agenthooks
 
+    if words[:1] == ("--",):  # click keeps it once AGENT was read
+        words = words[1:]
     if run_pass:
         sys.exit(agenthooks.run_pass(agent, os.environ))
     try:

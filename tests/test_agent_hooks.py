@@ -1,0 +1,225 @@
+"""`install --agents`, `uninstall --agents`, `doctor --agents` and the `hook` they install, on
+each agent's own files in a fresh HOME (the real CLIs run them in test_agent_hooks_real.py):
+whatever was configured keeps running, install twice changes nothing, uninstall puts every
+byte back (a file install made is gone again), and doctor says what stands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from agent_hook_helpers import wait_for_hooks
+from click.testing import CliRunner
+
+from gitclaw_compress.cli import COMMANDS, cli
+from gitclaw_compress.formats import lifecycle_hook, registry
+from gitclaw_compress.ops.agenthooks import AGENTS, data_folder, hook_command, lock_path
+
+HOME_FILES = {
+    "claude": ".claude/settings.json",
+    "codex": ".codex/config.toml",
+    "copilot": ".copilot/hooks/gitclaw-compress.json",
+    "pi": ".pi/agent/extensions/gitclaw-compress.ts",
+}
+# What a user may have there before, as another tool or the user wrote it.
+BEFORE = {
+    "claude": b'{\n  "model": "opus",\n  "hooks": {\n    "SessionEnd": [\n      {\n'
+    b'        "hooks": [{"type": "command", "command": "other-tool end"}]\n      }\n'
+    b'    ],\n    "Stop": []\n  }\n}\n',
+    "codex": b'# mine\nnotify = ["notify-send", "-t", "5"]  # keep\n\n[tui]\nnotify = true\n',
+}
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=dict(os.environ),
+    )
+
+
+def invoke(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def home() -> Path:
+    return Path(os.environ["HOME"])
+
+
+def test_every_format_knows_its_hook_and_the_default_says_unsupported() -> None:
+    from gitclaw_compress.formats.base import FormatBase, Unsupported
+
+    for name, fmt in registry().items():
+        assert fmt.lifecycle_hook() is lifecycle_hook(name)
+    with pytest.raises(Unsupported, match="a hook when a session ends is not supported"):
+        FormatBase().lifecycle_hook()
+
+
+@pytest.mark.parametrize(
+    ("agent", "start"),
+    [
+        *((agent, start) for agent in AGENTS for start in ("absent", "empty-folder")),
+        *((agent, "configured") for agent in BEFORE),  # the others' file is ours alone
+    ],
+)
+def test_install_twice_then_uninstall_leaves_every_byte_as_it_was(agent: str, start: str) -> None:
+    path = home() / HOME_FILES[agent]
+    if start == "empty-folder":
+        lifecycle_hook(agent).agent_folder(dict(os.environ)).mkdir(parents=True)
+    if start == "configured":
+        path.parent.mkdir(parents=True)
+        path.write_bytes(BEFORE[agent])
+    before = agents_files()
+    folders = agents_folders()
+
+    first = invoke("install", "--agents", agent)
+    assert "installed our" in first
+    text = path.read_bytes()
+    assert (lifecycle_hook(agent).installed(text) or [])[:6] == hook_command(agent)
+    assert "already installed" in invoke("install", "--agents", agent)
+    assert path.read_bytes() == text  # twice: nothing changed
+
+    said = invoke("uninstall", "--agents", agent)
+    assert "as it was before install" in said or "removed" in said
+    assert agents_files() == before
+    assert agents_folders() == folders
+
+
+def _agents_paths() -> list[Path]:
+    """Everything in HOME but our data folder (its log and records) and the folders above it."""
+    ours = data_folder(dict(os.environ))
+    return [p for p in home().rglob("*") if not p.is_relative_to(ours) and p not in ours.parents]
+
+
+def agents_files() -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in _agents_paths() if p.is_file()}
+
+
+def agents_folders() -> set[Path]:
+    return {p for p in _agents_paths() if p.is_dir()}
+
+
+def test_install_keeps_what_was_configured_and_chains_codex_notify() -> None:
+    for agent in ("claude", "codex"):
+        path = home() / HOME_FILES[agent]
+        path.parent.mkdir(parents=True)
+        path.write_bytes(BEFORE[agent])
+    invoke("install", "--agents", "claude", "codex")
+    claude = orjson.loads((home() / HOME_FILES["claude"]).read_bytes())
+    commands = [h["command"] for g in claude["hooks"]["SessionEnd"] for h in g["hooks"]]
+    assert commands[1] == "other-tool end" and "gitclaw_compress hook claude" in commands[0]
+    assert claude["model"] == "opus" and claude["hooks"]["Stop"] == []
+    import tomllib
+
+    codex = tomllib.loads((home() / HOME_FILES["codex"]).read_text())
+    assert codex["notify"] == [*hook_command("codex"), "--", "notify-send", "-t", "5"]
+    assert codex["tui"] == {"notify": True}
+
+
+def test_install_without_names_takes_the_agents_found_and_says_when_there_is_none() -> None:
+    result = CliRunner().invoke(cli, ["install", "--agents"])
+    assert result.exit_code == 3 and "no agent found" in result.output
+    (home() / ".codex").mkdir()
+    (home() / ".pi" / "agent").mkdir(parents=True)
+    said = invoke("install", "--agents")
+    assert "Codex CLI: installed" in said and "pi: installed" in said and "Claude" not in said
+    assert not (home() / ".claude").exists()
+
+
+def test_uninstall_after_the_file_changed_elsewhere_keeps_that_change() -> None:
+    path = home() / HOME_FILES["claude"]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(BEFORE["claude"])
+    invoke("install", "--agents", "claude")
+    # Claude Code writes its settings back with JSON.stringify(…, null, 2).
+    document = orjson.loads(path.read_bytes())
+    document["theme"] = "dark"
+    path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
+    said = invoke("uninstall", "--agents", "claude")
+    assert "the rest kept (it changed since)" in said
+    left = orjson.loads(path.read_bytes())
+    assert left == orjson.loads(BEFORE["claude"]) | {"theme": "dark"}
+
+
+def test_a_file_the_agent_cannot_read_is_refused_in_one_line_and_left_alone() -> None:
+    for agent, text in (("claude", b'{"hooks": [1]}'), ("codex", b"notify = 'x'\n")):
+        path = home() / HOME_FILES[agent]
+        path.parent.mkdir(parents=True)
+        path.write_bytes(text)
+        result = CliRunner().invoke(cli, ["install", "--agents", agent])
+        assert result.exit_code == 3, result.output
+        assert f"error: {path}: " in result.output and "nothing was changed" in result.output
+        assert path.read_bytes() == text
+
+
+def test_doctor_tells_the_truth_about_each_agent(tmp_path: Path) -> None:
+    (home() / ".claude").mkdir()
+    result = CliRunner().invoke(cli, ["doctor", "--agents"])
+    assert result.exit_code == 0
+    assert "Claude Code: not installed (run: gitclaw-compress install --agents claude)" in (
+        result.output
+    )
+    invoke("install", "--agents", "claude", "codex")
+    found = orjson.loads(invoke("doctor", "--agents", "--json"))
+    states = {state["agent"]: state for state in found["agent_hooks"]}
+    assert states["claude"]["installed"] and states["claude"]["current"]
+    assert not states["copilot"]["installed"] and found["ok"]
+    # The interpreter the hook records is gone: it would not run.
+    path = home() / HOME_FILES["claude"]
+    moved = path.read_text().replace(sys.executable, str(tmp_path / "gone" / "python"))
+    path.write_text(moved)
+    result = CliRunner().invoke(cli, ["doctor", "--agents"])
+    assert result.exit_code == 1 and "which is gone" in result.output
+    # Taken out by hand after install: not installed, and doctor says so.
+    path.write_text("{}")
+    result = CliRunner().invoke(cli, ["doctor", "--agents"])
+    assert result.exit_code == 1 and "our hook was taken out after install" in result.output
+
+
+def test_the_hook_logs_starts_one_pass_and_never_fails_the_agent() -> None:
+    env = dict(os.environ)
+    payload = '{"session_id": "s-1", "transcript_path": "/x.jsonl", "reason": "other"}'
+    done = subprocess.run(
+        [*hook_command("claude")], input=payload, capture_output=True, text=True, env=env
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    lines = wait_for_hooks(env)
+    assert any("claude: SessionEnd hook, session s-1 (other): started a pass" in x for x in lines)
+    ended = [line for line in lines if "claude: pass ended: exit" in line]
+    assert len(ended) == 1
+    if "stores" in COMMANDS:
+        assert "exit 0" in ended[0]
+    # While a pass runs (it holds the lock), the hook starts none; a payload that is not
+    # JSON is no reason to fail.
+    import fcntl
+
+    with open(lock_path(env, "claude"), "a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        done = subprocess.run(hook_command("claude"), input="not json", text=True, env=env)
+    assert done.returncode == 0
+    assert "the last pass still runs; none started" in wait_for_hooks(env)[-1]
+
+
+def test_the_codex_hook_runs_the_notify_program_it_replaced_with_the_same_argument(
+    tmp_path: Path,
+) -> None:
+    env = dict(os.environ)
+    seen = tmp_path / "seen"
+    previous = tmp_path / "previous-notify"
+    previous.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {seen}\nexit 7\n')
+    previous.chmod(0o755)
+    payload = '{"type": "agent-turn-complete", "thread-id": "t-1", "cwd": "/w"}'
+    done = subprocess.run(
+        [*hook_command("codex"), "--", str(previous), "first", payload], env=env, check=False
+    )
+    assert done.returncode == 7  # what the previous program said, as Codex would have seen
+    assert seen.read_text() == f"first\n{payload}\n"
+    assert any("codex: notify program" in line for line in wait_for_hooks(env))
