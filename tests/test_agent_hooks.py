@@ -223,3 +223,24 @@ def test_the_codex_hook_runs_the_notify_program_it_replaced_with_the_same_argume
     assert done.returncode == 7  # what the previous program said, as Codex would have seen
     assert seen.read_text() == f"first\n{payload}\n"
     assert any("codex: notify program" in line for line in wait_for_hooks(env))
+
+
+@pytest.mark.parametrize("agent", list(BEFORE))
+def test_install_from_another_interpreter_updates_ours_and_uninstall_still_restores(
+    agent: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = home() / HOME_FILES[agent]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(BEFORE[agent])
+    other = str(tmp_path / "old-venv" / "python")
+    with monkeypatch.context() as patch:  # an install from another venv
+        patch.setattr(sys, "executable", other)
+        invoke("install", "--agents", agent)
+    assert other.encode() in path.read_bytes()
+    assert "updated our" in invoke("install", "--agents", agent)
+    words = lifecycle_hook(agent).installed(path.read_bytes()) or []
+    assert words[:6] == hook_command(agent) and other not in words
+    if agent == "codex":  # still chained once, not to our older self
+        assert words[6:] == ["--", "notify-send", "-t", "5"]
+    invoke("uninstall", "--agents", agent)
+    assert path.read_bytes() == BEFORE[agent]
