@@ -244,3 +244,31 @@ def test_install_from_another_interpreter_updates_ours_and_uninstall_still_resto
         assert words[6:] == ["--", "notify-send", "-t", "5"]
     invoke("uninstall", "--agents", agent)
     assert path.read_bytes() == BEFORE[agent]
+
+
+def test_settings_kept_elsewhere_through_a_symlink_stay_a_symlink(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_bytes(BEFORE["claude"])
+    link = home() / HOME_FILES["claude"]
+    link.parent.mkdir(parents=True)
+    link.symlink_to(dotfiles)
+    invoke("install", "--agents", "claude")
+    assert link.is_symlink() and b"gitclaw_compress" in dotfiles.read_bytes()
+    invoke("uninstall", "--agents", "claude")
+    assert link.is_symlink() and dotfiles.read_bytes() == BEFORE["claude"]
+
+
+def test_a_read_only_agent_folder_is_one_line_and_nothing_changes() -> None:
+    from test_bad_input import read_only
+
+    path = home() / HOME_FILES["claude"]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(BEFORE["claude"])
+    with read_only(path.parent):
+        result = CliRunner().invoke(cli, ["install", "--agents", "claude"])
+    assert result.exit_code == 3, result.output
+    assert result.output.count("\n") == 1 and str(path.parent) in result.output
+    assert path.read_bytes() == BEFORE["claude"]
+    found = orjson.loads(invoke("doctor", "--agents", "--json"))
+    assert found["ok"] and not found["problems"]  # no record left that claims an install

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,7 +16,7 @@ from gitclaw_compress.commands.common import (
     json_option,
     open_repo,
 )
-from gitclaw_compress.errors import shell_line
+from gitclaw_compress.errors import EXIT_ERROR, GitClawError, shell_line
 from gitclaw_compress.formats.base import TITLES
 from gitclaw_compress.ops.githooks import (
     branches_needing_archive,
@@ -26,6 +27,9 @@ from gitclaw_compress.ops.githooks import (
     uninstall,
 )
 from gitclaw_compress.store.archive import Repository
+
+if TYPE_CHECKING:
+    from gitclaw_compress.ops.agenthooks import Done
 from gitclaw_compress.store.remote import push_archive
 
 
@@ -52,15 +56,21 @@ def _agents(agents_flag: bool, names: tuple[str, ...]) -> bool:
     return agents_flag
 
 
-def _say_agents(lines: list[str], as_json: bool) -> None:
+def _say_agents(done: Done, as_json: bool) -> None:
+    """What was done for each agent; then the agents it could not do, exit 3."""
     from gitclaw_compress.ops.agenthooks import hook_states
 
     if as_json:
         states = [state.as_json() for state in hook_states(os.environ)]
-        echo_json({"ok": True, "messages": lines, "agent_hooks": states})
+        document = {"ok": not done.errors, "messages": done.lines, "errors": done.errors}
+        echo_json(document | {"agent_hooks": states})
+        if done.errors:
+            raise click.exceptions.Exit(EXIT_ERROR)
         return
-    for line in lines:
+    for line in done.lines:
         click.echo(line)
+    if done.errors:
+        raise GitClawError("; ".join(done.errors))
 
 
 @click.command("install")

@@ -24,7 +24,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -70,16 +70,28 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+def _cannot_write(path: Path, error: OSError) -> GitClawError:
+    what = (error.strerror or str(error)).lower()
+    return GitClawError(f"{path}: cannot write it ({what}); nothing was changed")
+
+
 def _write(path: Path, data: bytes) -> None:
-    """Replace a file whole (a temp file beside it, renamed), keeping its permissions."""
+    """Replace a file whole (a temp file beside it, renamed), keeping its permissions; a
+    symlink (settings kept in a dotfiles folder) stays one: its target is replaced."""
+    path = path.resolve() if path.is_symlink() else path
     temp = path.with_name(f".{path.name}.gitclaw-compress-new")
-    with open(temp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    with contextlib.suppress(FileNotFoundError):
-        os.chmod(temp, path.stat().st_mode & 0o7777)
-    os.replace(temp, path)
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(temp, path.stat().st_mode & 0o7777)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
 
 
 # --------------------------------------------------------------------------------------
@@ -297,11 +309,25 @@ def install_one(agent: str, env: Mapping[str, str]) -> str:
         new = hook.add(base, command)
     except GitClawError as error:
         raise _in_file(path, error) from None
-    folders = _make_folders(path.parent)
-    if record is not None and record.created:
-        folders = [*folders, *record.folders]
-    _write(path, new)
+    made = _make_folders(path.parent)
+    folders = [*made, *(record.folders if record is not None and record.created else [])]
+    # The record first, so that no hook of ours is ever without one; if the write fails,
+    # the record and the folders are as they were.
+    recorded = _read(_record_path(env, agent))
     _save_record(env, agent, _change(path, base or b"", new, created, folders))
+    try:
+        _write(path, new)
+    except BaseException as error:
+        if recorded is None:
+            _record_path(env, agent).unlink(missing_ok=True)
+        else:
+            _write(_record_path(env, agent), recorded)
+        for folder in made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        if isinstance(error, OSError):
+            raise _cannot_write(path, error) from None
+        raise
     verb = "updated" if present is not None else "installed"
     words = hook.installed(new) or []
     chained = words[words.index("--") + 1 :] if "--" in words else []
@@ -314,7 +340,30 @@ def found_agents(env: Mapping[str, str]) -> list[str]:
     return [agent for agent in AGENTS if lifecycle_hook(agent).agent_folder(env).is_dir()]
 
 
-def install(agents: Sequence[str], env: Mapping[str, str]) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Done:
+    """What install or uninstall did for each agent, and the one-line error of each agent
+    it could not do (those were left as they were)."""
+
+    lines: list[str]
+    errors: list[str]
+
+
+def _each(agents: Sequence[str], act: Callable[[str], str | None]) -> Done:
+    lines: list[str] = []
+    errors: list[str] = []
+    for agent in agents:
+        try:
+            line = act(agent)
+        except GitClawError as error:
+            errors.append(str(error))  # it names the file
+            continue
+        if line is not None:
+            lines.append(line)
+    return Done(lines, errors)
+
+
+def install(agents: Sequence[str], env: Mapping[str, str]) -> Done:
     """Install into each agent named, or into every agent found when none is."""
     chosen = list(agents) or found_agents(env)
     if not chosen:
@@ -323,7 +372,7 @@ def install(agents: Sequence[str], env: Mapping[str, str]) -> list[str]:
             f"no agent found (none of {folders} exists); name one: "
             "gitclaw-compress install --agents claude"
         )
-    return [install_one(agent, env) for agent in chosen]
+    return _each(chosen, lambda agent: install_one(agent, env))
 
 
 def uninstall_one(agent: str, env: Mapping[str, str]) -> str | None:
@@ -343,27 +392,36 @@ def uninstall_one(agent: str, env: Mapping[str, str]) -> str | None:
         except GitClawError as error:
             raise _in_file(path, error) from None
         exact = mine is not None and (left is None or mine.undo(current) == left)
+        try:
+            if left is None:
+                path.unlink()
+            else:
+                _write(path, left)
+        except OSError as error:
+            raise _cannot_write(path, error) from None
         if left is None:
-            path.unlink()
             for folder in mine.folders if mine else []:
                 with contextlib.suppress(OSError):  # not empty: someone else's now
                     folder.rmdir()
             said.append(f"removed {path}")
         else:
-            _write(path, left)
             how = "as it was before install" if exact else "the rest kept (it changed since)"
             said.append(f"took our {hook.event} out of {path}, {how}")
     _record_path(env, agent).unlink(missing_ok=True)
     return f"{TITLES[agent]}: {'; '.join(said)}" if said else None
 
 
-def uninstall(agents: Sequence[str], env: Mapping[str, str]) -> list[str]:
+def uninstall(agents: Sequence[str], env: Mapping[str, str]) -> Done:
     """Take ours out of each agent named, or of every agent where it is."""
-    said = [(agent, uninstall_one(agent, env)) for agent in (agents or AGENTS)]
-    lines = [line for _, line in said if line is not None]
-    if agents:
-        lines += [f"{TITLES[agent]}: not installed" for agent, line in said if line is None]
-    return lines or ["no agent hook of ours is installed"]
+
+    def one(agent: str) -> str | None:
+        line = uninstall_one(agent, env)
+        return f"{TITLES[agent]}: not installed" if line is None and agents else line
+
+    done = _each(agents or AGENTS, one)
+    if not done.lines and not done.errors:
+        return Done(["no agent hook of ours is installed"], [])
+    return done
 
 
 # --------------------------------------------------------------------------------------
