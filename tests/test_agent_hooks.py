@@ -174,10 +174,15 @@ def test_doctor_tells_the_truth_about_each_agent(tmp_path: Path) -> None:
     assert not states["copilot"]["installed"] and found["ok"]
     # The interpreter the hook records is gone: it would not run.
     path = home() / HOME_FILES["claude"]
-    moved = path.read_text().replace(sys.executable, str(tmp_path / "gone" / "python"))
-    path.write_text(moved)
+    works = path.read_text()
+    path.write_text(works.replace(sys.executable, str(tmp_path / "gone" / "python")))
     result = CliRunner().invoke(cli, ["doctor", "--agents"])
     assert result.exit_code == 1 and "which is gone" in result.output
+    path.write_text(works)
+    # Claude Code runs no hook at all with disableAllHooks (checked with 2.1.197).
+    path.write_text(path.read_text().replace("{", '{"disableAllHooks": true, ', 1))
+    result = CliRunner().invoke(cli, ["doctor", "--agents"])
+    assert result.exit_code == 1 and "disableAllHooks is true in it" in result.output
     # Taken out by hand after install: not installed, and doctor says so.
     path.write_text("{}")
     result = CliRunner().invoke(cli, ["doctor", "--agents"])

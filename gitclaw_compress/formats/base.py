@@ -223,6 +223,9 @@ class LifecycleHook(Protocol):
     def session(self, payload: object) -> str:
         """The session a payload names, for the log: its id or file (never its messages)."""
 
+    def blocked(self, text: bytes) -> str | None:
+        """What in the file keeps the agent from running any hook, or None."""
+
 
 def user_home(env: Mapping[str, str]) -> Path:
     """The home folder of an environment: its HOME, else this user's."""

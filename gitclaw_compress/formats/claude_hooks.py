@@ -27,6 +27,7 @@ CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 SETTINGS = "settings.json"
 HOOKS = "hooks"
 EVENT = "SessionEnd"
+DISABLE_ALL = "disableAllHooks"  # checked with 2.1.197: no hook runs, ours neither
 WS = b" \t\r\n"
 
 
@@ -173,6 +174,13 @@ class ClaudeHook:
         if not isinstance(payload, dict):
             return "no payload"
         return f"session {payload.get('session_id')} ({payload.get('reason', 'no reason')})"
+
+    def blocked(self, text: bytes) -> str | None:
+        try:
+            disabled = _document(text).get(DISABLE_ALL) is True
+        except GitClawError:
+            return None
+        return f"{DISABLE_ALL} is true in it: Claude Code runs no hook" if disabled else None
 
 
 HOOK = ClaudeHook()

@@ -133,5 +133,8 @@ class CodexHook:
             return "no payload"
         return f"thread {payload.get('thread-id')} ({payload.get('type')})"
 
+    def blocked(self, text: bytes) -> str | None:
+        return None
+
 
 HOOK = CodexHook()

@@ -65,5 +65,8 @@ class CopilotHook:
             return "no payload"
         return f"session {payload.get('sessionId')} ({payload.get('reason', 'no reason')})"
 
+    def blocked(self, text: bytes) -> str | None:
+        return None
+
 
 HOOK = CopilotHook()

@@ -92,5 +92,8 @@ class PiHook:
             return "no payload"
         return f"session {payload.get('sessionFile')} ({payload.get('reason', 'no reason')})"
 
+    def blocked(self, text: bytes) -> str | None:
+        return None
+
 
 HOOK = PiHook()

@@ -232,6 +232,8 @@ def hook_state(agent: str, env: Mapping[str, str]) -> AgentHookState:
             f"{path}: our hook runs {command[0]}, which is gone; run: "
             f"gitclaw-compress install --agents {agent}"
         )
+    elif command is not None and text is not None and (blocked := hook.blocked(text)):
+        problem = f"{path}: {blocked}; our hook never runs"
     elif command is None and record is not None and record.file == path:
         problem = (
             f"{path}: our hook was taken out after install (by hand or by the agent); run: "
