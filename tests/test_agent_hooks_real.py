@@ -9,13 +9,20 @@ Checked with Claude Code 2.1.197, Codex CLI 0.169.0, Copilot CLI 1.0.102 and pi 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 import pytest
+import synthetic
+import synthetic_claude
+import synthetic_codex
+import synthetic_copilot
 from agent_harness import COPILOT_XDG_CACHE, require_agent
 from agent_hook_helpers import digest, wait_for_hooks
 from fake_llm_sse import FakeLLMServer, check_claude_code_request, check_request, hermetic_cli_env
@@ -23,6 +30,39 @@ from fake_llm_sse import FakeLLMServer, check_claude_code_request, check_request
 from gitclaw_compress.cli import COMMANDS
 
 PROMPT = "hello"
+# A session of each agent's store written an hour ago: at rest, so the pass our hook starts
+# compresses it (Codex compresses a rollout idle for 7 days itself: not that old).
+AT_REST = {
+    "claude": ".claude/projects/-home-u-proj/8f1c2e0a-1111-4222-8333-444455556666.jsonl",
+    "codex": ".codex/sessions/2026/01/02/rollout-2026-01-02T10-00-00-"
+    "019d417c-54dd-7ee3-b9e7-538a07d03f7a.jsonl",
+    "copilot": ".copilot/session-state/3cdc08e6-694b-4b26-8a81-476f98130e89/events.jsonl",
+    "pi": ".pi/agent/sessions/--home-u-proj--/2026-01-02T10-00-00-000Z_abc.jsonl",
+}
+AN_HOUR = 3600
+
+
+def at_rest_session(agent: str) -> bytes:
+    if agent == "claude":
+        return synthetic_claude.typical_session(4).data()
+    if agent == "codex":
+        return synthetic_codex.typical_rollout(4).data()
+    if agent == "copilot":
+        return synthetic_copilot.typical_events().data()
+    return synthetic.typical_session(6).data()
+
+
+def put_at_rest(home: Path, agent: str) -> Path:
+    path = home / AT_REST[agent]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(at_rest_session(agent))
+    then = time.time() - AN_HOUR
+    os.utime(path, (then, then))
+    config = home / ".config" / "gitclaw-compress" / "compression.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    thresholds = {"sizeThresholdKB": 0, "turnThresholdBeforeCompress": 1}
+    config.write_bytes(orjson.dumps({"session": thresholds}))
+    return path
 
 
 @dataclass
@@ -146,11 +186,10 @@ def gitclaw(env: dict[str, str], *args: str) -> str:
         [sys.executable, "-m", "gitclaw_compress", *args],
         env=env,
         capture_output=True,
-        text=True,
         check=False,
     )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout.decode("utf-8", "replace")
 
 
 @pytest.mark.parametrize("agent", list(SETUPS))
@@ -163,6 +202,8 @@ def test_the_real_cli_runs_our_hook_beside_the_other_one_and_uninstall_restores_
     with FakeLLMServer(checker=CHECKERS.get(agent, check_request)) as server:
         setup = SETUPS[agent](tmp_path, home, work, server.url)
         env = {**hermetic_cli_env(home), "TMPDIR": str(home / "tmp"), **setup.env}
+        resting = put_at_rest(home, agent)
+        original = resting.read_bytes()
         before = digest(setup.settings)
         assert "installed our" in gitclaw(env, "install", "--agents", agent)
         ran = subprocess.run(
@@ -178,14 +219,23 @@ def test_the_real_cli_runs_our_hook_beside_the_other_one_and_uninstall_restores_
         assert ran.returncode == 0, ran.stderr[-3000:]
         assert server.requests, "the CLI sent nothing to the fake server"
     lines = [line for line in wait_for_hooks(env) if f" {agent}: " in line]
-    sessions = list(home.glob(SESSION_FILES[agent]))
+    sessions = [path for path in home.glob(SESSION_FILES[agent]) if path != resting]
     assert len(sessions) == 1, sessions
     named = session_named(agent, sessions[0])
     assert any(named in line and "started a pass" in line for line in lines), lines
     ended = [line for line in lines if "pass ended: exit" in line]
     assert ended, lines
-    if "stores" in COMMANDS:
+    if "stores" in COMMANDS:  # the pass ran: the session at rest is compressed, restorably
         assert all("exit 0" in line for line in ended), lines
+        assert b"gitclawCompress" in resting.read_bytes()
+        assert b"gitclawCompress" not in sessions[0].read_bytes()  # just written: left alone
+        restored = subprocess.run(
+            [sys.executable, "-m", "gitclaw_compress", "restore", str(resting), "-o", "-"],
+            env=env,
+            capture_output=True,
+            check=True,
+        )
+        assert restored.stdout == original
     assert setup.other_ran.exists(), "the hook configured before ours did not run"
     if agent == "codex":  # the same argument ours got: the payload of the same turn
         first, payload = setup.other_ran.read_text().splitlines()
