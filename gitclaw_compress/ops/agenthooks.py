@@ -44,10 +44,12 @@ STORES_COMMAND = "stores"  # the one-shot pass over an agent's store
 
 
 def data_folder(env: Mapping[str, str]) -> Path:
-    """The tool's data folder: `$XDG_DATA_HOME/gitclaw-compress`, else
-    `~/.local/share/gitclaw-compress`."""
-    base = env.get("XDG_DATA_HOME")
-    return (Path(base) if base else user_home(env) / ".local" / "share") / "gitclaw-compress"
+    """The tool's data folder: `$XDG_DATA_HOME/gitclaw-compress` (an absolute one, as the
+    XDG spec says), else `~/.local/share/gitclaw-compress`."""
+    base = env.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(base):
+        return user_home(env) / ".local" / "share" / "gitclaw-compress"
+    return Path(base) / "gitclaw-compress"
 
 
 def hooks_folder(env: Mapping[str, str]) -> Path:
