@@ -41,6 +41,7 @@ LOG_NAME = "hooks.log"
 LOG_LIMIT = 1 << 20  # bytes; then the log moves to hooks.log.1 and starts again
 PAYLOAD_LIMIT = 1 << 20  # bytes of a payload read from stdin
 STORES_COMMAND = "stores"  # the one-shot pass over an agent's store
+PASS_NICENESS = 10  # added to the pass's nice value
 
 
 def data_folder(env: Mapping[str, str]) -> Path:
@@ -496,6 +497,8 @@ def run_hook(
 def run_pass(agent: str, env: Mapping[str, str]) -> int:
     """The detached pass: `gitclaw-compress stores AGENT`, its output and exit in the log."""
     argv = [sys.executable, "-P", "-m", "gitclaw_compress", STORES_COMMAND, agent]
+    with contextlib.suppress(OSError):
+        os.nice(PASS_NICENESS)  # background work: the agent's next session comes first
     started = time.monotonic()
     with open_log(env) as handle:
         log(handle, agent, f"pass: gitclaw-compress {STORES_COMMAND} {agent}")
