@@ -277,3 +277,14 @@ def test_a_read_only_agent_folder_is_one_line_and_nothing_changes() -> None:
     assert path.read_bytes() == BEFORE["claude"]
     found = orjson.loads(invoke("doctor", "--agents", "--json"))
     assert found["ok"] and not found["problems"]  # no record left that claims an install
+
+
+def test_an_edit_elsewhere_keeps_it_and_still_gives_back_the_bytes_ours_replaced() -> None:
+    path = home() / HOME_FILES["codex"]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(BEFORE["codex"])
+    invoke("install", "--agents", "codex")
+    path.write_bytes(path.read_bytes() + b'model = "o3"\n')  # at the end: in [tui]
+    said = invoke("uninstall", "--agents", "codex")
+    assert "the rest kept (it changed since)" in said
+    assert path.read_bytes() == BEFORE["codex"] + b'model = "o3"\n'  # and "# keep" is back

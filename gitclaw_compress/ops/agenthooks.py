@@ -396,7 +396,7 @@ def uninstall_one(agent: str, env: Mapping[str, str]) -> str | None:
             left = _restore(hook, current, mine)
         except GitClawError as error:
             raise _in_file(path, error) from None
-        exact = mine is not None and (left is None or mine.undo(current) == left)
+        exact = mine is not None and hashlib.sha256(current).hexdigest() == mine.written
         try:
             if left is None:
                 path.unlink()
