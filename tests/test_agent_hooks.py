@@ -17,7 +17,13 @@ from click.testing import CliRunner
 
 from gitclaw_compress.cli import COMMANDS, cli
 from gitclaw_compress.formats import lifecycle_hook, registry
-from gitclaw_compress.ops.agenthooks import AGENTS, data_folder, hook_command, lock_path
+from gitclaw_compress.ops.agenthooks import (
+    AGENTS,
+    data_folder,
+    hook_command,
+    hooks_folder,
+    lock_path,
+)
 
 HOME_FILES = {
     "claude": ".claude/settings.json",
@@ -288,3 +294,19 @@ def test_an_edit_elsewhere_keeps_it_and_still_gives_back_the_bytes_ours_replaced
     said = invoke("uninstall", "--agents", "codex")
     assert "the rest kept (it changed since)" in said
     assert path.read_bytes() == BEFORE["codex"] + b'model = "o3"\n'  # and "# keep" is back
+
+
+def test_uninstall_finds_every_folder_install_wrote_into(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One CLAUDE_CONFIG_DIR per account: uninstall, run without it, restores both."""
+    accounts = [home() / ".claude-work", home() / ".claude-personal"]
+    for folder in accounts:
+        folder.mkdir()
+        (folder / "settings.json").write_bytes(BEFORE["claude"])
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(folder))
+        invoke("install", "--agents", "claude")
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    said = invoke("uninstall", "--agents")
+    assert said.count("as it was before install") == 2, said
+    for folder in accounts:
+        assert (folder / "settings.json").read_bytes() == BEFORE["claude"]
+    assert not list(hooks_folder(dict(os.environ)).glob("*.json"))

@@ -134,13 +134,15 @@ class Record:
         return None
 
 
-def _record_path(env: Mapping[str, str], agent: str) -> Path:
-    return hooks_folder(env) / f"{agent}.json"
+def _record_path(env: Mapping[str, str], agent: str, file: Path) -> Path:
+    """One record per file: an agent may have several folders (CLAUDE_CONFIG_DIR per account)."""
+    key = hashlib.sha256(str(file).encode()).hexdigest()[:12]
+    return hooks_folder(env) / f"{agent}-{key}.json"
 
 
-def load_record(env: Mapping[str, str], agent: str) -> Record | None:
+def _load(path: Path) -> Record | None:
     try:
-        data = orjson.loads(_record_path(env, agent).read_bytes())
+        data = orjson.loads(path.read_bytes())
         return Record(
             file=Path(data["file"]),
             created=bool(data["created"]),
@@ -154,8 +156,20 @@ def load_record(env: Mapping[str, str], agent: str) -> Record | None:
         return None
 
 
+def load_record(env: Mapping[str, str], agent: str, file: Path) -> Record | None:
+    """What install changed in `file`, if it recorded that."""
+    record = _load(_record_path(env, agent, file))
+    return record if record is not None and record.file == file else None
+
+
+def records(env: Mapping[str, str], agent: str) -> list[Record]:
+    """Every file install changed for `agent`, wherever the agent's folder was then."""
+    found = (_load(path) for path in sorted(hooks_folder(env).glob(f"{agent}-*.json")))
+    return [record for record in found if record is not None]
+
+
 def _save_record(env: Mapping[str, str], agent: str, record: Record) -> None:
-    path = _record_path(env, agent)
+    path = _record_path(env, agent, record.file)
     path.parent.mkdir(parents=True, exist_ok=True)
     _write(path, orjson.dumps(record.as_json(), option=orjson.OPT_INDENT_2) + b"\n")
 
@@ -227,7 +241,7 @@ def hook_state(agent: str, env: Mapping[str, str]) -> AgentHookState:
     path = hook.hook_file(env)
     text = _read(path)
     command = hook.installed(text) if text is not None else None
-    record = load_record(env, agent)
+    record = load_record(env, agent, path)
     chained = command[command.index("--") + 1 :] if command and "--" in command else []
     problem = None
     if command is not None and not os.access(command[0], os.X_OK):
@@ -237,7 +251,7 @@ def hook_state(agent: str, env: Mapping[str, str]) -> AgentHookState:
         )
     elif command is not None and text is not None and (blocked := hook.blocked(text)):
         problem = f"{path}: {blocked}; our hook never runs"
-    elif command is None and record is not None and record.file == path:
+    elif command is None and record is not None:
         problem = (
             f"{path}: our hook was taken out after install (by hand or by the agent); run: "
             f"gitclaw-compress install --agents {agent}"
@@ -300,9 +314,7 @@ def install_one(agent: str, env: Mapping[str, str]) -> str:
     path = hook.hook_file(env)
     command = hook_command(agent)
     old = _read(path)
-    record = load_record(env, agent)
-    if record is not None and record.file != path:
-        record = None
+    record = load_record(env, agent, path)
     try:
         present = hook.installed(old) if old is not None else None
         if present is not None and present[: len(command)] == command:
@@ -318,15 +330,16 @@ def install_one(agent: str, env: Mapping[str, str]) -> str:
     folders = [*made, *(record.folders if record is not None and record.created else [])]
     # The record first, so that no hook of ours is ever without one; if the write fails,
     # the record and the folders are as they were.
-    recorded = _read(_record_path(env, agent))
+    record_path = _record_path(env, agent, path)
+    recorded = _read(record_path)
     _save_record(env, agent, _change(path, base or b"", new, created, folders))
     try:
         _write(path, new)
     except BaseException as error:
         if recorded is None:
-            _record_path(env, agent).unlink(missing_ok=True)
+            record_path.unlink(missing_ok=True)
         else:
-            _write(_record_path(env, agent), recorded)
+            _write(record_path, recorded)
         for folder in made:
             with contextlib.suppress(OSError):
                 folder.rmdir()
@@ -381,17 +394,17 @@ def install(agents: Sequence[str], env: Mapping[str, str]) -> Done:
 
 
 def uninstall_one(agent: str, env: Mapping[str, str]) -> str | None:
-    """Take our hook out of one agent's file (and the file install recorded, if it moved);
-    None when there was none."""
+    """Take our hook out of one agent's file, and of every other file install recorded for
+    it (another CLAUDE_CONFIG_DIR, say); None when there was none."""
     hook = lifecycle_hook(agent)
-    record = load_record(env, agent)
-    paths = dict.fromkeys([hook.hook_file(env), *([record.file] if record else [])])
+    paths = dict.fromkeys([hook.hook_file(env), *(record.file for record in records(env, agent))])
     said: list[str] = []
     for path in paths:
         current = _read(path)
+        mine = load_record(env, agent, path)
         if current is None or hook.installed(current) is None:
+            _record_path(env, agent, path).unlink(missing_ok=True)
             continue
-        mine = record if record is not None and record.file == path else None
         try:
             left = _restore(hook, current, mine)
         except GitClawError as error:
@@ -412,7 +425,7 @@ def uninstall_one(agent: str, env: Mapping[str, str]) -> str | None:
         else:
             how = "as it was before install" if exact else "the rest kept (it changed since)"
             said.append(f"took our {hook.event} out of {path}, {how}")
-    _record_path(env, agent).unlink(missing_ok=True)
+        _record_path(env, agent, path).unlink(missing_ok=True)
     return f"{TITLES[agent]}: {'; '.join(said)}" if said else None
 
 
