@@ -310,3 +310,16 @@ def test_uninstall_finds_every_folder_install_wrote_into(monkeypatch: pytest.Mon
     for folder in accounts:
         assert (folder / "settings.json").read_bytes() == BEFORE["claude"]
     assert not list(hooks_folder(dict(os.environ)).glob("*.json"))
+
+
+def test_doctor_in_a_repository_lists_the_agents_whose_hook_is_installed(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
+    found = orjson.loads(CliRunner().invoke(cli, ["doctor", "--json"]).output)
+    assert found["agent_hooks"] == []
+    invoke("install", "--agents", "pi")
+    result = CliRunner().invoke(cli, ["doctor"])
+    assert "agent hook:    pi: installed: extension on session_shutdown in " in result.output
+    found = orjson.loads(CliRunner().invoke(cli, ["doctor", "--json"]).output)
+    assert [state["agent"] for state in found["agent_hooks"]] == ["pi"]
