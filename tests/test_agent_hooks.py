@@ -185,6 +185,18 @@ def test_doctor_tells_the_truth_about_each_agent(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["doctor", "--agents"])
     assert result.exit_code == 1 and "which is gone" in result.output
     path.write_text(works)
+    # The last pass failed: its exit and where its output is.
+    from gitclaw_compress.ops.agenthooks import log_path
+
+    log_path(dict(os.environ)).write_text(
+        "2026-01-01T00:00:00Z claude: pass ended: exit 3 after 0.4s\n"
+        "2026-01-01T00:00:01Z codex: pass ended: exit 0 after 0.4s\n"
+    )
+    result = CliRunner().invoke(cli, ["doctor", "--agents"])
+    assert result.exit_code == 1, result.output
+    assert "the last pass (stores claude) ended with exit 3" in result.output
+    assert "stores codex" not in result.output
+    log_path(dict(os.environ)).unlink()
     # Claude Code runs no hook at all with disableAllHooks (checked with 2.1.197).
     path.write_text(path.read_text().replace("{", '{"disableAllHooks": true, ', 1))
     result = CliRunner().invoke(cli, ["doctor", "--agents"])

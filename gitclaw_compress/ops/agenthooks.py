@@ -21,6 +21,7 @@ import datetime
 import fcntl
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import time
@@ -42,6 +43,7 @@ LOG_LIMIT = 1 << 20  # bytes; then the log moves to hooks.log.1 and starts again
 PAYLOAD_LIMIT = 1 << 20  # bytes of a payload read from stdin
 STORES_COMMAND = "stores"  # the one-shot pass over an agent's store
 PASS_NICENESS = 10  # added to the pass's nice value
+PASS_ENDED = re.compile(r": pass ended: exit (-?\d+) ")
 
 
 def data_folder(env: Mapping[str, str]) -> Path:
@@ -233,7 +235,7 @@ def last_lines(env: Mapping[str, str], agent: str, count: int = 1) -> list[str]:
     except OSError:
         return []
     prefix = f" {agent}: "
-    return [line for line in lines if prefix in line][-count:]
+    return [line for line in lines if prefix in line][-count:]  # count 0: all
 
 
 def hook_state(agent: str, env: Mapping[str, str]) -> AgentHookState:
@@ -256,7 +258,13 @@ def hook_state(agent: str, env: Mapping[str, str]) -> AgentHookState:
             f"{path}: our hook was taken out after install (by hand or by the agent); run: "
             f"gitclaw-compress install --agents {agent}"
         )
-    lines = last_lines(env, agent)
+    lines = last_lines(env, agent, count=0)
+    ended = next((found for line in reversed(lines) if (found := PASS_ENDED.search(line))), None)
+    if problem is None and command is not None and ended and ended.group(1) != "0":
+        problem = (
+            f"the last pass ({STORES_COMMAND} {agent}) ended with exit {ended.group(1)}; its "
+            f"output is in {log_path(env)}"
+        )
     return AgentHookState(
         agent=agent,
         title=TITLES[agent],
@@ -519,5 +527,5 @@ def run_pass(agent: str, env: Mapping[str, str]) -> int:
             argv, stdin=subprocess.DEVNULL, stdout=handle, stderr=handle, check=False, env=dict(env)
         )
         took = time.monotonic() - started
-        log(handle, agent, f"pass ended: exit {done.returncode} after {took:.1f}s")
+        log(handle, agent, f"pass ended: exit {done.returncode} after {took:.1f}s")  # PASS_ENDED
     return done.returncode
