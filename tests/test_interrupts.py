@@ -12,9 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 from conftest import commit_session, git
 from format_cases import SYNTHETIC
+from secret_fixtures import planted
 from synthetic import typical_session
 
 from gitclaw_compress.core.lines import MARKER_BYTES
@@ -141,3 +143,34 @@ def test_an_interrupted_read_only_command_changes_nothing(repo: Path, stage: str
         error = assert_one_line_130(done)
         assert "interrupted; nothing was changed" in error, error
         assert path.read_bytes() == compressed
+
+
+def test_an_interrupt_while_git_writes_an_answer_ends_git_too(repo: Path) -> None:
+    """SIGINT in `redact` just after `git cat-file --batch` was asked for a session version
+    larger than a pipe holds: git sits in its own process group (the signal never reaches
+    it), blocked writing an answer nobody reads. The reader must stop it, not wait for it
+    to read a stdin it never gets back to (that hung, before)."""
+    line, _secret = planted(5)["github"]
+    data = typical_session(turns=6).data()
+    data = data.replace(b"task 0", b"task 0: " + orjson.dumps(line)[1:-1], 1)
+    path = commit_session(repo, SESSION, data)
+    assert len(data) > 1 << 17  # more than a pipe's 64 KiB
+    (repo / "compression.json").write_bytes(b'{"scan": {"block": false}}')
+    assert run_at(repo, "none", *COMPRESS).returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "compressed")
+    compressed = path.read_bytes()
+    # A hang is the failure: the timeout only ends the test, it is never the answer.
+    env = {**os.environ, STAGE_ENV: "object-asked"}
+    done = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", "redact", "--all", SESSION],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    error = assert_one_line_130(done)
+    assert "interrupted; nothing was changed" in error, error
+    assert path.read_bytes() == compressed

@@ -328,3 +328,8 @@ def _refuse_damaged_markers(repo: Repository, path: Path, rel: str, ref: str) ->
             f"{problem}; remove or fix the line (if another clone compressed it, run "
             "`gitclaw-compress fetch` first); nothing was changed"
         )
+    if check.status == "damaged":  # compressing over it would record the damage as the truth
+        raise GitClawError(
+            f"{check.problems[0]}; run `{shell_line('gitclaw-compress', 'verify', rel)}`; "
+            "nothing was changed"
+        )

@@ -17,7 +17,7 @@ from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover, sessions_under
 from gitclaw_compress.ops.report import FileReport
-from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key
+from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key, versions_key
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.units import human_bytes, plural, size_change
 
@@ -191,12 +191,21 @@ def compress_paths(
     to do in. `before_writing` may stop the run (raise) before anything is written."""
     if not paths:
         return []
-    settings = {path: settings_key(configs[path], keep_turns) for path in paths}
     reports: dict[Path, FileReport] = {}
-    for path in paths:
-        cached = None if force or dry_run else cache.lookup(path, settings[path])
-        if cached is not None:
-            reports[path] = cached
+    settings: dict[Path, str] = {}
+    if not (force or dry_run):  # those two always take the full path
+        # The settings, and the file's versions in HEAD and the index: a commit can make a
+        # line worth compressing (a cheaper marker), and --check must agree with a real run.
+        rels = {path: _relative_or_none(repo, path) for path in paths}
+        versions = versions_key(repo, [rel for rel in rels.values() if rel is not None])
+        for path in paths:
+            rel = rels[path]
+            if rel is not None and rel in versions:
+                key = settings_key(configs[path], keep_turns)
+                settings[path] = f"{key}|{versions[rel]}"
+                cached = cache.lookup(path, settings[path])
+                if cached is not None:
+                    reports[path] = cached
     work = [path for path in paths if path not in reports]
     if work:
         from gitclaw_compress.ops.compress import Compression  # the core, only when there is work
@@ -214,10 +223,17 @@ def compress_paths(
         if not dry_run:
             for path in work:
                 stat = stats[path]
-                if stat is not None:
+                if stat is not None and path in settings:
                     cache.remember(path, settings[path], stat, reports[path])
             cache.save()
     return [reports[path] for path in paths]
+
+
+def _relative_or_none(repo: Repository, path: Path) -> str | None:
+    try:
+        return repo.relative(path)
+    except GitClawError:  # outside the repository: the run says so in its own words
+        return None
 
 
 def stage(repo: Repository, reports: list[FileReport], also: list[str] | None = None) -> list[str]:

@@ -154,6 +154,7 @@ class ObjectReader:
             self._process.stdin.flush()
         except (BrokenPipeError, ValueError):
             raise self._died(name) from None
+        interrupts.checkpoint("object-asked")  # git is writing an answer we have not read
         header = self._process.stdout.readline()
         if not header:
             raise self._died(name)
@@ -185,13 +186,20 @@ class ObjectReader:
 
 
 def _end_batch(process: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
-    """End a `git cat-file --batch`: its stdin closed, it exits, and it is reaped."""
-    if process.stdin:
+    """End a `git cat-file --batch`: both pipes closed, it exits, and it is reaped.
+
+    Closing stdin alone is not enough: a run interrupted between a question and its answer
+    leaves git blocked writing an answer larger than the pipe holds, and it never reads
+    stdin again. With stdout closed too, that write fails and git ends; a git still running
+    is killed (it only reads), so the wait cannot wait on a git that waits on us."""
+    for stream in (process.stdin, process.stdout):
+        if stream:
+            with contextlib.suppress(OSError):
+                stream.close()
+    if process.poll() is None:
         with contextlib.suppress(OSError):
-            process.stdin.close()
+            process.kill()
     process.wait()
-    if process.stdout:
-        process.stdout.close()
     errors.close()
 
 
