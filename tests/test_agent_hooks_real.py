@@ -8,6 +8,7 @@ Checked with Claude Code 2.1.197, Codex CLI 0.169.0, Copilot CLI 1.0.102 and pi 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -16,9 +17,9 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
-import pytest
 import synthetic
 import synthetic_claude
 import synthetic_codex
@@ -181,7 +182,8 @@ def session_named(agent: str, session: Path) -> str:
     return f"session {session} "
 
 
-def gitclaw(env: dict[str, str], *args: str, exits: int = 0) -> str:
+def gitclaw(env: dict[str, str], *args: str, exits: int = 0, text: bool = True) -> Any:
+    """What a command printed (bytes when not `text`), once it exited with `exits`."""
     done = subprocess.run(
         [sys.executable, "-m", "gitclaw_compress", *args],
         env=env,
@@ -189,60 +191,71 @@ def gitclaw(env: dict[str, str], *args: str, exits: int = 0) -> str:
         check=False,
     )
     assert done.returncode == exits, done.stderr.decode()
-    return done.stdout.decode("utf-8", "replace")
+    return done.stdout.decode("utf-8", "replace") if text else done.stdout
 
 
-@pytest.mark.parametrize("agent", list(SETUPS))
-def test_the_real_cli_runs_our_hook_beside_the_other_one_and_uninstall_restores_it(
-    agent: str, tmp_path: Path
+def test_one_install_then_each_real_cli_runs_our_hook_beside_the_other_one(
+    tmp_path: Path,
 ) -> None:
+    """One HOME with all four agents, each with a hook another tool configured and a session
+    at rest: one `install --agents`, a session in each real CLI; one `uninstall --agents`
+    leaves every settings file as it was."""
     home, work = tmp_path / "home", tmp_path / "work"
     (home / "tmp").mkdir(parents=True)
     work.mkdir()
-    with FakeLLMServer(checker=CHECKERS.get(agent, check_request)) as server:
-        setup = SETUPS[agent](tmp_path, home, work, server.url)
-        env = {**hermetic_cli_env(home), "TMPDIR": str(home / "tmp"), **setup.env}
-        resting = put_at_rest(home, agent)
-        original = resting.read_bytes()
-        before = digest(setup.settings)
-        assert "installed our" in gitclaw(env, "install", "--agents", agent)
-        ran = subprocess.run(
-            setup.argv,
-            cwd=work,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert ran.returncode == 0, ran.stderr[-3000:]
-        assert server.requests, "the CLI sent nothing to the fake server"
-    lines = [line for line in wait_for_hooks(env) if f" {agent}: " in line]
-    sessions = [path for path in home.glob(SESSION_FILES[agent]) if path != resting]
-    assert len(sessions) == 1, sessions
-    named = session_named(agent, sessions[0])
-    assert any(named in line and "started a pass" in line for line in lines), lines
-    ended = [line for line in lines if "pass ended: exit" in line]
-    assert ended, lines
-    if "stores" in COMMANDS:  # the pass ran: the session at rest is compressed, restorably
-        assert all("exit 0" in line for line in ended), lines
-        assert b"gitclawCompress" in resting.read_bytes()
-        assert b"gitclawCompress" not in sessions[0].read_bytes()  # just written: left alone
-        restored = subprocess.run(
-            [sys.executable, "-m", "gitclaw_compress", "restore", str(resting), "-o", "-"],
-            env=env,
-            capture_output=True,
-            check=True,
-        )
-        assert restored.stdout == original
-    assert setup.other_ran.exists(), "the hook configured before ours did not run"
-    if agent == "codex":  # the same argument ours got: the payload of the same turn
-        first, payload = setup.other_ran.read_text().splitlines()
-        assert first == "first" and json.loads(payload)["thread-id"] in named
+    base = {**hermetic_cli_env(home), "TMPDIR": str(home / "tmp")}
+    with contextlib.ExitStack() as stack:
+        servers = {
+            agent: stack.enter_context(FakeLLMServer(checker=CHECKERS.get(agent, check_request)))
+            for agent in SETUPS
+        }
+        setups = {}
+        for agent, make in SETUPS.items():
+            (tmp_path / agent).mkdir()  # what the other tool's hook writes, and its script
+            setups[agent] = make(tmp_path / agent, home, work, servers[agent].url)
+        every = {key: value for setup in setups.values() for key, value in setup.env.items()}
+        env = {**base, **every}
+        resting = {agent: put_at_rest(home, agent) for agent in SETUPS}
+        originals = {agent: path.read_bytes() for agent, path in resting.items()}
+        before = {agent: digest(setup.settings) for agent, setup in setups.items()}
+        said = gitclaw(env, "install", "--agents")  # every agent found: all four
+        assert said.count("installed our") == len(SETUPS), said
+        for agent, setup in setups.items():
+            ran = subprocess.run(
+                setup.argv,
+                cwd=work,
+                env={**base, **setup.env},
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            assert ran.returncode == 0, f"{agent}: {ran.stderr[-3000:]}"
+            assert servers[agent].requests, f"{agent} sent nothing to the fake server"
+    log = wait_for_hooks(env)
+    for agent, setup in setups.items():
+        lines = [line for line in log if f" {agent}: " in line]
+        sessions = [path for path in home.glob(SESSION_FILES[agent]) if path != resting[agent]]
+        assert len(sessions) == 1, sessions
+        named = session_named(agent, sessions[0])
+        assert any(named in line and "started a pass" in line for line in lines), lines
+        ended = [line for line in lines if "pass ended: exit" in line]
+        assert ended, lines
+        if "stores" in COMMANDS:  # the pass ran: the session at rest is compressed, restorably
+            assert all("exit 0" in line for line in ended), lines
+            assert b"gitclawCompress" in resting[agent].read_bytes()
+            assert b"gitclawCompress" not in sessions[0].read_bytes()  # just written
+            restored = gitclaw(env, "restore", str(resting[agent]), "-o", "-", text=False)
+            assert restored == originals[agent]
+        assert setup.other_ran.exists(), f"{agent}: the hook configured before ours did not run"
+        if agent == "codex":  # the same argument ours got: the payload of the same turn
+            first, payload = setup.other_ran.read_text().splitlines()
+            assert first == "first" and json.loads(payload)["thread-id"] in named
 
     doctor = gitclaw(env, "doctor", "--agents", exits=0 if "stores" in COMMANDS else 1)
-    assert f"installed: {setup.settings.name}" not in doctor  # the full path is named
-    assert f"in {setup.settings}" in doctor and "last: " in doctor
-    gitclaw(env, "uninstall", "--agents", agent)
-    assert digest(setup.settings) == before
+    for setup in setups.values():
+        assert f"in {setup.settings}" in doctor
+    assert doctor.count("; last: ") == len(SETUPS)
+    gitclaw(env, "uninstall", "--agents")
+    assert {agent: digest(setup.settings) for agent, setup in setups.items()} == before
