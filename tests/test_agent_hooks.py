@@ -92,6 +92,7 @@ def test_install_twice_then_uninstall_leaves_every_byte_as_it_was(agent: str, st
     assert (lifecycle_hook(agent).installed(text) or [])[:6] == hook_command(agent)
     assert "already installed" in invoke("install", "--agents", agent)
     assert path.read_bytes() == text  # twice: nothing changed
+    assert hooks_folder(dict(os.environ)).stat().st_mode & 0o777 == 0o700  # our records
 
     said = invoke("uninstall", "--agents", agent)
     assert "as it was before install" in said or "removed" in said

@@ -59,6 +59,16 @@ def hooks_folder(env: Mapping[str, str]) -> Path:
     return data_folder(env) / FOLDER
 
 
+def _made_hooks_folder(env: Mapping[str, str]) -> Path:
+    """`hooks_folder`, made if missing, for this user alone: a record holds the bytes ours
+    replaced (a notify program's arguments may hold a token), the log names sessions."""
+    folder = hooks_folder(env)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    return folder
+
+
 def log_path(env: Mapping[str, str]) -> Path:
     return hooks_folder(env) / LOG_NAME
 
@@ -171,8 +181,8 @@ def records(env: Mapping[str, str], agent: str) -> list[Record]:
 
 
 def _save_record(env: Mapping[str, str], agent: str, record: Record) -> None:
+    _made_hooks_folder(env)
     path = _record_path(env, agent, record.file)
-    path.parent.mkdir(parents=True, exist_ok=True)
     _write(path, orjson.dumps(record.as_json(), option=orjson.OPT_INDENT_2) + b"\n")
 
 
@@ -461,8 +471,8 @@ def _now() -> str:
 
 def open_log(env: Mapping[str, str]) -> IO[bytes]:
     """The log, for appending (moved to hooks.log.1 first when it grew past LOG_LIMIT)."""
+    _made_hooks_folder(env)
     path = log_path(env)
-    path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
         if path.stat().st_size > LOG_LIMIT:
             os.replace(path, path.with_name(LOG_NAME + ".1"))
