@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 
@@ -31,8 +32,10 @@ def command(run_pass: bool, agent: str, words: tuple[str, ...]) -> None:
         words = words[1:]
     if run_pass:
         sys.exit(agenthooks.run_pass(agent, os.environ))
+    # Typed by hand in a terminal, or started without stdin: no payload to wait for.
+    stdin = sys.stdin.buffer if sys.stdin is not None and not sys.stdin.isatty() else io.BytesIO()
     try:
-        then = agenthooks.run_hook(agent, words, sys.stdin.buffer, os.environ)
+        then = agenthooks.run_hook(agent, words, stdin, os.environ)
     except Exception as error:  # never the agent's problem: the log says it
         try:
             with agenthooks.open_log(os.environ) as handle:
