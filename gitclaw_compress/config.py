@@ -628,6 +628,9 @@ def agent_folder(session: Path, repo_root: Path) -> Path | None:
 def find_config_file(session: Path | None, repo_root: Path, explicit: Path | None) -> Path | None:
     if explicit is not None:
         if not explicit.is_file():
+            from gitclaw_compress.store.fileio import refuse_special
+
+            refuse_special(explicit, "a config file")  # reading it could wait for ever
             raise GitClawError(f"{explicit}: config file not found")
         return explicit
     if session is not None:

@@ -174,3 +174,44 @@ def test_an_interrupt_while_git_writes_an_answer_ends_git_too(repo: Path) -> Non
     error = assert_one_line_130(done)
     assert "interrupted; nothing was changed" in error, error
     assert path.read_bytes() == compressed
+
+
+# Sends SIGINT when a module named by the test is first looked for, then runs the console
+# script's main: an interrupt at that exact point of start-up, with no timing.
+INTERRUPT_AT_IMPORT = """
+import os, signal, sys
+
+AT = sys.argv.pop(1)
+
+class Hook:
+    def find_spec(self, name, path=None, target=None):
+        if name == AT:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, Hook())
+from gitclaw_compress.entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    "module", ["dataclasses", "json", "click", "gitclaw_compress.commands.status"]
+)
+def test_an_interrupt_inside_the_start_up_imports_is_one_line_and_130(
+    repo: Path, module: str
+) -> None:
+    """orjson's init imports dataclasses and json (and uuid, datetime) and does not check that
+    they came: a KeyboardInterrupt there left it half made, and the process died of a
+    segfault (exit -11, no message). Signals now wait until the imports are done."""
+    commit_session(repo, SESSION, typical_session(turns=2).data())
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_AT_IMPORT, module, "status", SESSION],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    error = assert_one_line_130(done)
+    assert "interrupted; nothing was changed" in error, error

@@ -19,6 +19,7 @@ from gitclaw_compress.errors import JSON_META_KEY, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, sessions_under
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.fileio import refuse_special
 from gitclaw_compress.units import human_bytes as human_bytes
 from gitclaw_compress.units import plural as plural
 from gitclaw_compress.units import size_change
@@ -70,6 +71,7 @@ class SessionPathType(click.ParamType[Path]):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
         path = session_path(Path(value))  # as stubs and `status` name it: from the root too
+        refuse_special(path)  # reading a FIFO or a device could wait for ever
         if path.is_dir() and not self.folders:
             raise GitClawError(f"{path}: is a directory, not a session file; nothing was changed")
         return path
