@@ -6,8 +6,10 @@ byte back (a file install made is gone again), and doctor says what stands."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -19,6 +21,7 @@ from gitclaw_compress.cli import COMMANDS, cli
 from gitclaw_compress.formats import lifecycle_hook, registry
 from gitclaw_compress.ops.agenthooks import (
     AGENTS,
+    PASS_INTERVAL,
     data_folder,
     hook_command,
     hooks_folder,
@@ -218,9 +221,17 @@ def test_the_hook_logs_starts_one_pass_and_never_fails_the_agent() -> None:
     lines = wait_for_hooks(env)
     assert any("claude: SessionEnd hook, session s-1 (other): started a pass" in x for x in lines)
     ended = [line for line in lines if "claude: pass ended: exit" in line]
-    assert len(ended) == 1
+    assert len(ended) == 1, lines
     if "stores" in COMMANDS:
         assert "exit 0" in ended[0]
+    # Soon after a pass started, the hook starts none (Codex runs it after every turn);
+    # once PASS_INTERVAL is over, it does again.
+    done = subprocess.run(hook_command("claude"), input=payload, text=True, env=env)
+    assert done.returncode == 0
+    assert re.search(r"a pass started \d+s ago; none started$", wait_for_hooks(env)[-1])
+    lock_path(env, "claude").write_text(f"{time.time() - PASS_INTERVAL - 1:.0f}\n")
+    subprocess.run(hook_command("claude"), input=payload, text=True, env=env, check=True)
+    assert sum("started a pass" in line for line in wait_for_hooks(env)) == 2
     # While a pass runs (it holds the lock), the hook starts none; a payload that is not
     # JSON is no reason to fail.
     import fcntl

@@ -43,6 +43,9 @@ LOG_LIMIT = 1 << 20  # bytes; then the log moves to hooks.log.1 and starts again
 PAYLOAD_LIMIT = 1 << 20  # bytes of a payload read from stdin
 STORES_COMMAND = "stores"  # the one-shot pass over an agent's store
 PASS_NICENESS = 10  # added to the pass's nice value
+# The pass takes sessions at rest (quiet for minutes): one more soon after finds little new.
+# Codex runs its notify program after every turn.
+PASS_INTERVAL = 300  # seconds: a hook starts no pass sooner after the last one started
 PASS_ENDED = re.compile(r": pass ended: exit (-?\d+) ")
 
 
@@ -510,19 +513,38 @@ def run_hook(
                 fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 log(handle, agent, f"{event}: the last pass still runs; none started")
-            else:
-                # The pass inherits the locked file and holds it until it ends.
-                child = subprocess.Popen(
-                    [sys.executable, "-P", "-m", "gitclaw_compress", "hook", "--pass", agent],
-                    stdin=subprocess.DEVNULL,
-                    stdout=handle,
-                    stderr=handle,
-                    pass_fds=(lock.fileno(),),
-                    start_new_session=True,
-                    env=dict(env),
-                )
-                log(handle, agent, f"{event}: started a pass (pid {child.pid})")
+                return [*chained, payload_text] if chained else []
+            since = _since_last_pass(lock)
+            if since is not None and since < PASS_INTERVAL:
+                log(handle, agent, f"{event}: a pass started {since:.0f}s ago; none started")
+                return [*chained, payload_text] if chained else []
+            lock.seek(0)
+            lock.truncate()
+            lock.write(f"{time.time():.0f}\n".encode())  # when the last pass started
+            lock.flush()
+            # The pass inherits the locked file and holds it until it ends.
+            child = subprocess.Popen(
+                [sys.executable, "-P", "-m", "gitclaw_compress", "hook", "--pass", agent],
+                stdin=subprocess.DEVNULL,
+                stdout=handle,
+                stderr=handle,
+                pass_fds=(lock.fileno(),),
+                start_new_session=True,
+                env=dict(env),
+            )
+            log(handle, agent, f"{event}: started a pass (pid {child.pid})")
     return [*chained, payload_text] if chained else []
+
+
+def _since_last_pass(lock: IO[bytes]) -> float | None:
+    """Seconds since the last pass started, as the lock file records; None: never (or a
+    clock that went back)."""
+    lock.seek(0)
+    try:
+        since = time.time() - float(lock.read(64).decode())
+    except ValueError:
+        return None
+    return since if since >= 0 else None
 
 
 def run_pass(agent: str, env: Mapping[str, str]) -> int:
