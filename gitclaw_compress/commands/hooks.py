@@ -80,16 +80,16 @@ def _say_agents(done: Done, as_json: bool) -> None:
 def install_command(agents_flag: bool, names: tuple[str, ...], as_json: bool) -> None:
     """Install a pre-push hook that pushes refs/gitclaw/* along with your branches.
 
-    With --agents: install into each agent's own lifecycle hook instead (every agent whose
-    folder exists, or each AGENT named: claude, codex, copilot, pi), so that the end of a
-    session runs `gitclaw-compress stores AGENT`, detached. Whatever hook is there keeps
-    running; see docs/agent-hooks.md.
-
     After it, a plain `git push` of a branch that holds compressed sessions also sends the
     archive, so every clone can restore them. A pre-push hook already there is kept and run
     first; nothing is overwritten. Where pre-commit's script is the pre-push hook, this one
     becomes pre-push.legacy, which pre-commit runs. The hook records this interpreter, so it
     works without gitclaw-compress on PATH. `gitclaw-compress uninstall` undoes it.
+
+    With --agents: install into each agent's own lifecycle hook instead (every agent whose
+    folder exists, or each AGENT named: claude, codex, copilot, pi), so that the end of a
+    session runs `gitclaw-compress stores AGENT`, detached. Whatever hook is there keeps
+    running; see docs/agent-hooks.md.
     """
     if _agents(agents_flag, names):
         from gitclaw_compress.ops.agenthooks import install as install_agents
@@ -107,14 +107,14 @@ def install_command(agents_flag: bool, names: tuple[str, ...], as_json: bool) ->
 def uninstall_command(agents_flag: bool, names: tuple[str, ...], as_json: bool) -> None:
     """Remove the pre-push hook that `install` wrote (and only that one), wherever it is.
 
-    With --agents: take our hook out of each agent named (or of every agent), leaving each
-    file byte for byte as it was before `install --agents` (a file it made is deleted); a
-    file that changed since keeps its other changes.
-
     That is the hooks folder git uses now, every folder `install` wrote into (before
     core.hooksPath changed), and .git/hooks. A hook that was there before `install` is put
     back; other hooks are left alone. To undo the compression itself, run
     `gitclaw-compress restore --all` and commit the result.
+
+    With --agents: take our hook out of each agent named (or of every agent), leaving each
+    file byte for byte as it was before `install --agents` (a file it made is deleted); a
+    file that changed since keeps its other changes.
     """
     if _agents(agents_flag, names):
         from gitclaw_compress.ops.agenthooks import uninstall as uninstall_agents
