@@ -96,6 +96,7 @@ COMMANDS = {
     "scan": ("scan", "command"),
     "redact": ("redact", "command"),
     "doctor": ("doctor", "command"),
+    "stores": ("stores", "command"),
     "install": ("hooks", "install_command"),
     "uninstall": ("hooks", "uninstall_command"),
     "pre-push": ("hooks", "pre_push_command"),

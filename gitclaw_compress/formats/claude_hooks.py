@@ -20,7 +20,7 @@ import orjson
 
 from gitclaw_compress.core.jsonspan import SpanError, locate, splice, value_at
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import runs_our_hook, user_home
+from gitclaw_compress.formats.base import home_folder, runs_our_hook
 
 AGENT = "claude"
 CONFIG_ENV = "CLAUDE_CONFIG_DIR"
@@ -105,8 +105,7 @@ class ClaudeHook:
     payload_on_stdin = True
 
     def agent_folder(self, env: Mapping[str, str]) -> Path:
-        configured = env.get(CONFIG_ENV)
-        return Path(configured) if configured else user_home(env) / ".claude"
+        return home_folder(env, CONFIG_ENV, ".claude")[0]
 
     def hook_file(self, env: Mapping[str, str]) -> Path:
         return self.agent_folder(env) / SETTINGS

@@ -21,7 +21,7 @@ from pathlib import Path
 import orjson
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import runs_our_hook, user_home
+from gitclaw_compress.formats.base import home_folder, runs_our_hook
 
 AGENT = "codex"
 HOME_ENV = "CODEX_HOME"
@@ -96,8 +96,7 @@ class CodexHook:
     payload_on_stdin = False
 
     def agent_folder(self, env: Mapping[str, str]) -> Path:
-        configured = env.get(HOME_ENV)
-        return Path(configured) if configured else user_home(env) / ".codex"
+        return home_folder(env, HOME_ENV, ".codex")[0]
 
     def hook_file(self, env: Mapping[str, str]) -> Path:
         return self.agent_folder(env) / CONFIG

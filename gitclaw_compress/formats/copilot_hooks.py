@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import runs_our_hook, user_home
+from gitclaw_compress.formats.base import home_folder, runs_our_hook
 
 AGENT = "copilot"
 HOME_ENV = "COPILOT_HOME"
@@ -33,8 +33,7 @@ class CopilotHook:
     payload_on_stdin = True
 
     def agent_folder(self, env: Mapping[str, str]) -> Path:
-        configured = env.get(HOME_ENV)
-        return Path(configured) if configured else user_home(env) / ".copilot"
+        return home_folder(env, HOME_ENV, ".copilot")[0]
 
     def hook_file(self, env: Mapping[str, str]) -> Path:
         return self.agent_folder(env) / HOOKS_FOLDER / FILE_NAME

@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import runs_our_hook, user_home
+from gitclaw_compress.formats.base import home_folder, runs_our_hook
 
 AGENT = "pi"
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
@@ -60,8 +60,7 @@ class PiHook:
     payload_on_stdin = False
 
     def agent_folder(self, env: Mapping[str, str]) -> Path:
-        configured = env.get(AGENT_DIR_ENV)
-        return Path(configured) if configured else user_home(env) / ".pi" / "agent"
+        return home_folder(env, AGENT_DIR_ENV, ".pi", "agent", tilde=True)[0]  # as pi does
 
     def hook_file(self, env: Mapping[str, str]) -> Path:
         return self.agent_folder(env) / EXTENSIONS_FOLDER / FILE_NAME

@@ -34,7 +34,8 @@ import orjson
 
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import lifecycle_hook
-from gitclaw_compress.formats.base import TITLES, LifecycleHook, user_home
+from gitclaw_compress.formats.base import TITLES, LifecycleHook
+from gitclaw_compress.store.agent_store import data_home
 
 AGENTS = tuple(TITLES)  # every agent, in the formats' order
 FOLDER = "agent-hooks"  # in the data folder: records, locks, the log
@@ -51,11 +52,8 @@ PASS_ENDED = re.compile(r": pass ended: exit (-?\d+) ")
 
 def data_folder(env: Mapping[str, str]) -> Path:
     """The tool's data folder: `$XDG_DATA_HOME/gitclaw-compress` (an absolute one, as the
-    XDG spec says), else `~/.local/share/gitclaw-compress`."""
-    base = env.get("XDG_DATA_HOME", "")
-    if not os.path.isabs(base):
-        return user_home(env) / ".local" / "share" / "gitclaw-compress"
-    return Path(base) / "gitclaw-compress"
+    XDG spec says), else `~/.local/share/gitclaw-compress`; the stores' archives are there."""
+    return data_home(env) / "gitclaw-compress"
 
 
 def hooks_folder(env: Mapping[str, str]) -> Path:

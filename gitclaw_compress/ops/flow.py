@@ -150,9 +150,16 @@ def select(
         found = Discovery(all_sessions(repo, config), "all", "every session file")
     else:
         found = discover(repo, config, issue=issue, warnings=warnings)
-    chosen = []
     known = known if known is not None else UnchangedCache(repo.git_dir)
-    for path in found.paths:
+    return recognized(repo, found.paths, known, warnings), found
+
+
+def recognized(
+    repo: Repository, paths: list[Path], known: UnchangedCache, warnings: list[str]
+) -> list[Path]:
+    """The paths that are sessions of a supported format; a warning for each other one."""
+    chosen = []
+    for path in paths:
         if _is_session(path, known):
             chosen.append(path)
         else:
@@ -162,7 +169,7 @@ def select(
                 f"{repo.relative(path)}: not a pi v3 session file nor another supported "
                 f"transcript ({supported()}); skipped"
             )
-    return chosen, found
+    return chosen
 
 
 def with_progress(paths: list[Path], show: bool, label: str) -> Iterator[Path]:
@@ -260,9 +267,10 @@ def run_flow(
     do_push: bool = False,
     remote: str | None = None,
     progress: bool = False,
+    deep: bool = False,
 ) -> FlowResult:
     """Select, compress, then (optionally) stage and push the archive ref."""
-    root_config = load_config(None, repo.root, config_path)
+    root_config = load_config(None, repo.config_root, config_path)
     result = FlowResult(
         ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
     )
@@ -270,7 +278,9 @@ def run_flow(
 
     # The secret scan runs in a thread beside the compression (only where a session has
     # lines not scanned clean before); a finding stops the run before any write.
-    secrets = ParallelGuard(repo, root_config, enabled=not dry_run)
+    # Not in an agent's store, whose sessions never go to a commit (a push of its archive is
+    # guarded instead).
+    secrets = ParallelGuard(repo, root_config, enabled=not dry_run and repo.sessions_travel)
     try:
         cache = UnchangedCache(repo.git_dir)
         chosen, result.discovery = select(
@@ -283,7 +293,10 @@ def run_flow(
             known=cache,
         )
         secrets.start(chosen)  # as soon as the sessions are known: the rules load meanwhile
-        configs = {path: load_config(path, repo.root, config_path) for path in chosen}
+        configs = {
+            path: load_config(path, repo.config_root, config_path).with_deep(deep)
+            for path in chosen
+        }
         result.reports = compress_paths(
             repo,
             chosen,
