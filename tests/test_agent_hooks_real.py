@@ -9,9 +9,11 @@ Checked with Claude Code 2.1.197, Codex CLI 0.169.0, Copilot CLI 1.0.102 and pi 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -24,23 +26,22 @@ import synthetic
 import synthetic_claude
 import synthetic_codex
 import synthetic_copilot
-from agent_harness import COPILOT_XDG_CACHE, require_agent
+from agent_harness import (
+    COPILOT_XDG_CACHE,
+    claude_project_dir,
+    claude_session_id,
+    codex_session_id,
+    copilot_session_id,
+    require_agent,
+)
 from agent_hook_helpers import digest, wait_for_hooks
 from fake_llm_sse import FakeLLMServer, check_claude_code_request, check_request, hermetic_cli_env
+from pi_harness import copy_session_for_pi
 
 from gitclaw_compress.cli import COMMANDS
 
 PROMPT = "hello"
-# A session of each agent's store written an hour ago: at rest, so the pass our hook starts
-# compresses it (Codex compresses a rollout idle for 7 days itself: not that old).
-AT_REST = {
-    "claude": ".claude/projects/-home-u-proj/8f1c2e0a-1111-4222-8333-444455556666.jsonl",
-    "codex": ".codex/sessions/2026/01/02/rollout-2026-01-02T10-00-00-"
-    "019d417c-54dd-7ee3-b9e7-538a07d03f7a.jsonl",
-    "copilot": ".copilot/session-state/3cdc08e6-694b-4b26-8a81-476f98130e89/events.jsonl",
-    "pi": ".pi/agent/sessions/--home-u-proj--/2026-01-02T10-00-00-000Z_abc.jsonl",
-}
-AN_HOUR = 3600
+AN_HOUR = 3600  # the age of a session at rest here (Codex zips a rollout idle for 7 days)
 
 
 def at_rest_session(agent: str) -> bytes:
@@ -53,17 +54,44 @@ def at_rest_session(agent: str) -> bytes:
     return synthetic.typical_session(6).data()
 
 
-def put_at_rest(home: Path, agent: str) -> Path:
-    path = home / AT_REST[agent]
+def put_at_rest(agent: str, home: Path, work: Path) -> tuple[Path, list[str]]:
+    """A session written an hour ago where the agent keeps them, and the arguments that
+    resume it: the pass our hook starts compresses it, and the CLI resumes the result."""
+    made = home / "tmp" / f"{agent}-at-rest.jsonl"
+    made.write_bytes(at_rest_session(agent))
+    if agent == "claude":
+        session = claude_session_id(made)
+        path = claude_project_dir(home / ".claude", work) / f"{session}.jsonl"
+        resume = ["-p", "--resume", session, "next", "--output-format", "json"]
+    elif agent == "codex":
+        session = codex_session_id(made)
+        day = datetime.datetime.now(datetime.UTC).strftime("%Y/%m/%d")
+        path = home / ".codex" / "sessions" / day / f"rollout-2026-01-02T10-00-00-{session}.jsonl"
+        resume = ["exec", "--skip-git-repo-check", "resume", session, "next"]
+    elif agent == "copilot":
+        session = copilot_session_id(made)
+        path = home / ".copilot" / "session-state" / session / "events.jsonl"
+        resume = [f"--resume={session}", "-p", "next", "--allow-all-tools"]
+    else:  # pi refuses a session whose header's cwd is not there
+        made = copy_session_for_pi(made, home / "tmp" / "pi", work)
+        path = home / ".pi" / "agent" / "sessions" / "--elsewhere--" / made.name
+        resume = ["--provider", "fake", "--model", "fake-model", "--session", str(path), "-p"]
+        resume.append("next")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(at_rest_session(agent))
+    shutil.copyfile(made, path)
     then = time.time() - AN_HOUR
     os.utime(path, (then, then))
     config = home / ".config" / "gitclaw-compress" / "compression.json"
     config.parent.mkdir(parents=True, exist_ok=True)
     thresholds = {"sizeThresholdKB": 0, "turnThresholdBeforeCompress": 1}
     config.write_bytes(orjson.dumps({"session": thresholds}))
-    return path
+    return path, resume
+
+
+def api_problems(server: FakeLLMServer) -> list[str]:
+    """What the fake server's checker found wrong in the LLM requests (the real API's 400s)."""
+    asked = [r for r in server.requests if r["protocol"] and r["method"] == "POST"]
+    return [problem for request in asked for problem in request["problems"]]
 
 
 @dataclass
@@ -198,7 +226,8 @@ def test_one_install_then_each_real_cli_runs_our_hook_beside_the_other_one(
     tmp_path: Path,
 ) -> None:
     """One HOME with all four agents, each with a hook another tool configured and a session
-    at rest: one `install --agents`, a session in each real CLI; one `uninstall --agents`
+    at rest: one `install --agents`; a session in each real CLI runs our hook, whose pass
+    compresses the session at rest, which that CLI then resumes; one `uninstall --agents`
     leaves every settings file as it was."""
     home, work = tmp_path / "home", tmp_path / "work"
     (home / "tmp").mkdir(parents=True)
@@ -215,16 +244,19 @@ def test_one_install_then_each_real_cli_runs_our_hook_beside_the_other_one(
             setups[agent] = make(tmp_path / agent, home, work, servers[agent].url)
         every = {key: value for setup in setups.values() for key, value in setup.env.items()}
         env = {**base, **every}
-        resting = {agent: put_at_rest(home, agent) for agent in SETUPS}
-        originals = {agent: path.read_bytes() for agent, path in resting.items()}
+        resting = {agent: put_at_rest(agent, home, work) for agent in SETUPS}
+        originals = {agent: path.read_bytes() for agent, (path, _) in resting.items()}
         before = {agent: digest(setup.settings) for agent, setup in setups.items()}
         said = gitclaw(env, "install", "--agents")  # every agent found: all four
         assert said.count("installed our") == len(SETUPS), said
-        for agent, setup in setups.items():
+
+        def run(agent: str, argv: list[str]) -> None:
+            server = servers[agent]
+            asked = len(server.requests)
             ran = subprocess.run(
-                setup.argv,
+                argv,
                 cwd=work,
-                env={**base, **setup.env},
+                env={**base, **setups[agent].env},
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
@@ -232,26 +264,35 @@ def test_one_install_then_each_real_cli_runs_our_hook_beside_the_other_one(
                 check=False,
             )
             assert ran.returncode == 0, f"{agent}: {ran.stderr[-3000:]}"
-            assert servers[agent].requests, f"{agent} sent nothing to the fake server"
-    log = wait_for_hooks(env)
-    for agent, setup in setups.items():
-        lines = [line for line in log if f" {agent}: " in line]
-        sessions = [path for path in home.glob(SESSION_FILES[agent]) if path != resting[agent]]
-        assert len(sessions) == 1, sessions
-        named = session_named(agent, sessions[0])
-        assert any(named in line and "started a pass" in line for line in lines), lines
-        ended = [line for line in lines if "pass ended: exit" in line]
-        assert ended, lines
-        if "stores" in COMMANDS:  # the pass ran: the session at rest is compressed, restorably
+            assert len(server.requests) > asked, f"{agent} sent nothing to the fake server"
+            assert api_problems(server) == [], agent
+
+        for agent, setup in setups.items():
+            run(agent, setup.argv)
+        log = wait_for_hooks(env)
+        for agent, setup in setups.items():
+            path = resting[agent][0]
+            lines = [line for line in log if f" {agent}: " in line]
+            sessions = [found for found in home.glob(SESSION_FILES[agent]) if found != path]
+            assert len(sessions) == 1, sessions
+            named = session_named(agent, sessions[0])
+            assert any(named in line and "started a pass" in line for line in lines), lines
+            ended = [line for line in lines if "pass ended: exit" in line]
+            assert ended, lines
+            assert setup.other_ran.exists(), f"{agent}: the hook that was there did not run"
+            if agent == "codex":  # the same argument ours got: the payload of the same turn
+                first, payload = setup.other_ran.read_text().splitlines()
+                assert first == "first" and json.loads(payload)["thread-id"] in named
+            if "stores" not in COMMANDS:
+                continue
+            # The pass compressed the session at rest, restorably, and the CLI resumes it;
+            # the session just written is left alone.
             assert all("exit 0" in line for line in ended), lines
-            assert b"gitclawCompress" in resting[agent].read_bytes()
-            assert b"gitclawCompress" not in sessions[0].read_bytes()  # just written
-            restored = gitclaw(env, "restore", str(resting[agent]), "-o", "-", text=False)
-            assert restored == originals[agent]
-        assert setup.other_ran.exists(), f"{agent}: the hook configured before ours did not run"
-        if agent == "codex":  # the same argument ours got: the payload of the same turn
-            first, payload = setup.other_ran.read_text().splitlines()
-            assert first == "first" and json.loads(payload)["thread-id"] in named
+            assert b"gitclawCompress" in path.read_bytes()
+            assert b"gitclawCompress" not in sessions[0].read_bytes()
+            assert gitclaw(env, "restore", str(path), "-o", "-", text=False) == originals[agent]
+            run(agent, [setup.argv[0], *resting[agent][1]])
+        wait_for_hooks(env)  # the resumed sessions ended too (no new pass this soon)
 
     doctor = gitclaw(env, "doctor", "--agents", exits=0 if "stores" in COMMANDS else 1)
     for setup in setups.values():
