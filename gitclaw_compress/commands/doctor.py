@@ -255,7 +255,7 @@ def archive_text(archive: dict[str, Any]) -> str:
 def agent_hook_text(state: AgentHookState) -> str:
     """One agent's hook for people: where it is, what it chains, when it last ran."""
     if state.installed:
-        chained = f", then runs {' '.join(state.chained)}" if state.chained else ""
+        chained = f", then runs {state.chained}" if state.chained else ""
         text = f"installed: {state.event} in {state.file}{chained}"
     elif state.found:
         text = f"not installed (run: gitclaw-compress install --agents {state.agent})"

@@ -216,7 +216,7 @@ class AgentHookState:
     found: bool  # the agent's folder exists
     command: list[str] | None  # what our hook there runs; None: not installed
     current: bool  # it runs this interpreter's gitclaw-compress
-    chained: list[str]  # what it runs after ours (Codex's previous notify program)
+    chained: str | None  # the program it runs after ours (Codex's previous notify), if any
     last: str | None  # the newest line of the log about this agent
     problem: str | None
 
@@ -249,13 +249,23 @@ def last_lines(env: Mapping[str, str], agent: str, count: int = 1) -> list[str]:
     return [line for line in lines if prefix in line][-count:]  # count 0: all
 
 
+def chained_program(command: Sequence[str]) -> str | None:
+    """The program our hook runs after itself (Codex's previous notify), for people: its
+    arguments are not shown (they may hold a token)."""
+    chained = list(command[command.index("--") + 1 :]) if "--" in command else []
+    if not chained:
+        return None
+    more = len(chained) - 1
+    return chained[0] + (f" with {more} argument{'s' * (more != 1)}" if more else "")
+
+
 def hook_state(agent: str, env: Mapping[str, str]) -> AgentHookState:
     hook = lifecycle_hook(agent)
     path = hook.hook_file(env)
     text = _read(path)
     command = hook.installed(text) if text is not None else None
     record = load_record(env, agent, path)
-    chained = command[command.index("--") + 1 :] if command and "--" in command else []
+    chained = chained_program(command or [])
     problem = None
     if command is not None and not os.access(command[0], os.X_OK):
         problem = (
@@ -367,8 +377,8 @@ def install_one(agent: str, env: Mapping[str, str]) -> str:
         raise
     verb = "updated" if present is not None else "installed"
     words = hook.installed(new) or []
-    chained = words[words.index("--") + 1 :] if "--" in words else []
-    runs = f"; it runs the previous one too ({' '.join(chained)})" if chained else ""
+    chained = chained_program(words)
+    runs = f"; it runs the previous one too: {chained}" if chained else ""
     return f"{title}: {verb} our {hook.event} in {path}{runs}"
 
 
