@@ -122,7 +122,9 @@ def test_install_keeps_what_was_configured_and_chains_codex_notify() -> None:
         path = home() / HOME_FILES[agent]
         path.parent.mkdir(parents=True)
         path.write_bytes(BEFORE[agent])
-    invoke("install", "--agents", "claude", "codex")
+    said = invoke("install", "--agents", "claude", "codex")
+    assert "it runs the previous one too: notify-send with 2 arguments" in said
+    assert "-t" not in said.split()  # its arguments may hold a token: never printed
     claude = orjson.loads((home() / HOME_FILES["claude"]).read_bytes())
     commands = [h["command"] for g in claude["hooks"]["SessionEnd"] for h in g["hooks"]]
     assert commands[1] == "other-tool end" and "gitclaw_compress hook claude" in commands[0]
