@@ -349,3 +349,22 @@ def test_doctor_in_a_repository_lists_the_agents_whose_hook_is_installed(
     assert "agent hook:    pi: installed: extension on session_shutdown in " in result.output
     found = orjson.loads(CliRunner().invoke(cli, ["doctor", "--json"]).output)
     assert [state["agent"] for state in found["agent_hooks"]] == ["pi"]
+
+
+def test_a_hook_that_cannot_log_or_start_a_pass_still_never_fails_the_agent(
+    tmp_path: Path,
+) -> None:
+    """No data folder can be made (it would be under a file): exit 0, nothing printed, and
+    Codex's previous notify program still runs with the payload."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    env = {**os.environ, "XDG_DATA_HOME": str(blocked / "data")}
+    done = subprocess.run(hook_command("claude"), input=b"{}", capture_output=True, env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    seen = tmp_path / "seen"
+    previous = tmp_path / "previous-notify"
+    previous.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {seen}\n')
+    previous.chmod(0o755)
+    argv = [*hook_command("codex"), "--", str(previous), '{"thread-id": "t"}']
+    assert subprocess.run(argv, env=env, check=False).returncode == 0
+    assert seen.read_text() == '{"thread-id": "t"}\n'
