@@ -100,6 +100,7 @@ COMMANDS = {
     "install": ("hooks", "install_command"),
     "uninstall": ("hooks", "uninstall_command"),
     "pre-push": ("hooks", "pre_push_command"),
+    "hook": ("agenthook", "command"),
 }
 
 
