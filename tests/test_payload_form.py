@@ -10,8 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import cli, git
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic import typical_session
 
 from gitclaw_compress.core.payload_form import (
     MAGIC,
@@ -20,8 +22,6 @@ from gitclaw_compress.core.payload_form import (
     original_form,
     stored_form,
 )
-from tests.conftest import cli, git
-from tests.synthetic import typical_session
 
 BIG = st.binary(min_size=MIN_RUN, max_size=4 * MIN_RUN)
 
