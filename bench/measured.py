@@ -1,9 +1,13 @@
-"""Run a command and measure it: wall time and the peak resident memory of its process tree's
-largest process (from `wait4`, so it is that command's alone, not the bench's)."""
+"""Run a command and measure it: wall time and its peak resident memory.
+
+The peak is what GNU time reports for the command (`%M`, from `wait4`). Not `wait4` on our own
+child: Linux starts a child's peak at its parent's size when it forks, so a bench that holds
+hundreds of MB would be counted in every command it runs. `time` itself is small."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -29,25 +33,29 @@ class Measured:
 def run_measured(
     argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float | None = None
 ) -> Measured:
-    """`argv` run to its end (killed after `timeout` seconds), its stdout and stderr kept."""
-    with tempfile.TemporaryFile() as output:
+    """`argv` run to its end (killed, with its process group, after `timeout` seconds), its
+    stdout and stderr kept."""
+    with tempfile.TemporaryFile() as output, tempfile.NamedTemporaryFile("r") as peak:
         start = time.monotonic()
         process = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=output
+            ["/usr/bin/time", "-f", "%M", "-o", peak.name, *argv],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
         )
-        deadline = None if timeout is None else start + timeout
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG if deadline else 0)
-            if pid:
-                break
-            if deadline is not None and time.monotonic() > deadline:
-                process.kill()
-                deadline = None
-            time.sleep(0.2)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
         seconds = time.monotonic() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
         output.seek(0)
-        return Measured(argv, seconds, usage.ru_maxrss * 1024, process.returncode, output.read())
+        lines = peak.read().split()
+        kilobytes = int(lines[-1]) if lines and lines[-1].isdigit() else 0
+        return Measured(argv, seconds, kilobytes * 1024, process.returncode, output.read())
 
 
 def mib(size: int) -> str:
