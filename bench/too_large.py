@@ -336,7 +336,11 @@ def steps(agent: str, built: Path, session_id: str, root: Path, timeout: float) 
     )
     # Corpus text put where it never was can look like a key to the secret scan: accept those
     # findings (the file is synthetic), so that the scan still runs as usual.
-    run_measured(tool("scan", "--accept-all", str(placed)), cwd=home, env=env).check()
+    scan = run_measured(tool("scan", "--accept-all", str(placed)), cwd=home, env=env).check()
+    yield (
+        f"gitclaw-compress scan --accept-all (the scan compress runs, done first): "
+        f"{scan.seconds:.0f} s, peak RSS {mib(scan.peak_rss)}"
+    )
     compress = run_measured(tool("compress", str(placed)), cwd=home, env=env).check()
     last = compress.output.decode("utf-8", "replace").strip().splitlines()[-1]
     yield (
