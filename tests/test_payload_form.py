@@ -43,7 +43,7 @@ def decoded_bytes(stored: bytes) -> int:
     return total
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(data=BIG, prefix=st.sampled_from([b'"', b'"data:image/png;base64,', b'{"data":"']))
 def test_base64_of_random_bytes_is_kept_decoded_and_comes_back(data: bytes, prefix: bytes) -> None:
     payload = prefix + base64.b64encode(data) + b'"' + (b"}" if prefix.startswith(b"{") else b"")
@@ -53,7 +53,7 @@ def test_base64_of_random_bytes_is_kept_decoded_and_comes_back(data: bytes, pref
     assert original_form(stored) == payload
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(data=BIG, width=st.sampled_from([64, 76]), separator=st.sampled_from([b"\\n", b"\\r\\n"]))
 def test_base64_cut_into_lines_comes_back_with_its_line_breaks(
     data: bytes, width: int, separator: bytes
@@ -64,7 +64,7 @@ def test_base64_cut_into_lines_comes_back_with_its_line_breaks(
     assert original_form(stored) == payload
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(data=BIG)
 def test_unpadded_base64_comes_back_unpadded(data: bytes) -> None:
     text = base64.b64encode(data).rstrip(b"=")
@@ -74,13 +74,13 @@ def test_unpadded_base64_comes_back_unpadded(data: bytes) -> None:
     assert original_form(stored) == payload
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(payload=st.binary(max_size=3 * MIN_RUN))
 def test_any_bytes_come_back(payload: bytes) -> None:
     assert original_form(stored_form(payload)) == payload
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(data=st.binary(min_size=MIN_RUN, max_size=2 * MIN_RUN).filter(lambda d: len(d) % 3))
 def test_non_canonical_base64_is_kept_as_it_was(data: bytes) -> None:
     """Stray bits in the last character decode to the same bytes, but those bytes encode
