@@ -71,6 +71,10 @@ def object_bytes(git_dir: Path) -> int:
     return (int(fields["size-pack"]) + int(fields["size"])) * 1024
 
 
+def kib(size: int) -> str:
+    return f"{size / 1024:,.1f} KiB"
+
+
 def folder_bytes(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
@@ -168,7 +172,8 @@ def payload_form_saving(work: Path) -> list[tuple[str, int, int, int]]:
             code = patch + "from gitclaw_compress.entry import main; main()"
             argv = [sys.executable, "-c", code, "compress", "--force", "--keep-turns", "1", "."]
             run_measured(argv, cwd=repo, env={**os.environ, **HERMETIC_GIT}).check()
-            git(repo, "gc", "-q", "--prune=now")
+            # One thread: git's delta search in threads does not give the same pack twice.
+            git(repo, "-c", "pack.threads=1", "gc", "-q", "--prune=now")
             sizes.append(object_bytes(repo / ".git"))
         payloads = sum(
             int(line.split()[3])
@@ -187,6 +192,7 @@ def main() -> None:
     parser.add_argument("--cozempic-venv", type=Path, help="a venv with cozempic installed")
     parser.add_argument("--no-cozempic", action="store_true")
     parser.add_argument("--no-zstd", action="store_true")
+    parser.add_argument("--form-only", action="store_true", help="the first table alone")
     args = parser.parse_args()
     if not CORPUS.is_dir():
         raise SystemExit(f"the corpus is not at {CORPUS}")
@@ -201,7 +207,9 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|")
     for fmt, payloads, as_was, decoded in payload_form_saving(work / "form"):
         form_saved = f"{(as_was - decoded) / as_was:.1%}" if as_was else "-"
-        print(f"| {fmt} | {mib(payloads)} | {mib(as_was)} | {mib(decoded)} | {form_saved} |")
+        print(f"| {fmt} | {kib(payloads)} | {kib(as_was)} | {kib(decoded)} | {form_saved} |")
+    if args.form_only:
+        return
 
     home, archive = work / "home", work / "archive.git"
     home.mkdir()
