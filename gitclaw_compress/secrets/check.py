@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitclaw_compress.config import Config
+from gitclaw_compress.core.payload_form import text_to_scan
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError, shell_line
 from gitclaw_compress.secrets.baseline import Baseline
 from gitclaw_compress.secrets.findings import Finding
@@ -146,7 +147,7 @@ def scan_archive(repo: Repository, ref: str, result: ScanResult) -> None:
         data = repo.reader.get(oid)
         if data is None:
             continue  # verify reports a missing object; nothing here to send
-        found = scan_blob(data, oid, session)
+        found = scan_blob(text_to_scan(data), oid, session)
         result.findings.extend(found)
         if not found:
             newly_clean.append(oid)
