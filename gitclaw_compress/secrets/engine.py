@@ -34,7 +34,7 @@ ENGINE_PACKAGE = "kingfisher-secret-scanner"
 # `data:image/` rule): tests/test_secrets_cache.py checks it against the formats, so that a
 # change there changes `scan_key` and no line scanned under the old rules counts as clean.
 SKIP_RULES = "616d535552a7"
-SCAN_VERSION = 1  # of how values are read and fed to the engine
+SCAN_VERSION = 2  # of how values are read and fed to the engine (2: JSON in strings, own rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +63,31 @@ def _engine() -> Any:
                 "reinstall gitclaw-compress"
             ) from None
         cache = os.environ.get(CACHE_ENV) or None
-        rules = Rules(confidence=CONFIDENCE, cache_dir=cache)
+        rules = Rules([_own_rules(cache)], confidence=CONFIDENCE, cache_dir=cache)
         _scanner = Scanner(rules, base64=False)
         return _scanner
+
+
+def _own_rules(cache: str | None) -> Path:
+    """Our rule file (`assignments.RULES_YAML`), written once where the compiled rules are
+    cached, named by its digest."""
+    import hashlib
+
+    from gitclaw_compress.secrets.assignments import RULES_YAML
+
+    text = RULES_YAML.encode()
+    if cache:
+        folder = Path(cache)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        folder = Path(base) / "gitclaw-compress"
+    path = folder / f"rules-{hashlib.sha256(text).hexdigest()[:12]}.yml"
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        temp.write_bytes(text)
+        os.replace(temp, path)
+    return path
 
 
 def engine_version() -> str:
@@ -115,6 +137,16 @@ def _pieces(key: Key, value: str) -> Iterator[tuple[Key, bytes]]:
         start += WINDOW - OVERLAP
 
 
+def _own(chunk: bytes, start: int, finding: Any) -> bool:
+    """A candidate of one of our rules, decided by `assignments.confirmed` on the text
+    before it in its value."""
+    from gitclaw_compress.secrets.assignments import CONTEXT, confirmed
+
+    at = finding.location["start_offset"] - start
+    before = chunk[max(at - 4 * CONTEXT, 0) : at].decode("utf-8", "replace")
+    return confirmed(finding.rule_id, before, finding.secret)
+
+
 def scan_values(values: Iterable[tuple[Key, str]]) -> list[Hit[Key]]:
     """Every secret in the values, each (key, rule, secret) once, in input order."""
     hits: list[Hit[Key]] = []
@@ -134,15 +166,22 @@ def scan_values(values: Iterable[tuple[Key, str]]) -> list[Hit[Key]]:
             chunks.append(data)
             offset += len(data) + len(SEPARATOR)
         found = _engine().scan(SEPARATOR.join(chunks))
-        placed = [
-            (batch[max(bisect.bisect_right(starts, f.location["start_offset"]) - 1, 0)][0], f)
-            for f in found
-            if f.secret and REDACTED not in f.secret  # our own marker is not a secret
-        ]
+        placed = []
+        for f in found:
+            if not f.secret or REDACTED in f.secret:  # our own marker is not a secret
+                continue
+            index = max(bisect.bisect_right(starts, f.location["start_offset"]) - 1, 0)
+            if f.rule_id.startswith("custom.") and not _own(chunks[index], starts[index], f):
+                continue
+            placed.append((batch[index][0], f))
         # A helper rule (an AWS secret key) counts next to a visible finding in its value.
         shown = {key for key, finding in placed if finding.visible}
+        # a secret a provider rule names is not reported again by our generic rules
+        named = {(key, f.secret) for key, f in placed if not f.rule_id.startswith("custom.")}
         for key, finding in placed:
             if key not in shown:
+                continue
+            if finding.rule_id.startswith("custom.") and (key, finding.secret) in named:
                 continue
             marker = (key, finding.rule_id, finding.secret)
             if marker in seen:
