@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gitclaw_compress.config import Config
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError, shell_line
@@ -88,11 +89,34 @@ class SecretsFound(GitClawError):
         self.details = [f.text() for f in found]
 
 
+def held_sessions(found: Sequence[Finding]) -> list[dict[str, Any]]:
+    """Per session file with open findings: its path, ids, the commands to go on, and the
+    findings masked (text and JSON)."""
+    by_file: dict[str, list[Finding]] = {}
+    for finding in found:
+        by_file.setdefault(finding.file, []).append(finding)
+    return [
+        {
+            "path": name,
+            "ids": sorted({f.id for f in findings}),
+            "advice": fix_advice(findings),
+            "found": [f.text() for f in findings],
+            "findings": [f.as_json() for f in findings],
+        }
+        for name, findings in sorted(by_file.items())
+    ]
+
+
 def baseline_for(repo: Repository, config: Config) -> Baseline:
     return Baseline(repo.root / config["scan.baseline"])
 
 
-def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -> None:
+def scan_sessions(
+    repo: Repository,
+    paths: Sequence[Path],
+    result: ScanResult,
+    accepted: frozenset[str] = frozenset(),
+) -> None:
     """Scan the lines of each file not recorded clean before (all of them the first time),
     then record the clean ones: a line holding a finding is scanned on every run. A run that
     saved a record also drops the records of sessions that are gone (it cost a scan already;
@@ -103,17 +127,30 @@ def scan_sessions(repo: Repository, paths: Sequence[Path], result: ScanResult) -
     for path in paths:
         name = repo.relative(path)
         result.files += 1
-        record = CleanLines.load(repo.git_dir, name)
+        record = CleanLines.load(repo.git_dir, name, accepted)
         with read_session(path, name, record) as session:
             found = scan_lines(session.new(), session.format, name)
         result.findings.extend(found)
-        unclean = {finding.line for finding in found}
-        clean = [d for number, d in session.digests.items() if number not in unclean]
-        # The stat vouches for the whole file: only when no line holds a finding.
-        stat = session.stat if not found and session.stat.trusted else None
+        on_line: dict[int, set[str]] = {}
+        for finding in found:
+            on_line.setdefault(finding.line, set()).add(finding.hash)
+        clean = [d for number, d in session.digests.items() if number not in on_line]
+        # A line whose findings are all accepted is settled: not scanned again while the
+        # baseline accepts them (settled lines seen before stay so, while they hold).
+        settled = {d: h for d, h in record.settled.items() if h <= accepted}
+        settled.update(
+            (session.digests[number], frozenset(hashes))
+            for number, hashes in on_line.items()
+            if hashes <= accepted
+        )
+        clean = [d for d in clean if d not in settled]
+        # The stat vouches for the whole file: only when no line holds an open finding.
+        whole = all(hashes <= accepted for hashes in on_line.values())
+        stat = session.stat if whole and session.stat.trusted else None
         same_stat = record.stat is None if stat is None else stat.same_file(record.stat)
-        if session.new_lines or record.sniff != session.sniff or not same_stat:
-            record.save(repo.git_dir, repo.root, name, session.sniff, clean, stat)
+        changed = settled != record.settled
+        if session.new_lines or record.sniff != session.sniff or not same_stat or changed:
+            record.save(repo.git_dir, repo.root, name, session.sniff, clean, stat, settled)
             saved = saved or bool(session.new_lines)
     if saved:  # the engine loaded for new lines: pruning costs nothing next to that
         prune(repo.git_dir, repo.root)
@@ -164,19 +201,30 @@ def run_scan(
     archive: bool,
 ) -> ScanResult:
     result = ScanResult()
-    scan_sessions(repo, list(paths), result)
+    baseline = baseline_for(repo, config)
+    scan_sessions(repo, list(paths), result, frozenset(baseline.entries))
     if archive:
         scan_archive(repo, config["archive.ref"], result)
-    baseline = baseline_for(repo, config)
     result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
     return result
 
 
 def settle(result: ScanResult, config: Config, warn: list[str]) -> None:
+    """Open findings in session files: `SecretsHeld` (the run holds those sessions) when
+    `scan.block` is on; with it off, a warning each."""
     if not result.open:
         return
     if config["scan.block"]:
-        raise SecretsFound(result, "session files")
+        from gitclaw_compress.secrets.held import SecretsHeld
+
+        found = result.open
+        ids = ", ".join(sorted({f.id for f in found}))
+        raise SecretsHeld(
+            held_sessions(found),
+            f"{len(found)} secret(s) found in session files (ids {ids}); nothing was changed; "
+            f"{fix_advice(found)}",
+            [f.text() for f in found],
+        )
     warn.extend(f"secret: {f.text()}" for f in result.open)
 
 
