@@ -231,6 +231,7 @@ def test_pre_push_refuses_archive_objects_that_hold_a_secret(tmp_path: Path) -> 
     )
     assert pushed.returncode != 0
     assert b"archive objects" in pushed.stderr
+    assert f"`gitclaw-compress redact {rel} --all`".encode() in pushed.stderr  # a real path
     remote_refs = git(repo, "ls-remote", origin.url)
     assert "refs/gitclaw/archive" not in remote_refs
     run.printed.append(pushed.stderr + pushed.stdout)

@@ -43,7 +43,18 @@ def _accept_command(ids: Iterable[str]) -> str:
     return f"`{shell_line(*words)}`"
 
 
-def fix_advice(found: Sequence[Finding]) -> str:
+def a_compressed_session(repo: Repository, globs: list[str]) -> str | None:
+    """A session file of the work tree that holds compressed lines: `redact` of any one
+    rewrites every archive object, so the advice for an archive finding can name a real one."""
+    specs = [f":(glob){pattern}" for pattern in globs]
+    out = repo.git(
+        "grep", "-l", "--untracked", "-F", "-e", '"gitclawCompress"', "--", *specs, check=False
+    )
+    names = out.decode("utf-8", "replace").splitlines()
+    return names[0] if names else None
+
+
+def fix_advice(found: Sequence[Finding], session: str | None = None) -> str:
     """What to run, naming the real files and ids: `redact` where it can remove a secret,
     `scan --accept` for the rest; a secret found only inside signed thinking or reasoning
     (sealed) is one `redact` leaves in place, so accepting it is the way on."""
@@ -60,8 +71,16 @@ def fix_advice(found: Sequence[Finding]) -> str:
             )
             if len(sessions) > len(shown):
                 redact += f" (and the same for {len(sessions) - len(shown)} more files above)"
-        else:  # only in the archive: redacting any session rewrites every archive object
-            redact = "`gitclaw-compress redact SESSION --all` (any compressed session)"
+        elif session is not None:  # only in the archive: redacting any session rewrites it
+            redact = (
+                f"`{shell_line('gitclaw-compress', 'redact', session, '--all')}` (or the same "
+                "for any other compressed session: each rewrites every archive object)"
+            )
+        else:
+            redact = (
+                "`gitclaw-compress redact` of any compressed session with `--all` (each "
+                "rewrites every archive object)"
+            )
         advice.append(f"remove them with {redact}, or accept them with {_accept_command(open_ids)}")
     if sealed_ids:
         advice.append(
@@ -77,12 +96,15 @@ class SecretsFound(GitClawError):
     """Unaccepted findings: the run stops before it changes or sends anything (exit 1), or,
     `written`, right after it wrote them (found only in lines the run itself wrote)."""
 
-    def __init__(self, result: ScanResult, what: str, *, written: bool = False) -> None:
+    def __init__(
+        self, result: ScanResult, what: str, *, written: bool = False, session: str | None = None
+    ) -> None:
         found = result.open
         ids = ", ".join(sorted({f.id for f in found}))
         done = "do not commit" if written else "nothing was changed"
+        advice = fix_advice(found, session)
         super().__init__(
-            f"{len(found)} secret(s) found in {what} (ids {ids}); {done}; {fix_advice(found)}",
+            f"{len(found)} secret(s) found in {what} (ids {ids}); {done}; {advice}",
             exit_code=EXIT_PROBLEMS,
         )
         self.result = result
@@ -247,5 +269,7 @@ def guard_push(repo: Repository, config: Config) -> list[str]:
     result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
     what = f"archive objects that {config['archive.ref']} would send"
     if result.open and config["scan.block"]:
-        raise SecretsFound(result, what)
+        raise SecretsFound(
+            result, what, session=a_compressed_session(repo, config["sessions.globs"])
+        )
     return [f"secret in {what}: {f.text()}" for f in result.open]
