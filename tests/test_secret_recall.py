@@ -97,3 +97,40 @@ def test_the_corpus_holds_one_secret_the_printed_env_token() -> None:
     found = [f for path in files for f in scan_file(path, path.name, detect_file(path, path.name))]
     assert {(f.file, f.rule) for f in found} == {("cc-test__c058ba70.jsonl", "secret-assignment")}
     assert len({f.hash for f in found}) == 1
+
+
+def _texts(data: bytes) -> list[str]:
+    import orjson
+
+    from gitclaw_compress.secrets.scan import value_strings
+
+    out = []
+    for line in data.splitlines():
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        out += [text for _, text in value_strings(entry)]
+    return out
+
+
+def test_the_candidate_stage_finds_what_the_engine_finds() -> None:
+    """The scan reads every value with the candidate rules and gives the engine's own rules
+    only the values a candidate matched: on planted secrets of every kind and seed, and on
+    the corpus, its findings are exactly those of the engine's rules reading every value."""
+    from secret_fixtures import planted, recall_kinds
+
+    from gitclaw_compress.secrets.engine import _engine, _scan, scan_values
+
+    texts = [text for build in BUILDERS.values() for text in _texts(build())]
+    for seed in range(12):
+        texts += [line for line, _ in planted(seed).values()]
+        texts += [line for line, _ in recall_kinds(seed).values()]
+    if CORPUS.is_dir():
+        for path in sorted(CORPUS.glob("*/*.jsonl")):
+            texts += _texts(path.read_bytes())
+    values = list(enumerate(texts))  # a key for each value
+    two_stages = {(h.key, h.rule, h.secret) for h in scan_values(values)}
+    engine_alone = {(h.key, h.rule, h.secret) for h in _scan(values, _engine, None)}
+    assert two_stages == engine_alone
+    assert len(two_stages) > 300

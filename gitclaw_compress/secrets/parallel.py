@@ -54,10 +54,10 @@ class ParallelGuard:
         self._thread.start()
 
     def _scan(self, paths: list[Path]) -> None:
-        from gitclaw_compress.secrets.engine import _engine
+        from gitclaw_compress.secrets.engine import _light
 
         try:
-            _engine()  # first, while the GIL is free for the compression: then read and scan
+            _light()  # first, while the GIL is free for the compression: then read and scan
             self._result = self._run(paths)
         except BaseException as error:  # handed to the main thread by wait()
             self._failure = error
