@@ -134,3 +134,21 @@ def test_the_candidate_stage_finds_what_the_engine_finds() -> None:
     engine_alone = {(h.key, h.rule, h.secret) for h in _scan(values, _engine, None)}
     assert two_stages == engine_alone
     assert len(two_stages) > 300
+
+
+def test_the_engine_rules_load_only_for_a_value_a_candidate_matched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from secret_fixtures import planted
+
+    from gitclaw_compress.secrets import engine
+
+    monkeypatch.setattr(engine, "_scanner", None)  # as in a fresh process
+    clean = [(n, f"line {n}: lorem ipsum dolor sit amet, token counts {n}") for n in range(50)]
+    clean.append((50, "API_SECRET=${FROM_THE_VAULT_1234}"))
+    assert engine.scan_values(clean) == []
+    assert engine._scanner is None  # the candidates alone read them
+    line, secret = planted(2)["github"]
+    hits = engine.scan_values([*clean, (99, line)])
+    assert [(hit.key, hit.secret) for hit in hits] == [(99, secret)]
+    assert engine._scanner is not None
