@@ -130,7 +130,7 @@ def held_sessions(found: Sequence[Finding]) -> list[dict[str, Any]]:
 
 
 def baseline_for(repo: Repository, config: Config) -> Baseline:
-    return Baseline(repo.root / config["scan.baseline"])
+    return Baseline(repo.config_root / config["scan.baseline"])
 
 
 def scan_sessions(

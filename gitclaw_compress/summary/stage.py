@@ -255,12 +255,11 @@ def _record_id(fmt: Format, line: bytes) -> str | None:
 def _append(path: Path, stat: os.stat_result, data: bytes, record: list[bytes], rel: str) -> None:
     """Write ``data`` plus the ``record`` lines to a temp file and rename it over ``path``."""
     output = AtomicFile(path)
-    try:
-        output.handle.write(data)
+    try:  # AtomicFile.write names the file when the disk is full, as compress does
+        output.write(data)
         if data and not data.endswith(b"\n"):
-            output.handle.write(b"\n")
-        for line in record:
-            output.handle.write(line + b"\n")
+            output.write(b"\n")
+        output.write(b"".join(line + b"\n" for line in record))
         output.seal()
         if _stat_key(path.stat()) != _stat_key(stat):
             raise GitClawError(f"{rel}: changed while it was being summarized; run again")
