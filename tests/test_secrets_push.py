@@ -9,7 +9,7 @@ from pathlib import Path
 
 from flow_helpers import SESSIONS, git, make_origin, path_with, shim_bin, tool, write
 from secret_fixtures import planted
-from synthetic import typical_session
+from synthetic import SessionBuilder, big_text, text, tool_call, typical_session
 
 CONFIG = b'{"session":{"sizeThresholdKB":1000000}}'  # nothing to compress: the scan alone
 
@@ -71,3 +71,38 @@ def test_only_the_commits_the_remote_lacks_are_read(tmp_path: Path) -> None:
     git(repo, "commit", "-qm", "two")
     tip = git(repo, "rev-parse", "HEAD").strip()
     assert new_commits(Repository(repo), "origin", [Pushed(tip, "0" * 40)]) == [tip]
+
+
+def test_archive_objects_scanned_clean_under_other_rules_are_scanned_again(
+    tmp_path: Path,
+) -> None:
+    """The record of archive objects scanned clean holds only under the same scan key: one
+    written by an older version (no key line) does not let a secret through."""
+    from gitclaw_compress.config import load_config
+    from gitclaw_compress.secrets.check import ScanResult, archive_objects, scan_archive
+    from gitclaw_compress.store.archive import Repository
+
+    origin = make_origin(tmp_path)
+    repo = origin.work
+    lenient = b'{"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1},'
+    write(repo / "compression.json", lenient + b'"scan":{"block":false}}')
+    line, _ = planted(8)["stripe"]
+    session = SessionBuilder()
+    for turn in range(4):  # the secret in the first turn's tool output, which is archived
+        session.user(f"task {turn}")
+        session.assistant(tool_call(f"c{turn}", "bash", {"command": "cat .env"}))
+        output = big_text(f"out{turn}", 60) + (f"\n{line}\n" if turn == 0 else "")
+        session.tool_result(f"c{turn}", "bash", output)
+        session.assistant(text("done"))
+    rel = f"{SESSIONS}/issue-3.jsonl"
+    write(repo / rel, session.data())
+    assert tool(repo, "compress", rel).returncode == 0
+    repository = Repository(repo)
+    ref = load_config(None, repo, None)["archive.ref"]
+    oids = [oid for oid, _ in archive_objects(repository, ref)]
+    assert oids
+    record = repo / ".git" / "gitclaw-compress" / "secrets-clean"
+    record.write_text("".join(f"{oid}\n" for oid in oids))  # an older version's record
+    result = ScanResult()
+    scan_archive(repository, ref, result)
+    assert result.findings

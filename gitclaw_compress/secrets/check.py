@@ -195,8 +195,14 @@ def archive_objects(repo: Repository, ref: str) -> list[tuple[str, bool]]:
 
 
 def scan_archive(repo: Repository, ref: str, result: ScanResult) -> None:
+    from gitclaw_compress.secrets.engine import scan_key
+
     cache_file = repo.git_dir / "gitclaw-compress" / CLEAN_CACHE
-    clean = set(cache_file.read_text().split()) if cache_file.exists() else set()
+    rows = cache_file.read_text().split("\n") if cache_file.exists() else []
+    # Scanned clean under other rules (an older version, another engine): scan them again.
+    key = f"# {scan_key()}"
+    fresh = not rows or rows[0] != key
+    clean = set() if fresh else {row for row in rows[1:] if row}
     newly_clean = []
     for oid, session in archive_objects(repo, ref):
         result.objects += 1
@@ -211,8 +217,8 @@ def scan_archive(repo: Repository, ref: str, result: ScanResult) -> None:
             newly_clean.append(oid)
     if newly_clean:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        with open(cache_file, "a") as handle:
-            handle.write("".join(f"{oid}\n" for oid in newly_clean))
+        with open(cache_file, "w" if fresh else "a") as handle:
+            handle.write((f"{key}\n" if fresh else "") + "".join(f"{o}\n" for o in newly_clean))
 
 
 def run_scan(
