@@ -15,6 +15,11 @@ from gitclaw_compress.ops.flow import run_flow, summary_line
 @click.command("step")
 @with_discovery_options
 @click.option("--keep-turns", type=click.IntRange(min=0), help="Keep this many recent turns.")
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Deep compression for this run (session.deep): see docs/deep.md.",
+)
 @click.option("--stage", is_flag=True, help="`git add` the files it rewrote.")
 @click.option(
     "--push/--no-push",
@@ -28,6 +33,7 @@ def command(
     take_all: bool,
     issue: int | None,
     keep_turns: int | None,
+    deep: bool,
     stage: bool,
     push: bool,
     remote: str | None,
@@ -51,6 +57,7 @@ def command(
         do_push=push,
         remote=remote,
         progress=take_all and not as_json and stderr_is_tty(),
+        deep=deep,
     )
     if as_json:
         echo_json(result.as_json())
