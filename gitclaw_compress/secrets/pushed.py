@@ -84,8 +84,8 @@ def scan_pushed(
     repo: Repository, config: Config, remote: str, pushed: Sequence[Pushed]
 ) -> tuple[ScanResult, dict[str, str]]:
     """The findings in the session lines the new commits bring, and the commit that brought
-    each finding's file version (`findings[i].object` is the blob)."""
-    from gitclaw_compress.errors import GitClawError as Error
+    each finding's file version (`findings[i].object` is the blob). A merge commit is not
+    diffed: the commits it brings are in the range themselves."""
     from gitclaw_compress.formats import detect
     from gitclaw_compress.secrets.scan import scan_lines
 
@@ -103,7 +103,7 @@ def scan_pushed(
                 continue
             try:
                 fmt = detect(lines, path)
-            except Error:
+            except GitClawError:
                 fmt = None
             for finding in scan_lines(fresh, fmt, path, new):
                 result.findings.append(finding)
