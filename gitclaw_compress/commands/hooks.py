@@ -152,7 +152,18 @@ def pre_push_command(
     ref = config["archive.ref"]
     branches = branches_needing_archive(repo, pushed, config["sessions.globs"])
     document: dict[str, object] = {"ok": True, "branches": branches, "ref": ref}
+
+    def check_commits() -> None:
+        """A session line with a secret in a commit the remote lacks stops the push (a
+        warning each if unblocked), whether or not the archive goes too."""
+        from gitclaw_compress.secrets.pushed import Pushed, guard_commits
+
+        refs = [Pushed(p.local_oid, p.remote_oid or "0" * 40) for p in pushed]
+        for warning in guard_commits(repo, config, target, refs):
+            click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+
     if not branches:
+        check_commits()
         document["pushed"] = False
         if as_json:
             echo_json(document)
@@ -164,6 +175,7 @@ def pre_push_command(
             f"with: {shell_line('git', 'push', target, f'{ref}:{ref}')}",
             err=True,
         )
+        check_commits()
         document["pushed"] = False
         if as_json:
             echo_json(document)
@@ -173,6 +185,7 @@ def pre_push_command(
     # A secret in an archive object stops the push (a warning each if unblocked).
     for warning in guard_push(repo, config):
         click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+    check_commits()
     result = push_archive(repo, ref, target)
     document.update(
         {

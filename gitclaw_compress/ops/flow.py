@@ -18,6 +18,7 @@ from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover, sessions_under
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key, versions_key
+from gitclaw_compress.secrets.held import SecretsHeld
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.units import human_bytes, plural, size_change
 
@@ -34,6 +35,8 @@ class FlowResult:
     warnings: list[str] = field(default_factory=list)
     push: PushResult | None = None
     summaries: list[StageOutcome] = field(default_factory=list)  # the opt-in summary stage
+    # sessions left untouched for a secret the baseline does not accept: path, ids, advice
+    held: list[dict[str, Any]] = field(default_factory=list)
     ref: str = "refs/gitclaw/archive"
     remote: str = "origin"
 
@@ -91,6 +94,7 @@ class FlowResult:
             "tip": self.push.tip if self.push else None,
         }
         document["warnings"] = self.warnings
+        document["held"] = self.held
         if self.summaries:
             document["summaries"] = [outcome.as_json() for outcome in self.summaries]
         return document
@@ -329,18 +333,32 @@ def run_flow(
             if in_ci():  # a runner that is thrown away: an error, before any write
                 refuse_in_ci(unsent(reports))
 
-        result.reports = compress_paths(
-            repo,
-            chosen,
-            configs,
-            cache,
-            keep_turns=keep_turns,
-            force=force,
-            dry_run=dry_run,
-            progress=progress,
-            before_writing=lambda reports: before_writing(reports),
-        )
-        secrets.wait(result.warnings)
+        def compress(paths: list[Path]) -> list[FileReport]:
+            return compress_paths(
+                repo,
+                paths,
+                configs,
+                cache,
+                keep_turns=keep_turns,
+                force=force,
+                dry_run=dry_run,
+                progress=progress,
+                before_writing=before_writing,
+            )
+
+        try:
+            result.reports = compress(chosen)
+            secrets.wait(result.warnings)  # when nothing was to be written, it answers here
+        except SecretsHeld as held:
+            # Nothing was written. The sessions without an open finding were scanned and
+            # recorded clean: compress them again, alone (no scan waits this time).
+            result.held = held.sessions
+            names = {entry["path"] for entry in held.sessions}
+            rest = [path for path in chosen if repo.relative(path) not in names]
+            done = dict(zip(rest, compress(rest), strict=True))
+            result.reports = [
+                done[path] if path in done else held.report(repo, path) for path in chosen
+            ]
         written = [repo.root / r.path for r in result.reports if r.status == "compressed"]
         secrets.record(written, result.warnings)  # the lines it wrote, scanned for next time
     finally:

@@ -50,13 +50,17 @@ class RedactReport:
 
 
 class Redactor:
-    """Replaces each chosen secret's JSON-encoded form by its marker."""
+    """Replaces each chosen secret's JSON-encoded form (and its twice-encoded form, for JSON
+    inside a string) by its marker."""
 
     def __init__(self, findings: Iterable[Finding]) -> None:
         pairs: dict[bytes, bytes] = {}
         for finding in findings:
             encoded = orjson.dumps(finding.secret)[1:-1]
-            pairs[encoded] = b"[REDACTED:%s]" % finding.rule.encode()
+            marker = b"[REDACTED:%s]" % finding.rule.encode()
+            pairs[encoded] = marker
+            # inside JSON held by a string (`scan`'s `(json)` paths) it is encoded twice
+            pairs[orjson.dumps(encoded.decode())[1:-1]] = marker
         self.pairs = sorted(pairs.items(), key=lambda pair: -len(pair[0]))
 
     def holds(self, data: bytes) -> bool:
