@@ -22,7 +22,7 @@ from flow_helpers import (
 )
 
 from gitclaw_compress.cli import cli
-from gitclaw_compress.commands import compress as compress_command
+from gitclaw_compress.commands import progress as progress_module
 from gitclaw_compress.config import load_config
 from gitclaw_compress.ops import discovery
 from gitclaw_compress.store.archive import Repository
@@ -250,7 +250,7 @@ def test_all_shows_a_progress_bar_only_on_a_terminal(
         write(repo / SESSIONS / f"s{number}.jsonl", session_bytes(3))
     commit_all(repo)
     monkeypatch.chdir(repo)
-    monkeypatch.setattr(compress_command, "stderr_is_tty", lambda: tty)
+    monkeypatch.setattr(progress_module, "shows_progress", lambda as_json=False: tty)
     result = CliRunner().invoke(cli, ["compress", "--all", "--force", "--keep-turns", "1"])
     assert result.exit_code == 0, result.output
     assert ("compressing" in result.stderr) is tty

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from gitclaw_compress.commands.common import (
     open_repo,
     plural,
 )
+from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_PROBLEMS
 from gitclaw_compress.ops.flow import run_flow
 from gitclaw_compress.units import size_change
@@ -64,7 +64,7 @@ discovery_options = (
         "--all",
         "take_all",
         is_flag=True,
-        help="Every session under sessions.globs (a progress bar shows on a terminal).",
+        help="Every session under sessions.globs (progress shows on a terminal).",
     ),
     click.option(
         "--issue",
@@ -78,10 +78,6 @@ def with_discovery_options(function: F) -> F:
     for option in reversed(discovery_options):
         function = option(function)
     return function
-
-
-def stderr_is_tty() -> bool:
-    return sys.stderr.isatty()
 
 
 @click.command("compress")
@@ -137,7 +133,7 @@ def command(
         force=force,
         dry_run=dry_run or check,
         do_stage=stage,
-        progress=take_all and not as_json and stderr_is_tty(),
+        progress=progress_for(as_json),
     )
     if as_json:
         echo_json(result.as_json())

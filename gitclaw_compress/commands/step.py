@@ -7,8 +7,10 @@ from pathlib import Path
 import click
 
 from gitclaw_compress.commands.common import config_option, echo_json, json_option, open_repo
-from gitclaw_compress.commands.compress import stderr_is_tty, with_discovery_options
+from gitclaw_compress.commands.compress import with_discovery_options
+from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.ops.flow import run_flow, summary_line
+from gitclaw_compress.ops.progress import SILENT
 
 
 @click.command("step")
@@ -49,7 +51,7 @@ def command(
         do_stage=stage,
         do_push=push,
         remote=remote,
-        progress=take_all and not as_json and stderr_is_tty(),
+        progress=progress_for(as_json) if take_all else SILENT,  # a hook's step stays quiet
     )
     if as_json:
         echo_json(result.as_json())

@@ -20,8 +20,10 @@ from gitclaw_compress.commands.common import (
     require_session,
     session_path,
 )
+from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.ops.access import ArchiveAccess
+from gitclaw_compress.ops.progress import file_size, running
 
 # The remedies engine.py appends to a problem after "; " (the archive is missing here).
 from gitclaw_compress.ops.verify import VerifyReport, verify_file
@@ -125,10 +127,12 @@ def command(
     repo = open_repo(paths[0])
     accesses: dict[str, ArchiveAccess] = {}
     reports: list[VerifyReport] = []
-    for path in paths:
-        access = archive_access(repo, path, config_path, no_fetch)
-        access = accesses.setdefault(access.ref, access)
-        reports.append(verify_file(repo, path, access.ref, access=access))
+    progress = progress_for(as_json)
+    with running(progress, "verifying", paths, repo.relative, file_size) as announced:
+        for path in announced:
+            access = archive_access(repo, path, config_path, no_fetch)
+            access = accesses.setdefault(access.ref, access)
+            reports.append(verify_file(repo, path, access.ref, access=access))
     problems = [problem for report in reports for problem in report.problems]
     if as_json:
         echo_json({"ok": not problems, "files": [report.as_json() for report in reports]})

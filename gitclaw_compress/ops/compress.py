@@ -42,6 +42,7 @@ from gitclaw_compress.store.fileio import (
 )
 from gitclaw_compress.store.intact import IntactLines
 from gitclaw_compress.store.repository import Repository
+from gitclaw_compress.units import plural
 
 interrupts.checkpoint("loading")  # the core is imported only when there is work
 
@@ -298,14 +299,29 @@ class Compression:
             interrupts.checkpoint("compressed")
         except KeyboardInterrupt:
             if replaced:
-                left = [pending.report.path for pending in self._pending]
-                raise GitClawError(
-                    f"interrupted after compressing {', '.join(replaced)}"
-                    + (f"; {', '.join(left)} not changed" if left else "")
-                    + "; every file is either the old one or the new one",
-                    exit_code=130,
+                raise interrupted_after(
+                    replaced, [pending.report.path for pending in self._pending]
                 ) from None
             raise
+
+
+def interrupted_after(replaced: list[str], left: list[str]) -> GitClawError:
+    """The error of a run stopped between renames: one file is named in the line; more are
+    listed one per line above it (a run over hundreds of sessions would not fit in one)."""
+    same = "; every file is either the old one or the new one"
+    if len(replaced) == 1 and len(left) <= 1:
+        not_changed = f"; {left[0]} not changed" if left else ""
+        return GitClawError(
+            f"interrupted after compressing {replaced[0]}{not_changed}{same}", exit_code=130
+        )
+    not_changed = f"; {plural(len(left), 'other session')} not changed" if left else ""
+    return GitClawError(
+        f"interrupted after compressing {plural(len(replaced), 'session')} (listed above)"
+        f"{not_changed}{same}",
+        exit_code=130,
+        details=[f"compressed {path}" for path in replaced]
+        + [f"not changed {path}" for path in left],
+    )
 
 
 def _refuse_damaged_markers(repo: Repository, path: Path, rel: str, ref: str) -> None:
