@@ -78,8 +78,7 @@ def test_dry_run_says_to_archive_and_all_ends_with_totals(
     before = {path: path.read_bytes() for path in (sessions / SESSIONS).iterdir()}
     dry = run(sessions, monkeypatch, "compress", "--all", "--dry-run")
     assert dry.exit_code == 0
-    assert "would compress" in dry.stdout and "to archive" in dry.stdout
-    assert "archived" not in dry.stdout
+    assert "would compress" in dry.stdout and "new archive objects to write" in dry.stdout
     assert dry.stdout.splitlines()[-1].startswith("total: 3 sessions, 3 would compress: ")
     assert {path: path.read_bytes() for path in before} == before
     done = run(sessions, monkeypatch, "compress", "--all")
@@ -92,7 +91,7 @@ def test_dry_run_says_to_archive_and_all_ends_with_totals(
         f"{human_bytes(total_after)} ({size_change(total_before, total_after)}), "
         f"{lines[-1].split('), ')[1]}"
     )
-    assert lines[-1].endswith(" objects archived") and "1 lines" not in done.stdout
+    assert lines[-1].endswith(" new archive objects") and "1 lines" not in done.stdout
     for path, data in before.items():  # the Action's "original" column reads the markers
         assert original_size(path) == len(data)
 

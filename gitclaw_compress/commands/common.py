@@ -176,12 +176,12 @@ def echo_json(value: object) -> None:
 
 def change_summary(verb: str, report: FileReport, tail: str) -> str:
     """One line for a file that was (or would be) rewritten: sizes, lines, objects, `tail`."""
-    archived = "archived" if report.status == "compressed" else "to archive"
+    archived = "" if report.status == "compressed" else " to write"
     return (
         f"{verb} {report.path}: {human_bytes(report.bytes_before)} -> "
         f"{human_bytes(report.bytes_after)} ({size_change(report.bytes_before, report.bytes_after)}"
         f"); {plural(report.lines_compressed, 'line')} compressed, "
-        f"{plural(report.objects, 'object')} {archived}; {tail}"
+        f"{plural(report.objects, 'new archive object')}{archived}; {tail}"
     )
 
 

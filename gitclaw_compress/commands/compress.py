@@ -50,12 +50,12 @@ def totals_line(reports: list[FileReport]) -> str:
     after = sum(report.bytes_after for report in reports)
     changed = [r for r in reports if r.status in ("compressed", "would-compress")]
     dry = any(r.status == "would-compress" for r in changed)
-    verb, archived = ("would compress", "to archive") if dry else ("compressed", "archived")
+    verb, archived = ("would compress", " to write") if dry else ("compressed", "")
     objects = sum(report.objects for report in changed)
     return (
         f"total: {plural(len(reports), 'session')}, {len(changed)} {verb}: "
         f"{human_bytes(before)} -> {human_bytes(after)} ({size_change(before, after)}), "
-        f"{plural(objects, 'object')} {archived}"
+        f"{plural(objects, 'new archive object')}{archived}"
     )
 
 

@@ -103,13 +103,8 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
     if not show:
         return document
     click.echo(f"{session.ref}: leaf {leaf}, model {context.model or 'unknown'}")
-    click.echo(f"{'#':>4}  {'role':<10} {'entry':<8} {'line':>5} {'tokens':>7}  preview")
-    for item in messages:
-        flags = ("~" if item["compressed"] else " ") + (" " if item["sent"] else "x")
-        click.echo(
-            f"{item['index']:>4}{flags}{item['source_role']:<10} {item['entry_id'] or '-':<8} "
-            f"{item['line']:>5} {item['tokens']:>7,}  {item['preview']}"
-        )
+    for row in table(messages):
+        click.echo(row)
     ratio = totals["compression_ratio"]
     click.echo(
         f"totals: {plural(len(every), 'message')}, {totals['active_messages']} active, "
@@ -119,6 +114,34 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
     )
     click.echo("(~ compressed by gitclaw-compress; x not sent: the reply ended in error/aborted)")
     return document
+
+
+def table(messages: list[dict[str, Any]]) -> list[str]:
+    """The message table, each column as wide as its widest cell (ids are 36-character
+    uuids in three formats, roles as long as `compactionSummary`)."""
+    rows = [
+        (
+            str(item["index"]),
+            ("~" if item["compressed"] else " ") + (" " if item["sent"] else "x"),
+            str(item["source_role"]),
+            str(item["entry_id"] or "-"),
+            str(item["line"]),
+            f"{item['tokens']:,}",
+            str(item["preview"]),
+        )
+        for item in messages
+    ]
+    head = ("#", "  ", "role", "entry", "line", "tokens", "preview")
+    widths = [max(len(row[column]) for row in [head, *rows]) for column in range(6)]
+
+    def line(row: tuple[str, ...]) -> str:
+        index, flags, role, entry, number, tokens, text = row
+        return (
+            f"{index:>{widths[0]}}{flags}{role:<{widths[2]}} {entry:<{widths[3]}} "
+            f"{number:>{widths[4]}} {tokens:>{widths[5]}}  {text}"
+        )
+
+    return [line(head), *map(line, rows)]
 
 
 def _history_tokens(session: SessionFile, path: Path, views: list[EntryView]) -> tuple[int, str]:

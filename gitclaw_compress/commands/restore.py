@@ -167,6 +167,11 @@ def command(
         return
     if path is None:
         raise GitClawError("give a session PATH, or --all", exit_code=EXIT_USAGE)
+    if as_json and output is not None and str(output) == "-":  # stdout holds the session
+        raise GitClawError(
+            "-o - writes the session to stdout, where --json would go; give one of them",
+            exit_code=EXIT_USAGE,
+        )
     path = session_path(path)
     require_session(path)
     repo = open_repo(path)

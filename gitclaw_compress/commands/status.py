@@ -43,7 +43,7 @@ def describe_saving(name: str, saving: Saving) -> str:
             f" and {human_bytes(saving.bytes_before - saving.bytes_after)} ({share}) "
             f"in {plural(saving.lines, 'line')}"
         )
-    text = f"  {name:<8} {what}: {saving.command}"
+    text = f"  {name:<8} {what}" + (f": {saving.command}" if saving.lines else "")
     return f"{text}\n           {saving.decision}" if saving.decision else text
 
 

@@ -141,10 +141,13 @@ def command(
         for report in reports:
             count = len(report.problems)
             status = "ok" if not count else f"{count} problem{'' if count == 1 else 's'}"
-            click.echo(
-                f"{status}: {report.path} ({plural(report.compressed_lines, 'compressed line')}"
-                f", {plural(report.objects, 'object')})"
+            counted = (
+                f"{plural(report.compressed_lines, 'compressed line')}, read back from "
+                f"{plural(report.objects, 'archive object')}"
+                if report.compressed_lines
+                else "no compressed line"
             )
+            click.echo(f"{status}: {report.path} ({counted})")
             texts = []
             for problem in report.problems:
                 text, remedy = split_remedy(problem)

@@ -354,12 +354,12 @@ def summary_line(result: FlowResult) -> str:
     after = sum(r.bytes_after for r in reports)
     objects = sum(r.objects for r in done)
     dry = any(r.status == "would-compress" for r in done)
-    verb, archived = ("would compress", "to archive on") if dry else ("compressed", "archived on")
+    verb, archived = ("would compress", "to write to") if dry else ("compressed", "on")
     line = (
         f"gitclaw-compress: {count}: {len(done)} {verb}, {human_bytes(before)} -> "
         f"{human_bytes(after)} ({size_change(before, after)}), by format: "
         f"{result.format_breakdown()}, "
-        f"{plural(objects, 'object')} {archived} {result.ref}"
+        f"{plural(objects, 'new archive object')} {archived} {result.ref}"
     )
     if result.summarized:
         line += f", {len(result.summarized)} summarized"

@@ -1,0 +1,85 @@
+"""What a person reads: every command takes --json or refuses it in one line, counts say
+what they count, and no suggestion names a command that would do nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import cli, commit_session
+from synthetic import typical_session
+
+from gitclaw_compress.cli import COMMANDS
+from gitclaw_compress.cli import cli as main
+
+SESSION = ".GITCLAW/state/sessions/s.jsonl"
+
+
+@pytest.fixture
+def session(repo: Path) -> Path:
+    return commit_session(repo, SESSION, typical_session(turns=6).data())
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_takes_json(name: str) -> None:
+    shown = CliRunner().invoke(main, [name, "--help"])
+    assert shown.exit_code == 0 and "--json" in shown.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("restore", SESSION, "-o", "-", "--json"), ("show", SESSION, "L2", "--raw", "--json")],
+)
+def test_json_that_cannot_be_kept_is_refused_in_one_line(
+    repo: Path, session: Path, args: tuple[str, ...]
+) -> None:
+    cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo)
+    done = cli(*args, cwd=repo, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.decode().count("\n") == 1 and "--json" in done.stderr.decode()
+    assert json.loads(done.stdout)["ok"] is False  # the refusal, in JSON, is all of stdout
+
+
+def test_counts_say_what_they_count(repo: Path, session: Path) -> None:
+    """compress counts the archive objects it wrote (none: every original is in a commit),
+    verify the archive objects the lines read back from: not "0 objects" then "1 object"."""
+    said = cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo).stdout.decode()
+    assert "lines compressed, 0 new archive objects;" in said, said
+    checked = cli("verify", SESSION, cwd=repo).stdout.decode()
+    assert "compressed lines, read back from 1 archive object)" in checked, checked
+
+
+def test_status_suggests_no_command_that_does_nothing(repo: Path, session: Path) -> None:
+    cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo)
+    shown = cli("status", "--keep-turns", "1", SESSION, cwd=repo).stdout.decode()
+    row = next(line for line in shown.splitlines() if line.startswith("  compress "))
+    assert row == "  compress would change nothing", shown
+    assert "gitclaw-compress compress" not in shown
+
+
+@pytest.mark.parametrize("kind", ["claude", "pi-compaction"])
+def test_context_table_holds_its_columns(repo: Path, kind: str) -> None:
+    """36-character uuids (Claude Code) and long roles (pi's compactionSummary) widen
+    their column instead of pushing the row's other cells out of line."""
+    if kind == "claude":
+        from synthetic_claude import typical_session as claude_session
+
+        path = ".claude/projects/-p/5f0c2a61-7d1e-4c55-9a3b-2b9f0d6e8c11.jsonl"
+        commit_session(repo, path, claude_session(turns=2).data())
+    else:
+        from synthetic import compaction_session
+
+        path = SESSION
+        commit_session(repo, path, compaction_session().data())
+    messages = json.loads(cli("context", "--json", path, cwd=repo).stdout)["messages"]
+    shown = cli("context", path, cwd=repo).stdout.decode().splitlines()
+    header, rows = shown[1], shown[2 : 2 + len(messages)]
+    assert max(len(m["entry_id"] or "") for m in messages) >= 8 or kind != "claude"
+    assert any(len(m["source_role"]) > 10 for m in messages) or kind != "pi-compaction"
+    starts = {
+        len(row) - len(message["preview"]) for row, message in zip(rows, messages, strict=True)
+    }
+    assert len(starts) == 1, rows  # every preview starts in the same column
+    assert header.index("preview") == starts.pop()
