@@ -83,3 +83,28 @@ def test_context_table_holds_its_columns(repo: Path, kind: str) -> None:
     }
     assert len(starts) == 1, rows  # every preview starts in the same column
     assert header.index("preview") == starts.pop()
+
+
+TELEPORTED = ".claude/projects/-p/5f0c2a61-7d1e-4c55-9a3b-2b9f0d6e8c11.jsonl"
+
+
+def test_a_file_of_claude_code_state_lines_alone_is_recognised_and_reported_once(
+    repo: Path,
+) -> None:
+    """Claude Code writes one-line files such as {"type":"teleported-from",…}: no warning
+    on any run over every session, one line from compress, its reason in --json."""
+    line = {"type": "teleported-from", "sessionId": "5f0c2a61", "remoteSessionId": "r1"}
+    commit_session(repo, TELEPORTED, json.dumps(line).encode() + b"\n")
+    commit_session(repo, SESSION, typical_session(turns=2).data())
+    for args in (("compress", "--all"), ("status", "--all"), ("scan",), ("verify",)):
+        done = cli(*args, cwd=repo, check=False)
+        assert b"warning" not in done.stderr and b"not a " not in done.stderr, (args, done)
+    said = cli("compress", "--all", "--dry-run", cwd=repo).stdout.decode()
+    assert said.count(TELEPORTED) == 1
+    assert f"unchanged {TELEPORTED}: no conversation (only teleported-from lines)" in said
+    files = json.loads(cli("compress", "--all", "--json", cwd=repo).stdout)["files"]
+    report = next(one for one in files if one["path"] == TELEPORTED)
+    assert (report["status"], report["reason"]) == (
+        "unchanged",
+        "no conversation (only teleported-from lines)",
+    )

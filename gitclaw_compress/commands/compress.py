@@ -38,7 +38,8 @@ def describe(report: FileReport) -> str:
         "disabled": "session.enabled is false",
         "in-use": "in use by another process; nothing was changed",
     }
-    return f"unchanged {report.path}: {reasons.get(report.status, report.status)}"
+    reason = report.reason or reasons.get(report.status, report.status)
+    return f"unchanged {report.path}: {reason}"
 
 
 LIST_AT_MOST = 5  # more sessions than this are counted, not listed, on the opening line

@@ -23,9 +23,9 @@ from gitclaw_compress.core.compressor import (
     scan,
     settle,
 )
-from gitclaw_compress.core.lines import LineBatch
+from gitclaw_compress.core.lines import LineBatch, parse_entry
 from gitclaw_compress.errors import GitClawError, shell_line
-from gitclaw_compress.formats import detect_file
+from gitclaw_compress.formats import Format, detect_file
 from gitclaw_compress.formats.base import Unsupported
 from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.check import check_file, marker_problems
@@ -157,6 +157,9 @@ class Compression:
         fmt = detect_file(path, rel)
         report.format = fmt.name
         _refuse_damaged_markers(self.repo, path, rel, config["archive.ref"])
+        if stat.st_size <= SMALL_FILE and (kinds := _without_conversation(path, fmt)):
+            report.reason = f"no conversation (only {', '.join(kinds)} lines)"
+            return report
         if not force and stat.st_size < config["session.sizeThresholdKB"] * 1024:
             report.status = "below-threshold"
             return report
@@ -322,6 +325,24 @@ def interrupted_after(replaced: list[str], left: list[str]) -> GitClawError:
         details=[f"compressed {path}" for path in replaced]
         + [f"not changed {path}" for path in left],
     )
+
+
+SMALL_FILE = 64 * 1024  # a file without a conversation is small: larger ones are not read twice
+
+
+def _without_conversation(path: Path, fmt: Format) -> list[str]:
+    """The line types of a file with no turn in it (a Claude Code file that holds only its
+    `teleported-from` line, a header alone); empty when it has a turn."""
+    kinds: set[str] = set()
+    with open_lines(path) as lines:
+        for line in lines:
+            entry = parse_entry(line.data)
+            if entry is None:
+                continue
+            if fmt.is_turn_start(entry):
+                return []
+            kinds.add(str(entry.get("type")))
+    return sorted(kinds)
 
 
 def _refuse_damaged_markers(repo: Repository, path: Path, rel: str, ref: str) -> None:

@@ -26,6 +26,7 @@ class FileReport:
     archive_commit: str | None = None
     warnings: list[str] = field(default_factory=list)
     budget: dict[str, Any] | None = None  # what a budget policy decided (prune.strategy, target)
+    reason: str = ""  # why an unchanged file was left alone, when its status does not say
 
     def as_json(self) -> dict[str, Any]:
         fields = asdict(self)
