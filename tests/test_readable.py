@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import cli, commit_session
+from conftest import cli, commit_session, git
 from synthetic import typical_session
 
 from gitclaw_compress.cli import COMMANDS
@@ -108,3 +108,33 @@ def test_a_file_of_claude_code_state_lines_alone_is_recognised_and_reported_once
         "unchanged",
         "no conversation (only teleported-from lines)",
     )
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_redact_changes_the_index_only_when_something_was_staged_and_says_why(
+    repo: Path, staged: bool
+) -> None:
+    """Nothing staged: the index (HEAD's copy) is left alone, `git status` shows the file
+    modified in the work tree only. A staged copy that holds the secret: redacted there too,
+    and redact says so and why."""
+    from secret_fixtures import planted
+
+    line, _ = next(value for value in planted(3).values() if value[0])
+    builder = typical_session(turns=2)
+    builder.user(f"here: {line}")
+    (repo / "compression.json").write_text('{"scan": {"block": false}}')
+    path = commit_session(repo, SESSION, builder.data())
+    if staged:
+        path.write_bytes(path.read_bytes() + builder.data().splitlines(keepends=True)[-1])
+        git(repo, "add", SESSION)
+    done = cli("redact", SESSION, "--all", cwd=repo)
+    state = git(repo, "status", "--porcelain", "--", SESSION)[:2]
+    said = done.stdout.decode()
+    document = json.loads(cli("redact", SESSION, "--all", "--json", cwd=repo).stdout)
+    if staged:
+        assert state == "M " or state == "MM", state
+        assert f"{SESSION}: index changed: the staged version held the secrets too" in said
+    else:
+        assert state == " M", state  # the work tree alone changed
+        assert "index" not in said
+    assert document["index_changed"] is False  # the second run found nothing left to redact
