@@ -19,18 +19,23 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.core.compressor import git_blob_id
 from gitclaw_compress.ops.compress import blob_id_for
 from gitclaw_compress.store.intact import IntactLines
+from gitclaw_compress.tokens.context import ContextSize
 from gitclaw_compress.tokens.status import Saving, SessionStatus, session_status
 from gitclaw_compress.units import plural, size_change
 
 
 def describe_source(status: SessionStatus) -> str:
-    if status.source == "estimate":
-        text = f"estimated with {status.estimator}"
-        return f"{text}; {status.note}" if status.note else text
-    text = f"recorded usage of entry {status.usage_entry}"
-    if status.trailing_tokens:
-        text += f" + {status.trailing_tokens:,} estimated with {status.estimator} after it"
-    return text
+    """The figure's source, as `context` and `summarize` say it."""
+    return ContextSize(
+        status.context_tokens,
+        status.source,
+        status.estimator,
+        status.estimated_tokens,
+        status.usage_entry,
+        status.usage_tokens,
+        status.trailing_tokens,
+        status.note,
+    ).label()
 
 
 def describe_saving(name: str, saving: Saving) -> str:
