@@ -13,6 +13,8 @@ import orjson
 import pytest
 from conftest import CORPUS, REPO_ROOT
 
+from gitclaw_compress.units import human_bytes
+
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no shared corpus at {CORPUS}")
 
 # docs/formats.md's rows: (format, file column) -> the corpus files the row sums.
@@ -119,3 +121,7 @@ def test_the_supported_formats_table_of_the_readme(
         assert figures is not None, found[label]
         expected = (want["cut"], want["share"], want["ideal"], want["ui copies"])
         assert figures.groups() == expected, label
+        # Sizes as every command prints them (1 KB = 1024 bytes), not in decimal units.
+        before = int(want["before"].replace(",", ""))
+        after = int(want["after"].replace(",", ""))
+        assert f"{human_bytes(before)} -> {human_bytes(after)} (" in found[label], label

@@ -23,6 +23,7 @@ from gitclaw_compress.interrupts import STAGE_ENV
 SESSIONS = ".GITCLAW/state/sessions"
 COUNT = 24
 CLEAR = "\r\x1b[K"
+FINDING = "finding sessions…"
 
 
 @pytest.fixture
@@ -108,6 +109,7 @@ def drawn(received: str) -> list[str]:
         (("verify",), "verifying"),
         (("scan",), "scanning"),
         (("compress", "--all", "--dry-run", "--force"), "checking"),
+        (("prune", "--dry-run", *(f"{SESSIONS}/s{n:02}.jsonl" for n in range(COUNT))), "checking"),
     ],
 )
 def test_a_long_run_shows_progress_on_a_terminal_and_nothing_in_a_pipe(
@@ -116,8 +118,12 @@ def test_a_long_run_shows_progress_on_a_terminal_and_nothing_in_a_pipe(
     code, received = in_terminal(many, *args)
     piped = in_pipe(many, *args)
     assert code == piped.returncode, (received, piped.stderr)
-    lines = drawn(received)
-    # Drawn from the start: before the first session is done, with the count of all of them.
+    every = drawn(received)
+    # Drawn from the start: while the sessions are looked for (PATHs given: no need), then
+    # before the first session is done, with the count of all of them.
+    first = f"checking 0/{COUNT} sessions, 0 B of 1.2 MB" if "prune" in args else FINDING
+    assert every and every[0] == first, every[:2]
+    lines = [line for line in every if line != FINDING]
     assert lines and lines[0].startswith(f"{verb} 0/{COUNT} sessions"), lines[:3]
     assert all(line.startswith(verb) for line in lines), lines
     assert any(re.search(r"\.GITCLAW/state/sessions/s\d\d\.jsonl$", line) for line in lines)
@@ -132,7 +138,7 @@ def test_a_dry_run_says_it_checks_and_never_that_it_compresses(many: Path) -> No
     _, received = in_terminal(many, "compress", "--all", "--dry-run", "--force")
     assert drawn(received) and not any("compressing" in line for line in drawn(received))
     _, received = in_terminal(many, "compress", "--all", "--force")
-    assert drawn(received)[0].startswith(f"compressing 0/{COUNT} sessions")
+    assert drawn(received)[1].startswith(f"compressing 0/{COUNT} sessions")
 
 
 @pytest.mark.parametrize(
@@ -155,7 +161,8 @@ def test_restore_all_shows_progress_and_leaves_its_lines(many: Path) -> None:
     in_pipe(many, "compress", "--all", "--force", "--keep-turns", "1")
     code, received = in_terminal(many, "restore", "--all")
     assert code == 0, received
-    assert drawn(received)[0].startswith(f"restoring 0/{COUNT} sessions")
+    assert drawn(received)[0] == FINDING
+    assert drawn(received)[1].startswith(f"restoring 0/{COUNT} sessions, 0 B of ")
     shown = screen(received)
     assert len(shown) == COUNT + 1 and shown[-1].startswith(f"restored {COUNT} sessions")
 

@@ -253,9 +253,13 @@ def report_sessions(
     from gitclaw_compress.formats.base import Unsupported
 
     warnings: list[str] = []
-    paths, found = sessions_to_report(path, config_path, warnings, take_all=take_all)
+    several = path is None or path.is_dir()
+    progress = progress_for(as_json, finding=True) if several else SILENT
+    try:
+        paths, found = sessions_to_report(path, config_path, warnings, take_all=take_all)
+    finally:
+        progress.clear()
     documents: list[dict[str, Any]] = []
-    progress = progress_for(as_json) if len(paths) > 1 else SILENT
     with running(progress, "reading", paths, _session_ref, file_size) as announced:
         for one in announced:
             ref = _session_ref(one)

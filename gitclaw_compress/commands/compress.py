@@ -124,18 +124,22 @@ def command(
     the session whose last entry is the newest. Never the newest by mtime.
     """
     repo = open_repo(paths[0] if paths else Path.cwd())
-    result = run_flow(
-        repo,
-        paths,
-        config_path=config_path,
-        take_all=take_all,
-        issue=issue,
-        keep_turns=keep_turns,
-        force=force,
-        dry_run=dry_run or check,
-        do_stage=stage,
-        progress=progress_for(as_json),
-    )
+    progress = progress_for(as_json, finding=not paths or any(path.is_dir() for path in paths))
+    try:
+        result = run_flow(
+            repo,
+            paths,
+            config_path=config_path,
+            take_all=take_all,
+            issue=issue,
+            keep_turns=keep_turns,
+            force=force,
+            dry_run=dry_run or check,
+            do_stage=stage,
+            progress=progress,
+        )
+    finally:
+        progress.end()
     if as_json:
         echo_json(result.as_json())
     else:

@@ -35,9 +35,18 @@ def shows_progress(as_json: bool = False, stream: TextIO | None = None) -> bool:
         return False
 
 
-def progress_for(as_json: bool = False) -> Progress:
-    """The progress a command hands its use case."""
-    return TerminalProgress(sys.stderr) if shows_progress(as_json) else SILENT
+def progress_for(as_json: bool = False, finding: bool = False) -> Progress:
+    """The progress a command hands its use case; with `finding`, it says at once that the
+    sessions are being looked for (on hundreds of sessions that takes a while itself)."""
+    if not shows_progress(as_json):
+        return SILENT
+    progress = TerminalProgress(sys.stderr)
+    if finding:
+        progress.begin(FINDING, 0)
+    return progress
+
+
+FINDING = "finding sessions"
 
 
 class TerminalProgress:
@@ -78,6 +87,8 @@ class TerminalProgress:
         self.clear()
 
     def line(self) -> str:
+        if not self.total and not self.current:  # a run that does not know its items yet
+            return f"{self.verb}…"
         noun = self.unit if self.total == 1 else f"{self.unit}s"
         text = f"{self.verb} {self.done:,}/{self.total:,} {noun}"
         if self.total_bytes:

@@ -150,8 +150,11 @@ def command(
                 "give PATH (and -o), a folder, or --all, not several", exit_code=EXIT_USAGE
             )
         repo = open_repo(folder or Path.cwd())
-        progress = progress_for(as_json)
-        results = restore_all(repo, config_path, no_fetch, progress=progress, under=folder)
+        progress = progress_for(as_json, finding=True)
+        try:
+            results = restore_all(repo, config_path, no_fetch, progress=progress, under=folder)
+        finally:
+            progress.end()
         total = sum(result["bytes"] for result in results)
         if as_json:
             echo_json({"ok": True, "files": results, "bytes": total})

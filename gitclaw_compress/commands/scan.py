@@ -56,8 +56,12 @@ def command(
     repo = open_repo(Path.cwd() if not paths else paths[0])
     config = config_for(repo, paths[0] if paths else None, config_path)
     warnings: list[str] = []
-    chosen, _ = select(repo, config, list(paths), take_all=not paths, warnings=warnings)
-    result = run_scan(repo, config, chosen, archive=not no_archive, progress=progress_for(as_json))
+    progress = progress_for(as_json, finding=not paths)
+    try:
+        chosen, _ = select(repo, config, list(paths), take_all=not paths, warnings=warnings)
+        result = run_scan(repo, config, chosen, archive=not no_archive, progress=progress)
+    finally:
+        progress.end()
     if accept_ids or accept_all:
         known = {f.id for f in result.findings}
         unknown = [i for i in accept_ids if i not in known]

@@ -42,17 +42,22 @@ def command(
     to push (`--push` pushes it). Warnings go to stderr; stdout gets exactly one line.
     """
     repo = open_repo(Path.cwd())
-    result = run_flow(
-        repo,
-        config_path=config_path,
-        take_all=take_all,
-        issue=issue,
-        keep_turns=keep_turns,
-        do_stage=stage,
-        do_push=push,
-        remote=remote,
-        progress=progress_for(as_json) if take_all else SILENT,  # a hook's step stays quiet
-    )
+    # A hook's step stays quiet; `step --all` on a terminal shows progress.
+    progress = progress_for(as_json, finding=True) if take_all else SILENT
+    try:
+        result = run_flow(
+            repo,
+            config_path=config_path,
+            take_all=take_all,
+            issue=issue,
+            keep_turns=keep_turns,
+            do_stage=stage,
+            do_push=push,
+            remote=remote,
+            progress=progress,
+        )
+    finally:
+        progress.end()
     if as_json:
         echo_json(result.as_json())
         return

@@ -20,7 +20,7 @@ from gitclaw_compress.commands.common import (
     require_session,
     session_path,
 )
-from gitclaw_compress.commands.progress import progress_for
+from gitclaw_compress.commands.progress import FINDING, progress_for
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.progress import file_size, running
@@ -103,31 +103,37 @@ def command(
     fetches it from archive.remote once first (unless --no-fetch). A folder stands for the
     session files under it.
     """
-    if not paths:
-        from gitclaw_compress.ops.flow import select
-
-        repo = open_repo(Path.cwd())
-        skipped: list[str] = []  # a file where sessions live that is none: as compress does
-        found, _ = select(
-            repo, config_for(repo, None, config_path), (), take_all=True, warnings=skipped
-        )
-        for warning in skipped:
-            click.echo(f"gitclaw-compress: warning: {warning}", err=True)
-        paths = tuple(found)
+    progress = progress_for(as_json, finding=not paths or any(path.is_dir() for path in paths))
+    try:
         if not paths:
-            raise GitClawError(f"no session files found under {repo.root}")
-    from gitclaw_compress.ops.flow import expand_folder
+            from gitclaw_compress.ops.flow import select
 
-    folders = [str(path) for path in paths if path.is_dir()]
-    paths = tuple(one for path in paths for one in expand_folder(session_path(path)))
-    if folders and not paths:
-        raise GitClawError(f"no session files found under {', '.join(folders)}")
-    for path in paths:
-        require_session(path)
+            repo = open_repo(Path.cwd())
+            skipped: list[str] = []  # a file where sessions live that is none: as compress does
+            found, _ = select(
+                repo, config_for(repo, None, config_path), (), take_all=True, warnings=skipped
+            )
+            progress.clear()  # the warnings go out on lines of their own
+            for warning in skipped:
+                click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+            progress.begin(FINDING, 0)
+            paths = tuple(found)
+            if not paths:
+                raise GitClawError(f"no session files found under {repo.root}")
+        from gitclaw_compress.ops.flow import expand_folder
+
+        folders = [str(path) for path in paths if path.is_dir()]
+        paths = tuple(one for path in paths for one in expand_folder(session_path(path)))
+        if folders and not paths:
+            raise GitClawError(f"no session files found under {', '.join(folders)}")
+        for path in paths:
+            require_session(path)
+    except BaseException:
+        progress.clear()  # an error's line starts at the margin
+        raise
     repo = open_repo(paths[0])
     accesses: dict[str, ArchiveAccess] = {}
     reports: list[VerifyReport] = []
-    progress = progress_for(as_json)
     with running(progress, "verifying", paths, repo.relative, file_size) as announced:
         for path in announced:
             access = archive_access(repo, path, config_path, no_fetch)
