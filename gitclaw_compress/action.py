@@ -183,7 +183,7 @@ def run(env: Mapping[str, str]) -> int:
 
         try:
             # Never send an archive object that holds a secret, as `push` and the hook do.
-            for warning in guard_push(repo, load_config(None, repo.root, inputs.config)):
+            for warning in guard_push(repo, load_config(None, repo.config_root, inputs.config)):
                 print(_annotation("warning", warning))
             result.push = push_archive(repo, result.ref, result.remote)
         except GitClawError as error:

@@ -96,6 +96,7 @@ COMMANDS = {
     "scan": ("scan", "command"),
     "redact": ("redact", "command"),
     "doctor": ("doctor", "command"),
+    "stores": ("stores", "command"),
     "install": ("hooks", "install_command"),
     "uninstall": ("hooks", "uninstall_command"),
     "pre-push": ("hooks", "pre_push_command"),
@@ -110,7 +111,8 @@ class _Group(click.Group):
         spec = COMMANDS.get(cmd_name)
         if spec is None:
             return None
-        module = importlib.import_module(f"gitclaw_compress.commands.{spec[0]}")
+        with interrupts.imports_deferred():  # the command's imports, whole or not at all
+            module = importlib.import_module(f"gitclaw_compress.commands.{spec[0]}")
         command: click.Command = getattr(module, spec[1])
         return command
 

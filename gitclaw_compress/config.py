@@ -320,6 +320,23 @@ OPTIONS: tuple[Option, ...] = (
         "`sessionPath` (repository-relative) names the session of an issue. Used by "
         "`compress`/`step` with no path and by `--issue N`.",
     ),
+    # The agents' own stores (`gitclaw-compress stores`; see docs/stores.md).
+    Option(
+        "stores.quietMinutes",
+        int,
+        5,
+        "`stores` leaves a session alone until it has been left unwritten this many minutes "
+        "(an agent may still be working in it). Read from the compression.json in "
+        "`$XDG_CONFIG_HOME/gitclaw-compress/` (else `~/.config/gitclaw-compress/`).",
+        minimum=0,
+    ),
+    Option(
+        "stores.remote",
+        str,
+        "",
+        "A remote of a store's archive that `stores` pushes the archive to after each run "
+        "(as `--remote` does); empty: the archive stays on this machine.",
+    ),
     # Summarizing compaction (`summarize`, and the opt-in stage of `compress`).
     Option(
         "summary.provider",
@@ -628,6 +645,9 @@ def agent_folder(session: Path, repo_root: Path) -> Path | None:
 def find_config_file(session: Path | None, repo_root: Path, explicit: Path | None) -> Path | None:
     if explicit is not None:
         if not explicit.is_file():
+            from gitclaw_compress.store.fileio import refuse_special
+
+            refuse_special(explicit, "a config file")  # reading it could wait for ever
             raise GitClawError(f"{explicit}: config file not found")
         return explicit
     if session is not None:

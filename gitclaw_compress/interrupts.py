@@ -12,12 +12,15 @@ Imports only the standard library: it is in force before anything else is import
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from types import FrameType
     from typing import Any
 
@@ -100,16 +103,38 @@ def _unraisable(unraisable: Any) -> None:
 
 
 def install() -> None:
-    """Take SIGINT (the process must be in its main thread)."""
+    """Take SIGINT and SIGTERM (the process must be in its main thread)."""
     reset()
     signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
     sys.unraisablehook = _unraisable
     atexit.register(_at_exit)  # the first registered runs last
+
+
+def imports_done() -> None:
+    """Let SIGINT and SIGTERM in (`entry.main` blocks them until the imports are done): one
+    that came meanwhile runs the handler now."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+@contextlib.contextmanager
+def imports_deferred() -> Iterator[None]:
+    """Keep SIGINT and SIGTERM out of an import (a native module's init that an interrupt
+    cuts short crashes later): one that came meanwhile lands when the import is done."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _at_exit() -> None:
     """A signal swallowed while the interpreter shut down (a finalizer run at exit)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # nothing is left to stop
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if received:
         report_and_exit()
 

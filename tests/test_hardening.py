@@ -301,6 +301,28 @@ def test_a_full_disk_is_one_line_and_changes_nothing(small_disk: Path) -> None:
     assert done.returncode == 3 and "no space left" in line.lower(), line
 
 
+def test_a_full_disk_names_the_file_in_summarize_and_restore_all(small_disk: Path) -> None:
+    """Every out-of-space error names the file it was writing ("file operation: no space
+    left on device" said neither, before)."""
+    repo = small_disk / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    original = typical_session(turns=6).data()
+    path = commit_session(repo, SESSION, original)
+    cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo)
+    compressed = path.read_bytes()
+    fill(small_disk)
+    for command in (
+        ("summarize", "--offline", "--keep-turns", "1", SESSION),
+        ("restore", "--all"),
+    ):
+        done = cli(*command, cwd=repo, check=False)
+        line = one_line(done.stderr)
+        assert done.returncode == 3 and "no space left" in line.lower(), (command, line)
+        assert f"{SESSION}: writing failed" in line, (command, line)
+        assert path.read_bytes() == compressed
+
+
 def test_a_read_only_filesystem_is_one_line_and_changes_nothing(small_disk: Path) -> None:
     repo = small_disk / "repo"
     repo.mkdir()

@@ -12,9 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 from conftest import commit_session, git
 from format_cases import SYNTHETIC
+from secret_fixtures import planted
 from synthetic import typical_session
 
 from gitclaw_compress.core.lines import MARKER_BYTES
@@ -141,3 +143,75 @@ def test_an_interrupted_read_only_command_changes_nothing(repo: Path, stage: str
         error = assert_one_line_130(done)
         assert "interrupted; nothing was changed" in error, error
         assert path.read_bytes() == compressed
+
+
+def test_an_interrupt_while_git_writes_an_answer_ends_git_too(repo: Path) -> None:
+    """SIGINT in `redact` just after `git cat-file --batch` was asked for a session version
+    larger than a pipe holds: git sits in its own process group (the signal never reaches
+    it), blocked writing an answer nobody reads. The reader must stop it, not wait for it
+    to read a stdin it never gets back to (that hung, before)."""
+    line, _secret = planted(5)["github"]
+    data = typical_session(turns=6).data()
+    data = data.replace(b"task 0", b"task 0: " + orjson.dumps(line)[1:-1], 1)
+    path = commit_session(repo, SESSION, data)
+    assert len(data) > 1 << 17  # more than a pipe's 64 KiB
+    (repo / "compression.json").write_bytes(b'{"scan": {"block": false}}')
+    assert run_at(repo, "none", *COMPRESS).returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "compressed")
+    compressed = path.read_bytes()
+    # A hang is the failure: the timeout only ends the test, it is never the answer.
+    env = {**os.environ, STAGE_ENV: "object-asked"}
+    done = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", "redact", "--all", SESSION],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    error = assert_one_line_130(done)
+    assert "interrupted; nothing was changed" in error, error
+    assert path.read_bytes() == compressed
+
+
+# Sends SIGINT when a module named by the test is first looked for, then runs the console
+# script's main: an interrupt at that exact point of start-up, with no timing.
+INTERRUPT_AT_IMPORT = """
+import os, signal, sys
+
+AT = sys.argv.pop(1)
+
+class Hook:
+    def find_spec(self, name, path=None, target=None):
+        if name == AT:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, Hook())
+from gitclaw_compress.entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    "module", ["dataclasses", "json", "click", "gitclaw_compress.commands.status"]
+)
+def test_an_interrupt_inside_the_start_up_imports_is_one_line_and_130(
+    repo: Path, module: str
+) -> None:
+    """orjson's init imports dataclasses and json (and uuid, datetime) and does not check that
+    they came: a KeyboardInterrupt there left it half made, and the process died of a
+    segfault (exit -11, no message). Signals now wait until the imports are done."""
+    commit_session(repo, SESSION, typical_session(turns=2).data())
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_AT_IMPORT, module, "status", SESSION],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    error = assert_one_line_130(done)
+    assert "interrupted; nothing was changed" in error, error

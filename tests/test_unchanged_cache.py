@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from flow_helpers import SESSIONS, commit_all, init, ok, session_bytes, write
+from flow_helpers import SESSIONS, commit_all, init, ok, session_bytes, tool, write
+from synthetic import SessionBuilder, text, tool_call
 
 CACHE = Path(".git") / "gitclaw-compress" / "unchanged.json"
 # Small sessions are compressed too, so that a no-op run means "compressed, nothing left".
@@ -101,7 +102,7 @@ def test_a_damaged_cache_is_ignored_and_rewritten(tmp_path: Path) -> None:
     write(repo / CACHE, b"{not json")
     line, core = step_in_new_process(repo, "--keep-turns", "1")
     assert "1 unchanged" in line and core
-    assert json.loads((repo / CACHE).read_bytes())["v"] == 1
+    assert json.loads((repo / CACHE).read_bytes())["v"] == 2
     _line, core = step_in_new_process(repo, "--keep-turns", "1")
     assert core == []
 
@@ -114,3 +115,36 @@ def test_dry_run_and_force_never_use_the_cache(tmp_path: Path) -> None:
         assert core, flag
     _line, core = step_in_new_process(repo, "--keep-turns", "1", command="compress")
     assert core == []  # compress with no path shares the cache with step
+
+
+def marginal_lines_session() -> bytes:
+    """Tool calls whose `partialJson` copy is only worth a stub once the line sits intact in a
+    commit (the v3 marker naming that blob is cheaper than one naming an archived payload)."""
+    session = SessionBuilder()
+    for turn, size in enumerate(range(60, 300, 20)):
+        session.user(f"task {turn}")
+        session.assistant(tool_call(f"c{turn}", "bash", {"command": "l" * size}))
+        session.tool_result(f"c{turn}", "bash", "ok")
+        session.assistant(text("ok"), stop="stop")
+    return session.data()
+
+
+def test_a_commit_that_makes_cheaper_markers_possible_is_not_answered_from_the_cache(
+    tmp_path: Path,
+) -> None:
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", THRESHOLD_ZERO)
+    session = write(repo / SESSIONS / "a.jsonl", marginal_lines_session())
+    ok(repo, "compress", "--keep-turns", "1", str(session))
+    again = ok(repo, "compress", "--keep-turns", "1", str(session)).stdout.decode()
+    assert again.startswith("unchanged")  # remembered as a no-op
+    commit_all(repo, "compressed")
+    check = tool(repo, "compress", "--keep-turns", "1", "--check", str(session))
+    dry = ok(repo, "compress", "--keep-turns", "1", "--dry-run", str(session)).stdout.decode()
+    real = ok(repo, "compress", "--keep-turns", "1", str(session)).stdout.decode()
+    assert check.returncode == 1 and dry.startswith("would compress"), dry
+    assert real.startswith("compressed"), real  # what --check and --dry-run said it would do
+    lines_compressed = [line.split("; ")[1].split(",")[0] for line in (dry, real)]
+    assert lines_compressed[0] == lines_compressed[1]  # "12 lines compressed" both times
+    check_after = tool(repo, "compress", "--keep-turns", "1", "--check", str(session))
+    assert check_after.returncode == 0, check_after.stdout

@@ -123,7 +123,7 @@ def command(
     state/issues/<N>.json mapping files; else the session of the newest mapping file; else
     the session whose last entry is the newest. Never the newest by mtime.
     """
-    repo = open_repo(paths[0] if paths else Path.cwd())
+    repo = open_repo(paths[0] if paths else Path.cwd(), create_store=True)
     progress = progress_for(as_json, finding=not paths or any(path.is_dir() for path in paths))
     try:
         result = run_flow(

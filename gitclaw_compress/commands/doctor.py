@@ -3,7 +3,6 @@ restored from this clone?"""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from gitclaw_compress.commands.common import (
     config_for,
     config_option,
     echo_json,
+    human_bytes,
     json_option,
     open_repo,
     plural,
@@ -31,7 +31,9 @@ from gitclaw_compress.ops.githooks import (
 )
 from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.ops.verify import OFF_REF, verify_file
+from gitclaw_compress.store.agent_store import archive_size
 from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.git import run_git
 from gitclaw_compress.store.remote import fetch_command, remote_tip
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
@@ -82,9 +84,7 @@ def _remote_archive(repo: Repository, ref: str, remote: str) -> dict[str, Any]:
 
 
 def _contains(repo: Repository, newer: str, older: str) -> bool:
-    done = subprocess.run(
-        ["git", "merge-base", "--is-ancestor", older, newer], cwd=repo.root, capture_output=True
-    )
+    done = run_git(repo.root, "merge-base", "--is-ancestor", older, newer)
     return done.returncode == 0
 
 
@@ -113,9 +113,11 @@ def _configs_without_local_only(
     names: set[str] = set()
     local_only: dict[Path | None, bool] = {}
     for path in compressed:
-        found = find_config_file(path, repo.root, config_path)
+        found = find_config_file(path, repo.config_root, config_path)
         if found not in local_only:
-            local_only[found] = load_config(path, repo.root, config_path)["archive.localOnly"]
+            local_only[found] = load_config(path, repo.config_root, config_path)[
+                "archive.localOnly"
+            ]
         if not local_only[found]:
             names.add(CONFIG_NAME if found is None else _shown(repo, found))
     return sorted(names)
@@ -168,6 +170,8 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         problems.append(f"{remote} lacks this clone's {ref}; send it with: gitclaw-compress push")
     shared = _configs_without_local_only(repo, compressed, config_path)
     archive["local_only"] = not shared if compressed else config["archive.localOnly"]
+    if not repo.sessions_travel:  # an agent's store: its archive stays here unless asked
+        archive["local_only"] = archive["store"] = True
     if (
         compressed
         and archive["state"] == "no-remote"
@@ -187,6 +191,9 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     return {
         "ok": not problems,
         "repository": str(repo.root),
+        "kind": repo.kind,
+        "git_dir": str(repo.git_dir),
+        "git_dir_bytes": archive_size(repo.git_dir) if repo.kind == "store" else None,
         "pre_push_hook": hook.as_json() | {"left_behind": [str(p) for p in left_behind]},
         "pre_commit": _pre_commit(repo),
         "archive": {"ref": ref, **archive},
@@ -235,6 +242,8 @@ ARCHIVE_STATES = {
 
 
 def archive_text(archive: dict[str, Any]) -> str:
+    if archive["state"] == "no-remote" and archive.get("store"):
+        return "kept on this machine only (a store's archive is pushed only to a remote you name)"
     if archive["state"] == "no-remote" and archive["local_only"]:
         return f"kept in this clone only (archive.localOnly; no remote {archive['remote']!r})"
     add_remote = shell_line("git", "remote", "add", archive["remote"], "URL")
@@ -275,8 +284,15 @@ def command(config_path: Path | None, as_json: bool) -> None:
             "`gitclaw-compress uninstall` removes every copy)"
             for path in hook["left_behind"]
         )
-        click.echo(f"pre-push hook: {hook_text(hook, pre_commit)}{left}")
-        click.echo(f"pre-commit:    {pre_commit_text}")
+        if found["kind"] == "store":  # git hooks mean nothing there: where the archive is
+            click.echo(
+                f"store:         {found['repository']}; its archive {found['git_dir']} "
+                f"({human_bytes(found['git_dir_bytes'])}; see docs/stores.md to move or "
+                "back it up)"
+            )
+        else:
+            click.echo(f"pre-push hook: {hook_text(hook, pre_commit)}{left}")
+            click.echo(f"pre-commit:    {pre_commit_text}")
         archive = found["archive"]
         click.echo(f"archive:       {archive['ref']}: {archive_text(archive)}")
         click.echo(

@@ -71,7 +71,7 @@ def restore_all(
                     before = _stat_key(path)
                     atomic = AtomicFile(path, doing="restoring")
                     pending.append((atomic, before, rel))
-                    written = restore_to_stream(repo, path, access.ref, atomic.handle, access)
+                    written = restore_to_stream(repo, path, access.ref, atomic, access)
                     atomic.seal()
                     results.append({"path": rel, "status": "restored", "bytes": written})
             for atomic, before, rel in pending:

@@ -308,6 +308,27 @@ def read_marker(data: bytes, where: str, *, fast: bool = True) -> Marker | None:
     return Marker(raw["sha256"], raw["size"], parts, raw.get("commit"), None, lines, ui_only)
 
 
+def misplaced(marker: Marker, number: int) -> str | None:
+    """Why `marker` cannot be one that compress wrote on line `number`, or None.
+
+    Compress never moves a line: a v2 or v3 marker names the line of a committed version
+    that holds the original, which is the marker's own line; and every marker that says
+    the file's length (`lines`) was written in a file at least `number` lines long. A
+    marker elsewhere arrived with a line that was copied, moved or inserted (a fork or a
+    copy of a compressed session); restoring it would write another line's original."""
+    if marker.intact is not None and marker.intact[1] != number:
+        return (
+            f"the line carries a gitclawCompress marker written for line {marker.intact[1]}, "
+            "not here (a line copied, moved or inserted)"
+        )
+    if marker.lines is not None and number > marker.lines:
+        return (
+            f"the line carries a gitclawCompress marker written in a file of {marker.lines} "
+            "lines, not here (a line copied, moved or inserted)"
+        )
+    return None
+
+
 def blob_line(blob: bytes, number: int) -> bytes:
     """Line `number` (1-based) of a blob, without its newline; empty past the end."""
     start = 0
@@ -336,16 +357,20 @@ def restore_data(
     from_commit: Callable[[str], bytes | None] | None = None,
     notes: list[str] | None = None,
     fetch_line: FetchBlobLine | None = None,
+    number: int | None = None,
 ) -> bytes:
     """The original bytes of one line (unchanged if the line carries no marker).
 
     `notes` collects what was wrong with lines that were restored from their commit.
     `fetch_line` reads a line of an intact blob (v2 and v3 markers); without it the whole blob is
-    fetched with `fetch`.
+    fetched with `fetch`. `number`, the line's number in its file, refuses a marker that
+    compress cannot have written there (see `misplaced`).
     """
     marker = read_marker(data, where)
     if marker is None:
         return data
+    if number is not None and (problem := misplaced(marker, number)) is not None:
+        raise DamagedLineError(f"{where}: {problem}")
     if marker.intact is not None:
         return _from_intact_blob(marker, marker.intact, where, fetch, fetch_line)
     blobs = {oid: fetch(oid) for _, oid in marker.parts}

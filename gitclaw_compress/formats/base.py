@@ -17,8 +17,10 @@ encrypted reasoning. It says so in `sealed`, which the contract tests check on e
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
@@ -191,6 +193,40 @@ class Format(Protocol):
     def secret_scope(self, path: JsonPath, value: str) -> str:
         """What `scan` does with a string value: SECRET_SCAN, SECRET_SKIP or SECRET_SEALED."""
 
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        """Where the agent keeps its sessions on this machine, under `environ`."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentHome:
+    """An agent's own store: the folder it keeps sessions in (the work tree of the archive
+    the tool keeps elsewhere), its session files as globs relative to it, and the
+    environment variable that chose the folder (None: the default)."""
+
+    agent: str  # the format's name
+    root: Path
+    globs: tuple[str, ...]
+    moved_by: str | None = None
+    # A running agent: a word of its command line (the program's name, or its package's),
+    # and the folder (relative to `root`) where it writes the sessions of its working
+    # directory; its newest session there is the one it may be running. None: unknown.
+    program: tuple[str, ...] = ()
+    cwd_folder: Callable[[str], str] | None = None
+
+
+def home_folder(
+    environ: Mapping[str, str], name: str | None, *default: str, tilde: bool = False
+) -> tuple[Path, str | None]:
+    """The folder the environment variable `name` names (a leading ~ expanded when the
+    agent does, `tilde`), else `default` under HOME; and the variable, if it chose."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    value = environ.get(name, "") if name else ""
+    if not value:
+        return Path(home, *default), None
+    if tilde and (value == "~" or value.startswith("~/")):
+        value = home + value[1:]
+    return Path(value), name
+
 
 class Unsupported(GitClawError):
     """A format that cannot do something says so here, and only here, in one line."""
@@ -249,6 +285,9 @@ class FormatBase:
         # The keys are strings, never equal to an index in the path.
         sealed = not self.secret_sealed_keys.isdisjoint(path)
         return SECRET_SEALED if sealed else SECRET_SCAN
+
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        raise self.unsupported("an agent store")
 
 
 SNIFF_LINES = 16  # parsed lines `recognize` sees at most

@@ -27,7 +27,7 @@ What the model sees: `claude_view.py` (each line in neutral terms) and `claude_c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gitclaw_compress.core import stubs
@@ -38,6 +38,7 @@ from gitclaw_compress.formats.base import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
     TITLES,
+    AgentHome,
     Edit,
     FormatBase,
     Scope,
@@ -400,6 +401,12 @@ def _ui_measure(value: object) -> tuple[int, int]:
 class ClaudeFormat(FormatBase):
     name = "claude"
     title = TITLES[name]
+
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        from gitclaw_compress.formats.claude_home import home
+
+        return home(environ)
+
     # Not for Claude Code: with the bare uuid in the kept turn's UI-copy stubs, its detailed
     # transcript view of a corpus file (ctrl+o) no longer reached the last prompt
     # (tests/test_agent_resume.py); with the path it does.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -26,7 +26,14 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import SMALL_ARGUMENT_BYTES, TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.base import (
+    SMALL_ARGUMENT_BYTES,
+    TITLES,
+    AgentHome,
+    Edit,
+    FormatBase,
+    Scope,
+)
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
 from gitclaw_compress.formats.codex_history import (
@@ -406,6 +413,12 @@ def _encrypted(value: object, where: str) -> Iterator[tuple[str, Any]]:
 class CodexFormat(FormatBase):
     name = "codex"
     title = TITLES[name]
+
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        from gitclaw_compress.formats.codex_home import home
+
+        return home(environ)
+
     # A committed CODEX_HOME at the root, or one inside an agent's state folder.
     globs: tuple[str, ...] = (
         ".codex/sessions/**/rollout-*.jsonl",

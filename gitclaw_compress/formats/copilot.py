@@ -28,7 +28,7 @@ its own, since the marker would record its key raw. A line carrying the extra to
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -43,6 +43,7 @@ from gitclaw_compress.formats.base import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
     TITLES,
+    AgentHome,
     Edit,
     FormatBase,
     Scope,
@@ -408,6 +409,12 @@ def _strings(value: object) -> Iterator[str]:
 class CopilotFormat(FormatBase):
     name = "copilot"
     title = TITLES[name]
+
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        from gitclaw_compress.formats.copilot_home import home
+
+        return home(environ)
+
     stubs_name_ids_alone = True  # event uuids; the path would be 87 of a stub's bytes
     # Copilot CLI's events, committed from ~/.copilot at the root or under a state folder
     globs: tuple[str, ...] = (

@@ -13,7 +13,7 @@ converters join.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -27,6 +27,7 @@ from gitclaw_compress.formats.base import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
     TITLES,
+    AgentHome,
     Edit,
     FormatBase,
     Scope,
@@ -380,6 +381,12 @@ def _measure_blocks(role: str, content: object) -> Iterator[tuple[str, int]]:
 class PiFormat(FormatBase):
     name = "pi"
     title = TITLES[name]
+
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        from gitclaw_compress.formats.pi_home import home
+
+        return home(environ)
+
     kinds: tuple[str, ...] = (
         "toolResult text",
         "toolResult images",

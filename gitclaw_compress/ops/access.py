@@ -126,28 +126,40 @@ class ArchiveAccess:
         return f"get the archive with: {fetch_command(self.ref, self.remote)}"
 
     def restore(
-        self, data: bytes, where: str, from_commit: Callable[[str], bytes | None] | None
+        self,
+        data: bytes,
+        where: str,
+        from_commit: Callable[[str], bytes | None] | None,
+        number: int | None = None,
     ) -> bytes:
-        """The original bytes of one line, fetching the archive once if a payload is missing."""
+        """The original bytes of one line (line `number` of its file, when given: a marker
+        compress cannot have written there is refused), fetching the archive once if a
+        payload is missing."""
         try:
-            return self._restore(data, where, from_commit)
+            return self._restore(data, where, from_commit, number)
         except GitFailureError as error:
             if str(error).startswith(where):
                 raise
             raise type(error)(f"{where}: {error}") from None
 
     def _restore(
-        self, data: bytes, where: str, from_commit: Callable[[str], bytes | None] | None
+        self,
+        data: bytes,
+        where: str,
+        from_commit: Callable[[str], bytes | None] | None,
+        number: int | None,
     ) -> bytes:
         try:
-            return restore_data(data, where, self._get, from_commit, self.notes, self._blob_line)
+            return restore_data(
+                data, where, self._get, from_commit, self.notes, self._blob_line, number
+            )
         except MissingObjectError as error:
             missing = error
         if self.fetch_once():
             self.missing.clear()
             try:
                 return restore_data(
-                    data, where, self._get, from_commit, self.notes, self._blob_line
+                    data, where, self._get, from_commit, self.notes, self._blob_line, number
                 )
             except MissingObjectError as error:
                 missing = error

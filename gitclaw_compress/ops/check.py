@@ -14,7 +14,7 @@ from gitclaw_compress.core.lines import (
     lines_from_bytes,
     parse_entry,
 )
-from gitclaw_compress.core.marker import read_marker
+from gitclaw_compress.core.marker import misplaced, read_marker
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.session_lines import file_chunks, has_compressed_line, open_lines
@@ -114,16 +114,17 @@ def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -
         return _past_record(path, rel, matched, FileCheck("matched", len(records)))
     if not has_compressed_line(path):  # restored in place, or never compressed under this header
         return FileCheck("unrecorded", len(records))
-    return FileCheck(
-        "damaged",
-        len(records),
-        problems=[
-            *marker_problems(path, rel),
-            f"{rel}: the file differs from every version gitclaw-compress wrote "
-            f"({len(records)} recorded on {ref}) and no staged or committed version matches "
-            "one; a compressed line was altered",
-        ],
-    )
+    check = FileCheck("damaged", len(records))
+    first_marker = _misplaced_markers(check, path, rel)  # named first: a line that arrived with one
+    check.problems += [
+        *marker_problems(path, rel),
+        f"{rel}:{first_marker}: the line carries a gitclawCompress marker, but the file "
+        f"differs from every version gitclaw-compress wrote ({len(records)} recorded on "
+        f"{ref}) and no staged or committed version matches one; a compressed line was "
+        "altered, or a line "
+        "with a marker was copied, moved or inserted",
+    ]
+    return check
 
 
 def _carries_marker(data: bytes, where: str) -> bool:
@@ -133,13 +134,40 @@ def _carries_marker(data: bytes, where: str) -> bool:
         return True  # names the key but cannot be read: not a line compress wrote either
 
 
-def _stray(check: FileCheck, rel: str, number: int) -> None:
+def _misplaced_here(data: bytes, where: str, number: int) -> str | None:
+    """Why the marker of this line cannot be one compress wrote on line `number`, or None
+    (no marker, an unreadable one, which marker_problems names, or one that fits)."""
+    try:
+        marker = read_marker(data, where)
+    except GitClawError:
+        return None
+    return None if marker is None else misplaced(marker, number)
+
+
+def _misplaced_markers(check: FileCheck, path: Path, rel: str) -> int:
+    """Every line whose marker compress cannot have written where it stands, as stray; the
+    number of the first line that names the marker key (0 if none does)."""
+    first = 0
+    with open_lines(path) as lines:
+        for line in lines:
+            if MARKER_BYTES in line.data:
+                first = first or line.number
+                problem = _misplaced_here(line.data, f"{rel}:{line.number}", line.number)
+                if problem is not None:
+                    _stray(check, rel, line.number, problem)
+    return first
+
+
+def _stray(check: FileCheck, rel: str, number: int, problem: str | None = None) -> None:
     check.status = "damaged"
     check.stray.append(number)
     check.problems.append(
-        f"{rel}:{number}: the line carries a gitclawCompress marker that gitclaw-compress "
-        "did not write there (a line copied, moved or inserted, or one that arrived with a "
-        "marker)"
+        f"{rel}:{number}: "
+        + (
+            problem
+            or "the line carries a gitclawCompress marker that gitclaw-compress did not write "
+            "there (a line copied, moved or inserted, or one that arrived with a marker)"
+        )
     )
 
 
@@ -167,13 +195,15 @@ def _unrecorded(repo: Repository, path: Path, rel: str) -> FileCheck:
     held = [lines_from_bytes(blob) for blob in versions if blob is not None]
     with open_lines(path) as lines:
         for line in lines:
-            if not _carries_marker(line.data, f"{rel}:{line.number}"):
+            where = f"{rel}:{line.number}"
+            if not _carries_marker(line.data, where):
                 continue
-            if not any(
+            problem = _misplaced_here(line.data, where, line.number)
+            if problem is not None or not any(
                 len(version) >= line.number and version[line.number - 1].data == line.data
                 for version in held
-            ):
-                _stray(check, rel, line.number)
+            ):  # a committed line may be a copy too: its marker must fit where it stands
+                _stray(check, rel, line.number, problem)
     return check
 
 
@@ -247,7 +277,7 @@ def _repair_from(
 
     def original(data: bytes, number: int) -> bytes | None:
         try:
-            return access.restore(data, f"{rel}:{number}", from_commit(number))
+            return access.restore(data, f"{rel}:{number}", from_commit(number), number)
         except GitFailureError:
             raise
         except GitClawError:

@@ -172,7 +172,7 @@ class Compression:
             raise error.at(rel) from None
         if plan.needs_settling:
             with open_lines(path) as lines:
-                plan = settle(plan, lines, settings, session_ref=rel)
+                plan = settle(plan, lines, settings, session_ref=self.repo.session_ref(rel))
         if plan.budget is not None:
             report.budget = plan.budget.as_json()
         self._warn_too_deep(plan, rel, report)
@@ -213,7 +213,7 @@ class Compression:
                     lines,
                     plan,
                     settings,
-                    session_ref=rel,
+                    session_ref=self.repo.session_ref(rel),
                     object_id=self.object_id,
                     intact_commit=intact.commit_for,
                     intact_blob=intact.blob_for,
@@ -290,6 +290,9 @@ class Compression:
                 pending = self._pending[0]
                 with signals_deferred():  # the rename and its bookkeeping happen together
                     try:
+                        if self.repo.keeps_times:  # an agent lists its sessions by mtime
+                            times = (pending.stat.st_atime_ns, pending.stat.st_mtime_ns)
+                            os.utime(pending.output.temp, ns=times)
                         pending.output.replace(pending.report.path, pending.stat)
                         replaced.append(pending.report.path)
                     except FileInUseError as busy:
@@ -364,4 +367,9 @@ def _refuse_damaged_markers(repo: Repository, path: Path, rel: str, ref: str) ->
         raise GitClawError(
             f"{problem}; remove or fix the line (if another clone compressed it, run "
             "`gitclaw-compress fetch` first); nothing was changed"
+        )
+    if check.status == "damaged":  # compressing over it would record the damage as the truth
+        raise GitClawError(
+            f"{check.problems[0]}; run `{shell_line('gitclaw-compress', 'verify', rel)}`; "
+            "nothing was changed"
         )

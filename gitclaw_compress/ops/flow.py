@@ -15,7 +15,7 @@ from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover, sessions_under
 from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.ops.report import FileReport
-from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key
+from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key, versions_key
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.units import human_bytes, plural, size_change
 
@@ -148,9 +148,16 @@ def select(
         found = Discovery(all_sessions(repo, config), "all", "every session file")
     else:
         found = discover(repo, config, issue=issue, warnings=warnings)
-    chosen = []
     known = known if known is not None else UnchangedCache(repo.git_dir)
-    for path in found.paths:
+    return recognized(repo, found.paths, known, warnings), found
+
+
+def recognized(
+    repo: Repository, paths: list[Path], known: UnchangedCache, warnings: list[str]
+) -> list[Path]:
+    """The paths that are sessions of a supported format; a warning for each other one."""
+    chosen = []
+    for path in paths:
         if _is_session(path, known):
             chosen.append(path)
         else:
@@ -160,7 +167,7 @@ def select(
                 f"{repo.relative(path)}: not a pi v3 session file nor another supported "
                 f"transcript ({supported()}); skipped"
             )
-    return chosen, found
+    return chosen
 
 
 def compress_paths(
@@ -180,12 +187,21 @@ def compress_paths(
     to do in. `before_writing` may stop the run (raise) before anything is written."""
     if not paths:
         return []
-    settings = {path: settings_key(configs[path], keep_turns) for path in paths}
     reports: dict[Path, FileReport] = {}
-    for path in paths:
-        cached = None if force or dry_run else cache.lookup(path, settings[path])
-        if cached is not None:
-            reports[path] = cached
+    settings: dict[Path, str] = {}
+    if not (force or dry_run):  # those two always take the full path
+        # The settings, and the file's versions in HEAD and the index: a commit can make a
+        # line worth compressing (a cheaper marker), and --check must agree with a real run.
+        rels = {path: _relative_or_none(repo, path) for path in paths}
+        versions = versions_key(repo, [rel for rel in rels.values() if rel is not None])
+        for path in paths:
+            rel = rels[path]
+            if rel is not None and rel in versions:
+                key = settings_key(configs[path], keep_turns)
+                settings[path] = f"{key}|{versions[rel]}"
+                cached = cache.lookup(path, settings[path])
+                if cached is not None:
+                    reports[path] = cached
     work = [path for path in paths if path not in reports]
     if work:
         from gitclaw_compress.ops.compress import Compression  # the core, only when there is work
@@ -205,10 +221,17 @@ def compress_paths(
         if not dry_run:
             for path in work:
                 stat = stats[path]
-                if stat is not None:
+                if stat is not None and path in settings:
                     cache.remember(path, settings[path], stat, reports[path])
             cache.save()
     return [reports[path] for path in paths]
+
+
+def _relative_or_none(repo: Repository, path: Path) -> str | None:
+    try:
+        return repo.relative(path)
+    except GitClawError:  # outside the repository: the run says so in its own words
+        return None
 
 
 def stage(repo: Repository, reports: list[FileReport], also: list[str] | None = None) -> list[str]:
@@ -237,7 +260,7 @@ def run_flow(
     progress: Progress = SILENT,
 ) -> FlowResult:
     """Select, compress, then (optionally) stage and push the archive ref."""
-    root_config = load_config(None, repo.root, config_path)
+    root_config = load_config(None, repo.config_root, config_path)
     result = FlowResult(
         ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
     )
@@ -245,7 +268,9 @@ def run_flow(
 
     # The secret scan runs in a thread beside the compression (only where a session has
     # lines not scanned clean before); a finding stops the run before any write.
-    secrets = ParallelGuard(repo, root_config, enabled=not dry_run)
+    # Not in an agent's store, whose sessions never go to a commit (a push of its archive is
+    # guarded instead).
+    secrets = ParallelGuard(repo, root_config, enabled=not dry_run and repo.sessions_travel)
     try:
         cache = UnchangedCache(repo.git_dir)
         chosen, result.discovery = select(
@@ -258,7 +283,7 @@ def run_flow(
             known=cache,
         )
         secrets.start(chosen)  # as soon as the sessions are known: the rules load meanwhile
-        configs = {path: load_config(path, repo.root, config_path) for path in chosen}
+        configs = {path: load_config(path, repo.config_root, config_path) for path in chosen}
         result.reports = compress_paths(
             repo,
             chosen,

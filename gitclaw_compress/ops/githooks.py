@@ -36,6 +36,7 @@ from pathlib import Path
 import gitclaw_compress
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.git import git_env
 
 HOOK_NAME = "pre-push"
 CHAINED_SUFFIX = ".before-gitclaw-compress"
@@ -429,6 +430,7 @@ def holds_compressed_sessions(repo: Repository, commit: str, globs: list[str]) -
     done = subprocess.run(
         ["git", "grep", "-q", "--fixed-strings", '"gitclawCompress"', commit, "--", *specs],
         cwd=repo.root,
+        env=git_env(repo.root),
         capture_output=True,
         check=False,
     )

@@ -45,7 +45,8 @@ def restored_lines(
             if MARKER_BYTES not in source:  # a line never compressed is its own original
                 yield line if source is line.data else RawLine(line.number, source, line.newline)
                 continue
-            data = access.restore(source, f"{rel}:{line.number}", from_commit(line.number))
+            where = f"{rel}:{line.number}"
+            data = access.restore(source, where, from_commit(line.number), line.number)
             yield line if data is line.data else RawLine(line.number, data, line.newline)
 
 
@@ -132,7 +133,7 @@ def restore_to_stream(
         if ends_line is None:  # lines without a marker: their own originals, copied as they are
             part = block
         else:
-            part = access.restore(block, f"{rel}:{number}", from_commit(number))
+            part = access.restore(block, f"{rel}:{number}", from_commit(number), number)
             if ends_line:
                 part += b"\n"
         parts.append(part)

@@ -47,7 +47,10 @@ def original_of(repo: Repository, held: Held, access: ArchiveAccess) -> bytes:
     """The original bytes of a held line (restored from the archive if needed)."""
     from_commit = commit_line_source(repo, held.rel)
     return access.restore(
-        held.line.data, f"{held.rel}:{held.line.number}", from_commit(held.line.number)
+        held.line.data,
+        f"{held.rel}:{held.line.number}",
+        from_commit(held.line.number),
+        held.line.number,
     )
 
 

@@ -3,10 +3,12 @@
 A no-op `step` (the pre-commit hook on a commit that touched no session) would otherwise
 read and plan the newest session every time. Like git's index, an entry trusts a file's
 stat: the same size, mtime, ctime, inode and device as when a run found nothing to do, with
-the same settings and release, give the same answer. An agent's append changes the size and
-the times, and a miss only costs the full run. The cache lives in the git dir
-(`gitclaw-compress/unchanged.json`); it is best effort: unreadable means empty, and a failed
-write is ignored.
+the same settings and release, and the same versions of the file in HEAD and in the index,
+give the same answer. The versions count because a line intact in one of them takes a
+cheaper marker, so a commit can make lines worth compressing that were not before. An
+agent's append changes the size and the times, and a miss only costs the full run. The
+cache lives in the git dir (`gitclaw-compress/unchanged.json`); it is best effort:
+unreadable means empty, and a failed write is ignored.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ import orjson
 from gitclaw_compress import __version__
 from gitclaw_compress.config import Config
 from gitclaw_compress.ops.report import FileReport
+from gitclaw_compress.store.repository import Repository
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the key holds the file's versions in HEAD and the index
 # Outcomes that depend only on the file's bytes and the settings.
 NO_OP_STATUSES = frozenset({"unchanged", "below-threshold", "disabled"})
 
@@ -46,6 +49,21 @@ def settings_key(config: Config, keep_turns: int | None) -> str:
         default=str,
     )
     return document.decode()
+
+
+def versions_key(repo: Repository, rels: list[str]) -> dict[str, str]:
+    """For each repo-relative path, the ids of its blobs in HEAD and in the index ("missing"
+    where there is none): what compress reads to make a marker cheaper (store/intact.py).
+    One `git cat-file --batch-check` for them all."""
+    if not rels:
+        return {}
+    names = b"".join(f"HEAD:{rel}\0:{rel}\0".encode() for rel in rels)
+    out = repo.git("cat-file", "--batch-check=%(objectname)", "-z", input=names, check=False)
+    answers = out.decode(errors="replace").split("\n")
+    if len(answers) < 2 * len(rels):  # an odd name or a failing git: no key, no cache
+        return {}
+    ids = [answer if " " not in answer else "missing" for answer in answers]  # "<name> missing"
+    return {rel: f"{ids[2 * n]}:{ids[2 * n + 1]}" for n, rel in enumerate(rels)}
 
 
 class UnchangedCache:

@@ -88,7 +88,7 @@ def verify_file(
                             f"{access.hint()}"
                         )
                 del access.notes[:]
-                access.restore(data, where, from_commit(line.number))
+                access.restore(data, where, from_commit(line.number), line.number)
                 report.problems.extend(access.notes)
                 for oid in marker.oids:
                     if oid in access.missing:

@@ -90,7 +90,7 @@ class SecretsFound(GitClawError):
 
 
 def baseline_for(repo: Repository, config: Config) -> Baseline:
-    return Baseline(repo.root / config["scan.baseline"])
+    return Baseline(repo.config_root / config["scan.baseline"])
 
 
 def scan_sessions(

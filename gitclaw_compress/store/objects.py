@@ -10,7 +10,7 @@ from typing import IO
 
 from gitclaw_compress import interrupts
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.store.git import GitFailureError, git_failure
+from gitclaw_compress.store.git import GitFailureError, git_env, git_failure
 
 
 class ObjectReadError(GitFailureError):
@@ -33,6 +33,7 @@ class BlobLineReader:
             self._process = subprocess.Popen(
                 ["git", "cat-file", "blob", oid],
                 cwd=root,
+                env=git_env(root),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 bufsize=1 << 20,
@@ -124,6 +125,7 @@ class ObjectReader:
             self._process = subprocess.Popen(
                 ["git", "cat-file", "--batch"],
                 cwd=root,
+                env=git_env(root),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._errors,
@@ -154,6 +156,7 @@ class ObjectReader:
             self._process.stdin.flush()
         except (BrokenPipeError, ValueError):
             raise self._died(name) from None
+        interrupts.checkpoint("object-asked")  # git is writing an answer we have not read
         header = self._process.stdout.readline()
         if not header:
             raise self._died(name)
@@ -185,13 +188,20 @@ class ObjectReader:
 
 
 def _end_batch(process: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
-    """End a `git cat-file --batch`: its stdin closed, it exits, and it is reaped."""
-    if process.stdin:
+    """End a `git cat-file --batch`: both pipes closed, it exits, and it is reaped.
+
+    Closing stdin alone is not enough: a run interrupted between a question and its answer
+    leaves git blocked writing an answer larger than the pipe holds, and it never reads
+    stdin again. With stdout closed too, that write fails and git ends; a git still running
+    is killed (it only reads), so the wait cannot wait on a git that waits on us."""
+    for stream in (process.stdin, process.stdout):
+        if stream:
+            with contextlib.suppress(OSError):
+                stream.close()
+    if process.poll() is None:
         with contextlib.suppress(OSError):
-            process.stdin.close()
+            process.kill()
     process.wait()
-    if process.stdout:
-        process.stdout.close()
     errors.close()
 
 
@@ -211,6 +221,7 @@ def damaged_objects(root: Path, oids: list[str]) -> dict[str, str]:
                 process = subprocess.Popen(
                     ["git", "cat-file", "--batch"],
                     cwd=root,
+                    env=git_env(root),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=errors,

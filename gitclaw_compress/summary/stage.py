@@ -269,8 +269,8 @@ def _appended(data: bytes, record: list[bytes]) -> bytes:
 def _append(path: Path, stat: os.stat_result, data: bytes, record: list[bytes], rel: str) -> None:
     """Write ``data`` plus the ``record`` lines to a temp file and rename it over ``path``."""
     output = AtomicFile(path)
-    try:
-        output.handle.write(_appended(data, record))
+    try:  # AtomicFile.write names the file when the disk is full, as compress does
+        output.write(_appended(data, record))
         output.seal()
         if _stat_key(path.stat()) != _stat_key(stat):
             raise GitClawError(f"{rel}: changed while it was being summarized; run again")
