@@ -98,3 +98,18 @@ def test_what_the_rules_do_not_find_is_what_the_docs_say() -> None:
     assert "an AWS secret access key alone, even after `aws_secret_access_key=`" in readme
     assert "a password in free text" in readme and "service-account file" in readme
     assert "an AWS secret access key alone, even after" in one_line(SECRETS_DOC)
+
+
+def test_the_progress_verbs_of_the_docs_are_the_code_s() -> None:
+    """Every verb a use case hands its progress is listed in docs/output.md, and no other."""
+    import re
+
+    source = "\n".join(path.read_text() for path in (REPO_ROOT / "gitclaw_compress").rglob("*.py"))
+    calls = re.findall(r'running\(\s*[\w()]+,\s*"(\w+)"', source)
+    chosen = re.findall(r'verb = "(\w+ing)" if [^\n]+ else "(\w+ing)"', source)
+    verbs = set(calls) | {verb for pair in chosen for verb in pair}
+    output = (REPO_ROOT / "docs" / "output.md").read_text()
+    listed = re.search(r"It says what the run does \((.*?)\), how many", output, re.S)
+    assert listed is not None
+    named = set(re.findall(r"`(\w+ing)`", listed.group(1)))
+    assert named == verbs, (named, verbs)

@@ -136,7 +136,8 @@ def test_restore_all_shows_a_progress_bar_on_a_terminal(sessions: Path) -> None:
     finally:
         os.close(leader)
     assert done.returncode == 0
-    assert drawn.startswith(b"\r\x1b[Krestoring 0/3 sessions"), drawn
+    assert drawn.startswith("\r\x1b[Kfinding sessions…".encode()), drawn
+    assert b"\r\x1b[Krestoring 0/3 sessions" in drawn, drawn
     assert drawn.endswith(b"\r\x1b[K"), drawn  # taken away at the end
     assert done.stdout.decode().splitlines()[-1].startswith("restored 3 sessions: ")
     assert {path: path.read_bytes() for path in originals} == originals
