@@ -164,7 +164,7 @@ def test_context_after_compress_is_never_negative(repo: Path) -> None:
     assert report["context_tokens"] < compress["tokens_saved"]
     assert compress["context_tokens_after"] == 0
     human = cli("status", "--keep-turns", "1", path, cwd=repo).stdout.decode()
-    assert "(context -" not in human and "(context 0)" in human
+    assert "context then -" not in human and "context then 0)" in human
 
 
 @pytest.mark.parametrize("case", FORMAT_CASES, ids=lambda case: case.name)

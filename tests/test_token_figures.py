@@ -64,3 +64,16 @@ def test_summarize_says_the_figure_status_then_gives(repo: Path, source: Path) -
     assert abs(report["tokens_after"] - after) <= 0.05 * after, (report["tokens_after"], after)
     said = cli("status", rel, cwd=repo).stdout.decode().splitlines()[1]
     assert report["tokens_after_label"].split(";")[0] in said
+
+
+GAME = CORPUS / "pi" / "game__1a9ce069.jsonl"
+
+
+@pytest.mark.skipif(not GAME.is_file(), reason=f"no {GAME.name} in the shared corpus")
+def test_the_status_example_of_tokens_md_is_what_status_prints(repo: Path) -> None:
+    rel = ".GITCLAW/state/sessions/game__1a9ce069.jsonl"
+    commit_session(repo, rel, GAME.read_bytes())
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "tokens.md").read_text()
+    command = f"$ gitclaw-compress status {rel}\n"
+    example = doc[doc.index(command) + len(command) :].split("```", 1)[0]
+    assert cli("status", rel, cwd=repo).stdout.decode() == example

@@ -38,13 +38,14 @@ def describe_source(status: SessionStatus) -> str:
     ).label()
 
 
-def describe_saving(name: str, saving: Saving) -> str:
+def describe_saving(name: str, saving: Saving, estimator: str) -> str:
     if not saving.lines:
         what = "would change nothing"
     else:
         share = size_change(saving.bytes_before, saving.bytes_after)
         what = (
-            f"would free {saving.tokens_saved:,} tokens (context {saving.context_tokens_after:,})"
+            f"would free {saving.tokens_saved:,} tokens (estimated with {estimator}; context "
+            f"then {saving.context_tokens_after:,})"
             f" and {human_bytes(saving.bytes_before - saving.bytes_after)} ({share}) "
             f"in {plural(saving.lines, 'line')}"
         )
@@ -118,7 +119,7 @@ def report(
         f"warning at {status.warning_percent}%, critical at {status.critical_percent}%"
     )
     for name, saving in status.savings.items():
-        click.echo(describe_saving(name, saving))
+        click.echo(describe_saving(name, saving, status.estimator))
     if status.below_size_threshold and status.savings["compress"].lines:
         click.echo("  (compress leaves files under session.sizeThresholdKB alone without --force)")
     return status.as_json()
