@@ -6,6 +6,7 @@ a pipe, --json or a CI log."""
 from __future__ import annotations
 
 import fcntl
+import io
 import os
 import re
 import struct
@@ -19,6 +20,7 @@ from conftest import git
 from synthetic import typical_session
 
 from gitclaw_compress.interrupts import STAGE_ENV
+from gitclaw_compress.units import human_bytes
 
 SESSIONS = ".GITCLAW/state/sessions"
 COUNT = 24
@@ -121,7 +123,9 @@ def test_a_long_run_shows_progress_on_a_terminal_and_nothing_in_a_pipe(
     every = drawn(received)
     # Drawn from the start: while the sessions are looked for (PATHs given: no need), then
     # before the first session is done, with the count of all of them.
-    first = f"checking 0/{COUNT} sessions, 0 B of 1.2 MB" if "prune" in args else FINDING
+    first = FINDING
+    if "prune" in args:  # sessions named: none to look for
+        first = f"checking 0/{COUNT} sessions, 0 B of 1.2 MB: {SESSIONS}/s00.jsonl"
     assert every and every[0] == first, every[:2]
     lines = [line for line in every if line != FINDING]
     assert lines and lines[0].startswith(f"{verb} 0/{COUNT} sessions"), lines[:3]
@@ -179,3 +183,37 @@ def test_an_interrupted_run_over_many_sessions_lists_them_one_per_line(many: Pat
         f"gitclaw-compress: error: interrupted after compressing {COUNT} sessions (listed "
         "above); every file is either the old one or the new one"
     )
+
+
+def test_a_single_large_file_shows_its_bytes_as_they_are_read(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """compress of one file names it at once, then counts its bytes (every redraw here)."""
+    path = repo / SESSIONS / "big.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(typical_session(turns=8).data())
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one session")
+    _, received = in_terminal(repo, "compress", "--force", "--keep-turns", "1", str(path))
+    size = human_bytes(len(typical_session(turns=8).data()))
+    assert drawn(received)[0] == f"compressing 0/1 session, 0 B of {size}: {SESSIONS}/big.jsonl"
+
+    from gitclaw_compress.commands import progress as terminal
+    from gitclaw_compress.ops.compress import Compression
+
+    stream = io.StringIO()
+    monkeypatch.setattr(terminal, "REDRAW_SECONDS", 0.0)
+    shown = terminal.TerminalProgress(stream)
+    git(repo, "checkout", "--", ".")  # the session as committed, before compress
+    original = path.read_bytes()
+    from gitclaw_compress.config import load_config
+    from gitclaw_compress.store.archive import Repository
+
+    repository = Repository(repo)
+    with Compression(repository, dry_run=True, progress=shown) as run:
+        shown.begin("checking", 1, len(original))
+        shown.item(f"{SESSIONS}/big.jsonl", len(original))
+        run.add(path, load_config(path, repo, None), keep_turns=1, force=True)
+        run.finish()
+    counted = re.findall(r"checking 0/1 session, ([\d.]+ K?B) of ", stream.getvalue())
+    assert len(set(counted)) > 2 and counted[-1] == size, counted[-3:]

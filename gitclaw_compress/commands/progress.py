@@ -62,21 +62,27 @@ class TerminalProgress:
         self.done_bytes = 0
         self.current = ""
         self.current_size = 0
+        self.current_done = 0  # bytes of the file at hand done
         self.drawn_at: float | None = None  # None: nothing on the line now
 
     def begin(self, verb: str, total: int, total_bytes: int = 0, unit: str = "session") -> None:
         self.verb, self.total, self.total_bytes, self.unit = verb, total, total_bytes, unit
         self.done = self.done_bytes = 0
         self.current, self.current_size = "", 0
-        self._draw(force=True)
+        if not total:  # else the first item draws at once, naming its file
+            self._draw(force=True)
 
     def item(self, name: str, size: int = 0) -> None:
         if self.current:  # the one before is done
             self.done += 1
             self.done_bytes += self.current_size
         first = not self.current
-        self.current, self.current_size = name, size
+        self.current, self.current_size, self.current_done = name, size, 0
         self._draw(force=first or self.drawn_at is None)  # the first file is always named
+
+    def advance(self, size: int) -> None:
+        self.current_done = min(self.current_done + size, self.current_size)
+        self._draw(force=False)
 
     def clear(self) -> None:
         if self.drawn_at is not None:
@@ -92,7 +98,8 @@ class TerminalProgress:
         noun = self.unit if self.total == 1 else f"{self.unit}s"
         text = f"{self.verb} {self.done:,}/{self.total:,} {noun}"
         if self.total_bytes:
-            text += f", {human_bytes(self.done_bytes)} of {human_bytes(self.total_bytes)}"
+            done = self.done_bytes + self.current_done
+            text += f", {human_bytes(done)} of {human_bytes(self.total_bytes)}"
         if self.current:
             text += f": {self.current}"
         return text

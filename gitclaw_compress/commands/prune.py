@@ -78,8 +78,9 @@ def command(
     repo = open_repo(paths[0], create_store=True)
     reports: list[FileReport] = []
     verb = "checking" if dry_run or check else "pruning"
-    with Compression(repo, dry_run=dry_run or check) as run:
-        with running(progress_for(as_json), verb, paths, repo.relative, file_size) as each:
+    progress = progress_for(as_json)
+    with Compression(repo, dry_run=dry_run or check, progress=progress) as run:
+        with running(progress, verb, paths, repo.relative, file_size) as each:
             for path in each:
                 config = config_for(repo, path, config_path)
                 percent = target_percent or (config["prune.targetPercent"] if target else None)

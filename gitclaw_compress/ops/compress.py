@@ -7,7 +7,7 @@ import hashlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,12 +23,13 @@ from gitclaw_compress.core.compressor import (
     scan,
     settle,
 )
-from gitclaw_compress.core.lines import LineBatch, parse_entry
+from gitclaw_compress.core.lines import LineBatch, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.formats import Format, detect_file
 from gitclaw_compress.formats.base import Unsupported
 from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.check import check_file, marker_problems
+from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.session_lines import has_compressed_line, open_lines
 from gitclaw_compress.store.archive import ArchiveWriter
@@ -80,14 +81,23 @@ def blob_id_for(repo: Repository) -> ObjectId:
 class Compression:
     """One `compress` run over several files: all archive writes land before any rename."""
 
-    def __init__(self, repo: Repository, *, dry_run: bool = False) -> None:
+    def __init__(
+        self, repo: Repository, *, dry_run: bool = False, progress: Progress = SILENT
+    ) -> None:
         self.repo = repo
         self.dry_run = dry_run
+        self.progress = progress  # told the bytes of each file as they are read
         self._writers: dict[str, ArchiveWriter] = {}
         self._pending: list[_Pending] = []
         self._stack = contextlib.ExitStack()
         self._claimed: set[str] = set()
         self.object_id = blob_id_for(repo)
+
+    def _told(self, lines: Iterable[RawLine]) -> Iterator[RawLine]:
+        """The lines, each told to the progress as it is read."""
+        for line in lines:
+            self.progress.advance(len(line.data) + line.newline)
+            yield line
 
     def __enter__(self) -> Compression:
         self._stack.enter_context(terminate_as_interrupt())
@@ -210,7 +220,7 @@ class Compression:
         try:
             with open_lines(path) as lines:
                 for result in compress_lines(
-                    lines,
+                    self._told(lines),
                     plan,
                     settings,
                     session_ref=self.repo.session_ref(rel),

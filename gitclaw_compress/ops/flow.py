@@ -207,7 +207,7 @@ def compress_paths(
         from gitclaw_compress.ops.compress import Compression  # the core, only when there is work
 
         stats = {}
-        with Compression(repo, dry_run=dry_run) as run:
+        with Compression(repo, dry_run=dry_run, progress=progress) as run:
             for path in work:  # every path checked and locked before the first write
                 run.claim(path)
             verb = "checking" if dry_run else "compressing"  # a dry run writes nothing

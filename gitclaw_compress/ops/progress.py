@@ -23,6 +23,9 @@ class Progress(Protocol):
     def item(self, name: str, size: int = 0) -> None:
         """The run is now at `name` (`size` bytes); the ones before it are done."""
 
+    def advance(self, size: int) -> None:
+        """`size` more bytes of the file at hand are done (a large file takes seconds)."""
+
     def clear(self) -> None:
         """Take the display away for a moment (before a line is printed)."""
 
@@ -37,6 +40,9 @@ class Silent:
         pass
 
     def item(self, name: str, size: int = 0) -> None:
+        pass
+
+    def advance(self, size: int) -> None:
         pass
 
     def clear(self) -> None:
