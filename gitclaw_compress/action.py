@@ -35,6 +35,7 @@ class Inputs:
     take_all: bool
     issue: int | None
     keep_turns: int | None
+    deep: bool
     config: Path | None
     push: bool
     remote: str | None
@@ -74,6 +75,7 @@ def read_inputs(env: Mapping[str, str]) -> Inputs:
         take_all=_flag(env, "ALL", False),
         issue=_number(env, "ISSUE"),
         keep_turns=_number(env, "KEEP_TURNS"),
+        deep=_flag(env, "DEEP", False),
         config=Path(config) if config else None,
         push=_flag(env, "PUSH", True),
         remote=remote or None,
@@ -171,6 +173,7 @@ def run(env: Mapping[str, str]) -> int:
             issue=inputs.issue,
             keep_turns=inputs.keep_turns,
             remote=inputs.remote,
+            deep=inputs.deep,
         )
     except GitClawError as error:
         _report_failure(error)

@@ -134,6 +134,25 @@ OPTIONS: tuple[Option, ...] = (
         "byte for byte; its UI shows the stub in place of the copy.",
     ),
     Option(
+        "session.deep",
+        bool,
+        False,
+        "Deep compression (`--deep` turns it on for one run): also archive, before the "
+        "agent's last compaction record, every value its CLI never sends again; stub UI-only "
+        "copies in every turn (as `stubUiCopies`); stub tool outputs and arguments over "
+        "`session.deepKeptMaxBytes` in the kept turns too; drop readable thinking blocks of "
+        "old turns where the provider accepts a turn without them. Every byte stays "
+        "restorable. See docs/deep.md.",
+    ),
+    Option(
+        "session.deepKeptMaxBytes",
+        int,
+        8192,
+        "Under `session.deep`: tool outputs and arguments in the kept turns larger than "
+        "this become stubs with their previews and the `show` command.",
+        minimum=0,
+    ),
+    Option(
         "session.bashCommandMaxChars",
         int,
         200,
@@ -462,6 +481,12 @@ class Config:
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
 
+    def with_deep(self, deep: bool) -> Config:
+        """This config with `session.deep` set (what `--deep` does for one run)."""
+        if not deep or self.values["session.deep"]:
+            return self
+        return Config({**self.values, "session.deep": True}, self.source)
+
     def budget_settings(
         self, *, strategy: str | None = None, target_percent: int | None = None
     ) -> BudgetSettings:
@@ -483,8 +508,10 @@ class Config:
         *,
         strategy: str | None = None,
         target_percent: int | None = None,
+        deep: bool | None = None,
     ) -> CompressSettings:
-        """Settings for the core; `strategy` and `target_percent` override the config."""
+        """Settings for the core; `strategy`, `target_percent` and `deep` override the
+        config."""
         return CompressSettings(
             keep_turns=self["session.turnThresholdBeforeCompress"]
             if keep_turns is None
@@ -495,6 +522,8 @@ class Config:
             eliminate_redundancy=self["session.eliminateRedundancy"],
             keep_user_images=self["session.keepUserImages"],
             stub_ui_copies=self["session.stubUiCopies"],
+            deep=self["session.deep"] if deep is None else deep,
+            deep_kept_max_bytes=self["session.deepKeptMaxBytes"],
             bash_command_max_chars=self["session.bashCommandMaxChars"],
             redundancy_min_bytes=self["session.redundancyMinBytes"],
             preview=PreviewSettings(

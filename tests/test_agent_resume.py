@@ -333,3 +333,19 @@ def test_claude_interactive_view_renders_a_transcript_with_ui_copies_stubbed(
     compressed = _compress("claude", source, repo, "--config", str(config))
     _assert_renders(compressed, tmp_path / "short", [_last_prompt(source)])
     _assert_renders(compressed, tmp_path / "long", [_last_prompt(source)], detailed=True)
+
+
+@pytest.mark.parametrize(
+    "source",
+    CLAUDE_CORPUS[:1] or [pytest.param(Path(), marks=pytest.mark.skip(reason="no corpus"))],
+    ids=[p.name for p in CLAUDE_CORPUS[:1]] or ["no-corpus"],
+)
+def test_claude_interactive_view_renders_a_deep_compressed_transcript(
+    source: Path, repo: Path, tmp_path: Path
+) -> None:
+    """--deep drops readable thinking lines of old turns (their content becomes []) and stubs
+    large outputs in the kept turn: the transcript view and its detailed view still open it."""
+    require_agent("claude")
+    compressed = _compress("claude", source, repo, "--deep")
+    _assert_renders(compressed, tmp_path / "short", [_last_prompt(source)])
+    _assert_renders(compressed, tmp_path / "long", [_last_prompt(source)], detailed=True)

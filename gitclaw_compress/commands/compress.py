@@ -31,7 +31,7 @@ def describe(report: FileReport) -> str:
     if report.status in ("compressed", "would-compress"):
         verb = "compressed" if report.status == "compressed" else "would compress"
         kept = f"kept the last {report.kept_turns} of {plural(report.turns, 'turn')}"
-        return change_summary(verb, report, kept)
+        return change_summary(verb, report, kept) + deep_comparison(report)
     reasons = {
         "unchanged": "nothing new to compress",
         "below-threshold": "smaller than session.sizeThresholdKB",
@@ -39,7 +39,16 @@ def describe(report: FileReport) -> str:
         "in-use": "in use by another process; nothing was changed",
     }
     reason = report.reason or reasons.get(report.status, report.status)
-    return f"unchanged {report.path}: {reason}"
+    return f"unchanged {report.path}: {reason}" + deep_comparison(report)
+
+
+def deep_comparison(report: FileReport) -> str:
+    """What `--deep` would make of the file, after a dry run without it."""
+    deep = report.deep_bytes_after
+    if deep is None or deep >= report.bytes_before:
+        return ""
+    change = size_change(report.bytes_before, deep)
+    return f"; with --deep: {human_bytes(deep)} ({change})"
 
 
 LIST_AT_MOST = 5  # more sessions than this are counted, not listed, on the opening line
@@ -89,6 +98,11 @@ def with_discovery_options(function: F) -> F:
     type=click.IntRange(min=0),
     help="Keep this many recent turns intact (default: session.turnThresholdBeforeCompress, 4).",
 )
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Deep compression for this run (session.deep): see docs/deep.md.",
+)
 @click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
 @click.option("--check", is_flag=True, help="Like --dry-run, but exit 1 if any file would change.")
 @click.option("--force", is_flag=True, help="Ignore session.sizeThresholdKB.")
@@ -104,6 +118,7 @@ def command(
     take_all: bool,
     issue: int | None,
     keep_turns: int | None,
+    deep: bool,
     dry_run: bool,
     check: bool,
     force: bool,
@@ -137,6 +152,7 @@ def command(
             dry_run=dry_run or check,
             do_stage=stage,
             progress=progress,
+            deep=deep,
         )
     finally:
         progress.end()

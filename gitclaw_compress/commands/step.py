@@ -16,6 +16,11 @@ from gitclaw_compress.ops.progress import SILENT
 @click.command("step")
 @with_discovery_options
 @click.option("--keep-turns", type=click.IntRange(min=0), help="Keep this many recent turns.")
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Deep compression for this run (session.deep): see docs/deep.md.",
+)
 @click.option("--stage", is_flag=True, help="`git add` the files it rewrote.")
 @click.option(
     "--push/--no-push",
@@ -29,6 +34,7 @@ def command(
     take_all: bool,
     issue: int | None,
     keep_turns: int | None,
+    deep: bool,
     stage: bool,
     push: bool,
     remote: str | None,
@@ -55,6 +61,7 @@ def command(
             do_push=push,
             remote=remote,
             progress=progress,
+            deep=deep,
         )
     finally:
         progress.end()

@@ -93,6 +93,51 @@ def call_descriptor(name: str, arguments: object) -> str:
     return name
 
 
+SUPERSEDED_MIN_BYTES = 160  # deep: shorter strings on a superseded line stay
+# Deep, on a line its agent never sends again: objects of these types stay whole (a
+# thinking block is never edited; signed or encrypted reasoning is the provider's).
+WHOLE_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning", "compaction"})
+
+
+def superseded_edits(
+    value: object, path: JsonPath, show: str, keep_keys: frozenset[str] = frozenset()
+) -> list[Edit]:
+    """Deep: on a line before the agent's newest compaction record that its resume never
+    sends, every string longer than `SUPERSEDED_MIN_BYTES` becomes a stub (still a string),
+    except under `keep_keys` and inside objects whose `type` is in `WHOLE_TYPES`. Types,
+    ids, links and flags are short, so they stay; so does every object and array shape."""
+    if isinstance(value, str):
+        if json_size(value) <= SUPERSEDED_MIN_BYTES or stubs.is_stub(value):
+            return []
+        key = next((step for step in reversed(path) if isinstance(step, str)), "value")
+        return [Edit(path, stubs.superseded_stub(key, value, show))]
+    if isinstance(value, dict):
+        if value.get("type") in WHOLE_TYPES:
+            return []
+        return [
+            edit
+            for key, item in value.items()
+            if key not in keep_keys
+            for edit in superseded_edits(item, (*path, key), show, keep_keys)
+        ]
+    if isinstance(value, list):
+        return [
+            edit
+            for index, item in enumerate(value)
+            for edit in superseded_edits(item, (*path, index), show, keep_keys)
+        ]
+    return []
+
+
+def with_superseded(edits: list[Edit], extra: list[Edit]) -> list[Edit]:
+    """`edits`, and those of `extra` inside or around none of theirs."""
+
+    def overlaps(a: JsonPath, b: JsonPath) -> bool:
+        return a[: len(b)] == b or b[: len(a)] == a
+
+    return edits + [e for e in extra if not any(overlaps(e.path, d.path) for d in edits)]
+
+
 # What `scan` does with a string value (FormatBase.secret_scope).
 SECRET_SCAN = "scan"  # text a person typed or a tool printed
 SECRET_SKIP = "skip"  # cannot hold one: ids, signatures, encrypted reasoning, base64 images
@@ -126,8 +171,18 @@ class Scope:
     # The first line of the kept window as the core decided it (by turns, or by a target):
     # a format that keeps lines written just before a turn start with that turn reads it here.
     window_start: int = 1 << 62
-    # In the kept window with `stub_ui_copies` on: only values no model ever sees may go.
+    # In the kept window with `stub_ui_copies` (or deep) on: only values no model ever sees
+    # may go, and under deep the outputs and arguments over `deep_kept_max_bytes` too.
     ui_only: bool = False
+    # Deep only: before the agent's newest compaction record, on a line its resume never
+    # sends again: the format may also archive what its CLI does not read there.
+    superseded: bool = False
+
+    @property
+    def kept_large(self) -> bool:
+        """In the kept window under deep: outputs and arguments over `deep_kept_max_bytes`
+        become stubs too (the one change deep makes to what the kept turns send)."""
+        return self.ui_only and self.settings.deep
 
 
 class FileRules(Protocol):
@@ -142,6 +197,12 @@ class FileRules(Protocol):
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """Pass 2: the values to replace on a line the core touches (none: keep it)."""
+
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Deep, pass 2, on a line of `scope.superseded` (its agent never sends it again):
+        what else its CLI does not read there, beside `edits` (the core keeps the ones that
+        do not overlap those). Usually `superseded_edits` of this module on the line's
+        content, leaving what the CLI reads from such a line (settings, titles) whole."""
 
 
 class Format(Protocol):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import signal
@@ -196,6 +197,9 @@ class Compression:
                 f"{rel}: {counts.malformed} line(s) that are not JSON objects passed through "
                 f"untouched (line {where}{more})"
             )
+        if self.dry_run and not settings.deep:
+            lines_of = IntactLines(self.repo, path, rel)
+            report.deep_bytes_after = self._deep_size(path, rel, fmt, settings, lines_of)
         if not plan.touches_anything:
             return report
         intact = IntactLines(self.repo, path, rel)
@@ -266,6 +270,35 @@ class Compression:
         writer.record(header_key(header), FileRecord(digest.hexdigest(), size_after, counts.lines))
         self._pending.append(_Pending(output, stat, report, ref))
         return report
+
+    def _deep_size(
+        self,
+        path: Path,
+        rel: str,
+        fmt: Any,
+        settings: CompressSettings,
+        intact: IntactLines,
+    ) -> int:
+        """The file's size after a deep run with these settings (a dry run's comparison)."""
+        deep = dataclasses.replace(settings, deep=True)
+        with open_lines(path) as lines:
+            plan = scan(lines, deep, fmt)
+        if plan.needs_settling:
+            with open_lines(path) as lines:
+                plan = settle(plan, lines, deep, session_ref=rel)
+        with open_lines(path) as lines:
+            return sum(
+                len(result.line.encode())
+                for result in compress_lines(
+                    lines,
+                    plan,
+                    deep,
+                    session_ref=rel,
+                    object_id=self.object_id,
+                    intact_commit=intact.commit_for,
+                    intact_blob=intact.blob_for,
+                )
+            )
 
     @staticmethod
     def _warn_too_deep(plan: Any, rel: str, report: FileReport) -> None:

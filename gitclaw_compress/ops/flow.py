@@ -258,6 +258,7 @@ def run_flow(
     do_push: bool = False,
     remote: str | None = None,
     progress: Progress = SILENT,
+    deep: bool = False,
 ) -> FlowResult:
     """Select, compress, then (optionally) stage and push the archive ref."""
     root_config = load_config(None, repo.config_root, config_path)
@@ -283,7 +284,10 @@ def run_flow(
             known=cache,
         )
         secrets.start(chosen)  # as soon as the sessions are known: the rules load meanwhile
-        configs = {path: load_config(path, repo.config_root, config_path) for path in chosen}
+        configs = {
+            path: load_config(path, repo.config_root, config_path).with_deep(deep)
+            for path in chosen
+        }
         result.reports = compress_paths(
             repo,
             chosen,
