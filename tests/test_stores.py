@@ -19,6 +19,7 @@ import synthetic
 import synthetic_claude
 import synthetic_codex
 import synthetic_copilot
+from agent_hook_helpers import held_open
 from conftest import cli
 from test_hardening import fill
 
@@ -103,21 +104,8 @@ def in_use(machine: Machine) -> Iterator[Path]:
     data = session_bytes("claude").replace(b"8f1c2e0a", b"0e0c2e0a")
     put(machine.home, HELD, data)
     machine.originals[HELD] = data
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; f = open(sys.argv[1], 'ab'); print('open', flush=True); sys.stdin.read()",
-            str(machine.path(HELD)),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    assert holder.stdout is not None and holder.stdout.readline() == b"open\n"
-    yield machine.path(HELD)
-    assert holder.stdin is not None
-    holder.stdin.close()
-    holder.wait()
+    with held_open(machine.path(HELD)):
+        yield machine.path(HELD)
 
 
 def stores_json(machine: Machine, *args: str, check: bool = True) -> dict[str, dict[str, object]]:
