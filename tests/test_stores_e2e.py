@@ -17,11 +17,18 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_harness import SESSION_IDS, corpus_transcripts, require_agent
 from agent_hook_helpers import digest, held_open, wait_for_hooks
-from fake_llm_sse import FakeLLMServer, check_request, hermetic_cli_env
+from fake_llm_sse import (
+    FakeLLMServer,
+    check_request,
+    conversation,
+    hermetic_cli_env,
+    tool_call_ids,
+)
 from pi_harness import chain_reaches_root
 from test_agent_hooks_real import (
     AN_HOUR,
@@ -128,7 +135,8 @@ def test_the_stores_of_four_agents_from_install_to_uninstall(tmp_path: Path) -> 
         said = gitclaw(env, "install", "--agents")  # every agent found: all four
         assert said.count("installed our") == len(SETUPS), said
 
-        def run(agent: str, resume: list[str]) -> None:
+        def run(agent: str, resume: list[str]) -> dict[str, Any]:
+            """The body of the last LLM request the CLI sent, resuming a session."""
             server = servers[agent]
             asked = len(server.requests)
             ran = subprocess.run(
@@ -142,12 +150,17 @@ def test_the_stores_of_four_agents_from_install_to_uninstall(tmp_path: Path) -> 
                 check=False,
             )
             assert ran.returncode == 0, f"{agent}: {ran.stderr[-3000:]}"
-            assert len(server.requests) > asked, f"{agent} sent nothing to the fake server"
+            asked_now = [
+                r for r in server.requests[asked:] if r["protocol"] and r["method"] == "POST"
+            ]
+            assert asked_now, f"{agent} sent nothing to the fake server"
             assert api_problems(server) == [], agent
+            body: dict[str, Any] = asked_now[-1]["body"]
+            return body
 
         stack.enter_context(held_open(held))
-        for agent, (_, resume) in ending.items():
-            run(agent, resume)
+        # The same corpus conversation, uncompressed: what the model is sent on resume.
+        uncompressed = {agent: run(agent, resume) for agent, (_, resume) in ending.items()}
         log = wait_for_hooks(env)
 
         for agent, (path, _, mtime) in at_rest.items():
@@ -167,7 +180,10 @@ def test_the_stores_of_four_agents_from_install_to_uninstall(tmp_path: Path) -> 
             restored = gitclaw(env, "restore", str(path), "-o", "-", text=False)
             assert restored == original, path
         for agent, (_, resume, _) in at_rest.items():
-            run(agent, resume)
+            body = run(agent, resume)
+            # Every message and tool call of the conversation still reaches the model.
+            assert len(conversation(body)) == len(conversation(uncompressed[agent])), agent
+            assert tool_call_ids(body) == tool_call_ids(uncompressed[agent]), agent
         wait_for_hooks(env)  # the resumed sessions ended too (no new pass this soon)
 
     gitclaw(env, "uninstall", "--agents")
