@@ -52,6 +52,10 @@ SETTINGS_FILES = {
 }
 
 
+# What would move a store (docs/stores.md); this test sets none of them.
+MOVED_BY = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "PI_CODING_AGENT_DIR")
+
+
 def smallest_corpus_session(agent: str) -> Path:
     """The smallest corpus session of `agent` that its real CLI resumes against the fake
     server (pi: one whose parentId chain reaches the root, see pi_harness)."""
@@ -109,6 +113,9 @@ def test_the_stores_of_four_agents_from_install_to_uninstall(tmp_path: Path) -> 
         for agent, make in SETUPS.items():
             (tmp_path / agent).mkdir()  # what another tool's hook writes, and its script
             setups[agent] = make(tmp_path / agent, home, work, servers[agent].url)
+            for name in MOVED_BY:  # each store at its default place, found with no variable
+                setups[agent].env.pop(name, None)
+        (home / ".claude.json").write_bytes((home / ".claude" / ".claude.json").read_bytes())
         env = {**base, **{k: v for setup in setups.values() for k, v in setup.env.items()}}
 
         # Each store: a corpus session at rest (compressed by the pass, then resumed), and
