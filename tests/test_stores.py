@@ -471,3 +471,13 @@ def test_the_session_a_running_agent_may_write_is_left_alone(machine: Machine) -
         agent.wait()
     assert runs["claude"]["in_use"] == [f"{folder}/{Path(newest).name}"]
     assert statuses(runs["claude"])[f"{folder}/{Path(older).name}"] == "compressed"
+
+
+def test_a_session_made_read_only_is_left_as_it_is(machine: Machine) -> None:
+    rel = ".claude/projects/-home-u-proj/5e0c2e0a-1111-4222-8333-444455556666.jsonl"
+    put(machine.home, rel, session_bytes("claude").replace(b"8f1c2e0a", b"5e0c2e0a"))
+    machine.path(rel).chmod(0o444)
+    done = machine.run("stores", "claude")
+    assert b"5e0c2e0a-1111-4222-8333-444455556666.jsonl: read-only; left as it is" in done.stderr
+    assert b"1 compressed" in done.stdout  # the other session
+    assert b"gitclawCompress" not in machine.path(rel).read_bytes()

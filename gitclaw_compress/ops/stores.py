@@ -13,6 +13,7 @@ atomic rename (see store/fileio.py).
 from __future__ import annotations
 
 import contextlib
+import stat
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -134,6 +135,14 @@ def stores_holding(entry_id: str, environ: Mapping[str, str]) -> tuple[AgentStor
     raise GitClawError(f"no session holds an entry with id {entry_id!r} (searched {where})")
 
 
+def _read_only(path: Path) -> bool:
+    """A session its owner may not write (`chmod 444`): never rewritten (store/fileio.py)."""
+    try:
+        return not path.stat().st_mode & stat.S_IWUSR
+    except OSError:
+        return False
+
+
 def _holds_marker(path: Path) -> bool:
     from gitclaw_compress.ops.session_lines import has_compressed_line
 
@@ -244,6 +253,9 @@ def _run_in(
             # warning, not the end of the run.
             skipped: list[str] = []
             rest = recognized(store, rest, UnchangedCache(store.git_dir), skipped)
+            for path in [path for path in rest if _read_only(path)]:  # chmod 444 on purpose
+                rest.remove(path)
+                skipped.append(f"{store.relative(path)}: read-only; left as it is")
             run.flow = run_flow(store, rest, config_path=config_path, dry_run=dry_run)
             run.flow.warnings[:0] = skipped
             if run.flow.compressed and not dry_run:  # many runs' packs, made into one
