@@ -109,6 +109,7 @@ class AgentStore(Repository):
         self.globs = globs
         self._live = live  # the sessions running agents may be writing
         self._reader = None
+        self._records = {}  # the file records per archive tip, as Repository keeps them
         self.notes: list[str] = []  # what opening found (a store that moved), one line each
         created = not (self.common_dir / "HEAD").is_file()
         if created:
