@@ -84,8 +84,20 @@ def message() -> str:
     by_doing: dict[str, list[str]] = {}
     for doing, path in _changed:
         by_doing.setdefault(doing, []).append(path)
-    done = "; ".join(f"{doing} {', '.join(paths)}" for doing, paths in by_doing.items())
-    return f"interrupted after {done}; every file is either the old one or the new one"
+    if len(_changed) == 1:
+        [(doing, path)] = _changed
+        return f"interrupted after {doing} {path}; {SAME}"
+    # Several files: one per line first (a run over hundreds would not fit in one line).
+    listed = [f"{_DONE.get(doing, doing)} {path}" for doing, path in _changed]
+    counts = ", ".join(f"{doing} {len(paths)} files" for doing, paths in by_doing.items())
+    return "\n".join([*listed, f"interrupted after {counts} (listed above); {SAME}"])
+
+
+SAME = "every file is either the old one or the new one"
+
+
+# "compressing" a file that was then replaced: it is compressed
+_DONE = {"compressing": "compressed", "restoring": "restored", "redacting": "redacted"}
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
