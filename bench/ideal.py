@@ -1,6 +1,6 @@
 """Bytes cut on the corpus against an ideal. A script, not a test: it prints numbers.
 
-    python bench/ideal.py [--keep-turns 1] [--stub-ui-copies] [--breakdown | --json]
+    python bench/ideal.py [--keep-turns 1] [--stub-ui-copies | --deep] [--breakdown | --json]
 
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, at `--keep-turns` (default 1)
 and the default settings, it compresses the file in memory as `compress` does in a repository
@@ -13,6 +13,13 @@ else (no marker). A bulk value is a string longer than the stub that no promise 
 not an id, link or type, not signed thinking or encrypted reasoning, not what the user or the
 assistant wrote (the format's `sealed` values), images pasted by a person included. The ratio
 is cut / ideal cut; the goal is at least 90% per format.
+
+With `--deep` the run is deep (`session.deep`) and so is the ideal, by the same rules: besides
+the bulk before the kept turns, every string value that the deep rules change in the kept turns
+(UI-only copies, outputs and arguments over `session.deepKeptMaxBytes`) becomes a stub of
+`IDEAL_STUB_BYTES` there too, and so does every value the default ideal keeps before them that
+the deep rules change (readable thinking dropped whole counts as gone; text before the agent's
+last compaction record), with no marker.
 
 `--breakdown` also prints, per file, where the bytes that are left are, by JSON path (indexes
 folded), largest first, and the gap to the ideal: the markers, the stubs longer than the
@@ -114,6 +121,41 @@ def ideal_cut(data: bytes, keep_turns: int) -> int:
     return sum(size - IDEAL_STUB_BYTES for _, _, _, size in _bulk(data, keep_turns))
 
 
+def deep_extra_cut(data: bytes, compressed: bytes, keep_turns: int) -> int:
+    """Deep: bytes an ideal cuts beyond `ideal_cut`, by the deep rules: each string the deep
+    run changed in the kept turns, and each string before them that the default ideal keeps
+    (a sealed value, such as readable thinking the run drops or text before a compaction
+    record) and the run changed, becomes a stub of `IDEAL_STUB_BYTES`, or nothing where the
+    run removed it (looked up at its own path)."""
+    settings = dataclasses.replace(defaults().compress_settings(), keep_turns=keep_turns)
+    lines = lines_from_bytes(data)
+    plan = plan_lines(lines, settings, session_ref="s.jsonl")
+    after = lines_from_bytes(compressed)
+    cut = 0
+    for line in lines:
+        if after[line.number - 1].data == line.data:
+            continue
+        entry, now = parse_entry(line.data), parse_entry(after[line.number - 1].data)
+        if entry is None or now is None:
+            continue
+        kept = line.number >= plan.window_start
+        sealed = (
+            set()
+            if kept
+            else {text for _, value in plan.format.sealed(entry) for text in _sealed_strings(value)}
+        )
+        for path, text in _exact_strings(entry, ()):
+            size = len(orjson.dumps(text))
+            if size <= IDEAL_STUB_BYTES or not (kept or text in sealed):
+                continue
+            found, value = value_at(now, path)
+            if not found:
+                cut += size
+            elif value != text:
+                cut += size - IDEAL_STUB_BYTES
+    return cut
+
+
 def missed(data: bytes, compressed: bytes, keep_turns: int) -> Counter[str]:
     """Bytes of the bulk strings the ideal stubs and the compressor left whole, by path."""
     after = lines_from_bytes(compressed)
@@ -181,7 +223,10 @@ def measure_file(source: Path, keep_turns: int, overrides: dict[str, Any]) -> tu
     """(bytes before, bytes cut, ideal bytes cut)."""
     data = source.read_bytes()
     after = compressed(data, session_ref(source), keep_turns, overrides)
-    return len(data), len(data) - len(after), ideal_cut(data, keep_turns)
+    ideal = ideal_cut(data, keep_turns)
+    if overrides.get("deep"):
+        ideal += deep_extra_cut(data, after, keep_turns)
+    return len(data), len(data) - len(after), ideal
 
 
 def session_ref(source: Path) -> str:
@@ -201,6 +246,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--keep-turns", type=int, default=1)
     parser.add_argument("--stub-ui-copies", action="store_true")
+    parser.add_argument("--deep", action="store_true", help="a deep run against a deep ideal")
     parser.add_argument("--breakdown", action="store_true")
     parser.add_argument("--json", action="store_true", help="per file: bytes, after, ideal")
     options = parser.parse_args()
@@ -209,6 +255,8 @@ def main() -> None:
     overrides: dict[str, Any] = {}
     if options.stub_ui_copies:
         overrides["stub_ui_copies"] = True
+    if options.deep:
+        overrides["deep"] = True
     if options.json:
         files: dict[str, dict[str, int]] = {}
         for kind in CORPUS_FORMATS:

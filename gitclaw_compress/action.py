@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 
 from gitclaw_compress.config import load_config
-from gitclaw_compress.errors import EXIT_ERROR, GitClawError
+from gitclaw_compress.errors import EXIT_ERROR, EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.formats import format_title
 from gitclaw_compress.ops.flow import FlowResult, run_flow, summary_line
 from gitclaw_compress.ops.report import FileReport
@@ -35,6 +35,7 @@ class Inputs:
     take_all: bool
     issue: int | None
     keep_turns: int | None
+    deep: bool
     config: Path | None
     push: bool
     remote: str | None
@@ -74,6 +75,7 @@ def read_inputs(env: Mapping[str, str]) -> Inputs:
         take_all=_flag(env, "ALL", False),
         issue=_number(env, "ISSUE"),
         keep_turns=_number(env, "KEEP_TURNS"),
+        deep=_flag(env, "DEEP", False),
         config=Path(config) if config else None,
         push=_flag(env, "PUSH", True),
         remote=remote or None,
@@ -171,6 +173,7 @@ def run(env: Mapping[str, str]) -> int:
             issue=inputs.issue,
             keep_turns=inputs.keep_turns,
             remote=inputs.remote,
+            deep=inputs.deep,
             caller_pushes=inputs.push,
         )
     except GitClawError as error:
@@ -184,7 +187,7 @@ def run(env: Mapping[str, str]) -> int:
 
         try:
             # Never send an archive object that holds a secret, as `push` and the hook do.
-            for warning in guard_push(repo, load_config(None, repo.root, inputs.config)):
+            for warning in guard_push(repo, load_config(None, repo.config_root, inputs.config)):
                 print(_annotation("warning", warning))
             result.push = push_archive(repo, result.ref, result.remote)
         except GitClawError as error:
@@ -217,6 +220,16 @@ def run(env: Mapping[str, str]) -> int:
     if failure is not None:
         _report_failure(failure)
         return failure.exit_code
+    if result.held:  # the other sessions were compressed; these are left as they were
+        from gitclaw_compress.secrets.held import held_lines
+
+        for entry in result.held:
+            for line in entry["found"]:
+                print(line, file=sys.stderr)
+        for line in held_lines(result.held):
+            print(_annotation("error", line))
+            print(f"gitclaw-compress: error: {line}", file=sys.stderr)
+        return EXIT_PROBLEMS
     return 0
 
 

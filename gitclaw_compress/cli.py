@@ -96,9 +96,11 @@ COMMANDS = {
     "scan": ("scan", "command"),
     "redact": ("redact", "command"),
     "doctor": ("doctor", "command"),
+    "stores": ("stores", "command"),
     "install": ("hooks", "install_command"),
     "uninstall": ("hooks", "uninstall_command"),
     "pre-push": ("hooks", "pre_push_command"),
+    "hook": ("agenthook", "command"),
 }
 
 

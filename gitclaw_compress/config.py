@@ -134,6 +134,25 @@ OPTIONS: tuple[Option, ...] = (
         "byte for byte; its UI shows the stub in place of the copy.",
     ),
     Option(
+        "session.deep",
+        bool,
+        False,
+        "Deep compression (`--deep` turns it on for one run): also archive, before the "
+        "agent's last compaction record, every value its CLI never sends again; stub UI-only "
+        "copies in every turn (as `stubUiCopies`); stub tool outputs and arguments over "
+        "`session.deepKeptMaxBytes` in the kept turns too; drop readable thinking blocks of "
+        "old turns where the provider accepts a turn without them. Every byte stays "
+        "restorable. See docs/deep.md.",
+    ),
+    Option(
+        "session.deepKeptMaxBytes",
+        int,
+        8192,
+        "Under `session.deep`: tool outputs and arguments in the kept turns larger than "
+        "this become stubs with their previews and the `show` command.",
+        minimum=0,
+    ),
+    Option(
         "session.bashCommandMaxChars",
         int,
         200,
@@ -287,14 +306,16 @@ OPTIONS: tuple[Option, ...] = (
         bool,
         True,
         "Scan session files for secrets in `compress`, `step` and the pre-commit hooks, and "
-        "the archive objects in the pre-push hook (see docs/secrets.md).",
+        "the archive objects and the new commits' session lines in the pre-push hook (see "
+        "docs/secrets.md).",
     ),
     Option(
         "scan.block",
         bool,
         True,
-        "Fail (exit 1, nothing changed, nothing pushed) on a finding the baseline does not "
-        "accept. `false` turns each finding into a warning.",
+        "On a finding the baseline does not accept: hold that session (untouched; the others "
+        "are compressed; exit 1), and refuse the push (nothing pushed). `false` turns each "
+        "finding into a warning.",
     ),
     Option(
         "scan.baseline",
@@ -319,6 +340,23 @@ OPTIONS: tuple[Option, ...] = (
         "Mapping files such as `<agent folder>/state/issues/<N>.json`, whose "
         "`sessionPath` (repository-relative) names the session of an issue. Used by "
         "`compress`/`step` with no path and by `--issue N`.",
+    ),
+    # The agents' own stores (`gitclaw-compress stores`; see docs/stores.md).
+    Option(
+        "stores.quietMinutes",
+        int,
+        5,
+        "`stores` leaves a session alone until it has been left unwritten this many minutes "
+        "(an agent may still be working in it). Read from the compression.json in "
+        "`$XDG_CONFIG_HOME/gitclaw-compress/` (else `~/.config/gitclaw-compress/`).",
+        minimum=0,
+    ),
+    Option(
+        "stores.remote",
+        str,
+        "",
+        "A remote of a store's archive that `stores` pushes the archive to after each run "
+        "(as `--remote` does); empty: the archive stays on this machine.",
     ),
     # Summarizing compaction (`summarize`, and the opt-in stage of `compress`).
     Option(
@@ -445,6 +483,12 @@ class Config:
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
 
+    def with_deep(self, deep: bool) -> Config:
+        """This config with `session.deep` set (what `--deep` does for one run)."""
+        if not deep or self.values["session.deep"]:
+            return self
+        return Config({**self.values, "session.deep": True}, self.source)
+
     def budget_settings(
         self, *, strategy: str | None = None, target_percent: int | None = None
     ) -> BudgetSettings:
@@ -466,8 +510,10 @@ class Config:
         *,
         strategy: str | None = None,
         target_percent: int | None = None,
+        deep: bool | None = None,
     ) -> CompressSettings:
-        """Settings for the core; `strategy` and `target_percent` override the config."""
+        """Settings for the core; `strategy`, `target_percent` and `deep` override the
+        config."""
         return CompressSettings(
             keep_turns=self["session.turnThresholdBeforeCompress"]
             if keep_turns is None
@@ -478,6 +524,8 @@ class Config:
             eliminate_redundancy=self["session.eliminateRedundancy"],
             keep_user_images=self["session.keepUserImages"],
             stub_ui_copies=self["session.stubUiCopies"],
+            deep=self["session.deep"] if deep is None else deep,
+            deep_kept_max_bytes=self["session.deepKeptMaxBytes"],
             bash_command_max_chars=self["session.bashCommandMaxChars"],
             redundancy_min_bytes=self["session.redundancyMinBytes"],
             preview=PreviewSettings(

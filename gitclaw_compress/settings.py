@@ -52,7 +52,17 @@ class CompressSettings:
     eliminate_redundancy: bool = True
     keep_user_images: bool = False  # images a person pasted stay in old turns
     stub_ui_copies: bool = False  # values only the agent's UI reads go in every turn
+    # Deep: also what the agent never sends again (before its last compaction record), UI
+    # copies in every turn, outputs over `deep_kept_max_bytes` in the kept turns, and
+    # readable thinking the provider does not need in old turns. See docs/deep.md.
+    deep: bool = False
+    deep_kept_max_bytes: int = 8192
     bash_command_max_chars: int = 200
     redundancy_min_bytes: int = 400
     preview: PreviewSettings = field(default_factory=PreviewSettings)
     budget: BudgetSettings = field(default_factory=BudgetSettings)
+
+    @property
+    def ui_copies(self) -> bool:
+        """Whether values only the agent's UI reads go in every turn (deep implies it)."""
+        return self.stub_ui_copies or self.deep

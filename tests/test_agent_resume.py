@@ -27,7 +27,7 @@ from agent_harness import (
     require_tmux,
     run_resume,
 )
-from conftest import cli, git
+from conftest import accept_corpus_secrets, cli, git
 from fake_llm_sse import (
     conversation,
     empty_text_blocks,
@@ -80,6 +80,7 @@ def _compress(agent: str, source: Path, repo: Path, *options: str) -> Path:
     path = repo / REPO_PATHS[agent].format(id=session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, path)
+    accept_corpus_secrets(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "agent run")
     cli("compress", "--force", "--keep-turns", "1", *options, str(path), cwd=repo)
@@ -331,5 +332,21 @@ def test_claude_interactive_view_renders_a_transcript_with_ui_copies_stubbed(
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"session": {"stubUiCopies": True}}))
     compressed = _compress("claude", source, repo, "--config", str(config))
+    _assert_renders(compressed, tmp_path / "short", [_last_prompt(source)])
+    _assert_renders(compressed, tmp_path / "long", [_last_prompt(source)], detailed=True)
+
+
+@pytest.mark.parametrize(
+    "source",
+    CLAUDE_CORPUS[:1] or [pytest.param(Path(), marks=pytest.mark.skip(reason="no corpus"))],
+    ids=[p.name for p in CLAUDE_CORPUS[:1]] or ["no-corpus"],
+)
+def test_claude_interactive_view_renders_a_deep_compressed_transcript(
+    source: Path, repo: Path, tmp_path: Path
+) -> None:
+    """--deep drops readable thinking lines of old turns (their content becomes []) and stubs
+    large outputs in the kept turn: the transcript view and its detailed view still open it."""
+    require_agent("claude")
+    compressed = _compress("claude", source, repo, "--deep")
     _assert_renders(compressed, tmp_path / "short", [_last_prompt(source)])
     _assert_renders(compressed, tmp_path / "long", [_last_prompt(source)], detailed=True)

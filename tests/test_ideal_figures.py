@@ -1,5 +1,6 @@
 """The corpus figures of docs/formats.md's "Measured" table and of README's "Supported
-formats" table are what `bench/ideal.py --json` measures now (a change of a default moves
+formats" table (and its `--deep` column, and docs/deep.md's) are what `bench/ideal.py --json`
+measures now (a change of a default moves
 them). Skips without the shared corpus."""
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ README_ROWS = {
 }
 MINUS = "\u2212"  # the docs write a cut with the minus sign, not a hyphen
 README_FIGURES = re.compile(
-    r"\(\u2212(\d+\.\d)%, (\d+\.\d)% of (?:the ideal )?\u2212(\d+\.\d)%\); \u2212(\d+\.\d)% \|$"
+    r"\(\u2212(\d+\.\d)%, (\d+\.\d)% of (?:the ideal )?\u2212(\d+\.\d)%\); \u2212(\d+\.\d)% \| "
+    r"\u2212(\d+\.\d)%, (\d+\.\d)% of \u2212(\d+\.\d)% \|"
 )
 
 
@@ -46,9 +48,12 @@ def _measure(*flags: str) -> dict[str, dict[str, int]]:
     return files
 
 
+Measured = tuple[dict[str, dict[str, int]], dict[str, dict[str, int]], dict[str, dict[str, int]]]
+
+
 @pytest.fixture(scope="module")
-def measured() -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
-    return _measure(), _measure("--stub-ui-copies")
+def measured() -> Measured:
+    return _measure(), _measure("--stub-ui-copies"), _measure("--deep")
 
 
 def _sum(files: dict[str, dict[str, int]], prefix: str, key: str) -> int:
@@ -61,10 +66,8 @@ def _percent(part: int, whole: int) -> str:
     return f"{part / whole:.1%}".removesuffix("%")
 
 
-def _expected(
-    measured: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]], prefix: str
-) -> dict[str, str]:
-    plain, ui_copies = measured
+def _expected(measured: Measured, prefix: str) -> dict[str, str]:
+    plain, ui_copies, deep = measured
     before = _sum(plain, prefix, "bytes")
     cut = before - _sum(plain, prefix, "after")
     ideal = _sum(plain, prefix, "ideal_cut")
@@ -75,6 +78,11 @@ def _expected(
         "ideal": _percent(ideal, before),
         "share": _percent(cut, ideal),
         "ui copies": _percent(before - _sum(ui_copies, prefix, "after"), before),
+        "deep": _percent(before - _sum(deep, prefix, "after"), before),
+        "deep share": _percent(
+            before - _sum(deep, prefix, "after"), _sum(deep, prefix, "ideal_cut")
+        ),
+        "deep ideal": _percent(_sum(deep, prefix, "ideal_cut"), before),
     }
 
 
@@ -92,9 +100,7 @@ def _table_rows(path: Path, heading: str) -> list[list[str]]:
     return rows
 
 
-def test_the_measured_table_of_formats_md(
-    measured: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]],
-) -> None:
+def test_the_measured_table_of_formats_md(measured: Measured) -> None:
     rows = _table_rows(REPO_ROOT / "docs" / "formats.md", "## Measured (corpus")
     found = {(row[0], row[1]): row[2:] for row in rows[1:]}
     assert set(found) == set(FORMATS_ROWS), sorted(found)
@@ -107,9 +113,7 @@ def test_the_measured_table_of_formats_md(
         assert ui_copies == f"{MINUS}{want['ui copies']}%", key
 
 
-def test_the_supported_formats_table_of_the_readme(
-    measured: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]],
-) -> None:
+def test_the_supported_formats_table_of_the_readme(measured: Measured) -> None:
     rows = _table_rows(REPO_ROOT / "README.md", "## Supported formats")
     found = {row[0]: " | ".join(row) + " |" for row in rows[1:]}
     assert set(found) == set(README_ROWS), sorted(found)
@@ -117,5 +121,19 @@ def test_the_supported_formats_table_of_the_readme(
         want = _expected(measured, prefix)
         figures = README_FIGURES.search(found[label])
         assert figures is not None, found[label]
-        expected = (want["cut"], want["share"], want["ideal"], want["ui copies"])
+        expected = tuple(
+            want[key]
+            for key in ("cut", "share", "ideal", "ui copies", "deep", "deep share", "deep ideal")
+        )
         assert figures.groups() == expected, label
+
+
+def test_the_deep_table_of_deep_md(measured: Measured) -> None:
+    rows = _table_rows(REPO_ROOT / "docs" / "deep.md", "`python bench/ideal.py --deep`")
+    found = {row[0].split(" (")[0]: row[1:] for row in rows[1:]}
+    assert set(found) == {"pi", "Claude Code", "Codex", "Copilot CLI"}, sorted(found)
+    for label, prefix in zip(found, README_ROWS.values(), strict=True):
+        want = _expected(measured, prefix)
+        default, deep, share = found[label]
+        assert default == f"{MINUS}{want['cut']}%" and deep == f"{MINUS}{want['deep']}%", label
+        assert share == f"{want['deep share']}% of {MINUS}{want['deep ideal']}%", label

@@ -119,7 +119,7 @@ def test_context_and_status_read_every_format(name: str, make: Callable[[], byte
     assert context.messages, "a synthetic case gives the model something"
     assert size.estimated == sum(message.tokens for message in context.sent()) > 0
     assert status.context_tokens == size.tokens and status.messages == len(context.messages)
-    assert set(status.savings) == {"compress", "prune", "target"}
+    assert set(status.savings) == {"compress", "deep", "prune", "target"}
     assert status.savings["compress"].lines > 0  # every synthetic case has something to do
 
 

@@ -86,7 +86,7 @@ def test_status_all_reports_every_format(four: Path) -> None:
         assert document["level"] == "ok" and document["messages"] > 0, name
         assert document["source"] in ("usage", "usage+estimate", "estimate")
         assert document["model"], name
-        assert set(document["savings"]) == {"compress", "prune", "target"}
+        assert set(document["savings"]) == {"compress", "deep", "prune", "target"}
     assert done.stderr == b""
 
 

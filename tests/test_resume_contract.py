@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from agent_fixtures import PNG_BASE64
 from agent_harness import PLACERS, SESSION_IDS, AgentRun, require_agent, run_resume
-from conftest import cli, commit_session
+from conftest import accept_corpus_secrets, cli, commit_session
 from fake_llm_sse import (
     conversation,
     empty_text_blocks,
@@ -60,14 +60,15 @@ def _resume(case: FormatCase, transcript: Path, tmp_path: Path) -> AgentRun:
 
 
 def check_compressed_resume(
-    case: FormatCase, data: bytes, repo: Path, tmp_path: Path
+    case: FormatCase, data: bytes, repo: Path, tmp_path: Path, *options: str
 ) -> tuple[AgentRun, AgentRun]:
     require_agent(case.name)
     source = tmp_path / "source.jsonl"
     source.write_bytes(data)
     relpath = case.place(SESSION_IDS[case.name](source))
+    accept_corpus_secrets(repo)
     path = commit_session(repo, relpath, data)
-    cli("compress", "--force", "--keep-turns", "1", relpath, cwd=repo)
+    cli("compress", "--force", "--keep-turns", "1", *options, relpath, cwd=repo)
     compressed = path.read_bytes()
     assert compressed != data and b'"gitclawCompress"' in compressed, "nothing was compressed"
 
@@ -79,15 +80,24 @@ def check_compressed_resume(
     # without its result, or a result without its call).
     assert tool_call_ids(sent_after) == tool_call_ids(sent_before)
     sealed_before, sealed_after = sealed_reasoning(sent_before), sealed_reasoning(sent_after)
-    if case.drops_old_thinking:
+    if case.drops_old_thinking or "--deep" in options:
         # What is sent is sent byte for byte, in order.
         remaining = iter(sealed_before)
         assert all(block in remaining for block in sealed_after), "sealed reasoning changed"
+        # Deep drops readable thinking of old turns alone: every signed block is still sent.
+        signed = [block for block in sealed_before if not _unsigned_thinking(block)]
+        if not case.drops_old_thinking:
+            assert [block for block in sealed_after if block in signed] == signed
     else:
         assert sealed_after == sealed_before, "sealed reasoning changed"
     assert empty_text_blocks(sent_after) == [], "a stub left an empty text block"
     assert request_size(after.request) < request_size(before.request)
     return before, after
+
+
+def _unsigned_thinking(sealed: str) -> bool:
+    """Whether a `sealed_reasoning` item is an Anthropic thinking block without a signature."""
+    return sealed.startswith("(") and sealed.endswith((", '', None)", ", None, None)"))
 
 
 @pytest.mark.parametrize(("case", "make"), _synthetic())
@@ -109,3 +119,24 @@ def test_a_compressed_corpus_transcript_resumes(
     case: FormatCase, read: Callable[[], bytes], repo: Path, tmp_path: Path
 ) -> None:
     check_compressed_resume(case, read(), repo, tmp_path)
+
+
+def _deep_corpus() -> list[object]:
+    """One corpus file per format, the first by name (Claude Code's drops readable thinking,
+    pi's holds the most bulk), to keep the suite's time in check; bench/deep.py --resume
+    resumes every one."""
+    params: list[object] = []
+    for case in FORMAT_CASES:
+        files = sorted(case.corpus())
+        if files:
+            params.append(pytest.param(case, files[0].read_bytes, id=f"{case.name}-deep"))
+    return params or [pytest.param(None, None, id="no-corpus", marks=pytest.mark.skip("no corpus"))]
+
+
+@pytest.mark.parametrize(("case", "read"), _deep_corpus())
+def test_a_deep_compressed_corpus_transcript_resumes(
+    case: FormatCase, read: Callable[[], bytes], repo: Path, tmp_path: Path
+) -> None:
+    """`--deep` (kept-turn outputs over 8 KiB stubbed, UI copies everywhere, readable
+    thinking of old turns dropped): same messages, same tool calls, signed blocks intact."""
+    check_compressed_resume(case, read(), repo, tmp_path, "--deep")

@@ -37,9 +37,14 @@ def test_status_reports_recorded_usage_and_the_models_usable_tokens(
     assert report["usable_tokens"] == 1_000_000 - 32_000 - 16_384
     assert report["level"] == "ok" and report["percent"] == 1.9
     assert report["estimated_tokens"] > 0 and report["messages"] == 6 * 10
-    assert set(report["savings"]) == {"compress", "prune", "target"}
+    assert set(report["savings"]) == {"compress", "deep", "prune", "target"}
+    # Deep (UI copies in every turn too) saves more than the default, and says how.
+    compress, deep = report["savings"]["compress"], report["savings"]["deep"]
+    assert deep["bytes_after"] < compress["bytes_after"]
+    assert deep["command"] == f"gitclaw-compress compress --deep {SESSION}"
     human = cli("status", SESSION, cwd=repo).stdout.decode()
     assert human.startswith(f"{SESSION}: ok") and "recorded usage of entry" in human
+    assert "  deep     would free " in human
 
 
 @pytest.mark.parametrize(

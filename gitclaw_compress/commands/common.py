@@ -18,8 +18,10 @@ from gitclaw_compress.core.lines import (
 from gitclaw_compress.errors import JSON_META_KEY, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, sessions_under
 from gitclaw_compress.ops.flow import select
+from gitclaw_compress.store.agent_store import in_a_store
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import refuse_special
+from gitclaw_compress.store.repository import NotARepositoryError
 from gitclaw_compress.units import human_bytes as human_bytes
 from gitclaw_compress.units import plural as plural
 from gitclaw_compress.units import size_change
@@ -99,12 +101,32 @@ def require_session(path: Path, where: str | None = None) -> None:
     detect_file(path, source)
 
 
-def open_repo(path: Path) -> Repository:
-    return Repository(path.absolute())
+def open_repo(path: Path, *, create_store: bool = False) -> Repository:
+    """The place `path` lives in: the agent store that holds it once its archive exists
+    (even inside a git work tree, such as a home folder kept in git), else its git
+    repository, else the agent store that holds it (its archive made on first use when
+    `create_store`: a command that writes)."""
+    import os
+
+    try:
+        repo = Repository(path.absolute())
+    except NotARepositoryError:
+        repo = None
+    if repo is None or in_a_store(path, os.environ):  # no format is loaded otherwise
+        from gitclaw_compress.ops.stores import store_at
+
+        store = store_at(path, os.environ, create=create_store if repo is None else None)
+        if store is not None:
+            for note in store.notes:
+                click.echo(f"gitclaw-compress: note: {note}", err=True)
+            return store
+    if repo is None:
+        return Repository(path.absolute())  # the one-line "not inside a git repository"
+    return repo
 
 
 def config_for(repo: Repository, session: Path | None, explicit: Path | None) -> Config:
-    return load_config(session, repo.root, explicit)
+    return load_config(session, repo.config_root, explicit)
 
 
 def archive_access(
@@ -156,12 +178,12 @@ def read_session(path: Path, explicit: Path | None) -> SessionFile:
     from gitclaw_compress.formats import detect
 
     fmt = detect(lines, str(path))
-    try:
-        repo: Repository | None = Repository(path.absolute())
+    try:  # a repository, or an agent's store with its archive
+        repo: Repository | None = open_repo(path)
     except GitClawError:
         repo = None
     if repo is not None:
-        config = load_config(path, repo.root, explicit)
+        config = load_config(path, repo.config_root, explicit)
         return SessionFile(lines, fmt, config, repo.relative(path), repo)
     config = load_config(None, path.parent, explicit) if explicit else defaults()
     return SessionFile(lines, fmt, config, str(path), None)
@@ -203,7 +225,7 @@ def sessions_to_report(
     if path is not None:
         return [session_path(path)], None
     repo = open_repo(Path.cwd())
-    config = load_config(None, repo.root, config_path)
+    config = load_config(None, repo.config_root, config_path)
     return select(repo, config, (), take_all=take_all, warnings=warnings)
 
 

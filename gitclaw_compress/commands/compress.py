@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -31,14 +31,36 @@ def describe(report: FileReport) -> str:
     if report.status in ("compressed", "would-compress"):
         verb = "compressed" if report.status == "compressed" else "would compress"
         kept = f"kept the last {report.kept_turns} of {plural(report.turns, 'turn')}"
-        return change_summary(verb, report, kept)
+        return change_summary(verb, report, kept) + deep_comparison(report)
     reasons = {
         "unchanged": "nothing new to compress",
         "below-threshold": "smaller than session.sizeThresholdKB",
         "disabled": "session.enabled is false",
         "in-use": "in use by another process; nothing was changed",
+        "held": "holds a secret the baseline does not accept; left untouched (below)",
     }
-    return f"unchanged {report.path}: {reasons.get(report.status, report.status)}"
+    reason = reasons.get(report.status, report.status)
+    return f"unchanged {report.path}: {reason}" + deep_comparison(report)
+
+
+def deep_comparison(report: FileReport) -> str:
+    """What `--deep` would make of the file, after a dry run without it."""
+    deep = report.deep_bytes_after
+    if deep is None or deep >= report.bytes_before:
+        return ""
+    change = size_change(report.bytes_before, deep)
+    return f"; with --deep: {human_bytes(deep)} ({change})"
+
+
+def echo_held(held: list[dict[str, Any]]) -> None:
+    """Each held session's findings (masked) and one line naming its ids and the way on."""
+    from gitclaw_compress.secrets.held import held_lines
+
+    for entry in held:
+        for line in entry["found"]:
+            click.echo(line, err=True)
+    for line in held_lines(held):
+        click.echo(f"gitclaw-compress: {line}", err=True)
 
 
 LIST_AT_MOST = 5  # more sessions than this are counted, not listed, on the opening line
@@ -92,6 +114,11 @@ def stderr_is_tty() -> bool:
     type=click.IntRange(min=0),
     help="Keep this many recent turns intact (default: session.turnThresholdBeforeCompress, 4).",
 )
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Deep compression for this run (session.deep): see docs/deep.md.",
+)
 @click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
 @click.option("--check", is_flag=True, help="Like --dry-run, but exit 1 if any file would change.")
 @click.option("--force", is_flag=True, help="Ignore session.sizeThresholdKB.")
@@ -107,6 +134,7 @@ def command(
     take_all: bool,
     issue: int | None,
     keep_turns: int | None,
+    deep: bool,
     dry_run: bool,
     check: bool,
     force: bool,
@@ -126,7 +154,7 @@ def command(
     state/issues/<N>.json mapping files; else the session of the newest mapping file; else
     the session whose last entry is the newest. Never the newest by mtime.
     """
-    repo = open_repo(paths[0] if paths else Path.cwd())
+    repo = open_repo(paths[0] if paths else Path.cwd(), create_store=True)
     result = run_flow(
         repo,
         paths,
@@ -138,6 +166,7 @@ def command(
         dry_run=dry_run or check,
         do_stage=stage,
         progress=take_all and not as_json and stderr_is_tty(),
+        deep=deep,
     )
     if as_json:
         echo_json(result.as_json())
@@ -163,5 +192,8 @@ def command(
                 click.echo(line)
         if result.staged:
             click.echo(f"staged {', '.join(result.staged)}")
+        echo_held(result.held)
+    if result.held:
+        raise click.exceptions.Exit(EXIT_PROBLEMS)
     if check and any(report.status == "would-compress" for report in result.reports):
         raise click.exceptions.Exit(EXIT_PROBLEMS)

@@ -3,7 +3,7 @@ restored from this clone?"""
 
 from __future__ import annotations
 
-import subprocess
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from gitclaw_compress.commands.common import (
     config_for,
     config_option,
     echo_json,
+    human_bytes,
     json_option,
     open_repo,
     plural,
@@ -21,6 +22,7 @@ from gitclaw_compress.commands.verify import NOT_HERE, split_remedy
 from gitclaw_compress.config import CONFIG_NAME, find_config_file, load_config
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError, shell_line
 from gitclaw_compress.ops.access import ArchiveAccess
+from gitclaw_compress.ops.agenthooks import AgentHookState, hook_states
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.ops.githooks import (
     HOOK_NAME,
@@ -32,7 +34,9 @@ from gitclaw_compress.ops.githooks import (
 from gitclaw_compress.ops.sending import PRE_COMMIT_CONFIG, PUSH_ARCHIVE_HOOK
 from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.ops.verify import OFF_REF, verify_file
+from gitclaw_compress.store.agent_store import archive_size
 from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.git import run_git
 from gitclaw_compress.store.remote import fetch_command, remote_tip
 
 
@@ -80,9 +84,7 @@ def _remote_archive(repo: Repository, ref: str, remote: str) -> dict[str, Any]:
 
 
 def _contains(repo: Repository, newer: str, older: str) -> bool:
-    done = subprocess.run(
-        ["git", "merge-base", "--is-ancestor", older, newer], cwd=repo.root, capture_output=True
-    )
+    done = run_git(repo.root, "merge-base", "--is-ancestor", older, newer)
     return done.returncode == 0
 
 
@@ -111,9 +113,11 @@ def _configs_without_local_only(
     names: set[str] = set()
     local_only: dict[Path | None, bool] = {}
     for path in compressed:
-        found = find_config_file(path, repo.root, config_path)
+        found = find_config_file(path, repo.config_root, config_path)
         if found not in local_only:
-            local_only[found] = load_config(path, repo.root, config_path)["archive.localOnly"]
+            local_only[found] = load_config(path, repo.config_root, config_path)[
+                "archive.localOnly"
+            ]
         if not local_only[found]:
             names.add(CONFIG_NAME if found is None else _shown(repo, found))
     return sorted(names)
@@ -166,6 +170,8 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         problems.append(f"{remote} lacks this clone's {ref}; send it with: gitclaw-compress push")
     shared = _configs_without_local_only(repo, compressed, config_path)
     archive["local_only"] = not shared if compressed else config["archive.localOnly"]
+    if not repo.sessions_travel:  # an agent's store: its archive stays here unless asked
+        archive["local_only"] = archive["store"] = True
     if (
         compressed
         and archive["state"] == "no-remote"
@@ -185,6 +191,9 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     return {
         "ok": not problems,
         "repository": str(repo.root),
+        "kind": repo.kind,
+        "git_dir": str(repo.git_dir),
+        "git_dir_bytes": archive_size(repo.git_dir) if repo.kind == "store" else None,
         "pre_push_hook": hook.as_json() | {"left_behind": [str(p) for p in left_behind]},
         "pre_commit": _pre_commit(repo),
         "archive": {"ref": ref, **archive},
@@ -233,24 +242,66 @@ ARCHIVE_STATES = {
 
 
 def archive_text(archive: dict[str, Any]) -> str:
+    if archive["state"] == "no-remote" and archive.get("store"):
+        return "kept on this machine only (a store's archive is pushed only to a remote you name)"
     if archive["state"] == "no-remote" and archive["local_only"]:
         return f"kept in this clone only (archive.localOnly; no remote {archive['remote']!r})"
     add_remote = shell_line("git", "remote", "add", archive["remote"], "URL")
     return str(ARCHIVE_STATES[archive["state"]].format(add_remote=add_remote, **archive))
 
 
+def agent_hook_text(state: AgentHookState) -> str:
+    """One agent's hook for people: where it is, what it chains, when it last ran."""
+    if state.installed:
+        chained = f", then runs {state.chained}" if state.chained else ""
+        text = f"installed: {state.event} in {state.file}{chained}"
+    elif state.found:
+        text = f"not installed (run: gitclaw-compress install --agents {state.agent})"
+    else:
+        text = "not installed (the agent's folder is not there)"
+    return f"{state.title}: {text}" + (f"; last: {state.last}" if state.last else "")
+
+
+def _agent_hooks(as_json: bool) -> None:
+    """`doctor --agents`: each agent's hook, wherever doctor runs."""
+    states = hook_states(os.environ)
+    problems = [state.problem for state in states if state.problem]
+    if as_json:
+        agents = [state.as_json() for state in states]
+        echo_json({"ok": not problems, "agent_hooks": agents, "problems": problems})
+    else:
+        for state in states:
+            click.echo(f"agent hook:    {agent_hook_text(state)}")
+        for problem in problems:
+            click.echo(f"problem: {problem}")
+    if problems:
+        raise click.exceptions.Exit(EXIT_PROBLEMS)
+
+
 @click.command("doctor")
+@click.option(
+    "--agents", "agents", is_flag=True, help="Only the agents' own hooks (anywhere, no repository)."
+)
 @config_option
 @json_option
-def command(config_path: Path | None, as_json: bool) -> None:
+def command(agents: bool, config_path: Path | None, as_json: bool) -> None:
     """Check this clone: hooks installed, archive on the remote, every session restorable.
 
     Exits 1 when something needs your action: a compressed session cannot be restored from
     this clone, the remote lacks the archive that compressed sessions here need, or there
     is no remote to send it to (archive.localOnly: on purpose). Nothing is written.
+    With --agents: each agent's own hook (`install --agents`) instead, and whether it works;
+    without it, the agents whose hook is installed are listed too.
     """
+    if agents:
+        _agent_hooks(as_json)
+        return
     repo = open_repo(Path.cwd())
     found = diagnose(repo, config_path)
+    states = [state for state in hook_states(os.environ) if state.installed or state.problem]
+    found["agent_hooks"] = [state.as_json() for state in states]
+    found["problems"] += [state.problem for state in states if state.problem]
+    found["ok"] = not found["problems"]
     for warning in found["skipped"]:
         click.echo(f"gitclaw-compress: warning: {warning}", err=True)
     if as_json:
@@ -273,8 +324,15 @@ def command(config_path: Path | None, as_json: bool) -> None:
             "`gitclaw-compress uninstall` removes every copy)"
             for path in hook["left_behind"]
         )
-        click.echo(f"pre-push hook: {hook_text(hook, pre_commit)}{left}")
-        click.echo(f"pre-commit:    {pre_commit_text}")
+        if found["kind"] == "store":  # git hooks mean nothing there: where the archive is
+            click.echo(
+                f"store:         {found['repository']}; its archive {found['git_dir']} "
+                f"({human_bytes(found['git_dir_bytes'])}; see docs/stores.md to move or "
+                "back it up)"
+            )
+        else:
+            click.echo(f"pre-push hook: {hook_text(hook, pre_commit)}{left}")
+            click.echo(f"pre-commit:    {pre_commit_text}")
         archive = found["archive"]
         click.echo(f"archive:       {archive['ref']}: {archive_text(archive)}")
         click.echo(
@@ -289,6 +347,8 @@ def command(config_path: Path | None, as_json: bool) -> None:
         )
         for item in found["unrestorable"]:  # the problem names the file; the fix is below
             click.echo(f"  {split_remedy(item['problem'])[0]}")
+        for state in states:
+            click.echo(f"agent hook:    {agent_hook_text(state)}")
         for problem in found["problems"]:
             click.echo(f"problem: {problem}")
     if found["problems"]:

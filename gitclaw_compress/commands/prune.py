@@ -73,7 +73,7 @@ def command(
     if not paths:
         raise GitClawError("give at least one session file")
     paths = tuple(session_path(path) for path in paths)
-    repo = open_repo(paths[0])
+    repo = open_repo(paths[0], create_store=True)
     reports: list[FileReport] = []
     with Compression(repo, dry_run=dry_run or check) as run:
         for path in paths:

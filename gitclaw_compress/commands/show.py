@@ -20,6 +20,7 @@ from gitclaw_compress.commands.common import (
     open_repo,
     session_path,
 )
+from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.ops.render import render_line
 from gitclaw_compress.ops.show import (
     Held,
@@ -29,11 +30,11 @@ from gitclaw_compress.ops.show import (
     sessions_of,
     tool_names,
 )
+from gitclaw_compress.store.repository import NotARepositoryError, Repository
 from gitclaw_compress.units import plural
 
 if TYPE_CHECKING:
     from gitclaw_compress.ops.access import ArchiveAccess
-    from gitclaw_compress.store.repository import Repository
 
 
 @click.command("show")
@@ -66,8 +67,7 @@ def command(
         raise click.UsageError("Missing argument 'ENTRY_ID'.")
     if len(arguments) == 1:
         entry_id = arguments[0]
-        repo = open_repo(Path.cwd())
-        found = sessions_of(repo, config_for(repo, None, config_path), entry_id)
+        repo, found = _sessions_holding(entry_id, config_path)
     else:
         path, entry_id = SessionPathType().convert(arguments[0], None, None), arguments[1]
         repo = open_repo(path)
@@ -94,6 +94,23 @@ def command(
         sys.stdout.buffer.flush()
     else:
         click.echo(printed.decode())
+
+
+def _sessions_holding(entry_id: str, config_path: Path | None) -> tuple[Repository, list[Held]]:
+    """The sessions of this work tree that hold the id, else of the agents' own stores (an
+    agent runs the command its stub names from its project)."""
+    try:
+        repo = open_repo(Path.cwd())
+        return repo, sessions_of(repo, config_for(repo, None, config_path), entry_id)
+    except GitClawError as error:
+        import os
+
+        from gitclaw_compress.ops.stores import stores_holding
+
+        try:
+            return stores_holding(entry_id, os.environ)
+        except GitClawError as none_there:
+            raise (none_there if isinstance(error, NotARepositoryError) else error) from None
 
 
 class _Printer:

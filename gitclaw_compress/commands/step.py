@@ -7,13 +7,19 @@ from pathlib import Path
 import click
 
 from gitclaw_compress.commands.common import config_option, echo_json, json_option, open_repo
-from gitclaw_compress.commands.compress import stderr_is_tty, with_discovery_options
+from gitclaw_compress.commands.compress import echo_held, stderr_is_tty, with_discovery_options
+from gitclaw_compress.errors import EXIT_PROBLEMS
 from gitclaw_compress.ops.flow import run_flow, summary_line
 
 
 @click.command("step")
 @with_discovery_options
 @click.option("--keep-turns", type=click.IntRange(min=0), help="Keep this many recent turns.")
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Deep compression for this run (session.deep): see docs/deep.md.",
+)
 @click.option("--stage", is_flag=True, help="`git add` the files it rewrote.")
 @click.option(
     "--push/--no-push",
@@ -27,6 +33,7 @@ def command(
     take_all: bool,
     issue: int | None,
     keep_turns: int | None,
+    deep: bool,
     stage: bool,
     push: bool,
     remote: str | None,
@@ -50,10 +57,14 @@ def command(
         do_push=push,
         remote=remote,
         progress=take_all and not as_json and stderr_is_tty(),
+        deep=deep,
     )
     if as_json:
         echo_json(result.as_json())
-        return
-    for warning in result.warnings:
-        click.echo(f"gitclaw-compress: warning: {warning}", err=True)
-    click.echo(summary_line(result))
+    else:
+        for warning in result.warnings:
+            click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+        echo_held(result.held)
+        click.echo(summary_line(result))
+    if result.held:
+        raise click.exceptions.Exit(EXIT_PROBLEMS)

@@ -57,7 +57,7 @@ def command(
     """
     if keep_turns is not None and keep_tokens is not None:
         raise click.UsageError("give --keep-turns or --keep-tokens, not both")
-    repo = open_repo(path)
+    repo = open_repo(path, create_store=True)
     config = config_for(repo, path, config_path)
     keep = keep_policy(config, keep_turns, keep_tokens)
     report = summarize_file(repo, path, config, keep=keep, offline=offline)

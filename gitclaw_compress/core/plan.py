@@ -67,6 +67,9 @@ class SessionPlan:
     # Lines nested deeper than orjson.dumps goes (255 levels): passed through untouched.
     too_deep: list[int] = field(default_factory=list)
     ui_copies: bool = False  # stub_ui_copies: pass 2 sees the kept window's lines too
+    # Deep: lines before the window and before the agent's newest compaction record that
+    # its resume never sends (the format's own `resume` says which are sent).
+    superseded: frozenset[int] = frozenset()
     # Byte N-1 is 0 when pass 1 found that line N cannot hold bulk (it did not parse, or the
     # format's `observe` said so): pass 2 copies it unparsed. None: every line may.
     bulk: bytearray | None = None
@@ -94,11 +97,12 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
     budget = settings.budget
     estimator = get_estimator(budget.estimator) if budget.active else None
     rules = fmt.rules(settings)
-    seen: list[RawLine] = []  # what the budget reads after the pass (budget policies only)
+    seen: list[RawLine] = []  # what the budget and deep read after the pass
     counts = LineCounts()
     turn_starts: list[int] = []
     too_deep: list[int] = []
     bulk = bytearray()
+    keep_lines = estimator is not None or settings.deep
     count, observe, is_turn_start = counts.observe, rules.observe, fmt.is_turn_start
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     flag, marker_key = bulk.append, MARKER_KEY
@@ -111,7 +115,7 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
             if not isinstance(entry, dict):
                 entry = None
         count(line, entry)
-        if estimator is not None:
+        if keep_lines:
             seen.append(line)
         if entry is None:
             flag(0)
@@ -140,12 +144,36 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
         kept_turns=min(keep, len(turn_starts)),
         counts=counts,
         too_deep=too_deep,
-        ui_copies=settings.stub_ui_copies,
+        ui_copies=settings.ui_copies,
         bulk=bulk if len(bulk) == counts.lines else None,
     )
+    if settings.deep:
+        plan.superseded = superseded_lines(fmt, seen, window_start)
     if estimator is not None:
         _plan_budget(plan, seen, turn_starts, budget, estimator)
     return plan
+
+
+def superseded_lines(fmt: Format, lines: list[RawLine], window_start: int) -> frozenset[int]:
+    """Lines before `window_start` and before the compaction record the agent resumes from
+    whose messages its resume never sends (none when it resumes from no such record, or the
+    format cannot rebuild what it resumes with)."""
+    from gitclaw_compress.formats.base import Unsupported
+
+    try:
+        conversation = fmt.resume(list(fmt.views(lines)))
+    except Unsupported:
+        return frozenset()
+    if conversation.compaction is None:
+        return frozenset()
+    sent = {
+        number
+        for message in conversation.messages
+        if message.sent
+        for number in message.source_lines()
+    }
+    end = min(conversation.compaction, window_start)
+    return frozenset(line.number for line in lines[: end - 1] if line.number not in sent)
 
 
 def _plan_budget(

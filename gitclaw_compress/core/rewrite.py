@@ -22,6 +22,7 @@ from gitclaw_compress.core.marker import (
     is_ui_only,
     read_marker,
 )
+from gitclaw_compress.core.payload_form import stored_form
 from gitclaw_compress.core.plan import SessionPlan
 from gitclaw_compress.core.spans import (
     JSON_KIND,
@@ -32,7 +33,7 @@ from gitclaw_compress.core.spans import (
     replaced,
 )
 from gitclaw_compress.core.stubs import encode_stub
-from gitclaw_compress.formats.base import Edit, Scope
+from gitclaw_compress.formats.base import Edit, Scope, with_superseded
 from gitclaw_compress.settings import CompressSettings
 
 MIN_SAVING_BYTES = 48  # a splice must save more than its share of the marker
@@ -128,7 +129,8 @@ class _Rewriter:
         # Read once, not per line: pass 2 does not move the window or the pruned lines.
         self._window_start = plan.window_start
         self._pruned = plan.pruned
-        self._ui_copies = settings.stub_ui_copies
+        self._superseded = plan.superseded
+        self._ui_copies = settings.ui_copies
         self._entry_id = plan.format.entry_id
         self._bulk = plan.bulk if plan.bulk is not None else b""
         self._scanned = len(self._bulk)  # lines pass 1 saw (a line after them may hold bulk)
@@ -143,7 +145,8 @@ class _Rewriter:
             return _unchanged(line)
         if len(data) <= SHORTEST_MARKER_BYTES:  # no marked line can be shorter
             return _unchanged(line)
-        if number <= self._scanned and not self._bulk[number - 1]:
+        superseded = number in self._superseded
+        if number <= self._scanned and not self._bulk[number - 1] and not superseded:
             return _unchanged(line)  # pass 1 found nothing the format could change
         try:  # parse_entry, inlined: this runs once per line before the kept window
             entry = orjson.loads(data)
@@ -156,13 +159,28 @@ class _Rewriter:
             return _unchanged(line)
         entry_id = self._entry_id(entry)
         show = self.show(entry_id or f"L{number}")
-        scope = Scope(number, full, prune, show, self.settings, window_start, ui_only=ui_only)
+        scope = Scope(
+            number,
+            full,
+            prune,
+            show,
+            self.settings,
+            window_start,
+            ui_only=ui_only,
+            superseded=superseded,
+        )
         if marker is not None:  # stubbed in the kept window then, older now
             return self._reopened(line, entry, marker, scope)
-        edits = self.plan.rules.edits(entry, scope)
+        edits = self._edits(entry, scope)
         if not edits:
             return _unchanged(line)
         return self._apply(line, entry, edits, ui_only=ui_only)
+
+    def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        edits = self.plan.rules.edits(entry, scope)
+        if scope.superseded:
+            edits = with_superseded(edits, self.plan.rules.superseded_edits(entry, scope))
+        return edits
 
     def _reopened(self, line: RawLine, entry: Entry, raw: object, scope: Scope) -> OutputLine:
         """A line whose UI-only copies were stubbed while it was in the kept window, now
@@ -179,7 +197,7 @@ class _Rewriter:
         old_paths = [path for path, _ in marker.parts]
         edits = [
             edit
-            for edit in self.plan.rules.edits(plain, scope)
+            for edit in self._edits(plain, scope)
             if not any(_overlaps(edit.path, path) for path in old_paths)
         ]
         blob = marker.intact[0] if marker.intact is not None else None
@@ -263,10 +281,10 @@ class _Rewriter:
             result.pieces.append((start, end, replacement))
             result.edits.append(edit)
             if blob is None:
-                original = data[start:end]
-                oid = self.object_id(original)
+                stored = stored_form(data[start:end])  # base64 kept decoded
+                oid = self.object_id(stored)
                 result.parts.append({"path": list(edit.path), "oid": oid})
-                result.payloads.append(Payload(oid, original))
+                result.payloads.append(Payload(oid, stored))
         return result
 
     def _marked(

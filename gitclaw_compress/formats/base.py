@@ -17,8 +17,10 @@ encrypted reasoning. It says so in `sealed`, which the contract tests check on e
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
@@ -91,6 +93,51 @@ def call_descriptor(name: str, arguments: object) -> str:
     return name
 
 
+SUPERSEDED_MIN_BYTES = 160  # deep: shorter strings on a superseded line stay
+# Deep, on a line its agent never sends again: objects of these types stay whole (a
+# thinking block is never edited; signed or encrypted reasoning is the provider's).
+WHOLE_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning", "compaction"})
+
+
+def superseded_edits(
+    value: object, path: JsonPath, show: str, keep_keys: frozenset[str] = frozenset()
+) -> list[Edit]:
+    """Deep: on a line before the agent's newest compaction record that its resume never
+    sends, every string longer than `SUPERSEDED_MIN_BYTES` becomes a stub (still a string),
+    except under `keep_keys` and inside objects whose `type` is in `WHOLE_TYPES`. Types,
+    ids, links and flags are short, so they stay; so does every object and array shape."""
+    if isinstance(value, str):
+        if json_size(value) <= SUPERSEDED_MIN_BYTES or stubs.is_stub(value):
+            return []
+        key = next((step for step in reversed(path) if isinstance(step, str)), "value")
+        return [Edit(path, stubs.superseded_stub(key, value, show))]
+    if isinstance(value, dict):
+        if value.get("type") in WHOLE_TYPES:
+            return []
+        return [
+            edit
+            for key, item in value.items()
+            if key not in keep_keys
+            for edit in superseded_edits(item, (*path, key), show, keep_keys)
+        ]
+    if isinstance(value, list):
+        return [
+            edit
+            for index, item in enumerate(value)
+            for edit in superseded_edits(item, (*path, index), show, keep_keys)
+        ]
+    return []
+
+
+def with_superseded(edits: list[Edit], extra: list[Edit]) -> list[Edit]:
+    """`edits`, and those of `extra` inside or around none of theirs."""
+
+    def overlaps(a: JsonPath, b: JsonPath) -> bool:
+        return a[: len(b)] == b or b[: len(a)] == a
+
+    return edits + [e for e in extra if not any(overlaps(e.path, d.path) for d in edits)]
+
+
 # What `scan` does with a string value (FormatBase.secret_scope).
 SECRET_SCAN = "scan"  # text a person typed or a tool printed
 SECRET_SKIP = "skip"  # cannot hold one: ids, signatures, encrypted reasoning, base64 images
@@ -124,8 +171,18 @@ class Scope:
     # The first line of the kept window as the core decided it (by turns, or by a target):
     # a format that keeps lines written just before a turn start with that turn reads it here.
     window_start: int = 1 << 62
-    # In the kept window with `stub_ui_copies` on: only values no model ever sees may go.
+    # In the kept window with `stub_ui_copies` (or deep) on: only values no model ever sees
+    # may go, and under deep the outputs and arguments over `deep_kept_max_bytes` too.
     ui_only: bool = False
+    # Deep only: before the agent's newest compaction record, on a line its resume never
+    # sends again: the format may also archive what its CLI does not read there.
+    superseded: bool = False
+
+    @property
+    def kept_large(self) -> bool:
+        """In the kept window under deep: outputs and arguments over `deep_kept_max_bytes`
+        become stubs too (the one change deep makes to what the kept turns send)."""
+        return self.ui_only and self.settings.deep
 
 
 class FileRules(Protocol):
@@ -140,6 +197,12 @@ class FileRules(Protocol):
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """Pass 2: the values to replace on a line the core touches (none: keep it)."""
+
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Deep, pass 2, on a line of `scope.superseded` (its agent never sends it again):
+        what else its CLI does not read there, beside `edits` (the core keeps the ones that
+        do not overlap those). Usually `superseded_edits` of this module on the line's
+        content, leaving what the CLI reads from such a line (settings, titles) whole."""
 
 
 class Format(Protocol):
@@ -191,6 +254,83 @@ class Format(Protocol):
     def secret_scope(self, path: JsonPath, value: str) -> str:
         """What `scan` does with a string value: SECRET_SCAN, SECRET_SKIP or SECRET_SEALED."""
 
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        """Where the agent keeps its sessions on this machine, under `environ`."""
+
+    def lifecycle_hook(self) -> LifecycleHook:
+        """How the agent runs a command when a session ends (`install --agents`)."""
+
+
+class LifecycleHook(Protocol):
+    """Where and how an agent runs our `hook AGENT` command (formats/<agent>_hooks.py). These
+    only turn a file's bytes into other bytes; ops/agenthooks.py reads, writes and restores."""
+
+    event: str  # what runs it, for people: "SessionEnd hook", "notify program", …
+    payload_on_stdin: bool  # else the agent passes its payload as the last argument
+
+    def agent_folder(self, env: Mapping[str, str]) -> Path:
+        """The agent's own folder (the agent is found when it exists)."""
+
+    def hook_file(self, env: Mapping[str, str]) -> Path:
+        """The file `add` writes."""
+
+    def add(self, old: bytes | None, command: Sequence[str]) -> bytes:
+        """The file with our hook running `command` (an argv), whatever ran before kept and
+        chained; `old` None: there is no file. Raises GitClawError when it cannot."""
+
+    def remove(self, text: bytes, created: bool) -> bytes | None:
+        """The file without our hook (what it chained is back); None: delete it (`install`
+        `created` it and nothing else is in it)."""
+
+    def installed(self, text: bytes) -> list[str] | None:
+        """The argv our hook in the file runs, or None when the file holds none of ours."""
+
+    def session(self, payload: object) -> str:
+        """The session a payload names, for the log: its id or file (never its messages)."""
+
+    def blocked(self, text: bytes) -> str | None:
+        """What in the file keeps the agent from running any hook, or None."""
+
+
+def runs_our_hook(words: Sequence[str], agent: str) -> bool:
+    """Whether an argv runs `gitclaw-compress hook AGENT` (any interpreter, or the script)."""
+    return any(
+        list(words[at : at + 2]) == ["hook", agent]
+        and (words[at - 1] == "gitclaw_compress" or words[at - 1].endswith("gitclaw-compress"))
+        for at in range(1, len(words) - 1)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentHome:
+    """An agent's own store: the folder it keeps sessions in (the work tree of the archive
+    the tool keeps elsewhere), its session files as globs relative to it, and the
+    environment variable that chose the folder (None: the default)."""
+
+    agent: str  # the format's name
+    root: Path
+    globs: tuple[str, ...]
+    moved_by: str | None = None
+    # A running agent: a word of its command line (the program's name, or its package's),
+    # and the folder (relative to `root`) where it writes the sessions of its working
+    # directory; its newest session there is the one it may be running. None: unknown.
+    program: tuple[str, ...] = ()
+    cwd_folder: Callable[[str], str] | None = None
+
+
+def home_folder(
+    environ: Mapping[str, str], name: str | None, *default: str, tilde: bool = False
+) -> tuple[Path, str | None]:
+    """The folder the environment variable `name` names (a leading ~ expanded when the
+    agent does, `tilde`), else `default` under HOME; and the variable, if it chose."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    value = environ.get(name, "") if name else ""
+    if not value:
+        return Path(home, *default), None
+    if tilde and (value == "~" or value.startswith("~/")):
+        value = home + value[1:]
+    return Path(value), name
+
 
 class Unsupported(GitClawError):
     """A format that cannot do something says so here, and only here, in one line."""
@@ -235,6 +375,9 @@ class FormatBase:
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         raise self.unsupported("summaries")
 
+    def lifecycle_hook(self) -> LifecycleHook:
+        raise self.unsupported("a hook when a session ends")
+
     secret_free_keys: frozenset[str] = frozenset()  # keys whose strings hold no secret
     secret_sealed_keys: frozenset[str] = frozenset()  # keys of signed or sealed text
 
@@ -249,6 +392,9 @@ class FormatBase:
         # The keys are strings, never equal to an index in the path.
         sealed = not self.secret_sealed_keys.isdisjoint(path)
         return SECRET_SEALED if sealed else SECRET_SCAN
+
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        raise self.unsupported("an agent store")
 
 
 SNIFF_LINES = 16  # parsed lines `recognize` sees at most

@@ -27,7 +27,7 @@ What the model sees: `claude_view.py` (each line in neutral terms) and `claude_c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gitclaw_compress.core import stubs
@@ -38,11 +38,14 @@ from gitclaw_compress.formats.base import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
     TITLES,
+    AgentHome,
     Edit,
     FormatBase,
+    LifecycleHook,
     Scope,
     call_descriptor,
     content_text,
+    superseded_edits,
 )
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
@@ -161,10 +164,18 @@ class ClaudeRules:
     def __init__(self, settings: CompressSettings) -> None:
         self.settings = settings
         self.calls: dict[str, str] = {}  # tool_use id -> "Read 'src/app.ts'"
+        # Deep: API message ids with a text or tool_use block on some line (Claude Code
+        # writes each block of a reply on its own line, all with the reply's message.id),
+        # and the newest turn start (thinking after it is never dropped: a tool loop may
+        # still be open).
+        self.answered: set[str] = set()
+        self.last_turn_start = 0
 
     def observe(self, number: int, entry: Entry) -> bool:
         kind = entry.get("type")
         if kind != "assistant":  # `edits` changes user and progress lines, and tool calls
+            if self.settings.deep and is_turn_start(entry):
+                self.last_turn_start = number
             return kind in ("user", "progress")
         message = message_of(entry)
         if message is None:
@@ -176,11 +187,35 @@ class ClaudeRules:
                 call_id, name = block.get("id"), block.get("name")
                 if isinstance(call_id, str) and isinstance(name, str):
                     self.calls[call_id] = call_descriptor(name, block.get("input"))
-        return calls
+        if not self.settings.deep:
+            return calls
+        reply_id = message.get("id")
+        if isinstance(reply_id, str) and any(
+            isinstance(block, dict) and block.get("type") in ("text", "tool_use")
+            for block in _blocks(message)
+        ):
+            self.answered.add(reply_id)
+        return calls or _readable_thinking_only(message)
+
+    def _droppable_thinking(self, message: dict[str, Any], number: int) -> bool:
+        """Deep: a line that holds only readable (unsigned) thinking, of a reply whose text
+        or tool call is on another line, in a turn older than the newest. The Messages API
+        accepts earlier turns without their thinking; a signed block is kept (its signature
+        is the provider's), and so is any thinking of the newest turn, where a tool loop may
+        still need it."""
+        return (
+            self.settings.deep
+            and number < self.last_turn_start
+            and _readable_thinking_only(message)
+            and message.get("id") in self.answered
+        )
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         if scope.ui_only:
-            return self._ui_edits(entry, scope)
+            edits = self._ui_edits(entry, scope)
+            if scope.kept_large:
+                edits.extend(self._kept_large_edits(entry, scope))
+            return edits
         kind = entry.get("type")
         if not scope.full:  # a budget policy chose this line's tool output: only that
             return self._pruned_output_edits(entry, scope) if scope.prune else []
@@ -205,6 +240,36 @@ class ClaudeRules:
                 edits.extend(self._tool_result_edits(block, base, scope, forced=True))
         return edits
 
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Before the newest compact boundary, off the chain Claude Code sends: the strings of
+        messages, tool results, attachments and progress data. Ids, links, types and flags
+        stay (the chain is still walked, the preserved segment relinked), signed and
+        readable thinking stays whole, and so do the lines Claude Code reads for itself:
+        `summary` and title lines (its session picker), file-history snapshots (rewind)."""
+        if entry.get("type") not in SUPERSEDED_TYPES:
+            return []
+        rest = {key: value for key, value in entry.items() if key not in SEALED_KEYS}
+        return superseded_edits(rest, (), scope.show, KEPT_ON_SUPERSEDED)
+
+    def _kept_large_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Deep, in the kept turns: tool results and tool-call inputs over
+        `deep_kept_max_bytes`; everything else there stays byte for byte."""
+        message = message_of(entry)
+        if message is None:
+            return []
+        limit = self.settings.deep_kept_max_bytes
+        edits: list[Edit] = []
+        for index, block in enumerate(_blocks(message)):
+            if not isinstance(block, dict):
+                continue
+            base: JsonPath = ("message", "content", index)
+            kind = block.get("type")
+            if kind == "tool_result" and _size(block.get("content")) > limit:
+                edits.extend(self._tool_result_edits(block, base, scope, forced=True))
+            elif kind == "tool_use" and _size(block.get("input")) > limit:
+                edits.extend(self._input_edits(block.get("input"), (*base, "input"), scope))
+        return edits
+
     def _ui_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """What only the renderer reads, in any turn: `toolUseResult`, a progress line's data."""
         kind = entry.get("type")
@@ -225,14 +290,18 @@ class ClaudeRules:
         if message is None:
             return []
         edits: list[Edit] = []
+        if self._droppable_thinking(message, scope.number):
+            # The whole block goes (never edited): the reply's other lines still carry it.
+            return [Edit(("message", "content"), [])]
         for index, block in enumerate(_blocks(message)):
             if not isinstance(block, dict):
                 continue
             base: JsonPath = ("message", "content", index)
             kind = block.get("type")
-            # Thinking is never touched. Signed thinking is checked by the API; unsigned
-            # thinking (a third-party model) is sent back as it is, and stub text there would
-            # reach the model as its own thoughts, while an emptied block is sent empty.
+            # Thinking is never edited (deep drops a readable one whole, above). Signed
+            # thinking is checked by the API; unsigned thinking (a third-party model) is sent
+            # back as it is, and stub text there would reach the model as its own thoughts,
+            # while an emptied block is sent empty.
             if kind == "tool_use":
                 arguments = block.get("input")
                 if isinstance(arguments, dict) and (
@@ -322,6 +391,27 @@ class ClaudeRules:
         return [Edit((*base, "content"), value)]
 
 
+# Deep: the lines whose strings go when the chain Claude Code sends no longer reaches them,
+# and the members that stay there (settings and places, short or read by the CLI).
+SUPERSEDED_TYPES = frozenset({"user", "assistant", "progress", "attachment"})
+KEPT_ON_SUPERSEDED = frozenset({"cwd", "gitBranch", "version", "slug", "model", "usage"})
+
+
+def _readable_thinking_only(message: dict[str, Any]) -> bool:
+    """Whether a message's content is thinking blocks alone, none of them signed."""
+    blocks = message.get("content")
+    return (
+        isinstance(blocks, list)
+        and bool(blocks)
+        and all(
+            isinstance(block, dict)
+            and block.get("type") == "thinking"
+            and not block.get("signature")
+            for block in blocks
+        )
+    )
+
+
 def is_turn_start(entry: Entry) -> bool:
     """What a person typed: a user line, not meta, not a compaction summary, holding a
     string or text/image blocks and no tool result."""
@@ -366,6 +456,12 @@ def _ui_measure(value: object) -> tuple[int, int]:
 class ClaudeFormat(FormatBase):
     name = "claude"
     title = TITLES[name]
+
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        from gitclaw_compress.formats.claude_home import home
+
+        return home(environ)
+
     # Not for Claude Code: with the bare uuid in the kept turn's UI-copy stubs, its detailed
     # transcript view of a corpus file (ctrl+o) no longer reached the last prompt
     # (tests/test_agent_resume.py); with the path it does.
@@ -405,6 +501,11 @@ class ClaudeFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return claude_context.resume(views)
+
+    def lifecycle_hook(self) -> LifecycleHook:
+        from gitclaw_compress.formats.claude_hooks import HOOK
+
+        return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         return claude_summary.summary_lines(lines, list(self.views(lines)), request)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -26,7 +26,16 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import SMALL_ARGUMENT_BYTES, TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.base import (
+    SMALL_ARGUMENT_BYTES,
+    TITLES,
+    AgentHome,
+    Edit,
+    FormatBase,
+    LifecycleHook,
+    Scope,
+    superseded_edits,
+)
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
 from gitclaw_compress.formats.codex_history import (
@@ -119,6 +128,10 @@ def check_header(line: RawLine | None, source: str) -> None:
         )
 
 
+# Deep, on a line Codex never sends again: what stays (ids, names, roles, the turn).
+CODEX_KEPT_ON_SUPERSEDED = frozenset({"call_id", "id", "name", "role", "turn_id", "status"})
+
+
 class CodexRules:
     """Codex's rules for one file: tool calls by id, turn boundaries, the live turn_context."""
 
@@ -196,6 +209,8 @@ class CodexRules:
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         if scope.ui_only:  # the UI's copies of outputs, in any turn
+            if entry.get("type") == "response_item" and scope.kept_large:
+                return self._kept_large_edits(payload_of(entry), scope)
             if entry.get("type") != "event_msg":
                 return []
             return self._ui_copy_edits(payload_of(entry), scope, UI_COPY_MIN_BYTES)
@@ -213,6 +228,40 @@ class CodexRules:
             return self._event_edits(payload, scope)
         if line_type == "turn_context" and scope.number not in live_contexts:
             return self._turn_context_edits(payload, scope)
+        return []
+
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Before the newest `compacted` record, which Codex resumes from: the strings of
+        response items and events it never sends again, and the whole `replacement_history`
+        of an older `compacted` record (only the newest one's is read; the array stays an
+        array). Reasoning and compaction items stay whole, and so do `session_meta` and
+        every `turn_context` (Codex reads its settings from them)."""
+        line_type = entry.get("type")
+        payload = payload_of(entry)
+        if line_type == "compacted":
+            history = payload.get("replacement_history")
+            edits = [Edit(("payload", "replacement_history"), [])] if history else []
+            rest = {key: value for key, value in payload.items() if key != "replacement_history"}
+            return edits + superseded_edits(rest, ("payload",), scope.show)
+        if line_type not in ("response_item", "event_msg"):
+            return []
+        return superseded_edits(payload, ("payload",), scope.show, CODEX_KEPT_ON_SUPERSEDED)
+
+    def _kept_large_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
+        """Deep, in the kept turns: tool outputs and call arguments over
+        `deep_kept_max_bytes`; everything else there stays byte for byte."""
+        limit = self.settings.deep_kept_max_bytes
+        kind = payload.get("type")
+        if kind in OUTPUT_TYPES and _size(payload.get("output")) > limit:
+            return self._output_edits(payload, scope, forced=True)
+        if kind == "function_call":
+            arguments = payload.get("arguments")
+            if isinstance(arguments, str) and _size(arguments) > limit:
+                return [Edit(("payload", "arguments"), self._arguments_stub(arguments, scope))]
+        elif kind == "custom_tool_call":
+            text = payload.get("input")
+            if isinstance(text, str) and _size(text) > limit:
+                return [Edit(("payload", "input"), _input_stub(text, scope.show))]
         return []
 
     def _response_item_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
@@ -298,7 +347,7 @@ class CodexRules:
 
     def _event_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
         limit = self.settings.tool_result_max_bytes
-        if self.settings.stub_ui_copies:
+        if self.settings.ui_copies:
             limit = min(limit, UI_COPY_MIN_BYTES)
         edits = self._ui_copy_edits(payload, scope, limit)
         if (
@@ -406,6 +455,12 @@ def _encrypted(value: object, where: str) -> Iterator[tuple[str, Any]]:
 class CodexFormat(FormatBase):
     name = "codex"
     title = TITLES[name]
+
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        from gitclaw_compress.formats.codex_home import home
+
+        return home(environ)
+
     # A committed CODEX_HOME at the root, or one inside an agent's state folder.
     globs: tuple[str, ...] = (
         ".codex/sessions/**/rollout-*.jsonl",
@@ -470,6 +525,11 @@ class CodexFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return rebuild(views)
+
+    def lifecycle_hook(self) -> LifecycleHook:
+        from gitclaw_compress.formats.codex_hooks import HOOK
+
+        return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         return [summary_record(lines, request)]

@@ -28,7 +28,7 @@ its own, since the marker would record its key raw. A line carrying the extra to
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -43,10 +43,13 @@ from gitclaw_compress.formats.base import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
     TITLES,
+    AgentHome,
     Edit,
     FormatBase,
+    LifecycleHook,
     Scope,
     call_descriptor,
+    superseded_edits,
 )
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
@@ -127,6 +130,12 @@ def _safe_key(key: str) -> bool:
     return not any(separator in key for separator in LINE_SEPARATORS)
 
 
+# Deep, on an event Copilot CLI never replays: what stays.
+COPILOT_KEPT_ON_SUPERSEDED = frozenset(
+    {"reasoningOpaque", "reasoningText", "toolCallId", "messageId", "interactionId", "model"}
+)
+
+
 class CopilotRules:
     """Copilot CLI's rules for one file: what each tool call was, by its id."""
 
@@ -170,7 +179,10 @@ class CopilotRules:
             return []
         kind = entry.get("type")
         if scope.ui_only:
-            return self._ui_edits(kind, data, scope)
+            copies = self._ui_edits(kind, data, scope)
+            if scope.kept_large:
+                copies.extend(self._kept_large_edits(kind, data, scope))
+            return copies
         if kind == TOOL_COMPLETE and (scope.full or scope.prune):
             # A budget policy chose this output: it goes whatever its size, even when kept.
             return self._result_edits(data, scope, forced=scope.prune)
@@ -190,6 +202,40 @@ class CopilotRules:
         if kind == TOOL_START:
             return self._start_edits(data, scope)
         return []
+
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Before the compaction events Copilot CLI resumes from: the strings of user,
+        assistant and tool events it never replays. `session.*` events (the session, its
+        model, its resumes and compactions) stay whole, and so do reasoning (readable and
+        opaque), ids and the tool-call ids that pair a call with its result."""
+        kind = entry.get("type")
+        data = data_of(entry)
+        if data is None or not isinstance(kind, str) or kind.startswith("session."):
+            return []
+        return superseded_edits(data, ("data",), scope.show, COPILOT_KEPT_ON_SUPERSEDED)
+
+    def _kept_large_edits(self, kind: object, data: dict[str, Any], scope: Scope) -> list[Edit]:
+        """Deep, in the kept turns: a tool result and tool-call arguments over
+        `deep_kept_max_bytes`; everything else there stays byte for byte."""
+        limit = self.settings.deep_kept_max_bytes
+        result = data.get("result")
+        if kind == TOOL_COMPLETE and isinstance(result, dict):
+            if _size(result.get("content")) > limit:
+                return [
+                    edit
+                    for edit in self._result_edits(data, scope, forced=True)
+                    if edit.path == ("data", "result", "content")
+                ]
+            return []
+        edits: list[Edit] = []
+        if kind == ASSISTANT_MESSAGE:
+            for index, request in enumerate(data.get("toolRequests") or ()):
+                if isinstance(request, dict) and _size(request.get("arguments")) > limit:
+                    base: JsonPath = ("data", "toolRequests", index, "arguments")
+                    edits.extend(
+                        self._call_edits(request.get("arguments"), base, scope, ui_only=False)
+                    )
+        return edits
 
     def _ui_edits(self, kind: object, data: dict[str, Any], scope: Scope) -> list[Edit]:
         """What only the CLI's timeline reads, in any turn: a result's `detailedContent` and
@@ -408,6 +454,12 @@ def _strings(value: object) -> Iterator[str]:
 class CopilotFormat(FormatBase):
     name = "copilot"
     title = TITLES[name]
+
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        from gitclaw_compress.formats.copilot_home import home
+
+        return home(environ)
+
     stubs_name_ids_alone = True  # event uuids; the path would be 87 of a stub's bytes
     # Copilot CLI's events, committed from ~/.copilot at the root or under a state folder
     globs: tuple[str, ...] = (
@@ -458,6 +510,11 @@ class CopilotFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return conversation.resume(views)
+
+    def lifecycle_hook(self) -> LifecycleHook:
+        from gitclaw_compress.formats.copilot_hooks import HOOK
+
+        return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         """The CLI's own compaction record, if nothing is to be kept after it: Copilot CLI

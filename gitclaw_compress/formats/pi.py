@@ -13,7 +13,7 @@ converters join.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -27,11 +27,14 @@ from gitclaw_compress.formats.base import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
     TITLES,
+    AgentHome,
     Edit,
     FormatBase,
+    LifecycleHook,
     Scope,
     call_descriptor,
     content_text,
+    superseded_edits,
 )
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
@@ -104,6 +107,13 @@ def _has_visible_blocks(content: list[Any]) -> bool:
 UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only values above this size are stubbed
 # The messages `edits` may change (see `PiRules.observe`): no other line is parsed twice.
 BULK_ROLES = frozenset({"assistant", "toolResult", "user", "bashExecution"})
+
+
+# Deep, on a message pi never sends again: what stays (its role, the call a result answers,
+# its provider and model, usage).
+PI_KEPT_ON_SUPERSEDED = frozenset(
+    {"role", "toolCallId", "toolName", "api", "provider", "model", "usage", "stopReason"}
+)
 
 
 class PiRules:
@@ -179,9 +189,14 @@ class PiRules:
         if message is None:
             return []
         if scope.ui_only:  # details are for pi's UI; the model never sees them
-            if message.get("role") != "toolResult":
-                return []
-            return self._details_edits(message, scope, UI_COPY_MIN_BYTES)
+            edits = (
+                self._details_edits(message, scope, UI_COPY_MIN_BYTES)
+                if message.get("role") == "toolResult"
+                else []
+            )
+            if scope.kept_large:
+                edits.extend(self._kept_large_edits(scope.number, message, scope))
+            return edits
         if not scope.full:
             if message.get("role") != "toolResult":
                 return []
@@ -199,6 +214,44 @@ class PiRules:
                 stub = stubs.bash_output_stub(output, scope.show, self.settings.preview)
                 return [Edit(("message", "output"), stub)]
         return []
+
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Before `firstKeptEntryId` of the compaction pi resumes from (or off its branch):
+        the strings of a message entry's message. Every entry keeps its id, parentId, type
+        and shape (pi still walks the tree), thinking blocks stay whole (`edits` empties them
+        as ever), and other entries (settings, labels, extensions' custom data, summaries)
+        stay as they are."""
+        message = message_of(entry)
+        if entry.get("type") != "message" or message is None:
+            return []
+        return superseded_edits(message, ("message",), scope.show, PI_KEPT_ON_SUPERSEDED)
+
+    def _kept_large_edits(self, number: int, message: dict[str, Any], scope: Scope) -> list[Edit]:
+        """Deep, in the kept turns: tool results, bash outputs and tool-call arguments over
+        `deep_kept_max_bytes`; everything else there stays byte for byte."""
+        limit = self.settings.deep_kept_max_bytes
+        role = message.get("role")
+        if role == "toolResult" and _size(message.get("content")) > limit:
+            return [
+                edit
+                for edit in self._tool_result_edits(number, message, scope, forced=True)
+                if edit.path == ("message", "content")
+            ]
+        if role == "bashExecution":
+            output = message.get("output")
+            if isinstance(output, str) and _size(output) > limit:
+                stub = stubs.bash_output_stub(output, scope.show, self.settings.preview)
+                return [Edit(("message", "output"), stub)]
+        edits: list[Edit] = []
+        if role == "assistant" and isinstance(message.get("content"), list):
+            for index, block in enumerate(message["content"]):
+                if not isinstance(block, dict) or block.get("type") != "toolCall":
+                    continue
+                arguments = block.get("arguments")
+                if isinstance(arguments, dict) and _size(arguments) > limit:
+                    base: JsonPath = ("message", "content", index, "arguments")
+                    edits.extend(self._argument_edits(arguments, base, scope))
+        return edits
 
     def _assistant_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
         content = message.get("content")
@@ -287,7 +340,7 @@ class PiRules:
             )
             edits.append(Edit(("message", "content"), [{"type": "text", "text": stub}]))
         limit = self.settings.tool_result_max_bytes
-        if self.settings.stub_ui_copies:
+        if self.settings.ui_copies:
             limit = min(limit, UI_COPY_MIN_BYTES)
         edits.extend(self._details_edits(message, scope, limit))
         return edits
@@ -380,6 +433,12 @@ def _measure_blocks(role: str, content: object) -> Iterator[tuple[str, int]]:
 class PiFormat(FormatBase):
     name = "pi"
     title = TITLES[name]
+
+    def home(self, environ: Mapping[str, str]) -> AgentHome:
+        from gitclaw_compress.formats.pi_home import home
+
+        return home(environ)
+
     kinds: tuple[str, ...] = (
         "toolResult text",
         "toolResult images",
@@ -405,6 +464,11 @@ class PiFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return pi_context.resume(views)
+
+    def lifecycle_hook(self) -> LifecycleHook:
+        from gitclaw_compress.formats.pi_hooks import HOOK
+
+        return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         return pi_context.summary_record(lines, request)

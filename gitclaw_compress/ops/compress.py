@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import signal
@@ -168,7 +169,7 @@ class Compression:
             raise error.at(rel) from None
         if plan.needs_settling:
             with open_lines(path) as lines:
-                plan = settle(plan, lines, settings, session_ref=rel)
+                plan = settle(plan, lines, settings, session_ref=self.repo.session_ref(rel))
         if plan.budget is not None:
             report.budget = plan.budget.as_json()
         self._warn_too_deep(plan, rel, report)
@@ -182,6 +183,9 @@ class Compression:
                 f"{rel}: {counts.malformed} line(s) that are not JSON objects passed through "
                 f"untouched (line {where}{more})"
             )
+        if self.dry_run and not settings.deep:
+            lines_of = IntactLines(self.repo, path, rel)
+            report.deep_bytes_after = self._deep_size(path, rel, fmt, settings, lines_of)
         if not plan.touches_anything:
             return report
         intact = IntactLines(self.repo, path, rel)
@@ -209,7 +213,7 @@ class Compression:
                     lines,
                     plan,
                     settings,
-                    session_ref=rel,
+                    session_ref=self.repo.session_ref(rel),
                     object_id=self.object_id,
                     intact_commit=intact.commit_for,
                     intact_blob=intact.blob_for,
@@ -253,6 +257,35 @@ class Compression:
         self._pending.append(_Pending(output, stat, report, ref))
         return report
 
+    def _deep_size(
+        self,
+        path: Path,
+        rel: str,
+        fmt: Any,
+        settings: CompressSettings,
+        intact: IntactLines,
+    ) -> int:
+        """The file's size after a deep run with these settings (a dry run's comparison)."""
+        deep = dataclasses.replace(settings, deep=True)
+        with open_lines(path) as lines:
+            plan = scan(lines, deep, fmt)
+        if plan.needs_settling:
+            with open_lines(path) as lines:
+                plan = settle(plan, lines, deep, session_ref=rel)
+        with open_lines(path) as lines:
+            return sum(
+                len(result.line.encode())
+                for result in compress_lines(
+                    lines,
+                    plan,
+                    deep,
+                    session_ref=rel,
+                    object_id=self.object_id,
+                    intact_commit=intact.commit_for,
+                    intact_blob=intact.blob_for,
+                )
+            )
+
     @staticmethod
     def _warn_too_deep(plan: Any, rel: str, report: FileReport) -> None:
         too_deep = getattr(plan, "too_deep", None)
@@ -286,6 +319,9 @@ class Compression:
                 pending = self._pending[0]
                 with signals_deferred():  # the rename and its bookkeeping happen together
                     try:
+                        if self.repo.keeps_times:  # an agent lists its sessions by mtime
+                            times = (pending.stat.st_atime_ns, pending.stat.st_mtime_ns)
+                            os.utime(pending.output.temp, ns=times)
                         pending.output.replace(pending.report.path, pending.stat)
                         replaced.append(pending.report.path)
                     except FileInUseError as busy:

@@ -68,7 +68,7 @@ def _repo_files(repo: Repository, patterns: Iterable[str]) -> set[Path]:
 
 def all_sessions(repo: Repository, config: Config) -> list[Path]:
     """Every file matching the configured session globs, sorted by path."""
-    return sorted(_repo_files(repo, config["sessions.globs"]))
+    return sorted(_repo_files(repo, repo.session_globs(config["sessions.globs"])))
 
 
 def work_tree_jsonl(repo: Repository) -> list[Path]:
@@ -268,14 +268,17 @@ def discover(
         notes.extend(why)
         return Discovery(sorted(set(sessions)), "issue", f"named by issue {issue}'s mapping")
 
-    changed = set(changed_files(repo, config["sessions.globs"]))
+    globs = repo.session_globs(config["sessions.globs"])
+    # In an agent's store every session is new to git: there, the ones at rest.
+    changed_sessions, _, _ = repo.at_rest(changed_files(repo, globs), config["stores.quietMinutes"])
+    changed = set(changed_sessions)
     changed_mappings = changed_files(repo, mapping_globs)
     for mapping in changed_mappings:
         session = _mapped_session(repo, mapping, notes)
         if session is not None:
             changed.add(session)
-    if changed:
-        return Discovery(sorted(changed), "changed", "changed against HEAD")
+    if changed or not repo.has_history:  # a store: its sessions at rest, or none
+        return Discovery(sorted(changed), "changed", repo.changed_means)
 
     latest: tuple[datetime, str, Path] | None = None
     for mapping in _repo_files(repo, mapping_globs):
@@ -302,4 +305,4 @@ def discover(
             "newest",
             f"its last entry is the newest ({newest[1].isoformat()})",
         )
-    return Discovery([], "none", "no session files under " + ", ".join(config["sessions.globs"]))
+    return Discovery([], "none", "no session files under " + ", ".join(globs))

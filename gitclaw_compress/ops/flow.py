@@ -18,6 +18,7 @@ from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover, sessions_under
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key, versions_key
+from gitclaw_compress.secrets.held import SecretsHeld
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.units import human_bytes, plural, size_change
 
@@ -34,6 +35,8 @@ class FlowResult:
     warnings: list[str] = field(default_factory=list)
     push: PushResult | None = None
     summaries: list[StageOutcome] = field(default_factory=list)  # the opt-in summary stage
+    # sessions left untouched for a secret the baseline does not accept: path, ids, advice
+    held: list[dict[str, Any]] = field(default_factory=list)
     ref: str = "refs/gitclaw/archive"
     remote: str = "origin"
 
@@ -91,6 +94,7 @@ class FlowResult:
             "tip": self.push.tip if self.push else None,
         }
         document["warnings"] = self.warnings
+        document["held"] = self.held
         if self.summaries:
             document["summaries"] = [outcome.as_json() for outcome in self.summaries]
         return document
@@ -150,9 +154,16 @@ def select(
         found = Discovery(all_sessions(repo, config), "all", "every session file")
     else:
         found = discover(repo, config, issue=issue, warnings=warnings)
-    chosen = []
     known = known if known is not None else UnchangedCache(repo.git_dir)
-    for path in found.paths:
+    return recognized(repo, found.paths, known, warnings), found
+
+
+def recognized(
+    repo: Repository, paths: list[Path], known: UnchangedCache, warnings: list[str]
+) -> list[Path]:
+    """The paths that are sessions of a supported format; a warning for each other one."""
+    chosen = []
+    for path in paths:
         if _is_session(path, known):
             chosen.append(path)
         else:
@@ -162,7 +173,7 @@ def select(
                 f"{repo.relative(path)}: not a pi v3 session file nor another supported "
                 f"transcript ({supported()}); skipped"
             )
-    return chosen, found
+    return chosen
 
 
 def with_progress(paths: list[Path], show: bool, label: str) -> Iterator[Path]:
@@ -261,11 +272,12 @@ def run_flow(
     do_push: bool = False,
     remote: str | None = None,
     progress: bool = False,
+    deep: bool = False,
     caller_pushes: bool = False,
 ) -> FlowResult:
     """Select, compress, then (optionally) stage and push the archive ref. `caller_pushes`:
     the caller pushes the archive afterwards (the GitHub Action)."""
-    root_config = load_config(None, repo.root, config_path)
+    root_config = load_config(None, repo.config_root, config_path)
     result = FlowResult(
         ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
     )
@@ -273,7 +285,9 @@ def run_flow(
 
     # The secret scan runs in a thread beside the compression (only where a session has
     # lines not scanned clean before); a finding stops the run before any write.
-    secrets = ParallelGuard(repo, root_config, enabled=not dry_run)
+    # Not in an agent's store, whose sessions never go to a commit (a push of its archive is
+    # guarded instead).
+    secrets = ParallelGuard(repo, root_config, enabled=not dry_run and repo.sessions_travel)
     try:
         cache = UnchangedCache(repo.git_dir)
         chosen, result.discovery = select(
@@ -286,7 +300,10 @@ def run_flow(
             known=cache,
         )
         secrets.start(chosen)  # as soon as the sessions are known: the rules load meanwhile
-        configs = {path: load_config(path, repo.root, config_path) for path in chosen}
+        configs = {
+            path: load_config(path, repo.config_root, config_path).with_deep(deep)
+            for path in chosen
+        }
 
         def unsent(reports: list[FileReport]) -> str | None:
             """The line for an archive that nothing sends (see ops/sending.py)."""
@@ -316,18 +333,32 @@ def run_flow(
             if in_ci():  # a runner that is thrown away: an error, before any write
                 refuse_in_ci(unsent(reports))
 
-        result.reports = compress_paths(
-            repo,
-            chosen,
-            configs,
-            cache,
-            keep_turns=keep_turns,
-            force=force,
-            dry_run=dry_run,
-            progress=progress,
-            before_writing=lambda reports: before_writing(reports),
-        )
-        secrets.wait(result.warnings)
+        def compress(paths: list[Path]) -> list[FileReport]:
+            return compress_paths(
+                repo,
+                paths,
+                configs,
+                cache,
+                keep_turns=keep_turns,
+                force=force,
+                dry_run=dry_run,
+                progress=progress,
+                before_writing=before_writing,
+            )
+
+        try:
+            result.reports = compress(chosen)
+            secrets.wait(result.warnings)  # when nothing was to be written, it answers here
+        except SecretsHeld as held:
+            # Nothing was written. The sessions without an open finding were scanned and
+            # recorded clean: compress them again, alone (no scan waits this time).
+            result.held = held.sessions
+            names = {entry["path"] for entry in held.sessions}
+            rest = [path for path in chosen if repo.relative(path) not in names]
+            done = dict(zip(rest, compress(rest), strict=True))
+            result.reports = [
+                done[path] if path in done else held.report(repo, path) for path in chosen
+            ]
         written = [repo.root / r.path for r in result.reports if r.status == "compressed"]
         secrets.record(written, result.warnings)  # the lines it wrote, scanned for next time
     finally:

@@ -36,6 +36,7 @@ from pathlib import Path
 import gitclaw_compress
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.git import git_env
 
 HOOK_NAME = "pre-push"
 CHAINED_SUFFIX = ".before-gitclaw-compress"
@@ -390,6 +391,7 @@ class PushedRef:
     local_ref: str
     local_oid: str
     remote_ref: str
+    remote_oid: str = ""  # what the remote has at remote_ref (zeros: nothing), if known
 
 
 def parse_push_lines(text: str) -> list[PushedRef]:
@@ -401,7 +403,7 @@ def parse_push_lines(text: str) -> list[PushedRef]:
         fields = line.split()
         if len(fields) != 4:
             raise GitClawError(f"pre-push input line {number}: expected 4 fields, got {line!r}")
-        refs.append(PushedRef(fields[0], fields[1], fields[2]))
+        refs.append(PushedRef(fields[0], fields[1], fields[2], fields[3]))
     return refs
 
 
@@ -420,7 +422,8 @@ def pre_commit_push(env: Mapping[str, str]) -> tuple[str, list[PushedRef]]:
             "PRE_COMMIT_REMOTE_NAME and PRE_COMMIT_LOCAL_BRANCH; the hooks pass them"
         )
     remote_branch = env.get("PRE_COMMIT_REMOTE_BRANCH", "") or "refs/heads/"
-    return remote, [PushedRef(local_branch or commit, commit, remote_branch)]
+    remote_oid = env.get("PRE_COMMIT_FROM_REF", "")
+    return remote, [PushedRef(local_branch or commit, commit, remote_branch, remote_oid)]
 
 
 def holds_compressed_sessions(repo: Repository, commit: str, globs: list[str]) -> bool:
@@ -429,6 +432,7 @@ def holds_compressed_sessions(repo: Repository, commit: str, globs: list[str]) -
     done = subprocess.run(
         ["git", "grep", "-q", "--fixed-strings", '"gitclawCompress"', commit, "--", *specs],
         cwd=repo.root,
+        env=git_env(repo.root),
         capture_output=True,
         check=False,
     )

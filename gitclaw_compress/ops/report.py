@@ -26,6 +26,9 @@ class FileReport:
     archive_commit: str | None = None
     warnings: list[str] = field(default_factory=list)
     budget: dict[str, Any] | None = None  # what a budget policy decided (prune.strategy, target)
+    # A dry run without deep: the file's size after `compress --deep` would run (None: not
+    # measured, or deep is the run itself).
+    deep_bytes_after: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         fields = asdict(self)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.archive_layout import ARCHIVE_IDENTITY
-from gitclaw_compress.store.git import git_failure
+from gitclaw_compress.store.git import git_env, git_failure
 from gitclaw_compress.store.remote import REWRITTEN_FLAG
 
 
@@ -87,6 +87,7 @@ def rewrite_archive(
     done = subprocess.run(
         ["git", "fast-import", "--quiet", "--done", "--force"],
         cwd=repo.root,
+        env=git_env(repo.root),
         input=b"".join(stream),
         capture_output=True,
         check=False,

@@ -26,7 +26,7 @@ from gitclaw_compress.store.archive_layout import (
     intact_path,
     record_folder,
 )
-from gitclaw_compress.store.git import DURABLE, GitFailureError, git_failure
+from gitclaw_compress.store.git import DURABLE, GitFailureError, git_env, git_failure
 from gitclaw_compress.store.repository import Repository as Repository  # callers import it here
 
 # Fast zlib and no delta search while writing (about 3x faster); `git gc` deltifies later.
@@ -80,6 +80,7 @@ class ArchiveWriter:
                 self._process = subprocess.Popen(
                     ["git", *DURABLE, *FAST_PACK, "fast-import", "--quiet", "--done", NO_DELTA],
                     cwd=self.repo.root,
+                    env=git_env(self.repo.root),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=self._errors,

@@ -119,15 +119,49 @@ def disk_error(error: OSError, target: Path, doing: str) -> GitClawError:
 
 def writers_of(path: Path) -> list[int] | None:
     """Ids of other processes that hold `path` open for writing; None without /proc."""
-    proc = Path("/proc")
-    if not (proc / "self" / "fd").is_dir():
-        return None
     try:
         wanted = os.stat(path)
     except OSError:
-        return []
-    me = os.getpid()
+        return [] if Path("/proc/self/fd").is_dir() else None
+    found = _open_for_writing((wanted.st_dev, wanted.st_ino))
+    return None if found is None else sorted(found.get((wanted.st_dev, wanted.st_ino), set()))
+
+
+def files_open_for_writing() -> set[tuple[int, int]] | None:
+    """(device, inode) of every file another process holds open for writing, in one pass
+    over `/proc` (for many files at once); None without /proc."""
+    found = _open_for_writing(None)
+    return None if found is None else set(found)
+
+
+def other_processes() -> list[tuple[list[str], str]]:
+    """The command line and working directory of every other process this user may see
+    (Linux `/proc`; none elsewhere)."""
     found = []
+    me = os.getpid()
+    try:
+        entries = list(os.scandir("/proc"))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            argv = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(f"/proc/{entry.name}/cwd")
+        except OSError:
+            continue
+        found.append(([os.fsdecode(word) for word in argv if word], cwd))
+    return found
+
+
+def _open_for_writing(only: tuple[int, int] | None) -> dict[tuple[int, int], set[int]] | None:
+    """The files other processes hold open for writing (`only` that one), with their ids."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return None
+    me = os.getpid()
+    found: dict[tuple[int, int], set[int]] = {}
     for entry in os.scandir(proc):
         if not entry.name.isdigit() or int(entry.name) == me:
             continue
@@ -139,7 +173,10 @@ def writers_of(path: Path) -> list[int] | None:
             for fd in fds:
                 try:
                     held = os.stat(fd.path)
-                    if (held.st_dev, held.st_ino) != (wanted.st_dev, wanted.st_ino):
+                    key = (held.st_dev, held.st_ino)
+                    if (only is not None and key != only) or not stat_module.S_ISREG(held.st_mode):
+                        continue
+                    if int(entry.name) in found.get(key, ()):
                         continue
                     info = Path(f"/proc/{entry.name}/fdinfo/{fd.name}").read_text()
                 except OSError:
@@ -147,8 +184,7 @@ def writers_of(path: Path) -> list[int] | None:
                 rows = [row for row in info.splitlines() if row.startswith("flags")]
                 flags = int(rows[0].split()[1], 8) if rows else 0
                 if flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
-                    found.append(int(entry.name))
-                    break
+                    found.setdefault(key, set()).add(int(entry.name))
     return found
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -35,12 +36,36 @@ def git_failure(command: str, stderr: bytes | str, code: int, where: str = "") -
     return GitFailureError(f"git {command} failed{where}: {failure_detail(stderr, code)}")
 
 
+# Work trees whose git dir lies outside them (an agent's store and the archive the tool
+# keeps for it elsewhere): every git child run there is told where its git dir is.
+_OUTSIDE_GIT_DIRS: dict[Path, Path] = {}
+
+
+def link_work_tree(work_tree: Path, git_dir: Path) -> None:
+    """From now on, git run in `work_tree` uses `git_dir` (GIT_DIR and GIT_WORK_TREE)."""
+    _OUTSIDE_GIT_DIRS[work_tree] = git_dir
+
+
+def git_env(cwd: Path) -> dict[str, str] | None:
+    """The environment of a git child run in `cwd`: None (inherit) unless its git dir lies
+    outside the work tree."""
+    git_dir = _OUTSIDE_GIT_DIRS.get(cwd)
+    if git_dir is None:
+        return None
+    return {**os.environ, "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(cwd)}
+
+
 def run_git(
     root: Path, *args: str, input: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     try:
         return subprocess.run(
-            ["git", *args], cwd=root, input=input, capture_output=True, check=False
+            ["git", *args],
+            cwd=root,
+            input=input,
+            capture_output=True,
+            check=False,
+            env=git_env(root),
         )
     except FileNotFoundError:
         raise GitClawError("git is not installed or not on PATH") from None

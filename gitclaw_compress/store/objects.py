@@ -10,7 +10,7 @@ from typing import IO
 
 from gitclaw_compress import interrupts
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.store.git import GitFailureError, git_failure
+from gitclaw_compress.store.git import GitFailureError, git_env, git_failure
 
 
 class ObjectReadError(GitFailureError):
@@ -33,6 +33,7 @@ class BlobLineReader:
             self._process = subprocess.Popen(
                 ["git", "cat-file", "blob", oid],
                 cwd=root,
+                env=git_env(root),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 bufsize=1 << 20,
@@ -124,6 +125,7 @@ class ObjectReader:
             self._process = subprocess.Popen(
                 ["git", "cat-file", "--batch"],
                 cwd=root,
+                env=git_env(root),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._errors,
@@ -219,6 +221,7 @@ def damaged_objects(root: Path, oids: list[str]) -> dict[str, str]:
                 process = subprocess.Popen(
                     ["git", "cat-file", "--batch"],
                     cwd=root,
+                    env=git_env(root),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=errors,

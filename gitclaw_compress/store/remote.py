@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.archive_layout import ARCHIVE_IDENTITY
-from gitclaw_compress.store.git import DURABLE, failure_detail
+from gitclaw_compress.store.git import DURABLE, failure_detail, git_env
 
 FETCH_SCRATCH = "refs/gitclaw-compress/fetched"  # outside refs/gitclaw/*: never pushed
 PUSH_ATTEMPTS = 4
@@ -29,7 +29,9 @@ def fetch_command(ref: str, remote: str) -> str:
 
 
 def _run(repo: Repository, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", *args], cwd=repo.root, capture_output=True, check=False)
+    return subprocess.run(
+        ["git", *args], cwd=repo.root, capture_output=True, check=False, env=git_env(repo.root)
+    )
 
 
 def _is_ancestor(repo: Repository, older: str, newer: str) -> bool:

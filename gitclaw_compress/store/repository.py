@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -17,6 +17,14 @@ from gitclaw_compress.store.git import git, git_failure, rev_parse_in, run_git
 from gitclaw_compress.store.objects import ObjectReader
 
 
+class LockedError(GitClawError):
+    """Another gitclaw-compress run holds the lock: nothing was changed."""
+
+
+class NotARepositoryError(GitClawError):
+    """The path is in no git work tree (it may still be in an agent's store)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TreeEntry:
     mode: str
@@ -26,7 +34,17 @@ class TreeEntry:
 
 
 class Repository:
-    """The work tree that holds the sessions, and its git object store."""
+    """A place where sessions live: the work tree that holds them, and its git object store.
+
+    Two kinds: a repository (its own `.git`, HEAD and index, the archive ref pushed to a
+    remote) and an agent's store (`store/agent_store.py`: a folder the agent owns, with an
+    archive outside it that is never pushed unless asked). The use cases see one interface;
+    the few answers that differ are the methods below the constructor.
+    """
+
+    kind = "repository"
+    sessions_travel = True  # the session files go into commits and to remotes
+    keeps_times = False  # a rewritten session keeps its mtime (git ignores it)
 
     def __init__(self, start: Path) -> None:
         probe = start if start.is_dir() else start.parent
@@ -42,7 +60,7 @@ class Repository:
             return
         where = rev_parse_in(probe, *questions)
         if where is None:
-            raise GitClawError(
+            raise NotARepositoryError(
                 f"{start}: not inside a git repository; gitclaw-compress keeps what it drops "
                 "in git (run `git init` first); nothing was changed"
             )
@@ -64,6 +82,37 @@ class Repository:
         self.common_dir = (common if common.is_absolute() else probe / common).resolve()
         self._reader: ObjectReader | None = None
         self._records: dict[tuple[str, str], list[FileRecord]] = {}  # (archive tip, key)
+
+    @property
+    def config_root(self) -> Path:
+        """The folder whose compression.json applies (beside an agent folder's own)."""
+        return self.root
+
+    def session_ref(self, rel: str) -> str:
+        """How stubs name a session for `show`: repository-relative, from any folder."""
+        return rel
+
+    def session_globs(self, configured: list[str]) -> list[str]:
+        """Where session files live: `sessions.globs` in a repository (a store: its agent's)."""
+        return configured
+
+    # What discovery with no path says of the sessions it takes; with `has_history` it
+    # falls back to mapping files and the newest session when none changed.
+    changed_means = "changed against HEAD"
+    has_history = True
+
+    def at_rest(
+        self,
+        paths: Iterable[Path],
+        quiet_minutes: int,
+        *,
+        now: float | None = None,
+        writing: set[tuple[int, int]] | None = None,
+    ) -> tuple[list[Path], list[Path], list[Path]]:
+        """(at rest, held open for writing, written in the last `quiet_minutes`) of the
+        sessions: in a repository every session the agent changed is taken (compress itself
+        leaves one open for writing alone, and its commit is the agent's run)."""
+        return list(paths), [], []
 
     def relative(self, path: Path) -> str:
         """The repo-relative path of a file, with forward slashes; outside is an error."""
@@ -193,7 +242,7 @@ class Repository:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise GitClawError(
+                raise LockedError(
                     f"{what}: locked by another gitclaw-compress run; try again when it "
                     "finishes; nothing was changed"
                 ) from None

@@ -157,7 +157,8 @@ def session_status(
     intact_blob: IntactBlob | None = None,
     fmt: Format | None = None,
 ) -> SessionStatus:
-    """The status of one session; `savings=False` skips the three dry runs.
+    """The status of one session; `savings=False` skips the dry runs (compress, compress
+    --deep unless the config is deep already, prune, prune --target).
 
     `intact_commit` (the commit where a line is intact), `intact_blob` (the blob a v3 marker
     names) and `object_id` (SHA-1 or SHA-256 blob ids) are what `compress` records in
@@ -200,6 +201,17 @@ def session_status(
         "compress": (
             f"gitclaw-compress compress{turns} {ref}",
             config.compress_settings(keep_turns),
+        ),
+        # What deep compression would save next to the default (unless it is the default).
+        **(
+            {}
+            if config["session.deep"]
+            else {
+                "deep": (
+                    f"gitclaw-compress compress{turns} --deep {ref}",
+                    config.compress_settings(keep_turns, deep=True),
+                )
+            }
         ),
         "prune": (
             f"gitclaw-compress prune {ref}",

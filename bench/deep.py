@@ -1,0 +1,194 @@
+"""Deep compression on every corpus file, end to end. A script, not a test: it prints numbers.
+
+    python bench/deep.py [--keep-turns 1] [--summarized] [--resume] [--json]
+
+For each file of ../shared/corpus/{pi,claude,codex,copilot}, committed into a fresh git
+repository where its agent keeps it, the real command line is run twice: `compress --force
+--keep-turns N` (the defaults) and, in a second repository, the same with `--deep`. For the
+deep run it checks what the issue asks:
+
+- a second `compress --deep` changes nothing (the file's bytes are the same);
+- after `git gc --prune=now`, `restore -o -` gives the original byte for byte;
+- with `--summarized`, each file first gets its agent's own compaction record (`summarize
+  --offline`, keeping the last 2 turns; Copilot CLI: 0, the only cut it resumes from), committed,
+  so that deep has lines before a compaction record to archive; the figures are then against
+  that file;
+- with `--resume`, the agent's real CLI (tests/agent_harness.py, offline against the fake
+  LLM server that applies the APIs' rules) resumes the original, the default and the deep
+  file: the same number of messages and the same tool calls, in order, every signed block
+  sent as before; it prints the bytes of the messages (`messages` or `input`) of each
+  request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parent.parent / "shared" / "corpus"
+FORMATS = ("pi", "claude", "codex", "copilot")
+LAYOUT = {
+    "pi": ".GITCLAW/state/sessions/{stem}.jsonl",
+    "claude": ".claude/projects/-home-runner-work-demo-demo/{stem}.jsonl",
+    "codex": ".codex/sessions/2026/03/30/rollout-{stem}.jsonl",
+    "copilot": "state/copilot/.copilot/session-state/{stem}/events.jsonl",
+}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> bytes:
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)}: exit {done.returncode}\n{done.stderr.decode()}")
+    return done.stdout
+
+
+def _tool(args: list[str], cwd: Path, env: dict[str, str]) -> bytes:
+    return _run([sys.executable, "-m", "gitclaw_compress", *args], cwd, env)
+
+
+def _repository(root: Path, kind: str, source: Path, env: dict[str, str]) -> tuple[Path, str]:
+    root.mkdir()
+    _run(["git", "init", "-q"], root, env)
+    relpath = LAYOUT[kind].format(stem=source.stem)
+    (root / relpath).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, root / relpath)
+    # The corpus's one finding (a `.env` token the cc-test transcript printed) would hold the
+    # session: accept it, as its owner would (docs/secrets.md).
+    _tool(["scan", relpath, "--accept-all"], root, env)
+    _run(["git", "add", "-A"], root, env)
+    _run(["git", "commit", "-qm", "agent run"], root, env)
+    return root, relpath
+
+
+def measure(
+    kind: str, source: Path, keep: int, work: Path, env: dict[str, str], *, summarized: bool
+) -> dict[str, Any]:
+    files: dict[str, Path] = {"original": source}
+    result: dict[str, Any] = {}
+    for mode, extra in (("default", []), ("deep", ["--deep"])):
+        repo, relpath = _repository(work / mode, kind, source, env)
+        if summarized:
+            turns = "0" if kind == "copilot" else "2"
+            _tool(["summarize", "--offline", "--keep-turns", turns, relpath], repo, env)
+            _run(["git", "commit", "-q", "--allow-empty", "-am", "summarized"], repo, env)
+            files["original"] = work / f"summarized{source.suffix}"
+            shutil.copyfile(repo / relpath, files["original"])
+        original = (repo / relpath).read_bytes()
+        result["bytes"] = len(original)
+        args = ["compress", "--force", "--keep-turns", str(keep), *extra, relpath]
+        _tool(args, repo, env)
+        files[mode] = repo / relpath
+        result[mode] = files[mode].stat().st_size
+        if mode == "deep":
+            first = files[mode].read_bytes()
+            _tool(args, repo, env)
+            result["second_run_changes_nothing"] = files[mode].read_bytes() == first
+            _run(["git", "gc", "-q", "--prune=now"], repo, env)
+            restored = _tool(["restore", relpath, "-o", "-"], repo, env)
+            result["restores_after_gc"] = restored == original
+    result["files"] = files
+    return result
+
+
+def resume(kind: str, files: dict[str, Path], work: Path) -> dict[str, Any]:
+    """The real CLI's first request on resume of the original, default and deep files."""
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from agent_harness import run_resume
+    from fake_llm_sse import conversation, sealed_reasoning, tool_call_ids
+
+    sent: dict[str, Any] = {}
+    bodies = {}
+    for mode, path in files.items():
+        run = run_resume(kind, path, tmp_path=work / f"resume-{mode}").check()
+        bodies[mode] = run.body
+        sent[f"messages_{mode}"] = len(orjson.dumps(conversation(run.body)))
+    before, after = bodies["original"], bodies["deep"]
+    signed_before = [b for b in sealed_reasoning(before) if not b.endswith(", '', None)")]
+    signed_after = [b for b in sealed_reasoning(after) if b in signed_before]
+    sent["same_messages"] = len(conversation(after)) == len(conversation(before))
+    sent["same_tool_calls"] = tool_call_ids(after) == tool_call_ids(before)
+    sent["signed_kept"] = signed_after == signed_before or kind == "pi"
+    return sent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--keep-turns", type=int, default=1)
+    parser.add_argument("--summarized", action="store_true", help="after a compaction record")
+    parser.add_argument("--resume", action="store_true", help="resume each file in its CLI")
+    parser.add_argument("--json", action="store_true")
+    options = parser.parse_args()
+    if not CORPUS.is_dir():
+        raise SystemExit(f"no corpus at {CORPUS}")
+    report: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as temp:
+        home = Path(temp) / "home"
+        home.mkdir()
+        env = {**os.environ, **GIT_ENV, "HOME": str(home)}
+        for kind in FORMATS:
+            for index, source in enumerate(sorted((CORPUS / kind).glob("*.jsonl"))):
+                work = Path(temp) / f"{kind}-{index}"
+                work.mkdir()
+                row = measure(
+                    kind, source, options.keep_turns, work, env, summarized=options.summarized
+                )
+                files = row.pop("files")
+                if options.resume:
+                    row.update(resume(kind, files, work))
+                report[f"{kind}/{source.name}"] = row
+                if not options.json:
+                    print(_line(f"{kind}/{source.name}", row), flush=True)
+        if options.json:
+            print(orjson.dumps(report).decode())
+            return
+    for kind in FORMATS:
+        rows = [row for name, row in report.items() if name.startswith(kind + "/")]
+        total = sum(row["bytes"] for row in rows)
+        default, deep = sum(row["default"] for row in rows), sum(row["deep"] for row in rows)
+        line = f"{kind + ' (all files)':<50} {total:>10,} default {_cut(total, default)}"
+        line += f" deep {_cut(total, deep)}"
+        if options.resume:
+            sent = sum(row["messages_original"] for row in rows)
+            for mode in ("default", "deep"):
+                line += f"; sent {mode} {_cut(sent, sum(row[f'messages_{mode}'] for row in rows))}"
+        print(line)
+
+
+def _cut(before: int, after: int) -> str:
+    return f"-{(before - after) / before:.1%}"
+
+
+def _line(name: str, row: dict[str, Any]) -> str:
+    text = (
+        f"{name:<50} {row['bytes']:>10,} default {_cut(row['bytes'], row['default'])} "
+        f"deep {_cut(row['bytes'], row['deep'])} second run no-op "
+        f"{row['second_run_changes_nothing']} restores after gc {row['restores_after_gc']}"
+    )
+    if "messages_original" in row:
+        sent = row["messages_original"]
+        text += (
+            f"; messages sent {sent:,}: default {_cut(sent, row['messages_default'])}, deep "
+            f"{_cut(sent, row['messages_deep'])}; same messages {row['same_messages']}, tool "
+            f"calls {row['same_tool_calls']}, signed kept {row['signed_kept']}"
+        )
+    return text
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""`stores [AGENT…]`: compress the sessions at rest in the agents' own stores, one pass."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from gitclaw_compress.commands.common import config_option, echo_json, json_option
+from gitclaw_compress.errors import EXIT_ERROR
+from gitclaw_compress.ops.stores import AGENTS, StoreRun, run_stores
+from gitclaw_compress.units import human_bytes, plural, size_change
+
+NOTHING_DONE = {  # the sessions left as they were, by why
+    "unchanged": "with nothing to compress",
+    "below-threshold": "smaller than session.sizeThresholdKB",
+    "disabled": "with session.enabled false",
+}
+
+
+def describe(run: StoreRun) -> list[str]:
+    """The lines of one store: its notes and warnings, each compressed session, then one
+    line for the store (the notes, the warnings and a failure go to stderr)."""
+    name = run.home.agent
+    where = f"{run.home.root}" + (f" ({run.home.moved_by})" if run.home.moved_by else "")
+    if run.state == "absent":
+        return [f"{name}: no store at {where}"]
+    lines = [f"{name}: note: {note}" for note in run.notes]
+    if run.state in ("failed", "busy") and run.flow is None:
+        return [*lines, f"{name}: {where}: {run.error}"]
+    flow = run.flow
+    lines.extend(f"{name}: warning: {warning}" for warning in (flow.warnings if flow else []))
+    done = flow.compressed if flow is not None else []
+    for report in done:
+        verb = "compressed" if report.status == "compressed" else "would compress"
+        lines.append(
+            f"{name}: {verb} {report.path}: {human_bytes(report.bytes_before)} -> "
+            f"{human_bytes(report.bytes_after)} "
+            f"({size_change(report.bytes_before, report.bytes_after)})"
+        )
+    reports = flow.reports if flow is not None else []
+    written_during = [r.path for r in reports if r.status == "in-use"]
+    before = sum(r.bytes_before for r in done)
+    after = sum(r.bytes_after for r in done)
+    dry = any(r.status == "would-compress" for r in done)
+    parts = [plural(run.sessions, "session")]
+    if done:
+        verb = "would compress" if dry else "compressed"
+        parts.append(
+            f"{len(done)} {verb} ({human_bytes(before)} -> {human_bytes(after)}, "
+            f"{size_change(before, after)})"
+        )
+    for status, words in NOTHING_DONE.items():
+        count = sum(1 for report in reports if report.status == status)
+        if count:
+            parts.append(f"{count} {words}")
+    if run.fresh:
+        parts.append(f"{len(run.fresh)} written in the last minutes (left alone)")
+    if run.in_use or written_during:
+        count = len(run.in_use) + len(written_during)
+        parts.append(f"{count} in use by a running agent (left alone)")
+    archive = f"archive {run.archive} ({human_bytes(run.archive_bytes)})"
+    if run.pushed_to:
+        archive += f", pushed to {run.pushed_to}"
+    lines.append(f"{name}: {where}: {', '.join(parts)}; {archive}")
+    if run.error is not None:  # after compressing: the push failed
+        lines.append(f"{name}: {run.error}")
+    return lines
+
+
+@click.command("stores")
+@click.argument("agents", nargs=-1, type=click.Choice(AGENTS), metavar="[AGENT…]")
+@click.option("--dry-run", is_flag=True, help="Say what would be compressed; write nothing.")
+@click.option(
+    "--remote",
+    metavar="NAME",
+    help="Push each store's archive to this remote of it afterwards (never without one).",
+)
+@config_option
+@json_option
+def command(
+    agents: tuple[str, ...],
+    dry_run: bool,
+    remote: str | None,
+    config_path: Path | None,
+    as_json: bool,
+) -> None:
+    """Compress the sessions at rest in the agents' own stores on this machine.
+
+    AGENT is claude (CLAUDE_CONFIG_DIR, else ~/.claude), codex (CODEX_HOME, else ~/.codex),
+    copilot (COPILOT_HOME, else ~/.copilot) or pi (PI_CODING_AGENT_SESSION_DIR, else
+    PI_CODING_AGENT_DIR or ~/.pi/agent); with none, every agent whose store exists. A
+    session that another process holds open for writing, or that was written in the last
+    stores.quietMinutes, is left alone. What is dropped goes to an archive the tool keeps
+    outside the store ($XDG_DATA_HOME/gitclaw-compress/stores/AGENT), never pushed unless
+    --remote (or stores.remote) names a remote of it. Every command (restore, verify, show,
+    …) takes a session path in a store as it takes one in a repository.
+    """
+    runs = run_stores(agents, os.environ, config_path=config_path, dry_run=dry_run, remote=remote)
+    if as_json:
+        echo_json({"stores": [run.as_json() for run in runs]})
+    else:
+        for run in runs:
+            for line in describe(run):
+                aside = any(f": {word}: " in line for word in ("note", "warning"))
+                click.echo(line, err=aside or run.state == "failed")
+        if not any(run.state != "absent" for run in runs):
+            click.echo("gitclaw-compress: no agent store found on this machine")
+    if any(run.state == "failed" for run in runs):
+        raise click.exceptions.Exit(EXIT_ERROR)

@@ -1,0 +1,23 @@
+"""Where Claude Code keeps its sessions on this machine (checked in the real CLI: see
+docs/stores.md)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from gitclaw_compress.formats.base import AgentHome, home_folder
+
+PROGRAM = ("claude", "@anthropic-ai/claude-code")
+
+
+def home(environ: Mapping[str, str]) -> AgentHome:
+    """`CLAUDE_CONFIG_DIR`, else `~/.claude`; transcripts (and subagents') under `projects/`."""
+    root, moved_by = home_folder(environ, "CLAUDE_CONFIG_DIR", ".claude")
+    return AgentHome("claude", root, ("projects/**/*.jsonl",), moved_by, PROGRAM, project_folder)
+
+
+def project_folder(cwd: str) -> str:
+    """Where Claude Code keeps the sessions of a working directory (checked with 2.1.197:
+    every character that is not an ASCII letter or digit becomes `-`)."""
+    return "projects/" + re.sub(r"[^A-Za-z0-9]", "-", cwd)

@@ -1,0 +1,16 @@
+"""Where Codex CLI keeps its rollouts on this machine (checked in the real CLI: see
+docs/stores.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gitclaw_compress.formats.base import AgentHome, home_folder
+
+
+def home(environ: Mapping[str, str]) -> AgentHome:
+    """`CODEX_HOME`, else `~/.codex`; rollouts under `sessions/YYYY/MM/DD/`, and under
+    `archived_sessions/` once archived (one store: archiving moves a file inside it)."""
+    root, moved_by = home_folder(environ, "CODEX_HOME", ".codex")
+    globs = ("sessions/**/rollout-*.jsonl", "archived_sessions/**/rollout-*.jsonl")
+    return AgentHome("codex", root, globs, moved_by)

@@ -1,0 +1,54 @@
+"""Where pi keeps its sessions on this machine (its `dist/config.js`, `main.js` and
+`core/settings-manager.js`, checked in the real CLI: tests/test_store_homes.py)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+import orjson
+
+from gitclaw_compress.formats.base import AgentHome, home_folder
+
+PROGRAM = ("pi", "pi-coding-agent")
+SESSION_DIR = "PI_CODING_AGENT_SESSION_DIR"  # the sessions folder itself, files directly in it
+SETTINGS_SESSION_DIR = "settings.json sessionDir"  # the same, from the agent folder's settings
+
+
+def home(environ: Mapping[str, str]) -> AgentHome:
+    """`PI_CODING_AGENT_SESSION_DIR`, else `sessionDir` of the agent folder's settings.json,
+    else `sessions/` (one folder per working directory) of the agent folder:
+    `PI_CODING_AGENT_DIR`, else `~/.pi/agent`. A leading ~ is expanded, as pi does."""
+    if environ.get(SESSION_DIR):
+        root, moved_by = home_folder(environ, SESSION_DIR, tilde=True)
+        return AgentHome("pi", root, ("**/*.jsonl",), moved_by, PROGRAM, _one_folder)
+    agent_dir, moved_by = home_folder(environ, "PI_CODING_AGENT_DIR", ".pi", "agent", tilde=True)
+    configured = _settings_session_dir(agent_dir)
+    if configured:
+        root, _ = home_folder({**environ, SESSION_DIR: configured}, SESSION_DIR, tilde=True)
+        return AgentHome("pi", root, ("**/*.jsonl",), SETTINGS_SESSION_DIR, PROGRAM, _one_folder)
+    return AgentHome("pi", agent_dir, ("sessions/**/*.jsonl",), moved_by, PROGRAM, cwd_folder)
+
+
+def cwd_folder(cwd: str) -> str:
+    """pi's `getDefaultSessionDir`: `sessions/--<cwd without its leading slash, every / \\
+    and : as ->--`."""
+    safe = re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", cwd))
+    return f"sessions/--{safe}--"
+
+
+def _one_folder(cwd: str) -> str:
+    """A session folder of its own holds every working directory's sessions."""
+    return "."
+
+
+def _settings_session_dir(agent_dir: Path) -> str | None:
+    """`sessionDir` of pi's global settings, if it names one (a project's own settings can
+    move a project's sessions too; a store is one folder, so those are not followed)."""
+    try:
+        settings = orjson.loads((agent_dir / "settings.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    value = settings.get("sessionDir") if isinstance(settings, dict) else None
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,310 @@
+"""The agents' own stores: find them, open their archives, and compress the sessions at rest.
+
+A session is at rest when no other process holds it open for writing (Linux `/proc/*/fd`),
+no running agent may be writing it (the newest session of the folder where a running agent,
+found by its command line, keeps its working directory's sessions), and nothing wrote to it
+for `stores.quietMinutes`; the rest are left alone, each counted once. Compression itself is
+the flow every command uses (`run_flow`), in the store's archive; a run that finds a session
+unchanged since the last one costs a `stat` (the unchanged-cache in the archive). An append
+that lands during a run is never lost: the file is replaced only under the lease of the
+atomic rename (see store/fileio.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitclaw_compress.config import Config, load_config
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.formats import registry
+from gitclaw_compress.formats.base import AgentHome, Unsupported
+from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
+from gitclaw_compress.ops.unchanged import UnchangedCache
+from gitclaw_compress.store.agent_store import AgentStore, archive_path, archive_size, config_home
+from gitclaw_compress.store.fileio import files_open_for_writing, other_processes
+from gitclaw_compress.store.repository import LockedError
+
+if TYPE_CHECKING:
+    from gitclaw_compress.ops.show import Held
+
+AGENTS = ("claude", "codex", "copilot", "pi")  # the order `stores` takes them in
+
+
+def homes(environ: Mapping[str, str]) -> list[AgentHome]:
+    """Every agent's store location under `environ`, whether it exists or not."""
+    found = []
+    for fmt in registry().values():
+        with contextlib.suppress(Unsupported):
+            found.append(fmt.home(environ))
+    return sorted(found, key=lambda home: AGENTS.index(home.agent))
+
+
+def home_of(path: Path, environ: Mapping[str, str]) -> AgentHome | None:
+    """The agent store that holds `path` (a session file or a folder in it), if any."""
+    resolved = path.absolute().resolve()
+    for home in homes(environ):
+        root = home.root.absolute().resolve()
+        if resolved == root or root in resolved.parents:
+            return home
+    return None
+
+
+def open_store(home: AgentHome, environ: Mapping[str, str], *, create: bool) -> AgentStore:
+    """The store of `home` with its archive (made on first use when `create`)."""
+    archive = archive_path(home.agent, environ)
+    if create and not (archive / "HEAD").is_file():
+        compressed = [path for path in session_files(home) if _holds_marker(path)]
+        if compressed:
+            raise GitClawError(
+                f"{home.root}: the {home.agent} store holds compressed sessions "
+                f"({compressed[0].relative_to(home.root)}, …) but its archive {archive} is "
+                "gone; restore it from a backup (or its remote) first; nothing was changed"
+            )
+    return AgentStore(
+        home.agent,
+        home.root,
+        archive,
+        config_root=config_home(environ),
+        globs=home.globs,
+        live=lambda: live_sessions(home, other_processes()),
+        create=create,
+    )
+
+
+def runs(home: AgentHome, argv: list[str]) -> bool:
+    """Whether a command line is the agent's (its program, or a script of its package)."""
+    if not home.program or not argv:
+        return False
+    name, *mark = home.program
+    words = argv[:3]  # the program, or an interpreter and its script
+    return any(Path(word).name == name or any(m in word for m in mark) for word in words)
+
+
+def live_sessions(home: AgentHome, processes: list[tuple[list[str], str]]) -> set[Path]:
+    """The session each running agent may be writing: the newest in the folder where it
+    keeps its working directory's sessions (none when the agent does not say where)."""
+    if home.cwd_folder is None:
+        return set()
+    live = set()
+    for argv, cwd in processes:
+        if not runs(home, argv):
+            continue
+        folder = home.root / home.cwd_folder(cwd)
+        sessions = [path for path in folder.glob("*.jsonl") if path.is_file()]
+        if sessions:
+            live.add(max(sessions, key=lambda path: path.stat().st_mtime))
+    return live
+
+
+def store_at(path: Path, environ: Mapping[str, str], *, create: bool | None) -> AgentStore | None:
+    """The store that holds `path`, or None; `create` None: only a store whose archive
+    exists (the path is in a git work tree too)."""
+    home = home_of(path, environ)
+    if home is None:
+        return None
+    if create is None:
+        if not (archive_path(home.agent, environ) / "HEAD").is_file():
+            return None
+        create = False
+    return open_store(home, environ, create=create)
+
+
+def stores_holding(entry_id: str, environ: Mapping[str, str]) -> tuple[AgentStore, list[Held]]:
+    """The first agent store (with an archive) whose sessions hold an entry of this id, and
+    those sessions (`show ID` outside a repository, or when the repository has none: Copilot
+    CLI's stubs name the id alone). None found is one GitClawError."""
+    from gitclaw_compress.ops.show import sessions_of
+
+    searched = []
+    for home in homes(environ):
+        if not (archive_path(home.agent, environ) / "HEAD").is_file():
+            continue
+        store = open_store(home, environ, create=False)
+        config = load_config(None, store.config_root)
+        try:
+            return store, sessions_of(store, config, entry_id)
+        except GitClawError:
+            searched.append(home.agent)
+    where = f"the {', '.join(searched)} store(s)" if searched else "no agent store with an archive"
+    raise GitClawError(f"no session holds an entry with id {entry_id!r} (searched {where})")
+
+
+def _holds_marker(path: Path) -> bool:
+    from gitclaw_compress.ops.session_lines import has_compressed_line
+
+    try:
+        return has_compressed_line(path)
+    except OSError:
+        return False
+
+
+def session_files(home: AgentHome) -> list[Path]:
+    """The agent's session files in its store (by the agent's own layout), sorted."""
+    found: set[Path] = set()
+    for pattern in home.globs:
+        found.update(path for path in home.root.glob(pattern) if path.is_file())
+    return sorted(found)
+
+
+@dataclass
+class StoreRun:
+    """What one `stores` pass did in one agent's store."""
+
+    home: AgentHome
+    archive: Path
+    state: str = "done"  # done | absent | busy | failed
+    sessions: int = 0
+    # rels open for writing in another process, or the newest of a running agent's folder
+    in_use: list[str] = field(default_factory=list)
+    fresh: list[str] = field(default_factory=list)  # rels written in the last quiet minutes
+    flow: FlowResult | None = None
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+    archive_bytes: int = 0
+    pushed_to: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "agent": self.home.agent,
+            "store": str(self.home.root),
+            "moved_by": self.home.moved_by,
+            "state": self.state,
+            "sessions": self.sessions,
+            "in_use": self.in_use,
+            "fresh": self.fresh,
+            "archive": {"path": str(self.archive), "bytes": self.archive_bytes},
+            "pushed_to": self.pushed_to,
+            "files": [r.as_json() for r in self.flow.reports] if self.flow is not None else [],
+            "notes": self.notes,
+            "warnings": self.flow.warnings if self.flow is not None else [],
+            "error": self.error,
+        }
+
+
+def run_store(
+    home: AgentHome,
+    environ: Mapping[str, str],
+    *,
+    config_path: Path | None = None,
+    dry_run: bool = False,
+    remote: str | None = None,
+    writing: set[tuple[int, int]] | None = None,
+    now: float | None = None,
+) -> StoreRun:
+    """One agent's store: its sessions at rest compressed (or, `dry_run`, counted)."""
+    run = StoreRun(home, archive_path(home.agent, environ))
+    if not home.root.is_dir():
+        run.state = "absent"
+        return run
+    with contextlib.ExitStack() as scratch:
+        if dry_run and not (run.archive / "HEAD").is_file():
+            # Before the first run: a dry run in an archive of its own that it throws away,
+            # so that it says exactly what the first run would do, and writes nothing.
+            import tempfile
+
+            folder = Path(scratch.enter_context(tempfile.TemporaryDirectory()))
+            environ = {**environ, "XDG_DATA_HOME": str(folder)}
+            run.notes.append(f"no archive yet ({run.archive}); the first run makes it")
+        run = _run_in(run, home, environ, config_path, dry_run, remote, writing, now)
+    return run
+
+
+def _run_in(
+    run: StoreRun,
+    home: AgentHome,
+    environ: Mapping[str, str],
+    config_path: Path | None,
+    dry_run: bool,
+    remote: str | None,
+    writing: set[tuple[int, int]] | None,
+    now: float | None,
+) -> StoreRun:
+    try:
+        store = open_store(home, environ, create=True)
+    except GitClawError as error:
+        run.state, run.error = "failed", str(error)
+        return run
+    try:
+        run.notes.extend(store.notes)
+        with store, store.lock("stores", f"the {home.agent} store ({home.root})"):
+            config = load_config(None, store.config_root, config_path)
+            paths = session_files(home)
+            run.sessions = len(paths)
+            rest, held, fresh = store.at_rest(
+                paths, config["stores.quietMinutes"], now=now, writing=writing
+            )
+            run.in_use = [store.relative(path) for path in held]
+            run.fresh = [store.relative(path) for path in fresh]
+            # A file of the store that is no session (an empty one, another tool's) is a
+            # warning, not the end of the run.
+            skipped: list[str] = []
+            rest = recognized(store, rest, UnchangedCache(store.git_dir), skipped)
+            run.flow = run_flow(store, rest, config_path=config_path, dry_run=dry_run)
+            run.flow.warnings[:0] = skipped
+            if run.flow.compressed and not dry_run:  # many runs' packs, made into one
+                store.git("gc", "--auto", "--quiet", check=False)
+            target = remote or config["stores.remote"]
+            if target and not dry_run:
+                run.pushed_to = _push(store, config, target)
+    except LockedError as error:  # another run is at it: it does the work
+        run.state, run.error = "busy", str(error)
+    except GitClawError as error:
+        run.state, run.error = "failed", str(error)
+    finally:
+        run.archive_bytes = archive_size(run.archive) if run.archive.is_dir() else 0
+    return run
+
+
+def _push(store: AgentStore, config: Config, remote: str) -> str:
+    """Send the archive to a remote the user named (never otherwise); its secrets first."""
+    from gitclaw_compress.secrets.check import guard_push
+    from gitclaw_compress.store.remote import push_archive
+
+    if not store.has_remote(remote):
+        raise GitClawError(
+            f"the {store.agent} store's archive has no remote {remote!r}; add it with "
+            f"`git --git-dir {store.common_dir} remote add {remote} URL`; nothing was pushed"
+        )
+    guard_push(store, config)
+    push_archive(store, config["archive.ref"], remote)
+    return remote
+
+
+def run_stores(
+    agents: Iterable[str],
+    environ: Mapping[str, str],
+    *,
+    config_path: Path | None = None,
+    dry_run: bool = False,
+    remote: str | None = None,
+) -> list[StoreRun]:
+    """Every named agent's store (all four when none is named) that exists."""
+    wanted = list(agents)
+    unknown = [name for name in wanted if name not in AGENTS]
+    if unknown:
+        raise GitClawError(
+            f"no agent named {unknown[0]!r}; the agents are {', '.join(AGENTS)}", exit_code=2
+        )
+    writing = files_open_for_writing()
+    now = time.time()
+    runs = []
+    for home in homes(environ):
+        if wanted and home.agent not in wanted:
+            continue
+        runs.append(
+            run_store(
+                home,
+                environ,
+                config_path=config_path,
+                dry_run=dry_run,
+                remote=remote,
+                writing=writing,
+                now=now,
+            )
+        )
+    return runs
