@@ -3,7 +3,8 @@ transcript of each format. A script, not a test: it prints counts.
 
     python scripts/fault_campaign.py [--delays 20] [--start 0] [--until 1.0] [--commands …]
 
-For each format (the smallest corpus file of ../shared/corpus/<format>, skipped when absent)
+For each format (the smallest corpus file of ../shared/corpus/<format>, or with --largest
+the largest; skipped when absent)
 it builds a repository where the session is committed, compressed and committed again (so
 restore, verify and prune have work), then for each command and each of --delays delays
 in [--start, --until) seconds it starts the command, sends SIGINT after the delay, and
@@ -70,9 +71,9 @@ def tool(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([*TOOL, *args], cwd=repo, env=ENV, capture_output=True, timeout=120)
 
 
-def smallest(kind: str) -> Path | None:
+def corpus_file(kind: str, largest: bool) -> Path | None:
     files = sorted((CORPUS / kind).glob("*.jsonl"), key=lambda path: path.stat().st_size)
-    return files[0] if files else None
+    return (files[-1] if largest else files[0]) if files else None
 
 
 def build(root: Path, kind: str, source: Path) -> tuple[Path, str, bytes]:
@@ -119,6 +120,7 @@ def main() -> None:
     parser.add_argument("--until", type=float, default=1.0)
     parser.add_argument("--commands", default=",".join(COMMANDS))
     parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--largest", action="store_true", help="the largest corpus file")
     options = parser.parse_args()
     span = options.until - options.start
     delays = [options.start + span * n / options.delays for n in range(options.delays)]
@@ -127,7 +129,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="gitclaw-campaign-"))
     try:
         for kind in options.formats.split(","):
-            source = smallest(kind)
+            source = corpus_file(kind, options.largest)
             if source is None:
                 print(f"{kind}: no corpus file, skipped")
                 continue
