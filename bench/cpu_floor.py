@@ -126,6 +126,14 @@ def measure_format(
         root = repository(folder / version)
         sessions[version] = root / PATHS[kind]
         corpus_session(kind, sessions[version], size_mb)
+        # The corpus's one finding (a `.env` token the cc-test transcript printed) would hold
+        # the Claude Code session: accept it, as its owner would.
+        subprocess.run(
+            [sys.executable, "-m", "gitclaw_compress", "scan", PATHS[kind], "--accept-all"],
+            cwd=root,
+            env=versions[version],
+            capture_output=True,
+        )
         git(root, "add", "-A")
         git(root, "commit", "-qm", "agent run")
     size = sessions["this"].stat().st_size

@@ -68,6 +68,9 @@ def _repository(root: Path, kind: str, source: Path, env: dict[str, str]) -> tup
     relpath = LAYOUT[kind].format(stem=source.stem)
     (root / relpath).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, root / relpath)
+    # The corpus's one finding (a `.env` token the cc-test transcript printed) would hold the
+    # session: accept it, as its owner would (docs/secrets.md).
+    _tool(["scan", relpath, "--accept-all"], root, env)
     _run(["git", "add", "-A"], root, env)
     _run(["git", "commit", "-qm", "agent run"], root, env)
     return root, relpath

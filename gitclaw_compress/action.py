@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 
 from gitclaw_compress.config import load_config
-from gitclaw_compress.errors import EXIT_ERROR, GitClawError
+from gitclaw_compress.errors import EXIT_ERROR, EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.formats import format_title
 from gitclaw_compress.ops.flow import FlowResult, run_flow, summary_line
 from gitclaw_compress.ops.report import FileReport
@@ -174,6 +174,7 @@ def run(env: Mapping[str, str]) -> int:
             keep_turns=inputs.keep_turns,
             remote=inputs.remote,
             deep=inputs.deep,
+            caller_pushes=inputs.push,
         )
     except GitClawError as error:
         _report_failure(error)
@@ -219,6 +220,16 @@ def run(env: Mapping[str, str]) -> int:
     if failure is not None:
         _report_failure(failure)
         return failure.exit_code
+    if result.held:  # the other sessions were compressed; these are left as they were
+        from gitclaw_compress.secrets.held import held_lines
+
+        for entry in result.held:
+            for line in entry["found"]:
+                print(line, file=sys.stderr)
+        for line in held_lines(result.held):
+            print(_annotation("error", line))
+            print(f"gitclaw-compress: error: {line}", file=sys.stderr)
+        return EXIT_PROBLEMS
     return 0
 
 

@@ -100,6 +100,7 @@ COMMANDS = {
     "install": ("hooks", "install_command"),
     "uninstall": ("hooks", "uninstall_command"),
     "pre-push": ("hooks", "pre_push_command"),
+    "hook": ("agenthook", "command"),
 }
 
 
@@ -111,7 +112,7 @@ class _Group(click.Group):
         spec = COMMANDS.get(cmd_name)
         if spec is None:
             return None
-        with interrupts.imports_deferred():  # the command's imports, whole or not at all
+        with interrupts.signals_held():  # the command's imports, whole or not at all
             module = importlib.import_module(f"gitclaw_compress.commands.{spec[0]}")
         command: click.Command = getattr(module, spec[1])
         return command

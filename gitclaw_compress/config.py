@@ -306,14 +306,16 @@ OPTIONS: tuple[Option, ...] = (
         bool,
         True,
         "Scan session files for secrets in `compress`, `step` and the pre-commit hooks, and "
-        "the archive objects in the pre-push hook (see docs/secrets.md).",
+        "the archive objects and the new commits' session lines in the pre-push hook (see "
+        "docs/secrets.md).",
     ),
     Option(
         "scan.block",
         bool,
         True,
-        "Fail (exit 1, nothing changed, nothing pushed) on a finding the baseline does not "
-        "accept. `false` turns each finding into a warning.",
+        "On a finding the baseline does not accept: hold that session (untouched; the others "
+        "are compressed; exit 1), and refuse the push (nothing pushed). `false` turns each "
+        "finding into a warning.",
     ),
     Option(
         "scan.baseline",

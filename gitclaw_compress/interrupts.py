@@ -43,9 +43,21 @@ def checkpoint(stage: str) -> None:
     if wanted is None or not wanted.startswith(stage):
         return
     if wanted == stage:
-        os.kill(os.getpid(), signal.SIGINT)
+        _send_main_thread(signal.SIGINT)
     elif wanted[len(stage) : len(stage) + 1] == ":" and wanted[len(stage) + 1 :].isdigit():
-        os.kill(os.getpid(), int(wanted[len(stage) + 1 :]))
+        _send_main_thread(int(wanted[len(stage) + 1 :]))
+
+
+def _send_main_thread(signum: int) -> None:
+    """Send the signal to the main thread, not to the process: a process-directed signal
+    goes to any thread that does not block it, and the handler then runs in the main thread
+    wherever it happens to be (inside a block that holds signals back, say), which made
+    the test points depend on the load."""
+    main = threading.main_thread().ident
+    if signum == signal.SIGKILL or main is None:
+        os.kill(os.getpid(), signum)
+    else:
+        signal.pthread_kill(main, signum)
 
 
 def note_changed(doing: str, path: str) -> None:
@@ -125,9 +137,11 @@ def imports_done() -> None:
 
 
 @contextlib.contextmanager
-def imports_deferred() -> Iterator[None]:
-    """Keep SIGINT and SIGTERM out of an import (a native module's init that an interrupt
-    cuts short crashes later): one that came meanwhile lands when the import is done."""
+def signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back in this block (the main thread's; elsewhere a no-op):
+    one that came meanwhile lands when it ends. For an import (a native module's init that
+    an interrupt cuts short crashes later), and to start a thread that must never take
+    them (a thread inherits the mask it was started with)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

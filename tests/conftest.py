@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 import sys
@@ -44,6 +45,7 @@ def hermetic_git(
         monkeypatch.setenv(key, value)
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         monkeypatch.delenv(key, raising=False)
+    monkeypatch.delenv("CI", raising=False)  # a test that means CI says so (ops/sending.py)
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n")
 
 
@@ -103,3 +105,31 @@ def cli(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProces
     if check and done.returncode != 0:
         raise AssertionError(f"exit {done.returncode}: {done.stderr.decode()}")
     return done
+
+
+@functools.cache
+def corpus_secret_hashes() -> frozenset[str]:
+    """The sha256s of what the scan finds in the corpus: one real secret, a `.env` token the
+    shared cc-test transcript printed (docs/secrets.md). Found at run time, never written
+    down."""
+    from gitclaw_compress.formats import detect_file
+    from gitclaw_compress.secrets.scan import scan_file
+
+    return frozenset(
+        finding.hash
+        for path in sorted(CORPUS.glob("*/*.jsonl"))
+        for finding in scan_file(path, path.name, detect_file(path, path.name))
+    )
+
+
+def accept_corpus_secrets(repo: Path) -> None:
+    """Accept the corpus's findings in `repo`'s baseline, as the transcript's owner would, so
+    that `compress` of a corpus file goes on (a held session stays as it was)."""
+    import orjson
+
+    accepted = [
+        {"hash": digest, "rule": "secret-assignment", "where": "the shared corpus"}
+        for digest in sorted(corpus_secret_hashes())
+    ]
+    body = {"version": 1, "accepted": accepted}
+    (repo / ".gitclaw-secrets.json").write_bytes(orjson.dumps(body))

@@ -62,3 +62,37 @@ def planted(seed: int = 0) -> dict[str, tuple[str, str]]:
         "private-key": (f"cat id_rsa\n{key}\n", key),
         "aws-key-id": ("", aws_id),  # planted with "aws" above
     }
+
+
+def recall_kinds(seed: int = 0) -> dict[str, tuple[str, list[str]]]:
+    """The kinds the recall table plants: kind -> (the text a transcript holds, every secret
+    in it that must be found). Real shapes, built at run time from pieces."""
+    s = seed * 100 + 50
+    base = planted(seed)
+    aws_id = base["aws-key-id"][1]
+    fine = "github" + "_pat_" + _random(LETTERS, 22, s + 1) + "_" + _random(LETTERS, 59, s + 2)
+    host = "db-" + _random(string.ascii_lowercase, 6, s + 3) + ".eu-west-1.rds.amazonaws.com"
+    password = _random(LETTERS, 20, s + 4)
+    signing = _random("0123456789abcdef", 40, s + 5)
+    env_token = "tp-" + _random(string.ascii_lowercase + string.digits, 48, s + 6)
+    yaml_password = _random(LETTERS + string.digits, 24, s + 7)
+    json_key = _random(LETTERS + string.digits, 32, s + 8)
+    kinds: dict[str, tuple[str, list[str]]] = {
+        "aws-key-id": (f"aws_access_key_id = {aws_id}", [aws_id]),
+        "aws-key-pair": (base["aws"][0], [aws_id, base["aws"][1]]),
+        "github-classic": (base["github"][0], [base["github"][1]]),
+        "github-fine-grained": (f"git remote set-url origin https://{fine}@github.com/o/r", [fine]),
+        "slack": (base["slack"][0], [base["slack"][1]]),
+        "stripe": (base["stripe"][0], [base["stripe"][1]]),
+        "openai": (base["openai"][0], [base["openai"][1]]),
+        "anthropic": (base["anthropic"][0], [base["anthropic"][1]]),
+        "google": (base["google"][0], [base["google"][1]]),
+        "private-key": (base["private-key"][0], [base["private-key"][1]]),
+        "jwt": (base["jwt"][0], [base["jwt"][1]]),
+        "database-url": (f"DATABASE_URL=postgres://app:{password}@{host}:5432/app", [password]),
+        "assignment-env": (f"SESSION_SIGNING_SECRET={signing}", [signing]),
+        "assignment-export": (f"export ANTHROPIC_AUTH_TOKEN={env_token}", [env_token]),
+        "assignment-yaml": (f"database:\n  password: {yaml_password}\n", [yaml_password]),
+        "assignment-json": (f'{{"service": "billing", "api_key": "{json_key}"}}', [json_key]),
+    }
+    return kinds

@@ -313,6 +313,7 @@ def test_script_names_each_secret_that_stops_it_masked(tmp_path: Path) -> None:
     done, summary, _ = run_script(origin.work, tmp_path)
     assert done.returncode == 1, done.stderr + done.stdout
     assert f"{SESSION}:3 " in done.stderr and "github-pat" in done.stderr, done.stderr
-    assert "::error title=gitclaw-compress::1 secret(s) found" in done.stdout
+    assert "::error title=gitclaw-compress::held " in done.stdout
+    assert "1 secret(s) found in session files" in done.stdout
     assert secret not in done.stdout + done.stderr + summary
     assert (origin.work / SESSION).read_bytes() == original

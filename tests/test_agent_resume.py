@@ -27,7 +27,7 @@ from agent_harness import (
     require_tmux,
     run_resume,
 )
-from conftest import cli, git
+from conftest import accept_corpus_secrets, cli, git
 from fake_llm_sse import (
     conversation,
     empty_text_blocks,
@@ -80,6 +80,7 @@ def _compress(agent: str, source: Path, repo: Path, *options: str) -> Path:
     path = repo / REPO_PATHS[agent].format(id=session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, path)
+    accept_corpus_secrets(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "agent run")
     cli("compress", "--force", "--keep-turns", "1", *options, str(path), cwd=repo)

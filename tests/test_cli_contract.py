@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from conftest import REPO_ROOT, commit_session, git
+from conftest import REPO_ROOT, accept_corpus_secrets, commit_session, git
 from format_cases import FORMAT_CASES, FormatCase
 
 from gitclaw_compress.cli import cli
@@ -206,6 +206,7 @@ def test_corpus_files_shrink_and_restore_byte_for_byte_after_gc(
         path = repo / relpath
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(source.read_bytes())
+    accept_corpus_secrets(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "sessions as the agents committed them")
     monkeypatch.chdir(repo)

@@ -19,6 +19,7 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines, plan_lines
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, lines_from_bytes, parse_entry
 from gitclaw_compress.core.marker import restore_data
+from gitclaw_compress.core.payload_form import original_form
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect
 from gitclaw_compress.formats.copilot import (
@@ -185,7 +186,7 @@ def test_every_stub_keeps_the_json_type_it_replaces(
         if marker is None:
             continue
         for part in marker["parts"]:
-            original = orjson.loads(payloads[part["oid"]])
+            original = orjson.loads(original_form(payloads[part["oid"]]))
             assert json_type(at(new, part["path"])) == json_type(original), part["path"]
             kinds.add((new["type"], json_type(original)))
     assert kinds >= {

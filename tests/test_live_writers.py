@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -166,11 +167,26 @@ def test_an_append_between_the_last_check_and_the_rename_is_not_lost(
         assert out.encode() == before + APPENDED % 3
 
 
+@pytest.mark.parametrize("other_thread", [False, True], ids=["alone", "beside-a-thread"])
 def test_an_interrupt_after_the_rename_says_the_file_was_compressed(
-    in_repo: Path, session: Path, monkeypatch: pytest.MonkeyPatch
+    in_repo: Path,
+    session: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    other_thread: bool,
 ) -> None:
     """The SIGINT comes at the injection point just after the rename (held back until the
-    rename's block ends, where its handler runs): deterministic, whatever the load."""
+    rename's block ends, where its handler runs): deterministic, whatever the load.
+
+    Beside another live thread that does not block SIGINT (as the secret scan's thread was
+    while it loaded its rules on a loaded machine), a signal sent to the process went to
+    that thread, and its handler ran in the main thread wherever it was, inside the block:
+    the test points now send to the main thread, and the scan's thread blocks SIGINT."""
+    stop = threading.Event()
+    neighbour = threading.Thread(target=stop.wait, daemon=True)
+    if other_thread:
+        neighbour.start()
+        request.addfinalizer(stop.set)
     before = session.read_bytes()
     monkeypatch.setenv(STAGE_ENV, "renamed")
     code, _, err = run("compress", "--force", "--keep-turns", "1", SESSION)

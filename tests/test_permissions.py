@@ -36,11 +36,28 @@ def as_user(args: list[str], cwd: Path, home: Path) -> subprocess.CompletedProce
     )
 
 
+def skip_unless_the_user_can_run_the_tool() -> None:
+    """As root, the tests switch to uid 65534: skip, saying why, when no user can be
+    switched to (no setpriv, or a container that forbids it), or when that user cannot
+    import this checkout (it sits under a folder of mode 700, say)."""
+    if os.geteuid() != 0:
+        return
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: every file is readable")
+    probe = as_user(["--version"], Path("/"), Path("/"))
+    if probe.returncode != 0:
+        lines = probe.stderr.decode(errors="replace").strip().splitlines() or ["no output"]
+        pytest.skip(
+            f"uid {NOBODY} cannot run gitclaw-compress from this checkout "
+            f"(exit {probe.returncode}: {lines[-1]}); a checkout under a folder it cannot "
+            "read, or a system that forbids switching users"
+        )
+
+
 @pytest.fixture
 def user_repo() -> Iterator[Path]:
     """A committed, compressed session in a repository the user running the tool owns."""
-    if os.geteuid() == 0 and shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: every file is readable")
+    skip_unless_the_user_can_run_the_tool()
     top = Path(tempfile.mkdtemp(prefix="gitclaw-perm-"))
     try:
         top.chmod(0o755)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from agent_fixtures import PNG_BASE64
 from agent_harness import PLACERS, SESSION_IDS, AgentRun, require_agent, run_resume
-from conftest import cli, commit_session
+from conftest import accept_corpus_secrets, cli, commit_session
 from fake_llm_sse import (
     conversation,
     empty_text_blocks,
@@ -66,6 +66,7 @@ def check_compressed_resume(
     source = tmp_path / "source.jsonl"
     source.write_bytes(data)
     relpath = case.place(SESSION_IDS[case.name](source))
+    accept_corpus_secrets(repo)
     path = commit_session(repo, relpath, data)
     cli("compress", "--force", "--keep-turns", "1", *options, relpath, cwd=repo)
     compressed = path.read_bytes()

@@ -30,7 +30,10 @@ def test_step_prints_one_line_and_leaves_the_archive_ready_to_push(tmp_path: Pat
     session = write(origin.work / f"{SESSIONS}/a.jsonl", session_bytes(5))
     out = ok(origin.work, "step", "--keep-turns", "1")
     line = out.stdout.decode()
-    assert line.count("\n") == 1 and out.stderr == b""
+    assert line.count("\n") == 1
+    # Nothing sends the archive here (no hook, no --push): one warning line says so.
+    warning = out.stderr.decode()
+    assert warning.count("\n") == 1 and "run `gitclaw-compress install`" in warning, warning
     assert line.startswith("gitclaw-compress: 1 session (changed against HEAD): 1 compressed, ")
     before, after = human_bytes(len(session_bytes(5))), human_bytes(session.stat().st_size)
     assert f"{before} -> {after} (" in line

@@ -1,11 +1,13 @@
 """Where each real agent CLI keeps its sessions when its environment variable moves the
-store: the CLI resumes (or continues) a session placed where `Format.home` says, against the
-local fake server, and appends to it there."""
+store: `gitclaw-compress stores AGENT` compresses a session placed where `Format.home` says,
+then the real CLI resumes (or continues) it there against the local fake server and appends
+to it, and `restore` gives the original back with the appended lines."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -76,6 +78,21 @@ def test_the_real_cli_uses_the_store_that_home_names(agent: str, tmp_path: Path)
         assert home.moved_by in variables
         found = session_files(home)
         assert len(found) == 1
+        ours = {
+            **env,
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+        }
+        settings = tmp_path / "config" / "gitclaw-compress" / "compression.json"
+        settings.parent.mkdir(parents=True)
+        settings.write_text(
+            '{"session": {"sizeThresholdKB": 0, "turnThresholdBeforeCompress": 1},'
+            ' "stores": {"quietMinutes": 0}}'
+        )
+        tool = [sys.executable, "-m", "gitclaw_compress"]
+        subprocess.run([*tool, "stores", agent], env=ours, check=True, capture_output=True)
+        compressed = found[0].read_bytes()
+        assert len(compressed) < len(before)
         done = subprocess.run(
             where.argv,
             cwd=where.workdir,
@@ -88,4 +105,8 @@ def test_the_real_cli_uses_the_store_that_home_names(agent: str, tmp_path: Path)
         assert done.returncode == 0, done.stderr[-2000:]
         assert server.requests, "the CLI did not find the session in the moved store"
     after = found[0].read_bytes()
-    assert after.startswith(before) and len(after) > len(before)  # it appended there
+    assert after.startswith(compressed) and len(after) > len(compressed)  # it appended there
+    restored = subprocess.run(
+        [*tool, "restore", str(found[0]), "-o", "-"], env=ours, check=True, capture_output=True
+    ).stdout
+    assert restored == before + after[len(compressed) :]

@@ -198,6 +198,11 @@ def test_every_command_takes_a_session_in_a_store(machine: Machine, tmp_path: Pa
         assert b"Traceback" not in done.stderr
     done = cli("restore", str(machine.path(rel)), cwd=tmp_path)
     assert machine.path(rel).read_bytes() == machine.originals[rel]
+    done = cli("prune", str(machine.path(rel)), "--dry-run", cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr
+    cli("summarize", str(machine.path(rel)), "--offline", cwd=tmp_path)
+    grown = machine.path(rel).read_bytes()
+    assert grown.startswith(machine.originals[rel]) and len(grown) > len(machine.originals[rel])
 
 
 def test_a_removed_archive_is_one_line_and_changes_nothing(machine: Machine) -> None:

@@ -183,8 +183,8 @@ def read_session(path: Path, explicit: Path | None) -> SessionFile:
     from gitclaw_compress.formats import detect
 
     fmt = detect(lines, str(path))
-    try:
-        repo: Repository | None = Repository(path.absolute())
+    try:  # a repository, or an agent's store with its archive
+        repo: Repository | None = open_repo(path)
     except GitClawError:
         repo = None
     if repo is not None:

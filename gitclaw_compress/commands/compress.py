@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -37,6 +37,7 @@ def describe(report: FileReport) -> str:
         "below-threshold": "smaller than session.sizeThresholdKB",
         "disabled": "session.enabled is false",
         "in-use": "in use by another process; nothing was changed",
+        "held": "holds a secret the baseline does not accept; left untouched (below)",
     }
     reason = report.reason or reasons.get(report.status, report.status)
     return f"unchanged {report.path}: {reason}" + deep_comparison(report)
@@ -49,6 +50,17 @@ def deep_comparison(report: FileReport) -> str:
         return ""
     change = size_change(report.bytes_before, deep)
     return f"; with --deep: {human_bytes(deep)} ({change})"
+
+
+def echo_held(held: list[dict[str, Any]]) -> None:
+    """Each held session's findings (masked) and one line naming its ids and the way on."""
+    from gitclaw_compress.secrets.held import held_lines
+
+    for entry in held:
+        for line in entry["found"]:
+            click.echo(line, err=True)
+    for line in held_lines(held):
+        click.echo(f"gitclaw-compress: {line}", err=True)
 
 
 LIST_AT_MOST = 5  # more sessions than this are counted, not listed, on the opening line
@@ -180,5 +192,8 @@ def command(
                 click.echo(line)
         if result.staged:
             click.echo(f"staged {', '.join(result.staged)}")
+        echo_held(result.held)
+    if result.held:
+        raise click.exceptions.Exit(EXIT_PROBLEMS)
     if check and any(report.status == "would-compress" for report in result.reports):
         raise click.exceptions.Exit(EXIT_PROBLEMS)

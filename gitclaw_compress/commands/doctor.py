@@ -3,6 +3,7 @@ restored from this clone?"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from gitclaw_compress.commands.verify import NOT_HERE, split_remedy
 from gitclaw_compress.config import CONFIG_NAME, find_config_file, load_config
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError, shell_line
 from gitclaw_compress.ops.access import ArchiveAccess
+from gitclaw_compress.ops.agenthooks import AgentHookState, hook_states
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.ops.githooks import (
     HOOK_NAME,
@@ -29,15 +31,13 @@ from gitclaw_compress.ops.githooks import (
     hooks_left_behind,
     is_pre_commit_script,
 )
+from gitclaw_compress.ops.sending import PRE_COMMIT_CONFIG, PUSH_ARCHIVE_HOOK
 from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.ops.verify import OFF_REF, verify_file
 from gitclaw_compress.store.agent_store import archive_size
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.git import run_git
 from gitclaw_compress.store.remote import fetch_command, remote_tip
-
-PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
-PUSH_ARCHIVE_HOOK = "gitclaw-compress-push-archive"
 
 
 def _pre_commit(repo: Repository) -> dict[str, Any]:
@@ -250,18 +250,58 @@ def archive_text(archive: dict[str, Any]) -> str:
     return str(ARCHIVE_STATES[archive["state"]].format(add_remote=add_remote, **archive))
 
 
+def agent_hook_text(state: AgentHookState) -> str:
+    """One agent's hook for people: where it is, what it chains, when it last ran."""
+    if state.installed:
+        chained = f", then runs {state.chained}" if state.chained else ""
+        text = f"installed: {state.event} in {state.file}{chained}"
+    elif state.found:
+        text = f"not installed (run: gitclaw-compress install --agents {state.agent})"
+    else:
+        text = "not installed (the agent's folder is not there)"
+    return f"{state.title}: {text}" + (f"; last: {state.last}" if state.last else "")
+
+
+def _agent_hooks(as_json: bool) -> None:
+    """`doctor --agents`: each agent's hook, wherever doctor runs."""
+    states = hook_states(os.environ)
+    problems = [state.problem for state in states if state.problem]
+    if as_json:
+        agents = [state.as_json() for state in states]
+        echo_json({"ok": not problems, "agent_hooks": agents, "problems": problems})
+    else:
+        for state in states:
+            click.echo(f"agent hook:    {agent_hook_text(state)}")
+        for problem in problems:
+            click.echo(f"problem: {problem}")
+    if problems:
+        raise click.exceptions.Exit(EXIT_PROBLEMS)
+
+
 @click.command("doctor")
+@click.option(
+    "--agents", "agents", is_flag=True, help="Only the agents' own hooks (anywhere, no repository)."
+)
 @config_option
 @json_option
-def command(config_path: Path | None, as_json: bool) -> None:
+def command(agents: bool, config_path: Path | None, as_json: bool) -> None:
     """Check this clone: hooks installed, archive on the remote, every session restorable.
 
     Exits 1 when something needs your action: a compressed session cannot be restored from
     this clone, the remote lacks the archive that compressed sessions here need, or there
     is no remote to send it to (archive.localOnly: on purpose). Nothing is written.
+    With --agents: each agent's own hook (`install --agents`) instead, and whether it works;
+    without it, the agents whose hook is installed are listed too.
     """
+    if agents:
+        _agent_hooks(as_json)
+        return
     repo = open_repo(Path.cwd())
     found = diagnose(repo, config_path)
+    states = [state for state in hook_states(os.environ) if state.installed or state.problem]
+    found["agent_hooks"] = [state.as_json() for state in states]
+    found["problems"] += [state.problem for state in states if state.problem]
+    found["ok"] = not found["problems"]
     for warning in found["skipped"]:
         click.echo(f"gitclaw-compress: warning: {warning}", err=True)
     if as_json:
@@ -307,6 +347,8 @@ def command(config_path: Path | None, as_json: bool) -> None:
         )
         for item in found["unrestorable"]:  # the problem names the file; the fix is below
             click.echo(f"  {split_remedy(item['problem'])[0]}")
+        for state in states:
+            click.echo(f"agent hook:    {agent_hook_text(state)}")
         for problem in found["problems"]:
             click.echo(f"problem: {problem}")
     if found["problems"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,7 +16,8 @@ from gitclaw_compress.commands.common import (
     json_option,
     open_repo,
 )
-from gitclaw_compress.errors import shell_line
+from gitclaw_compress.errors import EXIT_ERROR, GitClawError, shell_line
+from gitclaw_compress.formats.base import TITLES
 from gitclaw_compress.ops.githooks import (
     branches_needing_archive,
     hook_state,
@@ -25,6 +27,9 @@ from gitclaw_compress.ops.githooks import (
     uninstall,
 )
 from gitclaw_compress.store.archive import Repository
+
+if TYPE_CHECKING:
+    from gitclaw_compress.ops.agenthooks import Done
 from gitclaw_compress.store.remote import push_archive
 
 
@@ -36,9 +41,43 @@ def _say(repo: Repository, message: str, as_json: bool, **more: object) -> None:
     click.echo(message)
 
 
+AGENT_NAMES = click.Choice(list(TITLES))
+agents_option = click.option(
+    "--agents",
+    "agents_flag",
+    is_flag=True,
+    help="The agents' own hooks instead (each AGENT named, or every one found / installed).",
+)
+
+
+def _agents(agents_flag: bool, names: tuple[str, ...]) -> bool:
+    if names and not agents_flag:
+        raise click.UsageError("AGENT names go with --agents")
+    return agents_flag
+
+
+def _say_agents(done: Done, as_json: bool) -> None:
+    """What was done for each agent; then the agents it could not do, exit 3."""
+    from gitclaw_compress.ops.agenthooks import hook_states
+
+    if as_json:
+        states = [state.as_json() for state in hook_states(os.environ)]
+        document = {"ok": not done.errors, "messages": done.lines, "errors": done.errors}
+        echo_json(document | {"agent_hooks": states})
+        if done.errors:
+            raise click.exceptions.Exit(EXIT_ERROR)
+        return
+    for line in done.lines:
+        click.echo(line)
+    if done.errors:
+        raise GitClawError("; ".join(done.errors))
+
+
 @click.command("install")
+@agents_option
+@click.argument("names", metavar="[AGENT]...", nargs=-1, type=AGENT_NAMES)
 @json_option
-def install_command(as_json: bool) -> None:
+def install_command(agents_flag: bool, names: tuple[str, ...], as_json: bool) -> None:
     """Install a pre-push hook that pushes refs/gitclaw/* along with your branches.
 
     After it, a plain `git push` of a branch that holds compressed sessions also sends the
@@ -46,21 +85,42 @@ def install_command(as_json: bool) -> None:
     first; nothing is overwritten. Where pre-commit's script is the pre-push hook, this one
     becomes pre-push.legacy, which pre-commit runs. The hook records this interpreter, so it
     works without gitclaw-compress on PATH. `gitclaw-compress uninstall` undoes it.
+
+    With --agents: install into each agent's own lifecycle hook instead (every agent whose
+    folder exists, or each AGENT named: claude, codex, copilot, pi), so that the end of a
+    session runs `gitclaw-compress stores AGENT`, detached. Whatever hook is there keeps
+    running; see docs/agent-hooks.md.
     """
+    if _agents(agents_flag, names):
+        from gitclaw_compress.ops.agenthooks import install as install_agents
+
+        _say_agents(install_agents(names, os.environ), as_json)
+        return
     repo = open_repo(Path.cwd())
     _say(repo, install(repo), as_json)
 
 
 @click.command("uninstall")
+@agents_option
+@click.argument("names", metavar="[AGENT]...", nargs=-1, type=AGENT_NAMES)
 @json_option
-def uninstall_command(as_json: bool) -> None:
+def uninstall_command(agents_flag: bool, names: tuple[str, ...], as_json: bool) -> None:
     """Remove the pre-push hook that `install` wrote (and only that one), wherever it is.
 
     That is the hooks folder git uses now, every folder `install` wrote into (before
     core.hooksPath changed), and .git/hooks. A hook that was there before `install` is put
     back; other hooks are left alone. To undo the compression itself, run
     `gitclaw-compress restore --all` and commit the result.
+
+    With --agents: take our hook out of each agent named (or of every agent), leaving each
+    file byte for byte as it was before `install --agents` (a file it made is deleted); a
+    file that changed since keeps its other changes.
     """
+    if _agents(agents_flag, names):
+        from gitclaw_compress.ops.agenthooks import uninstall as uninstall_agents
+
+        _say_agents(uninstall_agents(names, os.environ), as_json)
+        return
     repo = open_repo(Path.cwd())
     done = uninstall(repo)
     removed = [str(path) for path in done.removed]
@@ -92,7 +152,18 @@ def pre_push_command(
     ref = config["archive.ref"]
     branches = branches_needing_archive(repo, pushed, config["sessions.globs"])
     document: dict[str, object] = {"ok": True, "branches": branches, "ref": ref}
+
+    def check_commits() -> None:
+        """A session line with a secret in a commit the remote lacks stops the push (a
+        warning each if unblocked), whether or not the archive goes too."""
+        from gitclaw_compress.secrets.pushed import Pushed, guard_commits
+
+        refs = [Pushed(p.local_oid, p.remote_oid or "0" * 40) for p in pushed]
+        for warning in guard_commits(repo, config, target, refs):
+            click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+
     if not branches:
+        check_commits()
         document["pushed"] = False
         if as_json:
             echo_json(document)
@@ -104,6 +175,7 @@ def pre_push_command(
             f"with: {shell_line('git', 'push', target, f'{ref}:{ref}')}",
             err=True,
         )
+        check_commits()
         document["pushed"] = False
         if as_json:
             echo_json(document)
@@ -113,6 +185,7 @@ def pre_push_command(
     # A secret in an archive object stops the push (a warning each if unblocked).
     for warning in guard_push(repo, config):
         click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+    check_commits()
     result = push_archive(repo, ref, target)
     document.update(
         {

@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 
 from gitclaw_compress.commands.common import config_option, echo_json, json_option, open_repo
-from gitclaw_compress.commands.compress import with_discovery_options
+from gitclaw_compress.commands.compress import echo_held, with_discovery_options
 from gitclaw_compress.commands.progress import progress_for
+from gitclaw_compress.errors import EXIT_PROBLEMS
 from gitclaw_compress.ops.flow import run_flow, summary_line
 from gitclaw_compress.ops.progress import SILENT
 
@@ -67,7 +68,10 @@ def command(
         progress.end()
     if as_json:
         echo_json(result.as_json())
-        return
-    for warning in result.warnings:
-        click.echo(f"gitclaw-compress: warning: {warning}", err=True)
-    click.echo(summary_line(result))
+    else:
+        for warning in result.warnings:
+            click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+        echo_held(result.held)
+        click.echo(summary_line(result))
+    if result.held:
+        raise click.exceptions.Exit(EXIT_PROBLEMS)

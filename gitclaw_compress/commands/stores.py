@@ -12,6 +12,12 @@ from gitclaw_compress.errors import EXIT_ERROR
 from gitclaw_compress.ops.stores import AGENTS, StoreRun, run_stores
 from gitclaw_compress.units import human_bytes, plural, size_change
 
+NOTHING_DONE = {  # the sessions left as they were, by why
+    "unchanged": "with nothing to compress",
+    "below-threshold": "smaller than session.sizeThresholdKB",
+    "disabled": "with session.enabled false",
+}
+
 
 def describe(run: StoreRun) -> list[str]:
     """The lines of one store: its notes and warnings, each compressed session, then one
@@ -21,7 +27,7 @@ def describe(run: StoreRun) -> list[str]:
     if run.state == "absent":
         return [f"{name}: no store at {where}"]
     lines = [f"{name}: note: {note}" for note in run.notes]
-    if run.state in ("failed", "busy"):
+    if run.state in ("failed", "busy") and run.flow is None:
         return [*lines, f"{name}: {where}: {run.error}"]
     flow = run.flow
     lines.extend(f"{name}: warning: {warning}" for warning in (flow.warnings if flow else []))
@@ -45,9 +51,10 @@ def describe(run: StoreRun) -> list[str]:
             f"{len(done)} {verb} ({human_bytes(before)} -> {human_bytes(after)}, "
             f"{size_change(before, after)})"
         )
-    rest = len(reports) - len(done) - len(written_during)
-    if rest:
-        parts.append(f"{rest} with nothing to compress")
+    for status, words in NOTHING_DONE.items():
+        count = sum(1 for report in reports if report.status == status)
+        if count:
+            parts.append(f"{count} {words}")
     if run.fresh:
         parts.append(f"{len(run.fresh)} written in the last minutes (left alone)")
     if run.in_use or written_during:
@@ -57,6 +64,8 @@ def describe(run: StoreRun) -> list[str]:
     if run.pushed_to:
         archive += f", pushed to {run.pushed_to}"
     lines.append(f"{name}: {where}: {', '.join(parts)}; {archive}")
+    if run.error is not None:  # after compressing: the push failed
+        lines.append(f"{name}: {run.error}")
     return lines
 
 

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 from gitclaw_compress.core.jsonspan import JsonPath, SpanError, locate, splice
 from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY, RawLine, parse_entry
+from gitclaw_compress.core.payload_form import PayloadFormError, original_form
 from gitclaw_compress.errors import GitClawError
 
 INTACT_IN_COMMIT = "the commit where the line is intact still has it (restore uses that)"
@@ -393,10 +394,10 @@ def restore_data(
             blob = blobs[oid]
             if blob is None:
                 raise SpanError(f"object {oid} is missing")
-            edits.append((span.start, span.end, blob))
+            edits.append((span.start, span.end, original_form(blob)))
         original = splice(data, edits)
-    except (SpanError, KeyError) as error:
-        detail = str(error) if isinstance(error, SpanError) else f"no field at {error}"
+    except (SpanError, KeyError, PayloadFormError) as error:
+        detail = f"no field at {error}" if isinstance(error, KeyError) else str(error)
         fallback = _from_commit(marker, from_commit)
         if fallback is not None:
             if notes is not None:

@@ -22,6 +22,7 @@ from gitclaw_compress.core.marker import (
     is_ui_only,
     read_marker,
 )
+from gitclaw_compress.core.payload_form import stored_form
 from gitclaw_compress.core.plan import SessionPlan
 from gitclaw_compress.core.spans import (
     JSON_KIND,
@@ -280,10 +281,10 @@ class _Rewriter:
             result.pieces.append((start, end, replacement))
             result.edits.append(edit)
             if blob is None:
-                original = data[start:end]
-                oid = self.object_id(original)
+                stored = stored_form(data[start:end])  # base64 kept decoded
+                oid = self.object_id(stored)
                 result.parts.append({"path": list(edit.path), "oid": oid})
-                result.payloads.append(Payload(oid, original))
+                result.payloads.append(Payload(oid, stored))
         return result
 
     def _marked(

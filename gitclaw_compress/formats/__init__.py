@@ -6,13 +6,14 @@ is chosen from the first parsed lines of the file; then the format checks the fi
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
 from gitclaw_compress.core.lines import RawLine, iter_lines, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import SNIFF_LINES, Format, format_title
+from gitclaw_compress.formats.base import SNIFF_LINES, Format, LifecycleHook, format_title
 
 
 @cache
@@ -22,6 +23,13 @@ def registry() -> dict[str, Format]:
     from gitclaw_compress.formats import claude, codex, copilot, pi
 
     return {fmt.name: fmt for fmt in (pi.FORMAT, claude.FORMAT, codex.FORMAT, copilot.FORMAT)}
+
+
+def lifecycle_hook(name: str) -> LifecycleHook:
+    """`Format.lifecycle_hook` of the format `name`, loading that module alone: the hook
+    runs at the end of every session, and pays for no format it does not use."""
+    hook: LifecycleHook = importlib.import_module(f"{__name__}.{name}_hooks").HOOK
+    return hook
 
 
 def __getattr__(name: str) -> dict[str, Format]:
@@ -75,6 +83,7 @@ __all__ = [
     "detect",
     "detect_file",
     "format_title",
+    "lifecycle_hook",
     "registry",
     "supported",
     "unsupported",

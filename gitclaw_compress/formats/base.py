@@ -257,6 +257,49 @@ class Format(Protocol):
     def home(self, environ: Mapping[str, str]) -> AgentHome:
         """Where the agent keeps its sessions on this machine, under `environ`."""
 
+    def lifecycle_hook(self) -> LifecycleHook:
+        """How the agent runs a command when a session ends (`install --agents`)."""
+
+
+class LifecycleHook(Protocol):
+    """Where and how an agent runs our `hook AGENT` command (formats/<agent>_hooks.py). These
+    only turn a file's bytes into other bytes; ops/agenthooks.py reads, writes and restores."""
+
+    event: str  # what runs it, for people: "SessionEnd hook", "notify program", …
+    payload_on_stdin: bool  # else the agent passes its payload as the last argument
+
+    def agent_folder(self, env: Mapping[str, str]) -> Path:
+        """The agent's own folder (the agent is found when it exists)."""
+
+    def hook_file(self, env: Mapping[str, str]) -> Path:
+        """The file `add` writes."""
+
+    def add(self, old: bytes | None, command: Sequence[str]) -> bytes:
+        """The file with our hook running `command` (an argv), whatever ran before kept and
+        chained; `old` None: there is no file. Raises GitClawError when it cannot."""
+
+    def remove(self, text: bytes, created: bool) -> bytes | None:
+        """The file without our hook (what it chained is back); None: delete it (`install`
+        `created` it and nothing else is in it)."""
+
+    def installed(self, text: bytes) -> list[str] | None:
+        """The argv our hook in the file runs, or None when the file holds none of ours."""
+
+    def session(self, payload: object) -> str:
+        """The session a payload names, for the log: its id or file (never its messages)."""
+
+    def blocked(self, text: bytes) -> str | None:
+        """What in the file keeps the agent from running any hook, or None."""
+
+
+def runs_our_hook(words: Sequence[str], agent: str) -> bool:
+    """Whether an argv runs `gitclaw-compress hook AGENT` (any interpreter, or the script)."""
+    return any(
+        list(words[at : at + 2]) == ["hook", agent]
+        and (words[at - 1] == "gitclaw_compress" or words[at - 1].endswith("gitclaw-compress"))
+        for at in range(1, len(words) - 1)
+    )
+
 
 @dataclass(frozen=True, slots=True)
 class AgentHome:
@@ -331,6 +374,9 @@ class FormatBase:
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         raise self.unsupported("summaries")
+
+    def lifecycle_hook(self) -> LifecycleHook:
+        raise self.unsupported("a hook when a session ends")
 
     secret_free_keys: frozenset[str] = frozenset()  # keys whose strings hold no secret
     secret_sealed_keys: frozenset[str] = frozenset()  # keys of signed or sealed text

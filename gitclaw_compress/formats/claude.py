@@ -41,6 +41,7 @@ from gitclaw_compress.formats.base import (
     AgentHome,
     Edit,
     FormatBase,
+    LifecycleHook,
     Scope,
     call_descriptor,
     content_text,
@@ -534,6 +535,11 @@ class ClaudeFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return claude_context.resume(views)
+
+    def lifecycle_hook(self) -> LifecycleHook:
+        from gitclaw_compress.formats.claude_hooks import HOOK
+
+        return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         return claude_summary.summary_lines(lines, list(self.views(lines)), request)

@@ -32,6 +32,7 @@ from gitclaw_compress.formats.base import (
     AgentHome,
     Edit,
     FormatBase,
+    LifecycleHook,
     Scope,
     superseded_edits,
 )
@@ -524,6 +525,11 @@ class CodexFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return rebuild(views)
+
+    def lifecycle_hook(self) -> LifecycleHook:
+        from gitclaw_compress.formats.codex_hooks import HOOK
+
+        return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         return [summary_record(lines, request)]

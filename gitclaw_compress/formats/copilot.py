@@ -46,6 +46,7 @@ from gitclaw_compress.formats.base import (
     AgentHome,
     Edit,
     FormatBase,
+    LifecycleHook,
     Scope,
     call_descriptor,
     superseded_edits,
@@ -509,6 +510,11 @@ class CopilotFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return conversation.resume(views)
+
+    def lifecycle_hook(self) -> LifecycleHook:
+        from gitclaw_compress.formats.copilot_hooks import HOOK
+
+        return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         """The CLI's own compaction record, if nothing is to be kept after it: Copilot CLI

@@ -30,6 +30,7 @@ from gitclaw_compress.formats.base import (
     AgentHome,
     Edit,
     FormatBase,
+    LifecycleHook,
     Scope,
     call_descriptor,
     content_text,
@@ -463,6 +464,11 @@ class PiFormat(FormatBase):
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return pi_context.resume(views)
+
+    def lifecycle_hook(self) -> LifecycleHook:
+        from gitclaw_compress.formats.pi_hooks import HOOK
+
+        return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         return pi_context.summary_record(lines, request)

@@ -46,28 +46,32 @@ class FileCheck:
 
 
 def _matching_record(chunks: Iterator[bytes], records: list[FileRecord]) -> FileRecord | None:
-    """The longest record whose size and sha256 match a prefix of the streamed bytes."""
-    wanted = sorted(records, key=lambda record: record.size)
+    """The longest record whose size and sha256 match a prefix of the streamed bytes.
+
+    Copies of one session share a header, so they share its records (a thousand copies, a
+    thousand records): the bytes are hashed once, forward, and the digest is copied at each
+    distinct record size, so a file costs its own length plus one copy per size, never a
+    hash of its prefix per record."""
+    by_size: dict[int, dict[str, FileRecord]] = {}
+    for record in records:
+        by_size.setdefault(record.size, {})[record.sha256] = record
+    sizes = sorted(by_size)
     digest = hashlib.sha256()
     position = 0
     found = None
     index = 0
     for chunk in chunks:
-        while index < len(wanted) and wanted[index].size <= position + len(chunk):
-            record = wanted[index]
-            probe = digest.copy()
-            probe.update(chunk[: record.size - position])
-            if probe.hexdigest() == record.sha256:
-                found = record
+        offset = 0
+        while index < len(sizes) and sizes[index] <= position + len(chunk):
+            size = sizes[index]
+            digest.update(chunk[offset : size - position])
+            offset = size - position
+            found = by_size[size].get(digest.copy().hexdigest(), found)
             index += 1
-        digest.update(chunk)
+        digest.update(chunk[offset:])
         position += len(chunk)
-        if index == len(wanted):
+        if index == len(sizes):
             break
-    while index < len(wanted):  # records longer than the file never match
-        if wanted[index].size == position and digest.hexdigest() == wanted[index].sha256:
-            found = wanted[index]
-        index += 1
     return found
 
 

@@ -16,6 +16,7 @@ from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover, se
 from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key, versions_key
+from gitclaw_compress.secrets.held import SecretsHeld
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.units import human_bytes, plural, size_change
 
@@ -32,6 +33,8 @@ class FlowResult:
     warnings: list[str] = field(default_factory=list)
     push: PushResult | None = None
     summaries: list[StageOutcome] = field(default_factory=list)  # the opt-in summary stage
+    # sessions left untouched for a secret the baseline does not accept: path, ids, advice
+    held: list[dict[str, Any]] = field(default_factory=list)
     ref: str = "refs/gitclaw/archive"
     remote: str = "origin"
 
@@ -89,6 +92,7 @@ class FlowResult:
             "tip": self.push.tip if self.push else None,
         }
         document["warnings"] = self.warnings
+        document["held"] = self.held
         if self.summaries:
             document["summaries"] = [outcome.as_json() for outcome in self.summaries]
         return document
@@ -180,11 +184,12 @@ def compress_paths(
     force: bool = False,
     dry_run: bool = False,
     progress: Progress = SILENT,
-    before_writing: Callable[[], None] | None = None,
+    before_writing: Callable[[list[FileReport]], None] | None = None,
 ) -> list[FileReport]:
     """Compress files of one repository (each with its config in `configs`) in one run;
     nothing is written if any of them fails. `cache` answers for files a run found nothing
-    to do in. `before_writing` may stop the run (raise) before anything is written."""
+    to do in. `before_writing`, given the reports of the files read, may stop the run
+    (raise) before anything is written."""
     if not paths:
         return []
     reports: dict[Path, FileReport] = {}
@@ -216,7 +221,7 @@ def compress_paths(
                     stats[path] = stat_key(path)
                     reports[path] = run.add(path, configs[path], keep_turns=keep_turns, force=force)
             if before_writing is not None:
-                before_writing()
+                before_writing([reports[path] for path in work])
             run.finish()
         if not dry_run:
             for path in work:
@@ -259,8 +264,10 @@ def run_flow(
     remote: str | None = None,
     progress: Progress = SILENT,
     deep: bool = False,
+    caller_pushes: bool = False,
 ) -> FlowResult:
-    """Select, compress, then (optionally) stage and push the archive ref."""
+    """Select, compress, then (optionally) stage and push the archive ref. `caller_pushes`:
+    the caller pushes the archive afterwards (the GitHub Action)."""
     root_config = load_config(None, repo.config_root, config_path)
     result = FlowResult(
         ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
@@ -288,24 +295,69 @@ def run_flow(
             path: load_config(path, repo.config_root, config_path).with_deep(deep)
             for path in chosen
         }
-        result.reports = compress_paths(
-            repo,
-            chosen,
-            configs,
-            cache,
-            keep_turns=keep_turns,
-            force=force,
-            dry_run=dry_run,
-            progress=progress,
-            before_writing=lambda: secrets.wait(result.warnings),
-        )
-        secrets.wait(result.warnings)
+
+        def unsent(reports: list[FileReport]) -> str | None:
+            """The line for an archive that nothing sends (see ops/sending.py)."""
+            compressed = [r for r in reports if r.status == "compressed"]
+            if not compressed:
+                return None
+            from gitclaw_compress.ops.sending import unsent_archive
+
+            wrote = {r.path for r in compressed}
+            return unsent_archive(
+                repo,
+                len(compressed),
+                local_only=all(
+                    configs[path]["archive.localOnly"]
+                    for path in chosen
+                    if repo.relative(path) in wrote
+                ),
+                ref=result.ref,
+                remote=result.remote,
+                pushes=do_push or caller_pushes,
+            )
+
+        def before_writing(reports: list[FileReport]) -> None:
+            secrets.wait(result.warnings)
+            from gitclaw_compress.ops.sending import in_ci, refuse_in_ci
+
+            if in_ci():  # a runner that is thrown away: an error, before any write
+                refuse_in_ci(unsent(reports))
+
+        def compress(paths: list[Path]) -> list[FileReport]:
+            return compress_paths(
+                repo,
+                paths,
+                configs,
+                cache,
+                keep_turns=keep_turns,
+                force=force,
+                dry_run=dry_run,
+                progress=progress,
+                before_writing=before_writing,
+            )
+
+        try:
+            result.reports = compress(chosen)
+            secrets.wait(result.warnings)  # when nothing was to be written, it answers here
+        except SecretsHeld as held:
+            # Nothing was written. The sessions without an open finding were scanned and
+            # recorded clean: compress them again, alone (no scan waits this time).
+            result.held = held.sessions
+            names = {entry["path"] for entry in held.sessions}
+            rest = [path for path in chosen if repo.relative(path) not in names]
+            done = dict(zip(rest, compress(rest), strict=True))
+            result.reports = [
+                done[path] if path in done else held.report(repo, path) for path in chosen
+            ]
         written = [repo.root / r.path for r in result.reports if r.status == "compressed"]
         secrets.record(written, result.warnings)  # the lines it wrote, scanned for next time
     finally:
         secrets.cancel()
     for report in result.reports:
         result.warnings.extend(report.warnings)
+    if not dry_run and (line := unsent(result.reports)) is not None:
+        result.warnings.append(line)
     summarized = [path for path in chosen if configs[path]["summary.enabled"]]
     if summarized and not dry_run:  # the opt-in summary stage, outside compression's locks
         from gitclaw_compress.summary.stage import summary_stage  # the LLM client, only here

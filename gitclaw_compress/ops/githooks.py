@@ -391,6 +391,7 @@ class PushedRef:
     local_ref: str
     local_oid: str
     remote_ref: str
+    remote_oid: str = ""  # what the remote has at remote_ref (zeros: nothing), if known
 
 
 def parse_push_lines(text: str) -> list[PushedRef]:
@@ -402,7 +403,7 @@ def parse_push_lines(text: str) -> list[PushedRef]:
         fields = line.split()
         if len(fields) != 4:
             raise GitClawError(f"pre-push input line {number}: expected 4 fields, got {line!r}")
-        refs.append(PushedRef(fields[0], fields[1], fields[2]))
+        refs.append(PushedRef(fields[0], fields[1], fields[2], fields[3]))
     return refs
 
 
@@ -421,7 +422,8 @@ def pre_commit_push(env: Mapping[str, str]) -> tuple[str, list[PushedRef]]:
             "PRE_COMMIT_REMOTE_NAME and PRE_COMMIT_LOCAL_BRANCH; the hooks pass them"
         )
     remote_branch = env.get("PRE_COMMIT_REMOTE_BRANCH", "") or "refs/heads/"
-    return remote, [PushedRef(local_branch or commit, commit, remote_branch)]
+    remote_oid = env.get("PRE_COMMIT_FROM_REF", "")
+    return remote, [PushedRef(local_branch or commit, commit, remote_branch, remote_oid)]
 
 
 def holds_compressed_sessions(repo: Repository, commit: str, globs: list[str]) -> bool:

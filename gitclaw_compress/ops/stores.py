@@ -1,22 +1,23 @@
 """The agents' own stores: find them, open their archives, and compress the sessions at rest.
 
-A session is at rest when no other process holds it open for writing (Linux `/proc/*/fd`)
-and nothing wrote to it for `stores.quietMinutes`; the rest are left alone, each named
-once. Compression itself is the flow every command uses (`run_flow`), in the store's
-archive; a run that finds a session unchanged since the last one costs a `stat` (the
-unchanged-cache in the archive). An append that lands during a run is never lost: the file
-is replaced only under the lease of the atomic rename (see store/fileio.py).
+A session is at rest when no other process holds it open for writing (Linux `/proc/*/fd`),
+no running agent may be writing it (the newest session of the folder where a running agent,
+found by its command line, keeps its working directory's sessions), and nothing wrote to it
+for `stores.quietMinutes`; the rest are left alone, each counted once. Compression itself is
+the flow every command uses (`run_flow`), in the store's archive; a run that finds a session
+unchanged since the last one costs a `stat` (the unchanged-cache in the archive). An append
+that lands during a run is never lost: the file is replaced only under the lease of the
+atomic rename (see store/fileio.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.errors import GitClawError
@@ -26,6 +27,10 @@ from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
 from gitclaw_compress.ops.unchanged import UnchangedCache
 from gitclaw_compress.store.agent_store import AgentStore, archive_path, archive_size, config_home
 from gitclaw_compress.store.fileio import files_open_for_writing, other_processes
+from gitclaw_compress.store.repository import LockedError
+
+if TYPE_CHECKING:
+    from gitclaw_compress.ops.show import Held
 
 AGENTS = ("claude", "codex", "copilot", "pi")  # the order `stores` takes them in
 
@@ -109,7 +114,7 @@ def store_at(path: Path, environ: Mapping[str, str], *, create: bool | None) -> 
     return open_store(home, environ, create=create)
 
 
-def stores_holding(entry_id: str, environ: Mapping[str, str]) -> tuple[AgentStore, list[Any]]:
+def stores_holding(entry_id: str, environ: Mapping[str, str]) -> tuple[AgentStore, list[Held]]:
     """The first agent store (with an archive) whose sessions hold an entry of this id, and
     those sessions (`show ID` outside a repository, or when the repository has none: Copilot
     CLI's stubs name the id alone). None found is one GitClawError."""
@@ -196,18 +201,35 @@ def run_store(
     if not home.root.is_dir():
         run.state = "absent"
         return run
-    try:
-        store = open_store(home, environ, create=not dry_run)
-    except GitClawError as error:
+    with contextlib.ExitStack() as scratch:
         if dry_run and not (run.archive / "HEAD").is_file():
-            store = None  # a dry run before the first run: nothing to compare with yet
-        else:
-            run.state, run.error = "failed", str(error)
-            return run
+            # Before the first run: a dry run in an archive of its own that it throws away,
+            # so that it says exactly what the first run would do, and writes nothing.
+            import tempfile
+
+            folder = Path(scratch.enter_context(tempfile.TemporaryDirectory()))
+            environ = {**environ, "XDG_DATA_HOME": str(folder)}
+            run.notes.append(f"no archive yet ({run.archive}); the first run makes it")
+        run = _run_in(run, home, environ, config_path, dry_run, remote, writing, now)
+    return run
+
+
+def _run_in(
+    run: StoreRun,
+    home: AgentHome,
+    environ: Mapping[str, str],
+    config_path: Path | None,
+    dry_run: bool,
+    remote: str | None,
+    writing: set[tuple[int, int]] | None,
+    now: float | None,
+) -> StoreRun:
     try:
-        if store is None:
-            _dry_run_without_archive(run, home, config_path, now)
-            return run
+        store = open_store(home, environ, create=True)
+    except GitClawError as error:
+        run.state, run.error = "failed", str(error)
+        return run
+    try:
         run.notes.extend(store.notes)
         with store, store.lock("stores", f"the {home.agent} store ({home.root})"):
             config = load_config(None, store.config_root, config_path)
@@ -229,29 +251,13 @@ def run_store(
             target = remote or config["stores.remote"]
             if target and not dry_run:
                 run.pushed_to = _push(store, config, target)
+    except LockedError as error:  # another run is at it: it does the work
+        run.state, run.error = "busy", str(error)
     except GitClawError as error:
-        busy = "locked by another gitclaw-compress run" in str(error)
-        run.state, run.error = ("busy" if busy else "failed"), str(error)
+        run.state, run.error = "failed", str(error)
     finally:
         run.archive_bytes = archive_size(run.archive) if run.archive.is_dir() else 0
     return run
-
-
-def _dry_run_without_archive(
-    run: StoreRun, home: AgentHome, config_path: Path | None, now: float | None
-) -> None:
-    """A dry run in a store that has no archive yet: say what is at rest, compress nothing."""
-    config = load_config(None, config_home(os.environ), config_path)
-    paths = session_files(home)
-    run.sessions = len(paths)
-    quiet = config["stores.quietMinutes"] * 60
-    now = time.time() if now is None else now
-    rest = [path for path in paths if now - path.stat().st_mtime >= quiet]
-    run.fresh = [str(path.relative_to(home.root)) for path in paths if path not in rest]
-    run.notes.append(
-        f"no archive yet; {len(rest)} session(s) at rest would be compressed by "
-        "`gitclaw-compress stores`"
-    )
 
 
 def _push(store: AgentStore, config: Config, remote: str) -> str:

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gitclaw_compress.config import Config
+from gitclaw_compress.core.payload_form import text_to_scan
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError, shell_line
 from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.secrets.baseline import Baseline
@@ -43,7 +45,18 @@ def _accept_command(ids: Iterable[str]) -> str:
     return f"`{shell_line(*words)}`"
 
 
-def fix_advice(found: Sequence[Finding]) -> str:
+def a_compressed_session(repo: Repository, globs: list[str]) -> str | None:
+    """A session file of the work tree that holds compressed lines: `redact` of any one
+    rewrites every archive object, so the advice for an archive finding can name a real one."""
+    specs = [f":(glob){pattern}" for pattern in globs]
+    out = repo.git(
+        "grep", "-l", "--untracked", "-F", "-e", '"gitclawCompress"', "--", *specs, check=False
+    )
+    names = out.decode("utf-8", "replace").splitlines()
+    return names[0] if names else None
+
+
+def fix_advice(found: Sequence[Finding], session: str | None = None) -> str:
     """What to run, naming the real files and ids: `redact` where it can remove a secret,
     `scan --accept` for the rest; a secret found only inside signed thinking or reasoning
     (sealed) is one `redact` leaves in place, so accepting it is the way on."""
@@ -60,8 +73,16 @@ def fix_advice(found: Sequence[Finding]) -> str:
             )
             if len(sessions) > len(shown):
                 redact += f" (and the same for {len(sessions) - len(shown)} more files above)"
-        else:  # only in the archive: redacting any session rewrites every archive object
-            redact = "`gitclaw-compress redact SESSION --all` (any compressed session)"
+        elif session is not None:  # only in the archive: redacting any session rewrites it
+            redact = (
+                f"`{shell_line('gitclaw-compress', 'redact', session, '--all')}` (or the same "
+                "for any other compressed session: each rewrites every archive object)"
+            )
+        else:
+            redact = (
+                "`gitclaw-compress redact` of any compressed session with `--all` (each "
+                "rewrites every archive object)"
+            )
         advice.append(f"remove them with {redact}, or accept them with {_accept_command(open_ids)}")
     if sealed_ids:
         advice.append(
@@ -77,16 +98,37 @@ class SecretsFound(GitClawError):
     """Unaccepted findings: the run stops before it changes or sends anything (exit 1), or,
     `written`, right after it wrote them (found only in lines the run itself wrote)."""
 
-    def __init__(self, result: ScanResult, what: str, *, written: bool = False) -> None:
+    def __init__(
+        self, result: ScanResult, what: str, *, written: bool = False, session: str | None = None
+    ) -> None:
         found = result.open
         ids = ", ".join(sorted({f.id for f in found}))
         done = "do not commit" if written else "nothing was changed"
+        advice = fix_advice(found, session)
         super().__init__(
-            f"{len(found)} secret(s) found in {what} (ids {ids}); {done}; {fix_advice(found)}",
+            f"{len(found)} secret(s) found in {what} (ids {ids}); {done}; {advice}",
             exit_code=EXIT_PROBLEMS,
         )
         self.result = result
         self.details = [f.text() for f in found]
+
+
+def held_sessions(found: Sequence[Finding]) -> list[dict[str, Any]]:
+    """Per session file with open findings: its path, ids, the commands to go on, and the
+    findings masked (text and JSON)."""
+    by_file: dict[str, list[Finding]] = {}
+    for finding in found:
+        by_file.setdefault(finding.file, []).append(finding)
+    return [
+        {
+            "path": name,
+            "ids": sorted({f.id for f in findings}),
+            "advice": fix_advice(findings),
+            "found": [f.text() for f in findings],
+            "findings": [f.as_json() for f in findings],
+        }
+        for name, findings in sorted(by_file.items())
+    ]
 
 
 def baseline_for(repo: Repository, config: Config) -> Baseline:
@@ -94,7 +136,11 @@ def baseline_for(repo: Repository, config: Config) -> Baseline:
 
 
 def scan_sessions(
-    repo: Repository, paths: Sequence[Path], result: ScanResult, progress: Progress = SILENT
+    repo: Repository,
+    paths: Sequence[Path],
+    result: ScanResult,
+    accepted: frozenset[str] = frozenset(),
+    progress: Progress = SILENT,
 ) -> None:
     """Scan the lines of each file not recorded clean before (all of them the first time),
     then record the clean ones: a line holding a finding is scanned on every run. A run that
@@ -103,12 +149,14 @@ def scan_sessions(
     from gitclaw_compress.secrets.cleanlines import prune
 
     with running(progress, "scanning", paths, repo.relative, file_size) as announced:
-        saved = _scan_each(repo, announced, result)
+        saved = _scan_each(repo, announced, result, accepted)
     if saved:  # the engine loaded for new lines: pruning costs nothing next to that
         prune(repo.git_dir, repo.root)
 
 
-def _scan_each(repo: Repository, paths: Iterable[Path], result: ScanResult) -> bool:
+def _scan_each(
+    repo: Repository, paths: Iterable[Path], result: ScanResult, accepted: frozenset[str]
+) -> bool:
     """Scan each session; whether a record of new clean lines was saved."""
     from gitclaw_compress.secrets.cleanlines import CleanLines, read_session
 
@@ -116,17 +164,30 @@ def _scan_each(repo: Repository, paths: Iterable[Path], result: ScanResult) -> b
     for path in paths:
         name = repo.relative(path)
         result.files += 1
-        record = CleanLines.load(repo.git_dir, name)
+        record = CleanLines.load(repo.git_dir, name, accepted)
         with read_session(path, name, record) as session:
             found = scan_lines(session.new(), session.format, name)
         result.findings.extend(found)
-        unclean = {finding.line for finding in found}
-        clean = [d for number, d in session.digests.items() if number not in unclean]
-        # The stat vouches for the whole file: only when no line holds a finding.
-        stat = session.stat if not found and session.stat.trusted else None
+        on_line: dict[int, set[str]] = {}
+        for finding in found:
+            on_line.setdefault(finding.line, set()).add(finding.hash)
+        clean = [d for number, d in session.digests.items() if number not in on_line]
+        # A line whose findings are all accepted is settled: not scanned again while the
+        # baseline accepts them (settled lines seen before stay so, while they hold).
+        settled = {d: h for d, h in record.settled.items() if h <= accepted}
+        settled.update(
+            (session.digests[number], frozenset(hashes))
+            for number, hashes in on_line.items()
+            if hashes <= accepted
+        )
+        clean = [d for d in clean if d not in settled]
+        # The stat vouches for the whole file: only when no line holds an open finding.
+        whole = all(hashes <= accepted for hashes in on_line.values())
+        stat = session.stat if whole and session.stat.trusted else None
         same_stat = record.stat is None if stat is None else stat.same_file(record.stat)
-        if session.new_lines or record.sniff != session.sniff or not same_stat:
-            record.save(repo.git_dir, repo.root, name, session.sniff, clean, stat)
+        changed = settled != record.settled
+        if session.new_lines or record.sniff != session.sniff or not same_stat or changed:
+            record.save(repo.git_dir, repo.root, name, session.sniff, clean, stat, settled)
             saved = saved or bool(session.new_lines)
     return saved
 
@@ -150,8 +211,14 @@ def archive_objects(repo: Repository, ref: str) -> list[tuple[str, bool]]:
 def scan_archive(
     repo: Repository, ref: str, result: ScanResult, progress: Progress = SILENT
 ) -> None:
+    from gitclaw_compress.secrets.engine import scan_key
+
     cache_file = repo.git_dir / "gitclaw-compress" / CLEAN_CACHE
-    clean = set(cache_file.read_text().split()) if cache_file.exists() else set()
+    rows = cache_file.read_text().split("\n") if cache_file.exists() else []
+    # Scanned clean under other rules (an older version, another engine): scan them again.
+    key = f"# {scan_key()}"
+    fresh = not rows or rows[0] != key
+    clean = set() if fresh else {row for row in rows[1:] if row}
     newly_clean = []
     objects = archive_objects(repo, ref)
     todo = [one for one in objects if one[0] not in clean]
@@ -163,14 +230,14 @@ def scan_archive(
             data = repo.reader.get(oid)
             if data is None:
                 continue  # verify reports a missing object; nothing here to send
-            found = scan_blob(data, oid, session)
+            found = scan_blob(text_to_scan(data), oid, session)
             result.findings.extend(found)
             if not found:
                 newly_clean.append(oid)
     if newly_clean:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        with open(cache_file, "a") as handle:
-            handle.write("".join(f"{oid}\n" for oid in newly_clean))
+        with open(cache_file, "w" if fresh else "a") as handle:
+            handle.write((f"{key}\n" if fresh else "") + "".join(f"{o}\n" for o in newly_clean))
 
 
 def run_scan(
@@ -182,19 +249,30 @@ def run_scan(
     progress: Progress = SILENT,
 ) -> ScanResult:
     result = ScanResult()
-    scan_sessions(repo, list(paths), result, progress)
+    baseline = baseline_for(repo, config)
+    scan_sessions(repo, list(paths), result, frozenset(baseline.entries), progress)
     if archive:
         scan_archive(repo, config["archive.ref"], result, progress)
-    baseline = baseline_for(repo, config)
     result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
     return result
 
 
 def settle(result: ScanResult, config: Config, warn: list[str]) -> None:
+    """Open findings in session files: `SecretsHeld` (the run holds those sessions) when
+    `scan.block` is on; with it off, a warning each."""
     if not result.open:
         return
     if config["scan.block"]:
-        raise SecretsFound(result, "session files")
+        from gitclaw_compress.secrets.held import SecretsHeld
+
+        found = result.open
+        ids = ", ".join(sorted({f.id for f in found}))
+        raise SecretsHeld(
+            held_sessions(found),
+            f"{len(found)} secret(s) found in session files (ids {ids}); nothing was changed; "
+            f"{fix_advice(found)}",
+            [f.text() for f in found],
+        )
     warn.extend(f"secret: {f.text()}" for f in result.open)
 
 
@@ -217,5 +295,7 @@ def guard_push(repo: Repository, config: Config) -> list[str]:
     result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
     what = f"archive objects that {config['archive.ref']} would send"
     if result.open and config["scan.block"]:
-        raise SecretsFound(result, what)
+        raise SecretsFound(
+            result, what, session=a_compressed_session(repo, config["sessions.globs"])
+        )
     return [f"secret in {what}: {f.text()}" for f in result.open]

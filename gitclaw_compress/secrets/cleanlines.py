@@ -48,6 +48,7 @@ OLD_CLEAN_FILES = "secrets-clean-files"
 DIGEST_BYTES = 16
 TEMP_SUFFIX = ".tmp"
 STAT = "stat"
+SETTLED = "s "  # a settled line's row: `s <digest> <sha256>,<sha256>…`
 RACY_NS = 1_000_000_000  # a file changed less than this before its stat was taken
 clock = time.time_ns  # when a stat is taken (tests move it on, instead of sleeping)
 
@@ -149,11 +150,14 @@ class CleanLines:
     `stat`: the file had this stat, trusted, when every one of its lines was scanned clean."""
 
     sniff: Sniff | None = None
-    digests: set[str] = field(default_factory=set)
+    digests: set[str] = field(default_factory=set)  # clean lines, and settled ones that hold
     stat: FileStat | None = None
+    # Settled lines: every finding in them accepted. digest -> the findings' sha256s; such a
+    # line counts as scanned only while the baseline accepts every one of them.
+    settled: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, git_dir: Path, name: str) -> CleanLines:
+    def load(cls, git_dir: Path, name: str, accepted: frozenset[str] = frozenset()) -> CleanLines:
         try:
             rows = cache_file(git_dir, name).read_text().split("\n")
         except OSError:
@@ -167,8 +171,20 @@ class CleanLines:
             return cls()
         sniff = Sniff(parts[0], int(parts[1]), parts[2] == "1", parts[3])
         stat = FileStat.parse(rows[3]) if len(rows) > 3 else None
-        digests = rows[4:] if stat is not None else rows[3:]
-        return cls(sniff, {row for row in digests if row}, stat)
+        digests: set[str] = set()
+        settled: dict[str, frozenset[str]] = {}
+        for row in rows[4:] if stat is not None else rows[3:]:
+            if row.startswith(SETTLED):
+                _, digest, listed = row.split(" ", 2)
+                settled[digest] = frozenset(listed.split(","))
+            elif row:
+                digests.add(row)
+        for digest, hashes in settled.items():
+            if hashes <= accepted:
+                digests.add(digest)
+            else:  # an entry left the baseline: that line is scanned again, the stat says nothing
+                stat = None
+        return cls(sniff, digests, stat, settled)
 
     def fits(self, format_name: str) -> bool:
         return self.sniff is not None and self.sniff.format == format_name
@@ -196,8 +212,10 @@ class CleanLines:
         sniff: Sniff,
         clean: Iterable[str],
         stat: FileStat | None = None,
+        settled: dict[str, frozenset[str]] | None = None,
     ) -> None:
-        """Record the clean lines; `stat` only when every line of the file was clean."""
+        """Record the clean lines and the settled ones; `stat` only when every line of the
+        file was clean or settled."""
         path = cache_file(git_dir, name)
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_name(f"{path.name}.{os.getpid()}{TEMP_SUFFIX}")
@@ -207,7 +225,11 @@ class CleanLines:
             sniff.text(),
             *([stat.text()] if stat is not None else []),
         ]
-        body = "\n".join([*rows, *sorted(set(clean))])
+        settled_rows = [
+            f"{SETTLED}{digest} {','.join(sorted(hashes))}"
+            for digest, hashes in sorted((settled or {}).items())
+        ]
+        body = "\n".join([*rows, *sorted(set(clean)), *settled_rows])
         temp.write_text(body + "\n")
         os.replace(temp, path)
 
@@ -273,12 +295,14 @@ def _sniff_digest(lines: Iterable[RawLine]) -> str:
     return digest.hexdigest()
 
 
-def known_clean_file(git_dir: Path, root: Path, name: str, path: Path) -> bool:
+def known_clean_file(
+    git_dir: Path, root: Path, name: str, path: Path, accepted: frozenset[str] = frozenset()
+) -> bool:
     """Whether every line of the file was recorded clean, with the same first lines (so the
     same format): then there is nothing to scan and the engine need not load. A file with the
     trusted stat it had when it was scanned clean is not read, nor one that only grew since;
     one that was read and found clean gets its stat recorded, for the next run."""
-    record = CleanLines.load(git_dir, name)
+    record = CleanLines.load(git_dir, name, accepted)
     sniff = record.sniff
     if sniff is None or not record.digests:
         return False
@@ -302,15 +326,33 @@ def known_clean_file(git_dir: Path, root: Path, name: str, path: Path) -> bool:
     # The record's stat (if any) did not match: keep this one, or none if it is racy.
     fresh = stat if stat.trusted else None
     if fresh is not None or record.stat is not None:
-        record.save(git_dir, root, name, sniff, record.digests, fresh)
+        plain = record.digests - set(record.settled)
+        record.save(git_dir, root, name, sniff, plain, fresh, record.settled)
     return True
 
 
-def known_clean(repo: Repository, paths: Sequence[Path]) -> bool:
-    """Whether every line of every file was scanned before with no finding (imports no
-    more of the scan than this module: a no-op run asks only this)."""
+def accepted_hashes(root: Path, baseline: str) -> frozenset[str]:
+    """The sha256s the baseline accepts, read without the scan's modules (a no-op run reads
+    only this); none when there is no baseline. A broken baseline counts as none here: the
+    scan then runs, and its own reading of the baseline names the problem."""
+    import orjson
+
+    try:
+        data = orjson.loads((root / baseline).read_bytes())
+        return frozenset(item["hash"] for item in data["accepted"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return frozenset()
+
+
+def known_clean(
+    repo: Repository, paths: Sequence[Path], accepted: frozenset[str] = frozenset()
+) -> bool:
+    """Whether every line of every file was scanned before with no finding, or with only
+    findings the baseline still accepts (imports no more of the scan than this module: a
+    no-op run asks only this)."""
     return all(
-        known_clean_file(repo.git_dir, repo.root, repo.relative(path), path) for path in paths
+        known_clean_file(repo.git_dir, repo.root, repo.relative(path), path, accepted)
+        for path in paths
     )
 
 

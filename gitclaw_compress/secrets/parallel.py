@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitclaw_compress import interrupts
 from gitclaw_compress.config import Config
 from gitclaw_compress.store.archive import Repository
 
@@ -30,6 +31,7 @@ class ParallelGuard:
         self._result: ScanResult | None = None
         self._failure: BaseException | None = None
         self._settled = False  # wait() has answered
+        self._accepted: frozenset[str] = frozenset()
 
     @property
     def started(self) -> bool:
@@ -41,21 +43,25 @@ class ParallelGuard:
         imports no more of the scan than `cleanlines`."""
         if not self._enabled or not paths:
             return
-        from gitclaw_compress.secrets.cleanlines import known_clean
+        from gitclaw_compress.secrets.cleanlines import accepted_hashes, known_clean
 
-        if known_clean(self._repo, paths):
+        self._accepted = accepted_hashes(self._repo.root, self._config["scan.baseline"])
+        if known_clean(self._repo, paths, self._accepted):
             return
         chosen = list(paths)
         # A daemon: a run that stops early (an error, Ctrl-C) does not wait for the rules.
         self._settled = False
         self._thread = threading.Thread(target=self._scan, args=(chosen,), daemon=True)
-        self._thread.start()
+        # Started with SIGINT and SIGTERM blocked, which it keeps: they go to the main
+        # thread, so a block that holds them back there really holds them back.
+        with interrupts.signals_held():
+            self._thread.start()
 
     def _scan(self, paths: list[Path]) -> None:
-        from gitclaw_compress.secrets.engine import _engine
+        from gitclaw_compress.secrets.engine import _light
 
         try:
-            _engine()  # first, while the GIL is free for the compression: then read and scan
+            _light()  # first, while the GIL is free for the compression: then read and scan
             self._result = self._run(paths)
         except BaseException as error:  # handed to the main thread by wait()
             self._failure = error
@@ -64,8 +70,8 @@ class ParallelGuard:
         from gitclaw_compress.secrets.check import ScanResult, baseline_for, scan_sessions
 
         result = ScanResult()
-        scan_sessions(self._repo, paths, result)
         baseline = baseline_for(self._repo, self._config)
+        scan_sessions(self._repo, paths, result, frozenset(baseline.entries))
         result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
         return result
 

@@ -21,6 +21,7 @@ from gitclaw_compress.config import Config
 from gitclaw_compress.core.jsonspan import locate, splice
 from gitclaw_compress.core.lines import MARKER_KEY, RawLine, iter_lines, parse_entry
 from gitclaw_compress.core.marker import as_v3, read_marker, restore_data
+from gitclaw_compress.core.payload_form import text_to_scan
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.secrets.check import archive_objects
 from gitclaw_compress.secrets.findings import Finding
@@ -50,13 +51,17 @@ class RedactReport:
 
 
 class Redactor:
-    """Replaces each chosen secret's JSON-encoded form by its marker."""
+    """Replaces each chosen secret's JSON-encoded form (and its twice-encoded form, for JSON
+    inside a string) by its marker."""
 
     def __init__(self, findings: Iterable[Finding]) -> None:
         pairs: dict[bytes, bytes] = {}
         for finding in findings:
             encoded = orjson.dumps(finding.secret)[1:-1]
-            pairs[encoded] = b"[REDACTED:%s]" % finding.rule.encode()
+            marker = b"[REDACTED:%s]" % finding.rule.encode()
+            pairs[encoded] = marker
+            # inside JSON held by a string (`scan`'s `(json)` paths) it is encoded twice
+            pairs[orjson.dumps(encoded.decode())[1:-1]] = marker
         self.pairs = sorted(pairs.items(), key=lambda pair: -len(pair[0]))
 
     def holds(self, data: bytes) -> bool:
@@ -162,7 +167,8 @@ def redact_session(
     ref = config["archive.ref"]
     findings = scan_file(path, rel, detect_file(path, rel))
     objects = archive_objects(repo, ref)
-    contents = {oid: repo.reader.get(oid) or b"" for oid, _ in objects}
+    # A payload kept with its base64 decoded is redacted, and stored again, as its text.
+    contents = {oid: text_to_scan(repo.reader.get(oid) or b"") for oid, _ in objects}
     for oid, session in objects:
         findings.extend(scan_blob(contents[oid], oid, session))
     chosen = _choose(findings, ids)

@@ -16,7 +16,8 @@ import orjson
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, RawLine, iter_lines, lines_from_bytes
 from gitclaw_compress.formats.base import SECRET_SEALED, SECRET_SKIP, Format
-from gitclaw_compress.secrets.engine import MIN_VALUE, scan_values
+from gitclaw_compress.secrets.assignments import RULE, as_member
+from gitclaw_compress.secrets.engine import MIN_VALUE, Hit, scan_values
 from gitclaw_compress.secrets.findings import Finding, mask, secret_hash
 
 # (line number, path, sealed): where a value was found
@@ -71,8 +72,39 @@ def _members(value: dict[str, Any] | list[Any]) -> Iterator[tuple[Any, Any]]:
     return iter(value.items()) if isinstance(value, dict) else enumerate(value)
 
 
+JSON_STEP = "(json)"  # a path step: the string before it holds JSON, decoded here
+JSON_DEPTH = 4  # JSON inside a string inside … decoded this many times at most
+
+
+def _inner_json(text: str) -> Any:
+    """The object or array a string value holds (a Codex `function_call`'s arguments, a
+    tool input stored serialized), or None."""
+    head = text.lstrip()[:1]
+    if head not in ("{", "[") or text.rstrip()[-1:] not in ("}", "]"):
+        return None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict | list) else None
+
+
+def value_strings(value: Any) -> Iterator[tuple[JsonPath, str]]:
+    """`string_values`, and where a string holds JSON, the strings of that JSON instead,
+    their paths continued by a `(json)` step; a string the scan would read."""
+    pending: list[tuple[JsonPath, Any, int]] = [((), value, 0)]
+    while pending:
+        base, node, depth = pending.pop()
+        for path, text in string_values(node, base, shortest=MIN_VALUE):
+            inner = _inner_json(text) if depth < JSON_DEPTH else None
+            if inner is None:
+                yield path, text
+            else:
+                pending.append(((*path, JSON_STEP), inner, depth + 1))
+
+
 def _line_values(
-    lines: Iterable[RawLine], fmt: Format | None, ids: dict[int, str]
+    lines: Iterable[RawLine], fmt: Format | None, ids: dict[int, str], members: list[Hit[Where]]
 ) -> Iterator[tuple[Where, str]]:
     for line in lines:
         try:
@@ -84,10 +116,18 @@ def _line_values(
             entry_id = fmt.entry_id(entry)
             if entry_id:
                 ids[line.number] = entry_id
-        for path, text in string_values(entry, shortest=MIN_VALUE):
-            scope = fmt.secret_scope(path, text) if fmt is not None else "scan"
-            if scope != SECRET_SKIP:
-                yield (line.number, path, scope == SECRET_SEALED), text
+        for path, text in value_strings(entry):
+            outer = path[: path.index(JSON_STEP)] if JSON_STEP in path else path
+            scope = fmt.secret_scope(outer, text) if fmt is not None else "scan"
+            if scope == SECRET_SKIP:
+                continue
+            where = (line.number, path, scope == SECRET_SEALED)
+            name = path[-1] if path else None
+            if isinstance(name, str):
+                secret = as_member(name, text)
+                if secret is not None:
+                    members.append(Hit(where, RULE, secret))
+            yield where, text
 
 
 def scan_lines(
@@ -95,7 +135,10 @@ def scan_lines(
 ) -> list[Finding]:
     """The findings in the lines of one session file (or one archived version of it)."""
     ids: dict[int, str] = {}
-    hits = scan_values(_line_values(lines, fmt, ids))
+    members: list[Hit[Where]] = []
+    hits = scan_values(_line_values(lines, fmt, ids, members))
+    found = {(hit.key, hit.secret) for hit in hits}
+    hits += [hit for hit in members if (hit.key, hit.secret) not in found]
     hits.sort(key=lambda hit: hit.key[0])
     return [
         Finding(

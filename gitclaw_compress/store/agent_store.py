@@ -109,6 +109,7 @@ class AgentStore(Repository):
         self.globs = globs
         self._live = live  # the sessions running agents may be writing
         self._reader = None
+        self._records = {}  # the file records per archive tip, as Repository keeps them
         self.notes: list[str] = []  # what opening found (a store that moved), one line each
         created = not (self.common_dir / "HEAD").is_file()
         if created:
@@ -127,7 +128,9 @@ class AgentStore(Repository):
             self.common_dir.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise disk_error(error, self.common_dir.parent, "creating the archive") from None
-        done = run_git(self.common_dir.parent, "init", "-q", "--bare", str(self.common_dir))
+        # No template: git's sample hooks would be most of an empty archive's bytes.
+        init = ("init", "-q", "--bare", "--template=", str(self.common_dir))
+        done = run_git(self.common_dir.parent, *init)
         if done.returncode != 0:
             raise git_failure("init", done.stderr, done.returncode, f" in {self.common_dir}")
         self._config("core.bare", "false")  # a work tree: the store

@@ -17,6 +17,10 @@ from gitclaw_compress.store.git import git, git_failure, rev_parse_in, run_git
 from gitclaw_compress.store.objects import ObjectReader
 
 
+class LockedError(GitClawError):
+    """Another gitclaw-compress run holds the lock: nothing was changed."""
+
+
 class NotARepositoryError(GitClawError):
     """The path is in no git work tree (it may still be in an agent's store)."""
 
@@ -77,6 +81,7 @@ class Repository:
         self.root = top.resolve()
         self.common_dir = (common if common.is_absolute() else probe / common).resolve()
         self._reader: ObjectReader | None = None
+        self._records: dict[tuple[str, str], list[FileRecord]] = {}  # (archive tip, key)
 
     @property
     def config_root(self) -> Path:
@@ -182,11 +187,19 @@ class Repository:
         return entries
 
     def file_records(self, ref: str, key: str) -> list[FileRecord]:
-        """What compress wrote for the session whose header hashes to `key` (see FileRecord)."""
-        if self.rev_parse(ref) is None:
+        """What compress wrote for the session whose header hashes to `key` (see FileRecord).
+
+        Remembered per archive commit: copies of one session share a header, and listing
+        its records once per copy made a check of N copies cost N x N."""
+        tip = self.rev_parse(ref)
+        if tip is None:
             return []
-        entries = self.ls_tree(f"{ref}:{record_folder(key)}")  # none: no record yet
-        return [record for e in entries if (record := FileRecord.parse(e.name)) is not None]
+        known = self._records.get((tip, key))
+        if known is None:
+            entries = self.ls_tree(f"{tip}:{record_folder(key)}")  # none: no record yet
+            known = [r for e in entries if (r := FileRecord.parse(e.name)) is not None]
+            self._records[(tip, key)] = known
+        return list(known)
 
     def leftovers(self) -> list[Path]:
         """Temp packs and crash reports that killed `git fast-import` runs leave behind."""
@@ -229,7 +242,7 @@ class Repository:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise GitClawError(
+                raise LockedError(
                     f"{what}: locked by another gitclaw-compress run; try again when it "
                     "finishes; nothing was changed"
                 ) from None

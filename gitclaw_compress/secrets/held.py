@@ -1,0 +1,49 @@
+"""Sessions held for a secret: `compress`, `step` and the hooks compress every other session
+and leave these untouched, each named with its finding ids and the commands to go on, then
+exit 1. Small on purpose: `ops/flow.py` imports it on every run, the scan only when needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
+
+if TYPE_CHECKING:
+    from gitclaw_compress.ops.report import FileReport
+    from gitclaw_compress.store.archive import Repository
+
+HELD = "held"  # the FileReport status of such a session
+
+
+class SecretsHeld(GitClawError):
+    """Open findings in session files, before anything was written: the run holds those
+    sessions and goes on with the others. `sessions`: path, ids, advice, the findings
+    masked (`found`) and as JSON (`check.held_sessions` builds them)."""
+
+    def __init__(self, sessions: list[dict[str, Any]], message: str, details: list[str]) -> None:
+        super().__init__(message, exit_code=EXIT_PROBLEMS)
+        self.sessions = sessions
+        self.details = details
+
+    @staticmethod
+    def report(repo: Repository, path: Path) -> FileReport:
+        from gitclaw_compress.formats import detect_file
+        from gitclaw_compress.ops.report import FileReport
+
+        size = path.stat().st_size
+        rel = repo.relative(path)
+        try:
+            name = detect_file(path, rel).name
+        except GitClawError:
+            name = ""
+        return FileReport(rel, HELD, size, size, format=name)
+
+
+def held_lines(held: list[dict[str, Any]]) -> list[str]:
+    """One line per held session, for stderr."""
+    return [
+        f"held {entry['path']} (untouched): {len(entry['findings'])} secret(s) found in "
+        f"session files (ids {', '.join(entry['ids'])}); {entry['advice']}"
+        for entry in held
+    ]

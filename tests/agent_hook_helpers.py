@@ -1,0 +1,66 @@
+"""Helpers for the tests of the agents' own hooks (`install --agents`): what the hook logged,
+and waiting for the detached processes it starts without sleeping (pidfd)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import select
+from pathlib import Path
+
+from gitclaw_compress.ops.agenthooks import log_path
+
+WAIT_SECONDS = 180  # a guard against a hung process, not a measurement
+STARTED = re.compile(r"started a pass \(pid (\d+)\)")
+
+
+def log_lines(env: dict[str, str]) -> list[str]:
+    path = log_path(env)
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def wait_for_pid(pid: int) -> None:
+    """Until process `pid` (not necessarily a child) has ended."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        ready, _, _ = select.select([handle], [], [], WAIT_SECONDS)
+        assert ready, f"process {pid} still runs after {WAIT_SECONDS}s"
+    finally:
+        os.close(handle)
+
+
+def hook_processes(home: Path) -> list[int]:
+    """Our hook and pass processes that run with this HOME (an agent may start ours detached,
+    and not wait for it)."""
+    found = []
+    wanted = f"HOME={home}".encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            command = Path(f"/proc/{name}/cmdline").read_bytes()
+            environ = Path(f"/proc/{name}/environ").read_bytes()
+        except OSError:
+            continue
+        if b"gitclaw_compress\0hook\0" in command and wanted in environ.split(b"\0"):
+            found.append(int(name))
+    return found
+
+
+def wait_for_hooks(env: dict[str, str]) -> list[str]:
+    """Wait for every hook and pass of ours under env's HOME to end; the log's lines then."""
+    for pid in hook_processes(Path(env["HOME"])):
+        wait_for_pid(pid)
+    for line in log_lines(env):
+        started = STARTED.search(line)
+        if started:
+            wait_for_pid(int(started.group(1)))
+    return log_lines(env)
+
+
+def digest(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None

@@ -1,0 +1,70 @@
+"""When the originals of compressed sessions live only in this clone's archive and nothing
+is set up to send it (our pre-push hook, pre-commit's push-archive hook, `--push`, the
+Action's push, or `archive.localOnly` on purpose), `compress` and `step` say so in one line
+with the command that fixes it; with CI=true (a runner that is thrown away) it is an error,
+exit 3, before anything is written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from flow_helpers import SESSIONS, commit_all, git, make_origin, session_bytes, tool, write
+
+THRESHOLD_ZERO = b'{"session": {"sizeThresholdKB": 0}}'
+LOCAL_ONLY = b'{"session": {"sizeThresholdKB": 0}, "archive": {"localOnly": true}}'
+WARNING = "gitclaw-compress: warning: the originals of 1 compressed session are only in"
+
+
+def cloned_session(tmp_path: Path, config: bytes = THRESHOLD_ZERO) -> tuple[Path, Path]:
+    work = make_origin(tmp_path).work
+    write(work / "compression.json", config)
+    session = write(work / SESSIONS / "a.jsonl", session_bytes(6))
+    commit_all(work)
+    return work, session
+
+
+def ci() -> dict[str, str]:
+    return {**os.environ, "CI": "true"}
+
+
+def test_compress_and_step_say_that_nothing_sends_the_archive(tmp_path: Path) -> None:
+    work, session = cloned_session(tmp_path)
+    done = tool(work, "compress", "--keep-turns", "1", str(session))
+    assert done.returncode == 0
+    warning = done.stderr.decode()
+    assert warning.startswith(WARNING) and warning.count("\n") == 1, warning
+    assert "run `gitclaw-compress install`" in warning and "archive.localOnly" in warning
+    git(work, "checkout", "--", ".")
+    done = tool(work, "step", "--keep-turns", "1")
+    assert done.returncode == 0 and done.stderr.decode().startswith(WARNING), done.stderr
+
+
+def test_a_way_to_send_it_silences_the_line(tmp_path: Path) -> None:
+    work, session = cloned_session(tmp_path)
+    done = tool(work, "step", "--keep-turns", "1", "--push")  # this run sends it
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    git(work, "checkout", "--", ".")
+    assert tool(work, "install").returncode == 0  # git push sends it from now on
+    done = tool(work, "compress", "--keep-turns", "1", "--force", str(session))
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+
+
+def test_archive_local_only_keeps_it_here_on_purpose(tmp_path: Path) -> None:
+    work, session = cloned_session(tmp_path, LOCAL_ONLY)
+    done = tool(work, "compress", "--keep-turns", "1", str(session), env=ci())
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+
+
+def test_in_ci_it_is_an_error_before_anything_is_written(tmp_path: Path) -> None:
+    work, session = cloned_session(tmp_path)
+    before = session.read_bytes()
+    done = tool(work, "compress", "--keep-turns", "1", str(session), env=ci())
+    error = done.stderr.decode()
+    assert done.returncode == 3 and error.count("\n") == 1, error
+    assert error.startswith("gitclaw-compress: error: CI=true: the originals of 1 compressed")
+    assert "nothing was changed" in error and "step --push" in error
+    assert session.read_bytes() == before
+    assert git(work, "rev-parse", "--verify", "--quiet", "refs/gitclaw/archive", check=False) == ""
+    done = tool(work, "step", "--keep-turns", "1", "--push", env=ci())
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
