@@ -87,10 +87,17 @@ def message() -> str:
     if len(_changed) == 1:
         [(doing, path)] = _changed
         return f"interrupted after {doing} {path}; {SAME}"
-    # Several files: one per line first (a run over hundreds would not fit in one line).
-    listed = [f"{_DONE.get(doing, doing)} {path}" for doing, path in _changed]
+    # Several files: `listed` names them, one per line, above this one.
     counts = ", ".join(f"{doing} {len(paths)} files" for doing, paths in by_doing.items())
-    return "\n".join([*listed, f"interrupted after {counts} (listed above); {SAME}"])
+    return f"interrupted after {counts} (listed above); {SAME}"
+
+
+def listed() -> str:
+    """The files an interrupted run replaced, one per line (a run over hundreds would not fit
+    in one), printed above `message`; "" when it replaced one or none."""
+    if len(_changed) < 2:
+        return ""
+    return "".join(f"{_DONE.get(doing, doing)} {path}\n" for doing, path in _changed)
 
 
 SAME = "every file is either the old one or the new one"
@@ -159,7 +166,7 @@ def report_and_exit() -> None:
     while True:
         try:
             _exiting = True
-            sys.stderr.write(f"gitclaw-compress: {message()}\n")
+            sys.stderr.write(f"{listed()}gitclaw-compress: {message()}\n")
             sys.stderr.flush()
             break
         except KeyboardInterrupt:  # came before `_exiting` was set: say it once more

@@ -116,3 +116,10 @@ def test_the_progress_verbs_of_the_docs_are_the_code_s() -> None:
     assert listed is not None
     named = set(re.findall(r"`(\w+ing)`", listed.group(1)))
     assert named == verbs, (named, verbs)
+
+
+def test_the_readme_names_the_json_refusals() -> None:
+    """tests/test_readable.py refuses these two; the README says so."""
+    assert "`restore PATH -o -` (stdout holds the session) and `show --raw` refuse `--json`" in (
+        one_line(README)
+    )

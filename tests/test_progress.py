@@ -217,3 +217,15 @@ def test_a_single_large_file_shows_its_bytes_as_they_are_read(
         run.finish()
     counted = re.findall(r"checking 0/1 session, ([\d.]+ K?B) of ", stream.getvalue())
     assert len(set(counted)) > 2 and counted[-1] == size, counted[-3:]
+
+
+def test_an_interrupted_restore_all_lists_what_it_restored_one_per_line(many: Path) -> None:
+    in_pipe(many, "compress", "--all", "--force", "--keep-turns", "1")
+    done = in_pipe(many, "restore", "--all", **{STAGE_ENV: "exit"})
+    assert done.returncode == 130, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[:-1] == [f"restored {SESSIONS}/s{number:02}.jsonl" for number in range(COUNT)]
+    assert lines[-1] == (
+        f"gitclaw-compress: interrupted after restoring {COUNT} files (listed above); every "
+        "file is either the old one or the new one"
+    )

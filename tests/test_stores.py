@@ -471,3 +471,29 @@ def test_the_session_a_running_agent_may_write_is_left_alone(machine: Machine) -
         agent.wait()
     assert runs["claude"]["in_use"] == [f"{folder}/{Path(newest).name}"]
     assert statuses(runs["claude"])[f"{folder}/{Path(older).name}"] == "compressed"
+
+
+def test_a_session_made_read_only_is_left_as_it_is(machine: Machine) -> None:
+    rel = ".claude/projects/-home-u-proj/5e0c2e0a-1111-4222-8333-444455556666.jsonl"
+    put(machine.home, rel, session_bytes("claude").replace(b"8f1c2e0a", b"5e0c2e0a"))
+    machine.path(rel).chmod(0o444)
+    done = machine.run("stores", "claude")
+    assert b"5e0c2e0a-1111-4222-8333-444455556666.jsonl: read-only; left as it is" in done.stderr
+    assert b"1 compressed" in done.stdout  # the other session
+    assert b"gitclawCompress" not in machine.path(rel).read_bytes()
+
+
+def test_a_session_that_cannot_be_compressed_does_not_stop_the_others(machine: Machine) -> None:
+    stores_json(machine, "claude")  # the store has its archive
+    good = ".claude/projects/-home-u-proj/7e0c2e0a-1111-4222-8333-444455556666.jsonl"
+    put(machine.home, good, session_bytes("claude").replace(b"8f1c2e0a", b"7e0c2e0a"))
+    bad = ".claude/projects/-home-u-proj/6e0c2e0a-1111-4222-8333-444455556666.jsonl"
+    lines = session_bytes("claude").replace(b"8f1c2e0a", b"6e0c2e0a").split(b"\n")
+    lines[3] = lines[3][:-1] + b',"gitclawCompress":"3:not-a-marker"}'  # a damaged marker
+    put(machine.home, bad, b"\n".join(lines))
+    done = machine.run("stores", "claude", check=False)
+    assert done.returncode == 3
+    refusals = [line for line in done.stderr.splitlines() if b": error: " in line]
+    assert len(refusals) == 1 and b"6e0c2e0a" in refusals[0], done.stderr
+    assert b"1 compressed" in done.stdout  # the good one
+    assert machine.path(bad).read_bytes() == b"\n".join(lines)

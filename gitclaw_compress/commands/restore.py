@@ -77,8 +77,8 @@ def restore_all(
             for atomic, before, rel in pending:
                 if _stat_key(atomic.target) != before:
                     raise GitClawError(f"{rel}: changed while it was being restored; run again")
-            for atomic, _, _ in pending:
-                atomic.replace()
+            for atomic, _, rel in pending:
+                atomic.replace(rel)  # an interrupt names it as the user does
         except BaseException:
             for atomic, _, _ in pending:
                 atomic.discard()
