@@ -485,3 +485,20 @@ def test_a_session_that_cannot_be_compressed_does_not_stop_the_others(machine: M
     assert len(refusals) == 1 and b"6e0c2e0a" in refusals[0], done.stderr
     assert b"1 compressed" in done.stdout  # the good one
     assert machine.path(bad).read_bytes() == b"\n".join(lines)
+
+
+def test_accepting_a_finding_in_a_store_makes_its_config_folder(machine: Machine) -> None:
+    """The baseline of a store lives in the tool's config folder, which may not exist yet."""
+    from secret_fixtures import planted
+
+    line, _ = next(value for value in planted(3).values() if value[0])
+    path = machine.path(SESSIONS["pi"])
+    session = synthetic.typical_session(6)
+    session.user(f"here: {line}")
+    put(machine.home, SESSIONS["pi"], session.data())
+    machine.run("stores", "pi")  # the store's archive, where the scan keeps its records
+    shutil.rmtree(machine.home / ".config" / "gitclaw-compress")  # a user with no settings
+    found = machine.run("scan", str(path), check=False)
+    assert found.returncode == 1, found.stderr
+    machine.run("scan", "--accept-all", str(path))
+    assert machine.run("scan", str(path)).returncode == 0
