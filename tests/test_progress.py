@@ -229,3 +229,25 @@ def test_an_interrupted_restore_all_lists_what_it_restored_one_per_line(many: Pa
         f"gitclaw-compress: interrupted after restoring {COUNT} files (listed above); every "
         "file is either the old one or the new one"
     )
+
+
+def test_the_stores_pass_shows_progress_on_a_terminal_and_nothing_in_a_pipe(
+    tmp_path: Path,
+) -> None:
+    """`stores` over an agent's store: the same line as compress, nothing in a pipe."""
+    home = Path(os.environ["HOME"])
+    folder = home / ".pi" / "agent" / "sessions" / "--home-u-proj--"
+    folder.mkdir(parents=True)
+    for number in range(COUNT):
+        path = folder / f"2026-01-02T10-00-{number:02}-000Z_s.jsonl"
+        path.write_bytes(typical_session(turns=2).data())
+        os.utime(path, (1_700_000_000, 1_700_000_000))  # long ago: at rest
+    config = home / ".config" / "gitclaw-compress" / "compression.json"
+    config.parent.mkdir(parents=True)
+    config.write_text('{"session": {"sizeThresholdKB": 0, "turnThresholdBeforeCompress": 1}}')
+    piped = in_pipe(tmp_path, "stores", "pi", "--dry-run")
+    code, received = in_terminal(tmp_path, "stores", "pi", "--dry-run")
+    assert code == piped.returncode == 0, (received, piped.stderr)
+    every = drawn(received)
+    assert every and every[0].startswith(f"checking 0/{COUNT} sessions"), every[:2]
+    assert CLEAR not in piped.stdout + piped.stderr

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from gitclaw_compress.commands.common import config_option, echo_json, json_option
+from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_ERROR
 from gitclaw_compress.ops.stores import AGENTS, StoreRun, run_stores
 from gitclaw_compress.units import human_bytes, plural, size_change
@@ -98,7 +99,18 @@ def command(
     --remote (or stores.remote) names a remote of it. Every command (restore, verify, show,
     …) takes a session path in a store as it takes one in a repository.
     """
-    runs = run_stores(agents, os.environ, config_path=config_path, dry_run=dry_run, remote=remote)
+    progress = progress_for(as_json)  # a hook's pass writes to a log: nothing is drawn there
+    try:
+        runs = run_stores(
+            agents,
+            os.environ,
+            config_path=config_path,
+            dry_run=dry_run,
+            remote=remote,
+            progress=progress,
+        )
+    finally:
+        progress.end()
     if as_json:
         echo_json({"stores": [run.as_json() for run in runs]})
     else:

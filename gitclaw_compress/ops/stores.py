@@ -25,6 +25,7 @@ from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import registry
 from gitclaw_compress.formats.base import AgentHome, Unsupported
 from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
+from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.unchanged import UnchangedCache
 from gitclaw_compress.store.agent_store import AgentStore, archive_path, archive_size, config_home
 from gitclaw_compress.store.fileio import WriteError, files_open_for_writing, other_processes
@@ -207,6 +208,7 @@ def run_store(
     remote: str | None = None,
     writing: set[tuple[int, int]] | None = None,
     now: float | None = None,
+    progress: Progress = SILENT,
 ) -> StoreRun:
     """One agent's store: its sessions at rest compressed (or, `dry_run`, counted)."""
     run = StoreRun(home, archive_path(home.agent, environ))
@@ -222,7 +224,7 @@ def run_store(
             folder = Path(scratch.enter_context(tempfile.TemporaryDirectory()))
             environ = {**environ, "XDG_DATA_HOME": str(folder)}
             run.notes.append(f"no archive yet ({run.archive}); the first run makes it")
-        run = _run_in(run, home, environ, config_path, dry_run, remote, writing, now)
+        run = _run_in(run, home, environ, config_path, dry_run, remote, writing, now, progress)
     return run
 
 
@@ -235,6 +237,7 @@ def _run_in(
     remote: str | None,
     writing: set[tuple[int, int]] | None,
     now: float | None,
+    progress: Progress,
 ) -> StoreRun:
     try:
         store = open_store(home, environ, create=True)
@@ -260,7 +263,9 @@ def _run_in(
                 rest.remove(path)
                 skipped.append(f"{store.relative(path)}: read-only; left as it is")
             try:
-                run.flow = run_flow(store, rest, config_path=config_path, dry_run=dry_run)
+                run.flow = run_flow(
+                    store, rest, config_path=config_path, dry_run=dry_run, progress=progress
+                )
             except (LockedError, WriteError, GitFailureError):
                 raise  # not one session's fault: the store's run stops here, in one line
             except GitClawError:
@@ -324,6 +329,7 @@ def run_stores(
     config_path: Path | None = None,
     dry_run: bool = False,
     remote: str | None = None,
+    progress: Progress = SILENT,
 ) -> list[StoreRun]:
     """Every named agent's store (all four when none is named) that exists."""
     wanted = list(agents)
@@ -347,6 +353,7 @@ def run_stores(
                 remote=remote,
                 writing=writing,
                 now=now,
+                progress=progress,
             )
         )
     return runs
