@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -100,6 +101,18 @@ def command(
     …) takes a session path in a store as it takes one in a repository.
     """
     progress = progress_for(as_json)  # a hook's pass writes to a log: nothing is drawn there
+
+    def say(run: StoreRun) -> None:
+        """A store's lines as soon as its run ends: an interrupt or a kill later on (the
+        hook's pass, in its log) must not take away what was done."""
+        if as_json:
+            return
+        progress.clear()
+        for line in describe(run):
+            aside = any(f": {word}: " in line for word in ("note", "warning", "error"))
+            click.echo(line, err=aside or run.state == "failed")
+        sys.stdout.flush()  # a pipe or the hook's log: out now, not at exit
+
     try:
         runs = run_stores(
             agents,
@@ -108,16 +121,13 @@ def command(
             dry_run=dry_run,
             remote=remote,
             progress=progress,
+            on_done=say,
         )
     finally:
         progress.end()
     if as_json:
         echo_json({"stores": [run.as_json() for run in runs]})
     else:
-        for run in runs:
-            for line in describe(run):
-                aside = any(f": {word}: " in line for word in ("note", "warning", "error"))
-                click.echo(line, err=aside or run.state == "failed")
         if not any(run.state != "absent" for run in runs):
             click.echo("gitclaw-compress: no agent store found on this machine")
     if any(run.state == "failed" or run.refused for run in runs):

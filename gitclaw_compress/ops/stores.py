@@ -15,11 +15,12 @@ from __future__ import annotations
 import contextlib
 import stat
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitclaw_compress import interrupts
 from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import registry
@@ -330,8 +331,10 @@ def run_stores(
     dry_run: bool = False,
     remote: str | None = None,
     progress: Progress = SILENT,
+    on_done: Callable[[StoreRun], None] | None = None,
 ) -> list[StoreRun]:
-    """Every named agent's store (all four when none is named) that exists."""
+    """Every named agent's store (all four when none is named) that exists; `on_done` is
+    told of each store as its run ends (a run cut short has said what it did so far)."""
     wanted = list(agents)
     unknown = [name for name in wanted if name not in AGENTS]
     if unknown:
@@ -344,16 +347,18 @@ def run_stores(
     for home in homes(environ):
         if wanted and home.agent not in wanted:
             continue
-        runs.append(
-            run_store(
-                home,
-                environ,
-                config_path=config_path,
-                dry_run=dry_run,
-                remote=remote,
-                writing=writing,
-                now=now,
-                progress=progress,
-            )
+        run = run_store(
+            home,
+            environ,
+            config_path=config_path,
+            dry_run=dry_run,
+            remote=remote,
+            writing=writing,
+            now=now,
+            progress=progress,
         )
+        runs.append(run)
+        if on_done is not None:
+            on_done(run)
+        interrupts.checkpoint("store-done")
     return runs
