@@ -6,8 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
-from test_stores import Machine, machine
+import orjson
+from conftest import cli
+from test_stores import Machine, machine, put, session_bytes
 
 __all__ = ["machine"]  # the fixture, used by name
 
@@ -30,3 +33,22 @@ def test_a_store_done_before_an_interrupt_is_reported(machine: Machine) -> None:
     assert b"claude: " + str(machine.home / ".claude").encode() + b": 1 session" in done.stdout
     assert b"codex:" not in done.stdout
     assert done.stderr.endswith(b"\n") and b"interrupted" in done.stderr
+
+
+def test_status_of_a_store_session_names_commands_that_work_anywhere(
+    machine: Machine, tmp_path: Path
+) -> None:
+    """The commands status prints name the session by its full path, and the sizes it
+    gives are those compress then writes (its stubs name the full path too)."""
+    rel = ".claude/projects/-home-u-proj/9e0c2e0a-1111-4222-8333-444455556666.jsonl"
+    put(machine.home, rel, session_bytes("claude").replace(b"8f1c2e0a", b"9e0c2e0a"), old=False)
+    machine.run("stores", "claude")  # the store has its archive; the fresh one is left alone
+    path = machine.path(rel)
+    status = orjson.loads(cli("status", str(path), "--json", cwd=tmp_path).stdout)
+    for name, saving in status["savings"].items():
+        assert saving["command"].endswith(f" {path}"), name
+    done = orjson.loads(cli("compress", str(path), "--dry-run", "--json", cwd=tmp_path).stdout)
+    [report] = done["files"]
+    assert report["deep_bytes_after"] == status["savings"]["deep"]["bytes_after"]
+    cli("compress", str(path), cwd=tmp_path)
+    assert path.stat().st_size == status["savings"]["compress"]["bytes_after"]

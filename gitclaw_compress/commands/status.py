@@ -96,10 +96,13 @@ def report(
     session = read_session(path, config_path)
     repo = session.repo
     intact = IntactLines(repo, path, session.ref) if repo else None
+    # The commands it names must work from where the user is: a store's session by its
+    # full path, as its stubs name it (and so its dry runs measure the stubs compress writes).
+    ref = repo.session_ref(session.ref) if repo else session.ref
     status = session_status(
         session.lines,
         session.config,
-        session.ref,
+        ref,
         keep_turns=keep_turns,
         intact_commit=intact.commit_for if intact else None,
         object_id=blob_id_for(repo) if repo else git_blob_id,

@@ -285,7 +285,7 @@ class Compression:
             plan = scan(lines, deep, fmt)
         if plan.needs_settling:
             with open_lines(path) as lines:
-                plan = settle(plan, lines, deep, session_ref=rel)
+                plan = settle(plan, lines, deep, session_ref=self.repo.session_ref(rel))
         with open_lines(path) as lines:
             return sum(
                 len(result.line.encode())
@@ -293,7 +293,7 @@ class Compression:
                     lines,
                     plan,
                     deep,
-                    session_ref=rel,
+                    session_ref=self.repo.session_ref(rel),
                     object_id=self.object_id,
                     intact_commit=intact.commit_for,
                     intact_blob=intact.blob_for,
