@@ -52,3 +52,19 @@ def test_status_of_a_store_session_names_commands_that_work_anywhere(
     assert report["deep_bytes_after"] == status["savings"]["deep"]["bytes_after"]
     cli("compress", str(path), cwd=tmp_path)
     assert path.stat().st_size == status["savings"]["compress"]["bytes_after"]
+
+
+def test_files_that_are_no_session_are_not_counted_as_sessions(machine: Machine) -> None:
+    folder = ".claude/projects/-home-u-proj/"
+    put(machine.home, folder + "empty.jsonl", b"")
+    put(machine.home, folder + "other.jsonl", b'{"foo":1}\n')
+    locked = folder + "5e0c2e0a-1111-4222-8333-444455556666.jsonl"
+    put(machine.home, locked, session_bytes("claude").replace(b"8f1c2e0a", b"5e0c2e0a"))
+    machine.path(locked).chmod(0o444)
+    done = machine.run("stores", "claude")
+    [line] = [line for line in done.stdout.decode().splitlines() if "archive" in line]
+    assert ": 2 sessions, 1 compressed (" in line
+    assert ", 1 read-only (left alone), 2 other files that are no session (skipped);" in line
+    assert b"other.jsonl: not a session transcript of a supported format" in done.stderr
+    runs = orjson.loads(machine.run("stores", "claude", "--json").stdout)["stores"]
+    assert (runs[0]["sessions"], runs[0]["not_sessions"], runs[0]["read_only"]) == (2, 2, 1)

@@ -426,7 +426,7 @@ def test_an_append_during_a_run_is_never_lost(
 def test_a_file_that_is_no_session_is_a_warning_not_the_end(machine: Machine) -> None:
     put(machine.home, ".claude/projects/-home-u-proj/empty.jsonl", b"")
     done = machine.run("stores", "claude")
-    assert b"empty.jsonl: not a pi v3 session file nor another supported" in done.stderr
+    assert b"empty.jsonl: not a session transcript of a supported format" in done.stderr
     assert b"1 compressed" in done.stdout
 
 

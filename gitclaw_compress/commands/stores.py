@@ -57,11 +57,16 @@ def describe(run: StoreRun) -> list[str]:
         count = sum(1 for report in reports if report.status == status)
         if count:
             parts.append(f"{count} {words}")
+    if run.read_only:
+        parts.append(f"{run.read_only} read-only (left alone)")
     if run.fresh:
         parts.append(f"{len(run.fresh)} written in the last minutes (left alone)")
     if run.in_use or written_during:
         count = len(run.in_use) + len(written_during)
         parts.append(f"{count} in use by a running agent (left alone)")
+    if run.not_sessions:
+        verb = "is" if run.not_sessions == 1 else "are"
+        parts.append(f"{plural(run.not_sessions, 'other file')} that {verb} no session (skipped)")
     archive = f"archive {run.archive} ({human_bytes(run.archive_bytes)})"
     if run.pushed_to:
         archive += f", pushed to {run.pushed_to}"

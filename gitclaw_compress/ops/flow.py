@@ -168,8 +168,8 @@ def recognized(
             from gitclaw_compress.formats import supported
 
             warnings.append(
-                f"{repo.relative(path)}: not a pi v3 session file nor another supported "
-                f"transcript ({supported()}); skipped"
+                f"{repo.relative(path)}: not a session transcript of a supported format "
+                f"({supported()}); skipped"
             )
     return chosen
 

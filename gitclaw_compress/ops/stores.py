@@ -180,6 +180,8 @@ class StoreRun:
     archive_bytes: int = 0
     pushed_to: str | None = None
     refused: list[str] = field(default_factory=list)  # sessions that could not be compressed
+    not_sessions: int = 0  # files the globs found that hold no session (a warning each)
+    read_only: int = 0  # sessions made read-only on purpose, left as they are
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -196,6 +198,8 @@ class StoreRun:
             "notes": self.notes,
             "warnings": self.flow.warnings if self.flow is not None else [],
             "refused": self.refused,
+            "not_sessions": self.not_sessions,
+            "read_only": self.read_only,
             "error": self.error,
         }
 
@@ -259,9 +263,13 @@ def _run_in(
             # A file of the store that is no session (an empty one, another tool's) is a
             # warning, not the end of the run.
             skipped: list[str] = []
+            found = len(rest)
             rest = recognized(store, rest, UnchangedCache(store.git_dir), skipped)
+            run.not_sessions = found - len(rest)
+            run.sessions -= run.not_sessions
             for path in [path for path in rest if _read_only(path)]:  # chmod 444 on purpose
                 rest.remove(path)
+                run.read_only += 1
                 skipped.append(f"{store.relative(path)}: read-only; left as it is")
             try:
                 run.flow = run_flow(
