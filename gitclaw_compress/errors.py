@@ -8,6 +8,7 @@ EXIT_OK = 0
 EXIT_PROBLEMS = 1  # the command ran and found problems (verify, --check, secrets, doctor)
 EXIT_USAGE = 2  # bad command-line usage (click's own code)
 EXIT_ERROR = 3  # the command could not do its job; nothing was changed
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM (the shell's 128 + SIGINT)
 
 
 class GitClawError(Exception):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 from conftest import cli
-from test_stores import Machine, machine, put, session_bytes
+from test_stores import SESSIONS, Machine, machine, put, session_bytes
 
 __all__ = ["machine"]  # the fixture, used by name
 
@@ -68,3 +68,20 @@ def test_files_that_are_no_session_are_not_counted_as_sessions(machine: Machine)
     assert b"other.jsonl: not a session transcript of a supported format" in done.stderr
     runs = orjson.loads(machine.run("stores", "claude", "--json").stdout)["stores"]
     assert (runs[0]["sessions"], runs[0]["not_sessions"], runs[0]["read_only"]) == (2, 2, 1)
+
+
+def test_an_interrupt_in_a_store_stops_the_pass_and_names_the_full_path(
+    machine: Machine,
+) -> None:
+    """Ctrl-C between renames in the first store: the pass stops there (the other stores
+    are not compressed), in one line that names the session by its full path."""
+    done = run_env(machine, "stores", GITCLAW_COMPRESS_INTERRUPT_AT="renamed")
+    assert done.returncode == 130
+    [line] = done.stderr.decode().splitlines()
+    claude = machine.path(SESSIONS["claude"])
+    assert line.endswith(
+        f": interrupted after compressing {claude}; every file is either the old one or the new one"
+    )
+    for agent in ("codex", "copilot", "pi"):
+        rel = SESSIONS[agent]
+        assert machine.path(rel).read_bytes() == machine.originals[rel], agent

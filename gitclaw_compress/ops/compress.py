@@ -336,8 +336,11 @@ class Compression:
                         if self.repo.keeps_times:  # an agent lists its sessions by mtime
                             times = (pending.stat.st_atime_ns, pending.stat.st_mtime_ns)
                             os.utime(pending.output.temp, ns=times)
-                        pending.output.replace(pending.report.path, pending.stat)
-                        replaced.append(pending.report.path)
+                        # Named as stubs name it: a store's session by its full path (a
+                        # run over several stores must say which one an interrupt left).
+                        name = self.repo.session_ref(pending.report.path)
+                        pending.output.replace(name, pending.stat)
+                        replaced.append(name)
                     except FileInUseError as busy:
                         pending.output.discard()
                         report = pending.report
@@ -349,7 +352,7 @@ class Compression:
         except KeyboardInterrupt:
             if replaced:
                 raise interrupted_after(
-                    replaced, [pending.report.path for pending in self._pending]
+                    replaced, [self.repo.session_ref(p.report.path) for p in self._pending]
                 ) from None
             raise
 

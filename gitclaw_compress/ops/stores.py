@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitclaw_compress import interrupts
 from gitclaw_compress.config import Config, load_config
-from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.errors import EXIT_INTERRUPTED, GitClawError
 from gitclaw_compress.formats import registry
 from gitclaw_compress.formats.base import AgentHome, Unsupported
 from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
@@ -277,8 +277,8 @@ def _run_in(
                 )
             except (LockedError, WriteError, GitFailureError):
                 raise  # not one session's fault: the store's run stops here, in one line
-            except GitClawError:
-                if len(rest) < 2:
+            except GitClawError as error:
+                if len(rest) < 2 or interrupted(error):
                     raise
                 # One session refused (a damaged line, …) changed nothing: each on its own,
                 # so that the others are still compressed and each refusal is one line.
@@ -292,10 +292,17 @@ def _run_in(
     except LockedError as error:  # another run is at it: it does the work
         run.state, run.error = "busy", str(error)
     except GitClawError as error:
+        if interrupted(error):  # Ctrl-C stops the whole pass, not this store's
+            raise
         run.state, run.error = "failed", str(error)
     finally:
         run.archive_bytes = archive_size(run.archive) if run.archive.is_dir() else 0
     return run
+
+
+def interrupted(error: GitClawError) -> bool:
+    """A run stopped by Ctrl-C or SIGTERM between renames (what it did, in one line)."""
+    return error.exit_code == EXIT_INTERRUPTED
 
 
 def _one_by_one(
@@ -309,6 +316,8 @@ def _one_by_one(
         except (LockedError, WriteError, GitFailureError):
             raise
         except GitClawError as error:
+            if interrupted(error):
+                raise
             refused.append(str(error))
             continue
         flow.reports.extend(one.reports)
