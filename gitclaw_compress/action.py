@@ -113,7 +113,7 @@ def summary_markdown(
         return "\n".join(lines) + "\n"
     lines.append(
         "| Session | Original | Before this run | After | Change vs original | Turns kept "
-        "| Objects archived | Result | Format |"
+        "| New archive objects | Result | Format |"
     )
     lines.append("|---|---:|---:|---:|---:|---:|---:|---|---|")
     total_original = 0

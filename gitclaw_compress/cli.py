@@ -145,7 +145,7 @@ class _Group(click.Group):
         except OSError as error:
             fail(ctx, describe_os_error(error), EXIT_ERROR)
         except KeyboardInterrupt:
-            click.echo(f"gitclaw-compress: {interrupts.message()}", err=True)
+            click.echo(f"{interrupts.listed()}gitclaw-compress: {interrupts.message()}", err=True)
             ctx.exit(130)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise

@@ -13,9 +13,12 @@ EXIT_ERROR = 3  # the command could not do its job; nothing was changed
 class GitClawError(Exception):
     """An expected failure. Its message is one line: what failed, where, and what to do."""
 
-    def __init__(self, message: str, *, exit_code: int = EXIT_ERROR) -> None:
+    def __init__(
+        self, message: str, *, exit_code: int = EXIT_ERROR, details: list[str] | None = None
+    ) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+        self.details = details or []  # lines printed before the one line (one file each)
 
 
 def shell_line(*words: str) -> str:

@@ -84,8 +84,27 @@ def message() -> str:
     by_doing: dict[str, list[str]] = {}
     for doing, path in _changed:
         by_doing.setdefault(doing, []).append(path)
-    done = "; ".join(f"{doing} {', '.join(paths)}" for doing, paths in by_doing.items())
-    return f"interrupted after {done}; every file is either the old one or the new one"
+    if len(_changed) == 1:
+        [(doing, path)] = _changed
+        return f"interrupted after {doing} {path}; {SAME}"
+    # Several files: `listed` names them, one per line, above this one.
+    counts = ", ".join(f"{doing} {len(paths)} files" for doing, paths in by_doing.items())
+    return f"interrupted after {counts} (listed above); {SAME}"
+
+
+def listed() -> str:
+    """The files an interrupted run replaced, one per line (a run over hundreds would not fit
+    in one), printed above `message`; "" when it replaced one or none."""
+    if len(_changed) < 2:
+        return ""
+    return "".join(f"{_DONE.get(doing, doing)} {path}\n" for doing, path in _changed)
+
+
+SAME = "every file is either the old one or the new one"
+
+
+# "compressing" a file that was then replaced: it is compressed
+_DONE = {"compressing": "compressed", "restoring": "restored", "redacting": "redacted"}
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
@@ -147,7 +166,7 @@ def report_and_exit() -> None:
     while True:
         try:
             _exiting = True
-            sys.stderr.write(f"gitclaw-compress: {message()}\n")
+            sys.stderr.write(f"{listed()}gitclaw-compress: {message()}\n")
             sys.stderr.flush()
             break
         except KeyboardInterrupt:  # came before `_exiting` was set: say it once more

@@ -1,5 +1,6 @@
-"""Helpers for the tests of the agents' own hooks (`install --agents`): what the hook logged,
-and waiting for the detached processes it starts without sleeping (pidfd)."""
+"""Helpers for the tests of the agents' own hooks (`install --agents`) and stores: what the
+hook logged, waiting for the detached processes it starts without sleeping (pidfd), and a
+live process that holds a session open for writing."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import hashlib
 import os
 import re
 import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from gitclaw_compress.ops.agenthooks import log_path
@@ -64,3 +69,26 @@ def wait_for_hooks(env: dict[str, str]) -> list[str]:
 
 def digest(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+
+
+@contextmanager
+def held_open(path: Path) -> Iterator[None]:
+    """While inside: another process holds `path` open for writing, as a running agent does."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; f = open(sys.argv[1], 'ab'); print('open', flush=True); sys.stdin.read()",
+            str(path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline() == b"open\n"
+        yield
+    finally:
+        holder.stdin.close()
+        holder.wait()
+        holder.stdout.close()

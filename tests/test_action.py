@@ -93,7 +93,7 @@ def test_script_compresses_pushes_and_writes_the_summary(
     assert done.stdout.count("\n") == 1 and "pushed to origin" in done.stdout
     assert (
         "| Session | Original | Before this run | After | Change vs original | Turns kept "
-        "| Objects archived | Result |"
+        "| New archive objects | Result |"
     ) in summary
     session = origin.work / SESSION
     after = session.stat().st_size

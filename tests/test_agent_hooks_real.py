@@ -59,6 +59,25 @@ def put_at_rest(agent: str, home: Path, work: Path) -> tuple[Path, list[str]]:
     resume it: the pass our hook starts compresses it, and the CLI resumes the result."""
     made = home / "tmp" / f"{agent}-at-rest.jsonl"
     made.write_bytes(at_rest_session(agent))
+    path, resume = put_in_store(agent, made, home, work)
+    then = time.time() - AN_HOUR
+    os.utime(path, (then, then))
+    compress_every_session(home)
+    return path, resume
+
+
+def compress_every_session(home: Path, **stores: int) -> None:
+    """Settings under `home` that compress a session however small or short it is (and
+    the `stores` settings given)."""
+    config = home / ".config" / "gitclaw-compress" / "compression.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    thresholds = {"sizeThresholdKB": 0, "turnThresholdBeforeCompress": 1}
+    config.write_bytes(orjson.dumps({"session": thresholds, "stores": stores}))
+
+
+def put_in_store(agent: str, made: Path, home: Path, work: Path) -> tuple[Path, list[str]]:
+    """A copy of the session file `made` where the agent keeps its sessions under `home`
+    (for the CLIs that run in `work`), and the arguments that resume it."""
     if agent == "claude":
         session = claude_session_id(made)
         path = claude_project_dir(home / ".claude", work) / f"{session}.jsonl"
@@ -79,12 +98,6 @@ def put_at_rest(agent: str, home: Path, work: Path) -> tuple[Path, list[str]]:
         resume.append("next")
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(made, path)
-    then = time.time() - AN_HOUR
-    os.utime(path, (then, then))
-    config = home / ".config" / "gitclaw-compress" / "compression.json"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    thresholds = {"sizeThresholdKB": 0, "turnThresholdBeforeCompress": 1}
-    config.write_bytes(orjson.dumps({"session": thresholds}))
     return path, resume
 
 

@@ -147,12 +147,13 @@ def test_a_locked_file_is_an_error_and_untouched(repo: Path, session: Path) -> N
 
 def test_verify_counts_each_object_once(repo: Path, session: Path) -> None:
     """Lines compressed after the session was committed all read back from that one version
-    (compress said "0 objects archived"): verify names 1 object, not one per line."""
+    (compress said "0 new archive objects"): verify names 1 object, not one per line."""
     out = cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo).stdout.decode()
     lines = int(out.split(" lines compressed")[0].rsplit(" ", 1)[1])
-    assert lines > 1 and "0 objects archived" in out, out
+    assert lines > 1 and "0 new archive objects" in out, out
     said = cli("verify", SESSION, cwd=repo).stdout.decode()
-    assert said == f"ok: {SESSION} ({lines} compressed lines, 1 object)\n", said
+    counted = f"{lines} compressed lines, read back from 1 archive object"
+    assert said == f"ok: {SESSION} ({counted})\n", said
     report = json.loads(cli("verify", "--json", SESSION, cwd=repo).stdout)["files"][0]
     assert (report["compressed_lines"], report["objects"]) == (lines, 1)
 

@@ -276,7 +276,7 @@ def test_context_json_lists_messages_and_totals(compaction_repo: Path) -> None:
     assert totals["summaries"] == 3 and totals["active_summaries"] == 2
     assert totals["history_source"] == "file"
     assert totals["compression_ratio"] == round(
-        totals["history_tokens"] / totals["context_tokens"], 2
+        totals["history_tokens"] / totals["estimated_tokens"], 2
     )
     assert totals["compression_ratio"] > 1  # Turn 1 and the abandoned branch are not sent
     human = cli("context", SESSION, cwd=compaction_repo).stdout.decode()
@@ -290,7 +290,7 @@ def test_context_history_counts_the_original_once_compressed(compaction_repo: Pa
     assert after["history_source"] == "original"
     assert after["history_tokens"] == before["history_tokens"]
     assert after["compressed_messages"] > 0
-    assert after["context_tokens"] < before["context_tokens"]
+    assert after["estimated_tokens"] < before["estimated_tokens"]
     assert after["compression_ratio"] > before["compression_ratio"]
 
 

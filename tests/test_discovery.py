@@ -22,7 +22,7 @@ from flow_helpers import (
 )
 
 from gitclaw_compress.cli import cli
-from gitclaw_compress.commands import compress as compress_command
+from gitclaw_compress.commands import progress as progress_module
 from gitclaw_compress.config import load_config
 from gitclaw_compress.ops import discovery
 from gitclaw_compress.store.archive import Repository
@@ -199,9 +199,7 @@ def test_verify_with_no_path_skips_a_non_session_file_with_a_warning(tmp_path: P
     write(repo / SESSIONS / "real.jsonl", session_bytes(3))
     write(repo / SESSIONS / "junk.jsonl", b'{"type":"not-a-header"}\n')
     done = ok(repo, "verify")
-    assert done.stdout.decode().splitlines() == [
-        f"ok: {SESSIONS}/real.jsonl (0 compressed lines, 0 objects)"
-    ]
+    assert done.stdout.decode().splitlines() == [f"ok: {SESSIONS}/real.jsonl (no compressed line)"]
     assert f"warning: {SESSIONS}/junk.jsonl: not a pi v3 session" in done.stderr.decode()
     doctor = tool(repo, "doctor")
     assert "\nsessions:      1 session, 0 compressed," in doctor.stdout.decode(), doctor.stdout
@@ -250,7 +248,7 @@ def test_all_shows_a_progress_bar_only_on_a_terminal(
         write(repo / SESSIONS / f"s{number}.jsonl", session_bytes(3))
     commit_all(repo)
     monkeypatch.chdir(repo)
-    monkeypatch.setattr(compress_command, "stderr_is_tty", lambda: tty)
+    monkeypatch.setattr(progress_module, "shows_progress", lambda as_json=False: tty)
     result = CliRunner().invoke(cli, ["compress", "--all", "--force", "--keep-turns", "1"])
     assert result.exit_code == 0, result.output
     assert ("compressing" in result.stderr) is tty

@@ -14,6 +14,8 @@ import orjson
 import pytest
 from conftest import CORPUS, REPO_ROOT
 
+from gitclaw_compress.units import human_bytes
+
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no shared corpus at {CORPUS}")
 
 # docs/formats.md's rows: (format, file column) -> the corpus files the row sums.
@@ -126,6 +128,10 @@ def test_the_supported_formats_table_of_the_readme(measured: Measured) -> None:
             for key in ("cut", "share", "ideal", "ui copies", "deep", "deep share", "deep ideal")
         )
         assert figures.groups() == expected, label
+        # Sizes as every command prints them (1 KB = 1024 bytes), not in decimal units.
+        before = int(want["before"].replace(",", ""))
+        after = int(want["after"].replace(",", ""))
+        assert f"{human_bytes(before)} -> {human_bytes(after)} (" in found[label], label
 
 
 def test_the_deep_table_of_deep_md(measured: Measured) -> None:

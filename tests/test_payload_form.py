@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import random
+import string
 import subprocess
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 from conftest import cli, git
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from synthetic import typical_session
+from synthetic import SessionBuilder, text, tool_call, typical_session
 
 from gitclaw_compress.core.payload_form import (
     MAGIC,
@@ -154,3 +156,45 @@ def test_an_image_is_archived_decoded_and_restores_byte_for_byte(repo: Path) -> 
     assert session.read_bytes() == compressed
     cli("restore", "s.jsonl", cwd=repo)
     assert session.read_bytes() == original
+
+
+def test_a_secret_beside_an_image_is_redacted_from_the_archive_too(repo: Path) -> None:
+    """The tool result that holds the image also holds a key: `redact` finds it in the
+    archived payload (kept with its image decoded), writes the payload again without it, and
+    restore gives the original with the key redacted and the image as it was."""
+    image = b"\x89PNG\r\n\x1a\n" + random.Random(7).randbytes(6000)
+    key = "gh" + "p_" + "".join(random.Random(8).choices(string.ascii_letters, k=36))
+    session = SessionBuilder()
+    session.user("Look at the screenshot")
+    session.assistant(tool_call("c0", "read", {"path": "shot.png"}))
+    session.tool_result("c0", "read", f"token={key}\n" + "x" * 400, images=[("image/png", image)])
+    session.assistant(text("Seen."), stop="stop")
+    for turn in range(6):
+        session.user(f"Turn {turn}")
+        session.assistant(text("ok " * 60), stop="stop")
+    original = session.data()
+    (repo / "s.jsonl").write_bytes(original)
+    lenient = {"session": {"sizeThresholdKB": 1}, "scan": {"block": False}}
+    (repo / "compression.json").write_text(json.dumps(lenient))
+    cli("compress", "--force", "s.jsonl", cwd=repo)
+    oids = git(repo, "ls-tree", "-r", "refs/gitclaw/archive", "blobs").split()[2::4]
+    stored = [blob(repo, oid) for oid in oids]
+    assert any(data.startswith(MAGIC) and key.encode() in data for data in stored)
+
+    cli("redact", "s.jsonl", "--all", cwd=repo)
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    everything = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo, capture_output=True
+    ).stdout
+    assert key.encode() not in everything
+    restored = cli("restore", "s.jsonl", "-o", "-", cwd=repo).stdout
+    assert key.encode() not in restored and b"[REDACTED:" in restored
+    assert base64.b64encode(image) in restored
+    assert restored.replace(b"[REDACTED:github-pat]", key.encode()) == original
+
+
+def blob(repo: Path, oid: str) -> bytes:
+    return subprocess.run(
+        ["git", "cat-file", "blob", oid], cwd=repo, capture_output=True, check=True
+    ).stdout

@@ -19,6 +19,7 @@ import synthetic
 import synthetic_claude
 import synthetic_codex
 import synthetic_copilot
+from agent_hook_helpers import held_open
 from conftest import cli
 from test_hardening import fill
 
@@ -103,21 +104,8 @@ def in_use(machine: Machine) -> Iterator[Path]:
     data = session_bytes("claude").replace(b"8f1c2e0a", b"0e0c2e0a")
     put(machine.home, HELD, data)
     machine.originals[HELD] = data
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; f = open(sys.argv[1], 'ab'); print('open', flush=True); sys.stdin.read()",
-            str(machine.path(HELD)),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    assert holder.stdout is not None and holder.stdout.readline() == b"open\n"
-    yield machine.path(HELD)
-    assert holder.stdin is not None
-    holder.stdin.close()
-    holder.wait()
+    with held_open(machine.path(HELD)):
+        yield machine.path(HELD)
 
 
 def stores_json(machine: Machine, *args: str, check: bool = True) -> dict[str, dict[str, object]]:
@@ -471,3 +459,46 @@ def test_the_session_a_running_agent_may_write_is_left_alone(machine: Machine) -
         agent.wait()
     assert runs["claude"]["in_use"] == [f"{folder}/{Path(newest).name}"]
     assert statuses(runs["claude"])[f"{folder}/{Path(older).name}"] == "compressed"
+
+
+def test_a_session_made_read_only_is_left_as_it_is(machine: Machine) -> None:
+    rel = ".claude/projects/-home-u-proj/5e0c2e0a-1111-4222-8333-444455556666.jsonl"
+    put(machine.home, rel, session_bytes("claude").replace(b"8f1c2e0a", b"5e0c2e0a"))
+    machine.path(rel).chmod(0o444)
+    done = machine.run("stores", "claude")
+    assert b"5e0c2e0a-1111-4222-8333-444455556666.jsonl: read-only; left as it is" in done.stderr
+    assert b"1 compressed" in done.stdout  # the other session
+    assert b"gitclawCompress" not in machine.path(rel).read_bytes()
+
+
+def test_a_session_that_cannot_be_compressed_does_not_stop_the_others(machine: Machine) -> None:
+    stores_json(machine, "claude")  # the store has its archive
+    good = ".claude/projects/-home-u-proj/7e0c2e0a-1111-4222-8333-444455556666.jsonl"
+    put(machine.home, good, session_bytes("claude").replace(b"8f1c2e0a", b"7e0c2e0a"))
+    bad = ".claude/projects/-home-u-proj/6e0c2e0a-1111-4222-8333-444455556666.jsonl"
+    lines = session_bytes("claude").replace(b"8f1c2e0a", b"6e0c2e0a").split(b"\n")
+    lines[3] = lines[3][:-1] + b',"gitclawCompress":"3:not-a-marker"}'  # a damaged marker
+    put(machine.home, bad, b"\n".join(lines))
+    done = machine.run("stores", "claude", check=False)
+    assert done.returncode == 3
+    refusals = [line for line in done.stderr.splitlines() if b": error: " in line]
+    assert len(refusals) == 1 and b"6e0c2e0a" in refusals[0], done.stderr
+    assert b"1 compressed" in done.stdout  # the good one
+    assert machine.path(bad).read_bytes() == b"\n".join(lines)
+
+
+def test_accepting_a_finding_in_a_store_makes_its_config_folder(machine: Machine) -> None:
+    """The baseline of a store lives in the tool's config folder, which may not exist yet."""
+    from secret_fixtures import planted
+
+    line, _ = next(value for value in planted(3).values() if value[0])
+    path = machine.path(SESSIONS["pi"])
+    session = synthetic.typical_session(6)
+    session.user(f"here: {line}")
+    put(machine.home, SESSIONS["pi"], session.data())
+    machine.run("stores", "pi")  # the store's archive, where the scan keeps its records
+    shutil.rmtree(machine.home / ".config" / "gitclaw-compress")  # a user with no settings
+    found = machine.run("scan", str(path), check=False)
+    assert found.returncode == 1, found.stderr
+    machine.run("scan", "--accept-all", str(path))
+    assert machine.run("scan", str(path)).returncode == 0

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import io
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -10,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 import orjson
 
+from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.config import Config, defaults, load_config
 from gitclaw_compress.core.lines import (
     RawLine,
@@ -18,6 +22,7 @@ from gitclaw_compress.core.lines import (
 from gitclaw_compress.errors import JSON_META_KEY, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, sessions_under
 from gitclaw_compress.ops.flow import select
+from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.store.agent_store import in_a_store
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import refuse_special
@@ -195,12 +200,12 @@ def echo_json(value: object) -> None:
 
 def change_summary(verb: str, report: FileReport, tail: str) -> str:
     """One line for a file that was (or would be) rewritten: sizes, lines, objects, `tail`."""
-    archived = "archived" if report.status == "compressed" else "to archive"
+    archived = "" if report.status == "compressed" else " to write"
     return (
         f"{verb} {report.path}: {human_bytes(report.bytes_before)} -> "
         f"{human_bytes(report.bytes_after)} ({size_change(report.bytes_before, report.bytes_after)}"
         f"); {plural(report.lines_compressed, 'line')} compressed, "
-        f"{plural(report.objects, 'object')} {archived}; {tail}"
+        f"{plural(report.objects, 'new archive object')}{archived}; {tail}"
     )
 
 
@@ -237,6 +242,23 @@ def _session_ref(path: Path) -> str:
         return str(path)
 
 
+@contextlib.contextmanager
+def _printed_after(progress: Progress) -> Iterator[None]:
+    """What the block prints goes out once the progress line is away (a line on a terminal
+    must not start after it); with no progress line, it goes out as it comes."""
+    if progress is SILENT:
+        yield
+        return
+    held = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(held):
+            yield
+    finally:
+        progress.clear()
+        sys.stdout.write(held.getvalue())
+        sys.stdout.flush()
+
+
 def report_sessions(
     path: Path | None,
     config_path: Path | None,
@@ -255,19 +277,26 @@ def report_sessions(
     from gitclaw_compress.formats.base import Unsupported
 
     warnings: list[str] = []
-    paths, found = sessions_to_report(path, config_path, warnings, take_all=take_all)
+    several = path is None or path.is_dir()
+    progress = progress_for(as_json, finding=True) if several else SILENT
+    try:
+        paths, found = sessions_to_report(path, config_path, warnings, take_all=take_all)
+    finally:
+        progress.clear()
     documents: list[dict[str, Any]] = []
-    for one in paths:
-        ref = _session_ref(one)
-        try:
-            documents.append(report(one, not as_json))
-        except Unsupported as error:
-            located = error.at(ref)
-            if found is None:
-                raise located from None
-            documents.append({"path": ref, "error": str(located)})
-            if not as_json:
-                click.echo(str(located))
+    with running(progress, "reading", paths, _session_ref, file_size) as announced:
+        for one in announced:
+            ref = _session_ref(one)
+            with _printed_after(progress):
+                try:
+                    documents.append(report(one, not as_json))
+                except Unsupported as error:
+                    located = error.at(ref)
+                    if found is None:
+                        raise located from None
+                    documents.append({"path": ref, "error": str(located)})
+                    if not as_json:
+                        click.echo(str(located))
     if as_json:
         if found is None:
             echo_json(documents[0])

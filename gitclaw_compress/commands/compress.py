@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ from gitclaw_compress.commands.common import (
     open_repo,
     plural,
 )
+from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_PROBLEMS
 from gitclaw_compress.ops.flow import run_flow
 from gitclaw_compress.units import size_change
@@ -39,7 +39,7 @@ def describe(report: FileReport) -> str:
         "in-use": "in use by another process; nothing was changed",
         "held": "holds a secret the baseline does not accept; left untouched (below)",
     }
-    reason = reasons.get(report.status, report.status)
+    reason = report.reason or reasons.get(report.status, report.status)
     return f"unchanged {report.path}: {reason}" + deep_comparison(report)
 
 
@@ -72,12 +72,12 @@ def totals_line(reports: list[FileReport]) -> str:
     after = sum(report.bytes_after for report in reports)
     changed = [r for r in reports if r.status in ("compressed", "would-compress")]
     dry = any(r.status == "would-compress" for r in changed)
-    verb, archived = ("would compress", "to archive") if dry else ("compressed", "archived")
+    verb, archived = ("would compress", " to write") if dry else ("compressed", "")
     objects = sum(report.objects for report in changed)
     return (
         f"total: {plural(len(reports), 'session')}, {len(changed)} {verb}: "
         f"{human_bytes(before)} -> {human_bytes(after)} ({size_change(before, after)}), "
-        f"{plural(objects, 'object')} {archived}"
+        f"{plural(objects, 'new archive object')}{archived}"
     )
 
 
@@ -86,7 +86,7 @@ discovery_options = (
         "--all",
         "take_all",
         is_flag=True,
-        help="Every session under sessions.globs (a progress bar shows on a terminal).",
+        help="Every session under sessions.globs (progress shows on a terminal).",
     ),
     click.option(
         "--issue",
@@ -100,10 +100,6 @@ def with_discovery_options(function: F) -> F:
     for option in reversed(discovery_options):
         function = option(function)
     return function
-
-
-def stderr_is_tty() -> bool:
-    return sys.stderr.isatty()
 
 
 @click.command("compress")
@@ -155,19 +151,23 @@ def command(
     the session whose last entry is the newest. Never the newest by mtime.
     """
     repo = open_repo(paths[0] if paths else Path.cwd(), create_store=True)
-    result = run_flow(
-        repo,
-        paths,
-        config_path=config_path,
-        take_all=take_all,
-        issue=issue,
-        keep_turns=keep_turns,
-        force=force,
-        dry_run=dry_run or check,
-        do_stage=stage,
-        progress=take_all and not as_json and stderr_is_tty(),
-        deep=deep,
-    )
+    progress = progress_for(as_json, finding=not paths or any(path.is_dir() for path in paths))
+    try:
+        result = run_flow(
+            repo,
+            paths,
+            config_path=config_path,
+            take_all=take_all,
+            issue=issue,
+            keep_turns=keep_turns,
+            force=force,
+            dry_run=dry_run or check,
+            do_stage=stage,
+            progress=progress,
+            deep=deep,
+        )
+    finally:
+        progress.end()
     if as_json:
         echo_json(result.as_json())
     else:

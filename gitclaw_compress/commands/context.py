@@ -21,7 +21,7 @@ from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.model import SUMMARY, EntryView
 from gitclaw_compress.ops.render import preview
 from gitclaw_compress.ops.restore import restored_lines
-from gitclaw_compress.tokens.context import history_tokens, read_context
+from gitclaw_compress.tokens.context import history_tokens, measure_context, read_context
 from gitclaw_compress.tokens.estimate import get_estimator
 from gitclaw_compress.units import plural
 
@@ -38,7 +38,9 @@ def command(path: Path | None, take_all: bool, config_path: Path | None, as_json
 
     It follows the agent's own resume rules (for pi: the parentId chain from the last entry,
     and the latest compaction's summary, then the entries from firstKeptEntryId on). Tokens
-    are estimates (tokens.estimator). The totals compare the context with the whole history:
+    are estimates (tokens.estimator); the context's total is the figure `status` gives, from
+    recorded usage where the agent recorded it, with the estimate beside it. The totals
+    compare the context with the whole history:
     the original, restored from the archive, when the file is compressed. With no PATH, the
     sessions `compress` would take; with --all, every session.
     """
@@ -70,7 +72,8 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
                 "preview": preview(message, PREVIEW_CHARS),
             }
         )
-    context_tokens = sum(message.tokens for message in context.sent())
+    size = measure_context(context, estimator)  # the figure `status` gives, same source
+    estimated = size.estimated  # every message sent, estimated: what the rows add up to
     every = [message for view in context.views for message in view.messages]
     totals = {
         "messages": len(every),
@@ -80,10 +83,13 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
         "compressed_messages": sum(
             1 for message in context.messages if context.is_compressed(message)
         ),
-        "context_tokens": context_tokens,
+        "context_tokens": size.tokens,
+        "context_source": size.source,
+        "estimated_tokens": estimated,
         "history_tokens": history,
         "history_source": history_source,
-        "compression_ratio": round(history / context_tokens, 2) if context_tokens else None,
+        # Estimates on both sides: the history's size against the context's.
+        "compression_ratio": round(history / estimated, 2) if estimated else None,
     }
     leaf = context.leaf()
     document = {
@@ -103,22 +109,45 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
     if not show:
         return document
     click.echo(f"{session.ref}: leaf {leaf}, model {context.model or 'unknown'}")
-    click.echo(f"{'#':>4}  {'role':<10} {'entry':<8} {'line':>5} {'tokens':>7}  preview")
-    for item in messages:
-        flags = ("~" if item["compressed"] else " ") + (" " if item["sent"] else "x")
-        click.echo(
-            f"{item['index']:>4}{flags}{item['source_role']:<10} {item['entry_id'] or '-':<8} "
-            f"{item['line']:>5} {item['tokens']:>7,}  {item['preview']}"
-        )
+    for row in table(messages):
+        click.echo(row)
     ratio = totals["compression_ratio"]
     click.echo(
         f"totals: {plural(len(every), 'message')}, {totals['active_messages']} active, "
         f"{totals['summaries']} summaries, {totals['compressed_messages']} compressed; "
-        f"context {context_tokens:,} tokens ({estimator.name}), history {history:,} "
+        f"context {size.tokens:,} tokens ({size.label()}), history {history:,} estimated "
         f"({history_source}), compression ratio {ratio if ratio is not None else '-'}"
     )
     click.echo("(~ compressed by gitclaw-compress; x not sent: the reply ended in error/aborted)")
     return document
+
+
+def table(messages: list[dict[str, Any]]) -> list[str]:
+    """The message table, each column as wide as its widest cell (ids are 36-character
+    uuids in three formats, roles as long as `compactionSummary`)."""
+    rows = [
+        (
+            str(item["index"]),
+            ("~" if item["compressed"] else " ") + (" " if item["sent"] else "x"),
+            str(item["source_role"]),
+            str(item["entry_id"] or "-"),
+            str(item["line"]),
+            f"{item['tokens']:,}",
+            str(item["preview"]),
+        )
+        for item in messages
+    ]
+    head = ("#", "  ", "role", "entry", "line", "tokens", "preview")
+    widths = [max(len(row[column]) for row in [head, *rows]) for column in range(6)]
+
+    def line(row: tuple[str, ...]) -> str:
+        index, flags, role, entry, number, tokens, text = row
+        return (
+            f"{index:>{widths[0]}}{flags}{role:<{widths[2]}} {entry:<{widths[3]}} "
+            f"{number:>{widths[4]}} {tokens:>{widths[5]}}  {text}"
+        )
+
+    return [line(head), *map(line, rows)]
 
 
 def _history_tokens(session: SessionFile, path: Path, views: list[EntryView]) -> tuple[int, str]:

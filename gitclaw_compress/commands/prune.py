@@ -16,8 +16,10 @@ from gitclaw_compress.commands.common import (
     open_repo,
     session_path,
 )
+from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.ops.compress import Compression
+from gitclaw_compress.ops.progress import file_size, running
 from gitclaw_compress.ops.report import FileReport
 
 
@@ -75,12 +77,15 @@ def command(
     paths = tuple(session_path(path) for path in paths)
     repo = open_repo(paths[0], create_store=True)
     reports: list[FileReport] = []
-    with Compression(repo, dry_run=dry_run or check) as run:
-        for path in paths:
-            config = config_for(repo, path, config_path)
-            percent = target_percent or (config["prune.targetPercent"] if target else None)
-            settings = config.compress_settings(strategy="tokens", target_percent=percent)
-            reports.append(run.add(path, config, force=True, settings=settings))
+    verb = "checking" if dry_run or check else "pruning"
+    progress = progress_for(as_json)
+    with Compression(repo, dry_run=dry_run or check, progress=progress) as run:
+        with running(progress, verb, paths, repo.relative, file_size) as each:
+            for path in each:
+                config = config_for(repo, path, config_path)
+                percent = target_percent or (config["prune.targetPercent"] if target else None)
+                settings = config.compress_settings(strategy="tokens", target_percent=percent)
+                reports.append(run.add(path, config, force=True, settings=settings))
         run.finish()
     if as_json:
         echo_json({"files": [report.as_json() for report in reports]})

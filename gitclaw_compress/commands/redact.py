@@ -54,6 +54,8 @@ def command(
                 "objects": report.objects,
                 "archive": report.archive_tip,
                 "history_commit": history,
+                "index_changed": bool(report.index),
+                "index_reason": report.index,
             }
         )
         return
@@ -68,6 +70,8 @@ def command(
         f"{report.file}: redacted {plural(secrets, 'secret')} in {plural(report.lines, 'line')} "
         f"and {plural(report.objects, 'archive object')}"
     )
+    if report.index:
+        click.echo(f"{report.file}: index changed: {report.index}")
     remote = config["archive.remote"]
     if report.archive_tip and repo.has_remote(remote) and remote_may_hold(repo, remote, ref):
         click.echo(

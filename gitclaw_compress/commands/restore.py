@@ -22,10 +22,11 @@ from gitclaw_compress.commands.common import (
     require_session,
     session_path,
 )
+from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.discovery import all_sessions, sessions_under
-from gitclaw_compress.ops.flow import with_progress
+from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.ops.restore import restore_file, restore_to_stream
 from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.store.archive import Repository
@@ -42,7 +43,7 @@ def restore_all(
     config_path: Path | None,
     no_fetch: bool,
     *,
-    progress: bool,
+    progress: Progress = SILENT,
     under: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Every compressed session of the work tree (or under the folder `under`) back to its
@@ -62,21 +63,22 @@ def restore_all(
             rel = repo.relative(path)
             locks.enter_context(repo.lock(rel, rel))
         try:
-            for path in with_progress(paths, progress, "restoring"):
-                rel = repo.relative(path)
-                access = archive_access(repo, path, config_path, no_fetch)
-                access = accesses.setdefault(access.ref, access)
-                before = _stat_key(path)
-                atomic = AtomicFile(path, doing="restoring")
-                pending.append((atomic, before, rel))
-                written = restore_to_stream(repo, path, access.ref, atomic, access)
-                atomic.seal()
-                results.append({"path": rel, "status": "restored", "bytes": written})
+            with running(progress, "restoring", paths, repo.relative, file_size) as announced:
+                for path in announced:
+                    rel = repo.relative(path)
+                    access = archive_access(repo, path, config_path, no_fetch)
+                    access = accesses.setdefault(access.ref, access)
+                    before = _stat_key(path)
+                    atomic = AtomicFile(path, doing="restoring")
+                    pending.append((atomic, before, rel))
+                    written = restore_to_stream(repo, path, access.ref, atomic, access)
+                    atomic.seal()
+                    results.append({"path": rel, "status": "restored", "bytes": written})
             for atomic, before, rel in pending:
                 if _stat_key(atomic.target) != before:
                     raise GitClawError(f"{rel}: changed while it was being restored; run again")
-            for atomic, _, _ in pending:
-                atomic.replace()
+            for atomic, _, rel in pending:
+                atomic.replace(rel)  # an interrupt names it as the user does
         except BaseException:
             for atomic, _, _ in pending:
                 atomic.discard()
@@ -148,8 +150,11 @@ def command(
                 "give PATH (and -o), a folder, or --all, not several", exit_code=EXIT_USAGE
             )
         repo = open_repo(folder or Path.cwd())
-        show_progress = not as_json and sys.stderr.isatty()
-        results = restore_all(repo, config_path, no_fetch, progress=show_progress, under=folder)
+        progress = progress_for(as_json, finding=True)
+        try:
+            results = restore_all(repo, config_path, no_fetch, progress=progress, under=folder)
+        finally:
+            progress.end()
         total = sum(result["bytes"] for result in results)
         if as_json:
             echo_json({"ok": True, "files": results, "bytes": total})
@@ -165,6 +170,11 @@ def command(
         return
     if path is None:
         raise GitClawError("give a session PATH, or --all", exit_code=EXIT_USAGE)
+    if as_json and output is not None and str(output) == "-":  # stdout holds the session
+        raise GitClawError(
+            "-o - writes the session to stdout, where --json would go; give one of them",
+            exit_code=EXIT_USAGE,
+        )
     path = session_path(path)
     require_session(path)
     repo = open_repo(path)

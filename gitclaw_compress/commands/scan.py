@@ -15,6 +15,7 @@ from gitclaw_compress.commands.common import (
     open_repo,
     plural,
 )
+from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_PROBLEMS, EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.secrets.check import ScanResult, baseline_for, run_scan
@@ -55,8 +56,12 @@ def command(
     repo = open_repo(Path.cwd() if not paths else paths[0])
     config = config_for(repo, paths[0] if paths else None, config_path)
     warnings: list[str] = []
-    chosen, _ = select(repo, config, list(paths), take_all=not paths, warnings=warnings)
-    result = run_scan(repo, config, chosen, archive=not no_archive)
+    progress = progress_for(as_json, finding=not paths)
+    try:
+        chosen, _ = select(repo, config, list(paths), take_all=not paths, warnings=warnings)
+        result = run_scan(repo, config, chosen, archive=not no_archive, progress=progress)
+    finally:
+        progress.end()
     if accept_ids or accept_all:
         known = {f.id for f in result.findings}
         unknown = [i for i in accept_ids if i not in known]

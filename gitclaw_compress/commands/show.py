@@ -20,7 +20,7 @@ from gitclaw_compress.commands.common import (
     open_repo,
     session_path,
 )
-from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.render import render_line
 from gitclaw_compress.ops.show import (
     Held,
@@ -61,6 +61,11 @@ def command(
     from any folder of the checkout, and in a `--depth 1` clone it fetches the archive ref
     once (unless --no-fetch).
     """
+    if raw and as_json:
+        raise GitClawError(
+            "--raw prints the line's exact bytes, --json a JSON document; give one of them",
+            exit_code=EXIT_USAGE,
+        )
     if len(arguments) > 2:
         raise click.UsageError(f"Got unexpected extra argument ({arguments[2]})")
     if not arguments or (len(arguments) == 1 and session_path(Path(arguments[0])).exists()):

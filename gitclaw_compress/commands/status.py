@@ -19,31 +19,37 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.core.compressor import git_blob_id
 from gitclaw_compress.ops.compress import blob_id_for
 from gitclaw_compress.store.intact import IntactLines
+from gitclaw_compress.tokens.context import ContextSize
 from gitclaw_compress.tokens.status import Saving, SessionStatus, session_status
 from gitclaw_compress.units import plural, size_change
 
 
 def describe_source(status: SessionStatus) -> str:
-    if status.source == "estimate":
-        text = f"estimated with {status.estimator}"
-        return f"{text}; {status.note}" if status.note else text
-    text = f"recorded usage of entry {status.usage_entry}"
-    if status.trailing_tokens:
-        text += f" + {status.trailing_tokens:,} estimated with {status.estimator} after it"
-    return text
+    """The figure's source, as `context` and `summarize` say it."""
+    return ContextSize(
+        status.context_tokens,
+        status.source,
+        status.estimator,
+        status.estimated_tokens,
+        status.usage_entry,
+        status.usage_tokens,
+        status.trailing_tokens,
+        status.note,
+    ).label()
 
 
-def describe_saving(name: str, saving: Saving) -> str:
+def describe_saving(name: str, saving: Saving, estimator: str) -> str:
     if not saving.lines:
         what = "would change nothing"
     else:
         share = size_change(saving.bytes_before, saving.bytes_after)
         what = (
-            f"would free {saving.tokens_saved:,} tokens (context {saving.context_tokens_after:,})"
+            f"would free {saving.tokens_saved:,} tokens (estimated with {estimator}; context "
+            f"then {saving.context_tokens_after:,})"
             f" and {human_bytes(saving.bytes_before - saving.bytes_after)} ({share}) "
             f"in {plural(saving.lines, 'line')}"
         )
-    text = f"  {name:<8} {what}: {saving.command}"
+    text = f"  {name:<8} {what}" + (f": {saving.command}" if saving.lines else "")
     return f"{text}\n           {saving.decision}" if saving.decision else text
 
 
@@ -113,7 +119,7 @@ def report(
         f"warning at {status.warning_percent}%, critical at {status.critical_percent}%"
     )
     for name, saving in status.savings.items():
-        click.echo(describe_saving(name, saving))
+        click.echo(describe_saving(name, saving, status.estimator))
     if status.below_size_threshold and status.savings["compress"].lines:
         click.echo("  (compress leaves files under session.sizeThresholdKB alone without --force)")
     return status.as_json()

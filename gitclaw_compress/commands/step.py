@@ -7,9 +7,11 @@ from pathlib import Path
 import click
 
 from gitclaw_compress.commands.common import config_option, echo_json, json_option, open_repo
-from gitclaw_compress.commands.compress import echo_held, stderr_is_tty, with_discovery_options
+from gitclaw_compress.commands.compress import echo_held, with_discovery_options
+from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_PROBLEMS
 from gitclaw_compress.ops.flow import run_flow, summary_line
+from gitclaw_compress.ops.progress import SILENT
 
 
 @click.command("step")
@@ -47,18 +49,23 @@ def command(
     to push (`--push` pushes it). Warnings go to stderr; stdout gets exactly one line.
     """
     repo = open_repo(Path.cwd())
-    result = run_flow(
-        repo,
-        config_path=config_path,
-        take_all=take_all,
-        issue=issue,
-        keep_turns=keep_turns,
-        do_stage=stage,
-        do_push=push,
-        remote=remote,
-        progress=take_all and not as_json and stderr_is_tty(),
-        deep=deep,
-    )
+    # A hook's step stays quiet; `step --all` on a terminal shows progress.
+    progress = progress_for(as_json, finding=True) if take_all else SILENT
+    try:
+        result = run_flow(
+            repo,
+            config_path=config_path,
+            take_all=take_all,
+            issue=issue,
+            keep_turns=keep_turns,
+            do_stage=stage,
+            do_push=push,
+            remote=remote,
+            progress=progress,
+            deep=deep,
+        )
+    finally:
+        progress.end()
     if as_json:
         echo_json(result.as_json())
     else:

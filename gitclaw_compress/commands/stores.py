@@ -64,6 +64,7 @@ def describe(run: StoreRun) -> list[str]:
     if run.pushed_to:
         archive += f", pushed to {run.pushed_to}"
     lines.append(f"{name}: {where}: {', '.join(parts)}; {archive}")
+    lines.extend(f"{name}: error: {refusal}" for refusal in run.refused)
     if run.error is not None:  # after compressing: the push failed
         lines.append(f"{name}: {run.error}")
     return lines
@@ -103,9 +104,9 @@ def command(
     else:
         for run in runs:
             for line in describe(run):
-                aside = any(f": {word}: " in line for word in ("note", "warning"))
+                aside = any(f": {word}: " in line for word in ("note", "warning", "error"))
                 click.echo(line, err=aside or run.state == "failed")
         if not any(run.state != "absent" for run in runs):
             click.echo("gitclaw-compress: no agent store found on this machine")
-    if any(run.state == "failed" for run in runs):
+    if any(run.state == "failed" or run.refused for run in runs):
         raise click.exceptions.Exit(EXIT_ERROR)

@@ -20,8 +20,10 @@ from gitclaw_compress.commands.common import (
     require_session,
     session_path,
 )
+from gitclaw_compress.commands.progress import FINDING, progress_for
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.ops.access import ArchiveAccess
+from gitclaw_compress.ops.progress import file_size, running
 
 # The remedies engine.py appends to a problem after "; " (the archive is missing here).
 from gitclaw_compress.ops.verify import VerifyReport, verify_file
@@ -101,34 +103,42 @@ def command(
     fetches it from archive.remote once first (unless --no-fetch). A folder stands for the
     session files under it.
     """
-    if not paths:
-        from gitclaw_compress.ops.flow import select
-
-        repo = open_repo(Path.cwd())
-        skipped: list[str] = []  # a file where sessions live that is none: as compress does
-        found, _ = select(
-            repo, config_for(repo, None, config_path), (), take_all=True, warnings=skipped
-        )
-        for warning in skipped:
-            click.echo(f"gitclaw-compress: warning: {warning}", err=True)
-        paths = tuple(found)
+    progress = progress_for(as_json, finding=not paths or any(path.is_dir() for path in paths))
+    try:
         if not paths:
-            raise GitClawError(f"no session files found under {repo.root}")
-    from gitclaw_compress.ops.flow import expand_folder
+            from gitclaw_compress.ops.flow import select
 
-    folders = [str(path) for path in paths if path.is_dir()]
-    paths = tuple(one for path in paths for one in expand_folder(session_path(path)))
-    if folders and not paths:
-        raise GitClawError(f"no session files found under {', '.join(folders)}")
-    for path in paths:
-        require_session(path)
+            repo = open_repo(Path.cwd())
+            skipped: list[str] = []  # a file where sessions live that is none: as compress does
+            found, _ = select(
+                repo, config_for(repo, None, config_path), (), take_all=True, warnings=skipped
+            )
+            progress.clear()  # the warnings go out on lines of their own
+            for warning in skipped:
+                click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+            progress.begin(FINDING, 0)
+            paths = tuple(found)
+            if not paths:
+                raise GitClawError(f"no session files found under {repo.root}")
+        from gitclaw_compress.ops.flow import expand_folder
+
+        folders = [str(path) for path in paths if path.is_dir()]
+        paths = tuple(one for path in paths for one in expand_folder(session_path(path)))
+        if folders and not paths:
+            raise GitClawError(f"no session files found under {', '.join(folders)}")
+        for path in paths:
+            require_session(path)
+    except BaseException:
+        progress.clear()  # an error's line starts at the margin
+        raise
     repo = open_repo(paths[0])
     accesses: dict[str, ArchiveAccess] = {}
     reports: list[VerifyReport] = []
-    for path in paths:
-        access = archive_access(repo, path, config_path, no_fetch)
-        access = accesses.setdefault(access.ref, access)
-        reports.append(verify_file(repo, path, access.ref, access=access))
+    with running(progress, "verifying", paths, repo.relative, file_size) as announced:
+        for path in announced:
+            access = archive_access(repo, path, config_path, no_fetch)
+            access = accesses.setdefault(access.ref, access)
+            reports.append(verify_file(repo, path, access.ref, access=access))
     problems = [problem for report in reports for problem in report.problems]
     if as_json:
         echo_json({"ok": not problems, "files": [report.as_json() for report in reports]})
@@ -137,10 +147,13 @@ def command(
         for report in reports:
             count = len(report.problems)
             status = "ok" if not count else f"{count} problem{'' if count == 1 else 's'}"
-            click.echo(
-                f"{status}: {report.path} ({plural(report.compressed_lines, 'compressed line')}"
-                f", {plural(report.objects, 'object')})"
+            counted = (
+                f"{plural(report.compressed_lines, 'compressed line')}, read back from "
+                f"{plural(report.objects, 'archive object')}"
+                if report.compressed_lines
+                else "no compressed line"
             )
+            click.echo(f"{status}: {report.path} ({counted})")
             texts = []
             for problem in report.problems:
                 text, remedy = split_remedy(problem)

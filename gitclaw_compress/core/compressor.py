@@ -152,7 +152,7 @@ def settle(
         decided.budget.decision = (
             f"target mode: target {target:,} tokens ({options.target_percent}% of "
             f"{budget.budget.usable:,} usable); lines before {cut} compressed, {freed:,} of "
-            f"{context:,} tokens freed"
+            f"{context:,} tokens freed (estimated with {options.estimator})"
             + ("" if reached else "; the target is out of reach above the floor")
         )
         return decided
@@ -165,8 +165,8 @@ def settle(
     decided.budget.freed_tokens = freed
     decided.budget.decision = (
         f"budget pruning: {len(chosen)} tool output(s) outside the newest "
-        f"{options.protect_tokens:,} tokens pruned, {freed:,} tokens freed (minimum "
-        f"{options.minimum_tokens:,})"
+        f"{options.protect_tokens:,} tokens pruned, {freed:,} tokens freed (estimated with "
+        f"{options.estimator}; minimum {options.minimum_tokens:,})"
     )
     return decided
 

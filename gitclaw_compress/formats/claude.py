@@ -56,7 +56,39 @@ if TYPE_CHECKING:
 
 # Lines of a conversation chain; each has `uuid` and `parentUuid`.
 CHAIN_TYPES = frozenset({"user", "assistant", "progress", "system", "attachment"})
-SESSION_STATE_TYPES = frozenset({"permission-mode", "last-prompt", "ai-title", "queue-operation"})
+# Lines of the session's own state, outside the chain (Claude Code 2.1's transcript writer
+# lists them with their persistence; `teleported-from` is a one-line file of its own).
+SESSION_STATE_TYPES = frozenset(
+    {
+        "permission-mode",
+        "last-prompt",
+        "ai-title",
+        "custom-title",
+        "queue-operation",
+        "teleported-from",
+        "ended-by-model",
+        "tag",
+        "relocated",
+        "agent-name",
+        "agent-color",
+        "agent-setting",
+        "pr-link",
+        "frame-link",
+        "bridge-session",
+        "attribution-snapshot",
+        "speculation-accept",
+        "mode",
+        "isolation-latch",
+        "worktree-state",
+        "marble-origami-commit",
+        "marble-origami-snapshot",
+        "marble-origami-reset",
+        "content-replacement",
+        "fork-context-ref",
+    }
+)
+# Names no other format uses: a line of one of these is Claude Code's without `sessionId`.
+CLAUDE_ONLY_STATE_TYPES = frozenset(kind for kind in SESSION_STATE_TYPES if "-" in kind)
 # Ids and links: resume, `--continue`, the renderer and Entire follow them.
 SEALED_KEYS = (
     "type",
@@ -437,7 +469,9 @@ def _is_claude_line(entry: Entry) -> bool:
         return "leafUuid" in entry
     if kind == "file-history-snapshot":
         return "snapshot" in entry
-    # Lines of the session's own state, which may come first in a file.
+    # Lines of the session's own state, which may come first in a file (or be all of it).
+    if kind in CLAUDE_ONLY_STATE_TYPES:
+        return True
     return kind in SESSION_STATE_TYPES and "sessionId" in entry
 
 

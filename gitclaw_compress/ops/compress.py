@@ -8,7 +8,7 @@ import hashlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,12 +24,13 @@ from gitclaw_compress.core.compressor import (
     scan,
     settle,
 )
-from gitclaw_compress.core.lines import LineBatch
+from gitclaw_compress.core.lines import LineBatch, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError, shell_line
-from gitclaw_compress.formats import detect_file
+from gitclaw_compress.formats import Format, detect_file
 from gitclaw_compress.formats.base import Unsupported
 from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.check import check_file, marker_problems
+from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.session_lines import has_compressed_line, open_lines
 from gitclaw_compress.store.archive import ArchiveWriter
@@ -43,6 +44,7 @@ from gitclaw_compress.store.fileio import (
 )
 from gitclaw_compress.store.intact import IntactLines
 from gitclaw_compress.store.repository import Repository
+from gitclaw_compress.units import plural
 
 interrupts.checkpoint("loading")  # the core is imported only when there is work
 
@@ -80,14 +82,23 @@ def blob_id_for(repo: Repository) -> ObjectId:
 class Compression:
     """One `compress` run over several files: all archive writes land before any rename."""
 
-    def __init__(self, repo: Repository, *, dry_run: bool = False) -> None:
+    def __init__(
+        self, repo: Repository, *, dry_run: bool = False, progress: Progress = SILENT
+    ) -> None:
         self.repo = repo
         self.dry_run = dry_run
+        self.progress = progress  # told the bytes of each file as they are read
         self._writers: dict[str, ArchiveWriter] = {}
         self._pending: list[_Pending] = []
         self._stack = contextlib.ExitStack()
         self._claimed: set[str] = set()
         self.object_id = blob_id_for(repo)
+
+    def _told(self, lines: Iterable[RawLine]) -> Iterator[RawLine]:
+        """The lines, each told to the progress as it is read."""
+        for line in lines:
+            self.progress.advance(len(line.data) + line.newline)
+            yield line
 
     def __enter__(self) -> Compression:
         self._stack.enter_context(terminate_as_interrupt())
@@ -157,6 +168,9 @@ class Compression:
         fmt = detect_file(path, rel)
         report.format = fmt.name
         _refuse_damaged_markers(self.repo, path, rel, config["archive.ref"])
+        if stat.st_size <= SMALL_FILE and (kinds := _without_conversation(path, fmt)):
+            report.reason = f"no conversation (only {', '.join(kinds)} lines)"
+            return report
         if not force and stat.st_size < config["session.sizeThresholdKB"] * 1024:
             report.status = "below-threshold"
             return report
@@ -210,7 +224,7 @@ class Compression:
         try:
             with open_lines(path) as lines:
                 for result in compress_lines(
-                    lines,
+                    self._told(lines),
                     plan,
                     settings,
                     session_ref=self.repo.session_ref(rel),
@@ -334,14 +348,47 @@ class Compression:
             interrupts.checkpoint("compressed")
         except KeyboardInterrupt:
             if replaced:
-                left = [pending.report.path for pending in self._pending]
-                raise GitClawError(
-                    f"interrupted after compressing {', '.join(replaced)}"
-                    + (f"; {', '.join(left)} not changed" if left else "")
-                    + "; every file is either the old one or the new one",
-                    exit_code=130,
+                raise interrupted_after(
+                    replaced, [pending.report.path for pending in self._pending]
                 ) from None
             raise
+
+
+def interrupted_after(replaced: list[str], left: list[str]) -> GitClawError:
+    """The error of a run stopped between renames: one file is named in the line; more are
+    listed one per line above it (a run over hundreds of sessions would not fit in one)."""
+    same = "; every file is either the old one or the new one"
+    if len(replaced) == 1 and len(left) <= 1:
+        not_changed = f"; {left[0]} not changed" if left else ""
+        return GitClawError(
+            f"interrupted after compressing {replaced[0]}{not_changed}{same}", exit_code=130
+        )
+    not_changed = f"; {plural(len(left), 'other session')} not changed" if left else ""
+    return GitClawError(
+        f"interrupted after compressing {plural(len(replaced), 'session')} (listed above)"
+        f"{not_changed}{same}",
+        exit_code=130,
+        details=[f"compressed {path}" for path in replaced]
+        + [f"not changed {path}" for path in left],
+    )
+
+
+SMALL_FILE = 64 * 1024  # a file without a conversation is small: larger ones are not read twice
+
+
+def _without_conversation(path: Path, fmt: Format) -> list[str]:
+    """The line types of a file with no turn in it (a Claude Code file that holds only its
+    `teleported-from` line, a header alone); empty when it has a turn."""
+    kinds: set[str] = set()
+    with open_lines(path) as lines:
+        for line in lines:
+            entry = parse_entry(line.data)
+            if entry is None:
+                continue
+            if fmt.is_turn_start(entry):
+                return []
+            kinds.add(str(entry.get("type")))
+    return sorted(kinds)
 
 
 def _refuse_damaged_markers(repo: Repository, path: Path, rel: str, ref: str) -> None:

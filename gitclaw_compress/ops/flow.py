@@ -5,17 +5,15 @@ Shared by `compress`, `step` and the GitHub Action, so that all three behave the
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
-
 from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover, sessions_under
+from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key, versions_key
 from gitclaw_compress.secrets.held import SecretsHeld
@@ -176,15 +174,6 @@ def recognized(
     return chosen
 
 
-def with_progress(paths: list[Path], show: bool, label: str) -> Iterator[Path]:
-    """The paths, with a progress bar on stderr when `show` (a terminal)."""
-    if not show:
-        yield from paths
-        return
-    with click.progressbar(paths, label=label, file=sys.stderr) as bar:
-        yield from bar
-
-
 def compress_paths(
     repo: Repository,
     paths: list[Path],
@@ -194,7 +183,7 @@ def compress_paths(
     keep_turns: int | None = None,
     force: bool = False,
     dry_run: bool = False,
-    progress: bool = False,
+    progress: Progress = SILENT,
     before_writing: Callable[[list[FileReport]], None] | None = None,
 ) -> list[FileReport]:
     """Compress files of one repository (each with its config in `configs`) in one run;
@@ -223,12 +212,14 @@ def compress_paths(
         from gitclaw_compress.ops.compress import Compression  # the core, only when there is work
 
         stats = {}
-        with Compression(repo, dry_run=dry_run) as run:
+        with Compression(repo, dry_run=dry_run, progress=progress) as run:
             for path in work:  # every path checked and locked before the first write
                 run.claim(path)
-            for path in with_progress(work, progress, "compressing"):
-                stats[path] = stat_key(path)
-                reports[path] = run.add(path, configs[path], keep_turns=keep_turns, force=force)
+            verb = "checking" if dry_run else "compressing"  # a dry run writes nothing
+            with running(progress, verb, work, repo.relative, file_size) as announced:
+                for path in announced:
+                    stats[path] = stat_key(path)
+                    reports[path] = run.add(path, configs[path], keep_turns=keep_turns, force=force)
             if before_writing is not None:
                 before_writing([reports[path] for path in work])
             run.finish()
@@ -271,7 +262,7 @@ def run_flow(
     do_stage: bool = False,
     do_push: bool = False,
     remote: str | None = None,
-    progress: bool = False,
+    progress: Progress = SILENT,
     deep: bool = False,
     caller_pushes: bool = False,
 ) -> FlowResult:
@@ -444,12 +435,12 @@ def summary_line(result: FlowResult) -> str:
     after = sum(r.bytes_after for r in reports)
     objects = sum(r.objects for r in done)
     dry = any(r.status == "would-compress" for r in done)
-    verb, archived = ("would compress", "to archive on") if dry else ("compressed", "archived on")
+    verb, archived = ("would compress", "to write to") if dry else ("compressed", "on")
     line = (
         f"gitclaw-compress: {count}: {len(done)} {verb}, {human_bytes(before)} -> "
         f"{human_bytes(after)} ({size_change(before, after)}), by format: "
         f"{result.format_breakdown()}, "
-        f"{plural(objects, 'object')} {archived} {result.ref}"
+        f"{plural(objects, 'new archive object')} {archived} {result.ref}"
     )
     if result.summarized:
         line += f", {len(result.summarized)} summarized"

@@ -26,6 +26,7 @@ class FileReport:
     archive_commit: str | None = None
     warnings: list[str] = field(default_factory=list)
     budget: dict[str, Any] | None = None  # what a budget policy decided (prune.strategy, target)
+    reason: str = ""  # why an unchanged file was left alone, when its status does not say
     # A dry run without deep: the file's size after `compress --deep` would run (None: not
     # measured, or deep is the run itself).
     deep_bytes_after: int | None = None

@@ -42,8 +42,8 @@ def unsent_archive(
     sends to `remote`, or None: nothing compressed, `pushes` (this run or its caller
     pushes), `local_only` (their configs say archive.localOnly), no such remote (`doctor`
     covers that), or a hook that sends it."""
-    if not compressed or pushes or local_only:
-        return None
+    if not compressed or pushes or local_only or not repo.sessions_travel:
+        return None  # (an agent's store: its archive stays here unless a remote is named)
     if not repo.has_remote(remote):
         return None
     if hook_state(repo).installed or pre_commit_sends(repo):

@@ -13,6 +13,7 @@ atomic rename (see store/fileio.py).
 from __future__ import annotations
 
 import contextlib
+import stat
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +27,8 @@ from gitclaw_compress.formats.base import AgentHome, Unsupported
 from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
 from gitclaw_compress.ops.unchanged import UnchangedCache
 from gitclaw_compress.store.agent_store import AgentStore, archive_path, archive_size, config_home
-from gitclaw_compress.store.fileio import files_open_for_writing, other_processes
+from gitclaw_compress.store.fileio import WriteError, files_open_for_writing, other_processes
+from gitclaw_compress.store.git import GitFailureError
 from gitclaw_compress.store.repository import LockedError
 
 if TYPE_CHECKING:
@@ -134,6 +136,14 @@ def stores_holding(entry_id: str, environ: Mapping[str, str]) -> tuple[AgentStor
     raise GitClawError(f"no session holds an entry with id {entry_id!r} (searched {where})")
 
 
+def _read_only(path: Path) -> bool:
+    """A session its owner may not write (`chmod 444`): never rewritten (store/fileio.py)."""
+    try:
+        return not path.stat().st_mode & stat.S_IWUSR
+    except OSError:
+        return False
+
+
 def _holds_marker(path: Path) -> bool:
     from gitclaw_compress.ops.session_lines import has_compressed_line
 
@@ -167,6 +177,7 @@ class StoreRun:
     notes: list[str] = field(default_factory=list)
     archive_bytes: int = 0
     pushed_to: str | None = None
+    refused: list[str] = field(default_factory=list)  # sessions that could not be compressed
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -182,6 +193,7 @@ class StoreRun:
             "files": [r.as_json() for r in self.flow.reports] if self.flow is not None else [],
             "notes": self.notes,
             "warnings": self.flow.warnings if self.flow is not None else [],
+            "refused": self.refused,
             "error": self.error,
         }
 
@@ -244,7 +256,19 @@ def _run_in(
             # warning, not the end of the run.
             skipped: list[str] = []
             rest = recognized(store, rest, UnchangedCache(store.git_dir), skipped)
-            run.flow = run_flow(store, rest, config_path=config_path, dry_run=dry_run)
+            for path in [path for path in rest if _read_only(path)]:  # chmod 444 on purpose
+                rest.remove(path)
+                skipped.append(f"{store.relative(path)}: read-only; left as it is")
+            try:
+                run.flow = run_flow(store, rest, config_path=config_path, dry_run=dry_run)
+            except (LockedError, WriteError, GitFailureError):
+                raise  # not one session's fault: the store's run stops here, in one line
+            except GitClawError:
+                if len(rest) < 2:
+                    raise
+                # One session refused (a damaged line, …) changed nothing: each on its own,
+                # so that the others are still compressed and each refusal is one line.
+                run.flow, run.refused = _one_by_one(store, rest, config_path, dry_run)
             run.flow.warnings[:0] = skipped
             if run.flow.compressed and not dry_run:  # many runs' packs, made into one
                 store.git("gc", "--auto", "--quiet", check=False)
@@ -258,6 +282,24 @@ def _run_in(
     finally:
         run.archive_bytes = archive_size(run.archive) if run.archive.is_dir() else 0
     return run
+
+
+def _one_by_one(
+    store: AgentStore, paths: list[Path], config_path: Path | None, dry_run: bool
+) -> tuple[FlowResult, list[str]]:
+    """Each session in a run of its own: the reports of those that went, the refusals."""
+    flow, refused = FlowResult(), []
+    for path in paths:
+        try:
+            one = run_flow(store, [path], config_path=config_path, dry_run=dry_run)
+        except (LockedError, WriteError, GitFailureError):
+            raise
+        except GitClawError as error:
+            refused.append(str(error))
+            continue
+        flow.reports.extend(one.reports)
+        flow.warnings.extend(one.warnings)
+    return flow, refused
 
 
 def _push(store: AgentStore, config: Config, remote: str) -> str:

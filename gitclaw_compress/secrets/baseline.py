@@ -58,6 +58,7 @@ class Baseline:
             "note": "Secrets accepted by `gitclaw-compress scan --accept`, by sha256 only.",
             "accepted": sorted(self.entries.values(), key=lambda item: item["hash"]),
         }
+        self.path.parent.mkdir(parents=True, exist_ok=True)  # a store's config folder may not exist
         temp = self.path.with_name(self.path.name + ".tmp")
         temp.write_bytes(orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
         os.replace(temp, self.path)

@@ -11,6 +11,7 @@ from typing import Any
 from gitclaw_compress.config import Config
 from gitclaw_compress.core.payload_form import text_to_scan
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError, shell_line
+from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.secrets.baseline import Baseline
 from gitclaw_compress.secrets.findings import Finding
 from gitclaw_compress.secrets.scan import scan_blob, scan_lines
@@ -139,12 +140,25 @@ def scan_sessions(
     paths: Sequence[Path],
     result: ScanResult,
     accepted: frozenset[str] = frozenset(),
+    progress: Progress = SILENT,
 ) -> None:
     """Scan the lines of each file not recorded clean before (all of them the first time),
     then record the clean ones: a line holding a finding is scanned on every run. A run that
     saved a record also drops the records of sessions that are gone (it cost a scan already;
     a run with nothing new saves nothing and prunes nothing)."""
-    from gitclaw_compress.secrets.cleanlines import CleanLines, prune, read_session
+    from gitclaw_compress.secrets.cleanlines import prune
+
+    with running(progress, "scanning", paths, repo.relative, file_size) as announced:
+        saved = _scan_each(repo, announced, result, accepted)
+    if saved:  # the engine loaded for new lines: pruning costs nothing next to that
+        prune(repo.git_dir, repo.root)
+
+
+def _scan_each(
+    repo: Repository, paths: Iterable[Path], result: ScanResult, accepted: frozenset[str]
+) -> bool:
+    """Scan each session; whether a record of new clean lines was saved."""
+    from gitclaw_compress.secrets.cleanlines import CleanLines, read_session
 
     saved = False
     for path in paths:
@@ -175,8 +189,7 @@ def scan_sessions(
         if session.new_lines or record.sniff != session.sniff or not same_stat or changed:
             record.save(repo.git_dir, repo.root, name, session.sniff, clean, stat, settled)
             saved = saved or bool(session.new_lines)
-    if saved:  # the engine loaded for new lines: pruning costs nothing next to that
-        prune(repo.git_dir, repo.root)
+    return saved
 
 
 def archive_objects(repo: Repository, ref: str) -> list[tuple[str, bool]]:
@@ -195,7 +208,9 @@ def archive_objects(repo: Repository, ref: str) -> list[tuple[str, bool]]:
     return objects
 
 
-def scan_archive(repo: Repository, ref: str, result: ScanResult) -> None:
+def scan_archive(
+    repo: Repository, ref: str, result: ScanResult, progress: Progress = SILENT
+) -> None:
     from gitclaw_compress.secrets.engine import scan_key
 
     cache_file = repo.git_dir / "gitclaw-compress" / CLEAN_CACHE
@@ -205,17 +220,20 @@ def scan_archive(repo: Repository, ref: str, result: ScanResult) -> None:
     fresh = not rows or rows[0] != key
     clean = set() if fresh else {row for row in rows[1:] if row}
     newly_clean = []
-    for oid, session in archive_objects(repo, ref):
-        result.objects += 1
-        if oid in clean:
-            continue
-        data = repo.reader.get(oid)
-        if data is None:
-            continue  # verify reports a missing object; nothing here to send
-        found = scan_blob(text_to_scan(data), oid, session)
-        result.findings.extend(found)
-        if not found:
-            newly_clean.append(oid)
+    objects = archive_objects(repo, ref)
+    todo = [one for one in objects if one[0] not in clean]
+    result.objects += len(objects)
+    with running(
+        progress, "scanning", todo, lambda one: one[0][:12], unit="archive object"
+    ) as announced:
+        for oid, session in announced:
+            data = repo.reader.get(oid)
+            if data is None:
+                continue  # verify reports a missing object; nothing here to send
+            found = scan_blob(text_to_scan(data), oid, session)
+            result.findings.extend(found)
+            if not found:
+                newly_clean.append(oid)
     if newly_clean:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         with open(cache_file, "w" if fresh else "a") as handle:
@@ -228,12 +246,13 @@ def run_scan(
     paths: Iterable[Path],
     *,
     archive: bool,
+    progress: Progress = SILENT,
 ) -> ScanResult:
     result = ScanResult()
     baseline = baseline_for(repo, config)
-    scan_sessions(repo, list(paths), result, frozenset(baseline.entries))
+    scan_sessions(repo, list(paths), result, frozenset(baseline.entries), progress)
     if archive:
-        scan_archive(repo, config["archive.ref"], result)
+        scan_archive(repo, config["archive.ref"], result, progress)
     result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
     return result
 

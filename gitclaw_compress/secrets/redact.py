@@ -47,6 +47,7 @@ class RedactReport:
     objects: int = 0  # archive objects replaced
     archive_tip: str | None = None
     history: str | None = None  # the oldest branch commit that holds a redacted secret
+    index: str = ""  # why the staged version was changed too; "" when it was not
 
 
 class Redactor:
@@ -199,7 +200,7 @@ def redact_session(
         atomic.write(body)
         atomic.seal()
         atomic.replace(rel)
-        _redact_index(repo, rel, redact)
+        report.index = _redact_index(repo, rel, redact)
     report.history = _in_history(repo, rel, redact)
     return report
 
@@ -241,15 +242,23 @@ def _rewrite(
     return rewrite_archive(repo, ref, blobs, rename, extra, f"gitclaw-compress redact {rel}")
 
 
-def _redact_index(repo: Repository, rel: str, redact: Redactor) -> None:
+def _redact_index(repo: Repository, rel: str, redact: Redactor) -> str:
+    """Redact the staged version when the user staged one that holds a secret (the next
+    commit would keep it); why it changed, or "" when the index was left as it was. The
+    index that only mirrors HEAD (nothing staged) is left alone: changing it would stage a
+    change the user did not make, and HEAD's commit is named by `history`."""
     staged = repo.git("ls-files", "-s", "--", rel).decode().split()
     if not staged:
-        return
+        return ""
     data = repo.reader.get(staged[1])
     if data is None or not redact.holds(data):
-        return
+        return ""
+    head = repo.object_info(f"HEAD:{rel}") if repo.rev_parse("HEAD") else None
+    if head is not None and head[0] == staged[1]:
+        return ""
     oid = repo.git("hash-object", "-w", "--stdin", input=redact(data)).decode().strip()
     repo.git("update-index", "--cacheinfo", f"{staged[0]},{oid},{rel}")
+    return "the staged version held the secrets too: redacted there, so the next commit lacks them"
 
 
 def _in_history(repo: Repository, rel: str, redact: Redactor) -> str | None:

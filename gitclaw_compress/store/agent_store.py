@@ -196,10 +196,6 @@ class AgentStore(Repository):
                 rest.append(path)
         return rest, held, fresh
 
-    def describe(self) -> str:
-        """Where the archive is, and how big (for a line of `stores` and `doctor`)."""
-        return f"archive {self.common_dir} ({archive_size(self.common_dir)} bytes)"
-
 
 def archive_size(folder: Path) -> int:
     """The bytes of every file under the archive's git dir."""

@@ -114,7 +114,11 @@ def disk_error(error: OSError, target: Path, doing: str) -> GitClawError:
             errno.EDQUOT: "disk quota exceeded",
             errno.EFBIG: "file too large",
         }[error.errno]
-    return GitClawError(f"{target}: {doing} failed: {reason}; nothing was changed")
+    return WriteError(f"{target}: {doing} failed: {reason}; nothing was changed")
+
+
+class WriteError(GitClawError):
+    """Writing failed (a full or read-only disk, a denied folder): not the session's fault."""
 
 
 def writers_of(path: Path) -> list[int] | None:

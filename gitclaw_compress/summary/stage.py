@@ -42,7 +42,7 @@ from gitclaw_compress.summary.facts import extract_facts, render_facts
 from gitclaw_compress.summary.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
 from gitclaw_compress.summary.plan import KeepPolicy, NoSummary, plan_summary
 from gitclaw_compress.summary.prompt import PromptLimits, build_prompt
-from gitclaw_compress.tokens.context import LEVELS, read_context
+from gitclaw_compress.tokens.context import LEVELS, measure_context, read_context
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, get_estimator
 from gitclaw_compress.tokens.status import context_fullness
 
@@ -63,7 +63,10 @@ class SummaryReport:
     compaction_id: str | None = None
     tokens_before: int = 0  # recorded usage plus estimates, also written in the record
     tokens_before_estimated: int = 0
-    tokens_after: int = 0  # estimated: instructions, the summary and the kept messages
+    # The context once the record is written, measured as `status` then measures it.
+    tokens_after: int = 0
+    tokens_before_label: str = ""  # where each figure comes from (ContextSize.brief)
+    tokens_after_label: str = ""
     summary_chars: int = 0
     attempts: int = 0
     input_tokens: int | None = None
@@ -159,6 +162,7 @@ def summarize_file(
         if plan.keeps:
             report.first_kept_entry_id = plan.first_kept.entry_id or f"L{plan.first_kept.line}"
         report.tokens_before = plan.tokens_before
+        report.tokens_before_label = measure_context(context, estimator).brief()
         report.tokens_before_estimated = plan.tokens_before_estimated
         facts = extract_facts(plan.history, plan.people)
         # What the summary replaces: this round's messages and the previous summary.
@@ -230,6 +234,10 @@ def summarize_file(
         meta["provider"] = report.provider
         meta["entriesSummarized"] = len(plan.summarized)
         record = _record(fmt, lines, replace(wanted, summary=summary), rel)
+        # The context after, as `status` will measure the file written: one figure, one source.
+        written = lines_from_bytes(_appended(data, record))
+        after = measure_context(read_context(fmt, written, estimator), estimator)
+        report.tokens_after, report.tokens_after_label = after.tokens, after.brief()
         _append(path, stat, data, record, rel)
     report.status = "summarized"
     report.compaction_id = _record_id(fmt, record[-1]) or f"L{len(lines) + len(record)}"
@@ -252,14 +260,17 @@ def _record_id(fmt: Format, line: bytes) -> str | None:
     return fmt.entry_id(entry) if entry is not None else None
 
 
+def _appended(data: bytes, record: list[bytes]) -> bytes:
+    """The file with the record's lines after it."""
+    newline = b"\n" if data and not data.endswith(b"\n") else b""
+    return data + newline + b"".join(line + b"\n" for line in record)
+
+
 def _append(path: Path, stat: os.stat_result, data: bytes, record: list[bytes], rel: str) -> None:
     """Write ``data`` plus the ``record`` lines to a temp file and rename it over ``path``."""
     output = AtomicFile(path)
     try:  # AtomicFile.write names the file when the disk is full, as compress does
-        output.write(data)
-        if data and not data.endswith(b"\n"):
-            output.write(b"\n")
-        output.write(b"".join(line + b"\n" for line in record))
+        output.write(_appended(data, record))
         output.seal()
         if _stat_key(path.stat()) != _stat_key(stat):
             raise GitClawError(f"{rel}: changed while it was being summarized; run again")
@@ -378,6 +389,7 @@ def describe(report: SummaryReport) -> str:
     )
     return (
         f"summarized {report.path}: round {report.round}, {report.entries_summarized} entries "
-        f"({how}); context {report.tokens_before:,} -> ~{report.tokens_after:,} tokens; "
+        f"({how}); context {report.tokens_before:,} tokens ({report.tokens_before_label}) -> "
+        f"{report.tokens_after:,} ({report.tokens_after_label}); "
         f"{kept}; compaction entry {report.compaction_id}"
     )

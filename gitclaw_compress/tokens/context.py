@@ -128,6 +128,28 @@ class ContextSize:
     trailing_tokens: int = 0  # estimated tokens after that reply
     note: str | None = None  # why recorded usage was not used
 
+    def label(self) -> str:
+        """Where `tokens` comes from, with the estimate beside it where that differs: the one
+        wording of `status`, `context` and `summarize` for the size of a context."""
+        if self.source == "estimate":
+            text = f"estimated with {self.estimator}"
+            return f"{text}; {self.note}" if self.note else text
+        text = f"recorded usage of entry {self.usage_entry}"
+        if self.trailing_tokens:
+            text += f" + {self.trailing_tokens:,} estimated with {self.estimator} after it"
+        if self.estimated != self.tokens:
+            text += f"; estimated with {self.estimator}: {self.estimated:,}"
+        return text
+
+    def brief(self) -> str:
+        """`label` without the entry and the note, for a line that holds two figures."""
+        if self.source == "estimate":
+            return f"estimated with {self.estimator}"
+        text = "recorded usage" + (" + estimated after it" if self.trailing_tokens else "")
+        if self.estimated != self.tokens:
+            text += f"; estimated with {self.estimator}: {self.estimated:,}"
+        return text
+
 
 def measure_context(context: Context, estimator: TokenEstimator) -> ContextSize:
     """The last recorded usage plus estimates for what follows (pi's estimateContextTokens).
