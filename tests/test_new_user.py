@@ -4,6 +4,7 @@ each answer true, one line, and the exit code of what happened."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,14 @@ def test_an_interrupt_in_a_store_stops_the_pass_and_names_the_full_path(
     for agent in ("codex", "copilot", "pi"):
         rel = SESSIONS[agent]
         assert machine.path(rel).read_bytes() == machine.originals[rel], agent
+
+
+def test_a_store_whose_archive_is_gone_is_named_once(machine: Machine) -> None:
+    machine.run("stores", "claude")
+    shutil.rmtree(machine.archive("claude"))
+    done = machine.run("stores", "claude", check=False)
+    assert done.returncode == 3
+    [line] = done.stderr.decode().splitlines()
+    root = machine.home / ".claude"
+    assert line.startswith(f"claude: {root}: the claude store holds compressed sessions (")
+    assert line.count(str(root)) == 1

@@ -30,7 +30,9 @@ def describe(run: StoreRun) -> list[str]:
         return [f"{name}: no store at {where}"]
     lines = [f"{name}: note: {note}" for note in run.notes]
     if run.state in ("failed", "busy") and run.flow is None:
-        return [*lines, f"{name}: {where}: {run.error}"]
+        error = run.error or ""
+        named = error.startswith(f"{run.home.root}: ")  # the store, named once
+        return [*lines, f"{name}: {error}" if named else f"{name}: {where}: {error}"]
     flow = run.flow
     lines.extend(f"{name}: warning: {warning}" for warning in (flow.warnings if flow else []))
     done = flow.compressed if flow is not None else []
