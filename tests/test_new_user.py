@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 from conftest import cli
-from test_stores import SESSIONS, Machine, machine, put, session_bytes
+from test_stores import OLD, SESSIONS, Machine, machine, put, session_bytes
 
 __all__ = ["machine"]  # the fixture, used by name
 
@@ -97,3 +97,17 @@ def test_a_store_whose_archive_is_gone_is_named_once(machine: Machine) -> None:
     root = machine.home / ".claude"
     assert line.startswith(f"claude: {root}: the claude store holds compressed sessions (")
     assert line.count(str(root)) == 1
+
+
+def test_restore_in_a_store_keeps_each_sessions_modification_time(
+    machine: Machine, tmp_path: Path
+) -> None:
+    """As compress does: restored old sessions must not become the newest (`pi -c`)."""
+    machine.run("stores")
+    claude, pi = machine.path(SESSIONS["claude"]), machine.path(SESSIONS["pi"])
+    cli("restore", str(claude), cwd=tmp_path)
+    assert claude.read_bytes() == machine.originals[SESSIONS["claude"]]
+    assert claude.stat().st_mtime == OLD
+    cli("restore", "--all", cwd=pi.parents[2])  # inside the store, as the docs say
+    assert pi.read_bytes() == machine.originals[SESSIONS["pi"]]
+    assert pi.stat().st_mtime == OLD

@@ -27,7 +27,7 @@ from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.discovery import all_sessions, sessions_under
 from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
-from gitclaw_compress.ops.restore import restore_file, restore_to_stream
+from gitclaw_compress.ops.restore import keep_times, restore_file, restore_to_stream
 from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import AtomicFile
@@ -68,11 +68,13 @@ def restore_all(
                     rel = repo.relative(path)
                     access = archive_access(repo, path, config_path, no_fetch)
                     access = accesses.setdefault(access.ref, access)
-                    before = _stat_key(path)
+                    stat = path.stat()
+                    before = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
                     atomic = AtomicFile(path, doing="restoring")
                     pending.append((atomic, before, rel))
                     written = restore_to_stream(repo, path, access.ref, atomic, access)
                     atomic.seal()
+                    keep_times(repo, atomic, stat)
                     results.append({"path": rel, "status": "restored", "bytes": written})
             for atomic, before, rel in pending:
                 if _stat_key(atomic.target) != before:

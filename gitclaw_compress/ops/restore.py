@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -82,8 +83,11 @@ def restore_file(
             doing="restoring",
         )
         try:
+            before = path.stat()
             written = restore_to_stream(repo, path, ref, atomic, access)
             atomic.seal()
+            if output is None:
+                keep_times(repo, atomic, before)
             atomic.replace(rel if output is None else str(output))
         except OSError as error:
             atomic.discard()
@@ -99,6 +103,13 @@ def restore_file(
             atomic.discard()
             raise
     return written
+
+
+def keep_times(repo: Repository, atomic: AtomicFile, before: os.stat_result) -> None:
+    """A store's session restored in place keeps its modification time, as compress keeps
+    it: agents list and pick their sessions by it (`pi -c`, the resume pickers)."""
+    if repo.keeps_times:
+        os.utime(atomic.temp, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
 def _inside(path: Path, root: Path) -> bool:
