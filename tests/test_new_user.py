@@ -111,3 +111,12 @@ def test_restore_in_a_store_keeps_each_sessions_modification_time(
     cli("restore", "--all", cwd=pi.parents[2])  # inside the store, as the docs say
     assert pi.read_bytes() == machine.originals[SESSIONS["pi"]]
     assert pi.stat().st_mtime == OLD
+
+
+def test_a_dry_run_before_the_first_says_there_is_no_archive_once(machine: Machine) -> None:
+    done = machine.run("stores", "codex", "--dry-run")
+    archive = machine.archive("codex")
+    [line] = done.stdout.decode().splitlines()[-1:]
+    assert line.endswith(f"; no archive yet ({archive}; the first run makes it)")
+    assert done.stderr == b""
+    assert not archive.exists()

@@ -69,7 +69,10 @@ def describe(run: StoreRun) -> list[str]:
     if run.not_sessions:
         verb = "is" if run.not_sessions == 1 else "are"
         parts.append(f"{plural(run.not_sessions, 'other file')} that {verb} no session (skipped)")
-    archive = f"archive {run.archive} ({human_bytes(run.archive_bytes)})"
+    if run.archive.is_dir():
+        archive = f"archive {run.archive} ({human_bytes(run.archive_bytes)})"
+    else:  # a dry run before the first run
+        archive = f"no archive yet ({run.archive}; the first run makes it)"
     if run.pushed_to:
         archive += f", pushed to {run.pushed_to}"
     lines.append(f"{name}: {where}: {', '.join(parts)}; {archive}")

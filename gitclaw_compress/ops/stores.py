@@ -228,7 +228,6 @@ def run_store(
 
             folder = Path(scratch.enter_context(tempfile.TemporaryDirectory()))
             environ = {**environ, "XDG_DATA_HOME": str(folder)}
-            run.notes.append(f"no archive yet ({run.archive}); the first run makes it")
         run = _run_in(run, home, environ, config_path, dry_run, remote, writing, now, progress)
     return run
 
