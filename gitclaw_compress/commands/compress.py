@@ -115,7 +115,11 @@ def with_discovery_options(function: F) -> F:
     is_flag=True,
     help="Deep compression for this run (session.deep): see docs/deep.md.",
 )
-@click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Report what would change; write nothing. The secret scan does not run (`scan` does).",
+)
 @click.option("--check", is_flag=True, help="Like --dry-run, but exit 1 if any file would change.")
 @click.option("--force", is_flag=True, help="Ignore session.sizeThresholdKB.")
 @click.option(
