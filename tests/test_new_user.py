@@ -120,3 +120,20 @@ def test_a_dry_run_before_the_first_says_there_is_no_archive_once(machine: Machi
     assert line.endswith(f"; no archive yet ({archive}; the first run makes it)")
     assert done.stderr == b""
     assert not archive.exists()
+
+
+def test_doctor_in_a_store_speaks_of_its_archive_not_of_a_clone(machine: Machine) -> None:
+    machine.run("stores", "copilot")
+    archive = str(machine.archive("copilot"))
+    store = machine.path(SESSIONS["copilot"]).parents[2]
+    assert b"0 not restorable from this store's archive" in cli("doctor", cwd=store).stdout
+    git = ["git", "--git-dir", archive]
+    subprocess.run([*git, "update-ref", "-d", "refs/gitclaw/archive"], check=True)
+    subprocess.run([*git, "reflog", "expire", "--expire=now", "--all"], check=True)
+    subprocess.run([*git, "gc", "-q", "--prune=now"], check=True)
+    done = cli("doctor", cwd=store, check=False)
+    assert done.returncode == 1
+    assert b"1 not restorable from this store's archive" in done.stdout
+    [problem] = [line for line in done.stdout.decode().splitlines() if line.startswith("problem")]
+    assert f"cannot be restored from this store's archive ({archive});" in problem
+    assert "git remote add" not in problem

@@ -155,7 +155,13 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     hook = hook_state(repo)
     left_behind = hooks_left_behind(repo)
     problems: list[str] = [hook.problem] if hook.problem else []
-    if unrestorable:
+    if unrestorable and repo.kind == "store":  # no clone, no origin: the archive is all
+        problems.append(
+            f"{plural(len(unrestorable), 'session')} cannot be restored from this store's "
+            f"archive ({repo.git_dir}); put back the archive from your backup, or fetch "
+            f"{ref} into it from the remote you pushed it to (docs/stores.md)"
+        )
+    elif unrestorable:
         problems.append(
             f"{plural(len(unrestorable), 'session')} cannot be restored from this clone; "
             + _unrestorable_fix(archive, ref, remote)
@@ -338,7 +344,8 @@ def command(agents: bool, config_path: Path | None, as_json: bool) -> None:
         click.echo(
             f"sessions:      {plural(found['sessions'], 'session')}, "
             f"{found['compressed_sessions']} compressed, "
-            f"{len(found['unrestorable'])} not restorable from this clone"
+            f"{len(found['unrestorable'])} not restorable from this "
+            + ("store's archive" if found["kind"] == "store" else "clone")
             + (
                 f", {len(found['history_only'])} only from git history"
                 if found["history_only"]
