@@ -137,3 +137,10 @@ def test_doctor_in_a_store_speaks_of_its_archive_not_of_a_clone(machine: Machine
     [problem] = [line for line in done.stdout.decode().splitlines() if line.startswith("problem")]
     assert f"cannot be restored from this store's archive ({archive});" in problem
     assert "git remote add" not in problem
+
+
+def test_doctor_agents_says_a_hook_has_not_run_yet(machine: Machine) -> None:
+    machine.run("install", "--agents", "claude")
+    done = machine.run("doctor", "--agents")
+    [line] = [line for line in done.stdout.decode().splitlines() if "Claude Code" in line]
+    assert line.endswith("settings.json; has not run yet")

@@ -265,7 +265,11 @@ def agent_hook_text(state: AgentHookState) -> str:
         text = f"not installed (run: gitclaw-compress install --agents {state.agent})"
     else:
         text = "not installed (the agent's folder is not there)"
-    return f"{state.title}: {text}" + (f"; last: {state.last}" if state.last else "")
+    if state.last:
+        text += f"; last: {state.last}"
+    elif state.installed:  # the log has no line of this agent's hook
+        text += "; has not run yet"
+    return f"{state.title}: {text}"
 
 
 def _agent_hooks(as_json: bool) -> None:
