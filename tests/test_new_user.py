@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import synthetic
 from conftest import cli
 from test_stores import OLD, SESSIONS, Machine, machine, put, session_bytes
 
@@ -144,3 +145,21 @@ def test_doctor_agents_says_a_hook_has_not_run_yet(machine: Machine) -> None:
     done = machine.run("doctor", "--agents")
     [line] = [line for line in done.stdout.decode().splitlines() if "Claude Code" in line]
     assert line.endswith("settings.json; has not run yet")
+
+
+def test_accepting_a_finding_in_a_store_names_the_baseline_where_it_is(
+    machine: Machine,
+) -> None:
+    from secret_fixtures import planted
+
+    line, _ = next(value for value in planted(3).values() if value[0])
+    session = synthetic.typical_session(6)
+    session.user(f"here: {line}")
+    put(machine.home, SESSIONS["pi"], session.data())
+    machine.run("stores", "pi")
+    (machine.home / ".config" / "gitclaw-compress" / "compression.json").unlink()  # defaults
+    done = machine.run("scan", "--accept-all", str(machine.path(SESSIONS["pi"])))
+    baseline = machine.home / ".config" / "gitclaw-compress" / ".gitclaw-secrets.json"
+    first = done.stdout.decode().splitlines()[0]
+    assert first.startswith("accepted ") and first.endswith(f" into {baseline}")
+    assert baseline.is_file()

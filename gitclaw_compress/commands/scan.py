@@ -73,7 +73,9 @@ def command(
         baseline.save()
         result.accepted |= {f.hash for f in taken}
         if not as_json:
-            click.echo(f"accepted {plural(added, 'secret')} into {config['scan.baseline']}")
+            # A store's baseline is in the tool's config folder, not where the user is.
+            where = baseline.path if repo.kind == "store" else config["scan.baseline"]
+            click.echo(f"accepted {plural(added, 'secret')} into {where}")
     if as_json:
         echo_json(
             {
