@@ -163,3 +163,23 @@ def test_accepting_a_finding_in_a_store_names_the_baseline_where_it_is(
     first = done.stdout.decode().splitlines()[0]
     assert first.startswith("accepted ") and first.endswith(f" into {baseline}")
     assert baseline.is_file()
+
+
+def test_an_archive_cloned_back_from_its_remote_restores(machine: Machine, tmp_path: Path) -> None:
+    """docs/stores.md: push it with --remote, lose it, `git clone --mirror` it back."""
+    machine.run("stores", "codex")
+    remote = tmp_path / "backup.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    archive = machine.archive("codex")
+    subprocess.run(
+        ["git", "--git-dir", str(archive), "remote", "add", "backup", str(remote)], check=True
+    )
+    assert b"pushed to backup" in machine.run("stores", "codex", "--remote", "backup").stdout
+    shutil.rmtree(archive)
+    subprocess.run(["git", "clone", "-q", "--mirror", str(remote), str(archive)], check=True)
+    path = machine.path(SESSIONS["codex"])
+    assert b"ok:" in cli("verify", str(path), cwd=tmp_path).stdout
+    assert (
+        cli("restore", str(path), "-o", "-", cwd=tmp_path).stdout
+        == machine.originals[SESSIONS["codex"]]
+    )
