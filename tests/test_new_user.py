@@ -123,7 +123,7 @@ def test_a_dry_run_before_the_first_says_there_is_no_archive_once(machine: Machi
     assert not archive.exists()
 
 
-def test_doctor_in_a_store_speaks_of_its_archive_not_of_a_clone(machine: Machine) -> None:
+def test_doctor_and_verify_in_a_store_speak_of_its_archive_not_of_a_clone(machine: Machine) -> None:
     machine.run("stores", "copilot")
     archive = str(machine.archive("copilot"))
     store = machine.path(SESSIONS["copilot"]).parents[2]
@@ -138,6 +138,10 @@ def test_doctor_in_a_store_speaks_of_its_archive_not_of_a_clone(machine: Machine
     [problem] = [line for line in done.stdout.decode().splitlines() if line.startswith("problem")]
     assert f"cannot be restored from this store's archive ({archive});" in problem
     assert "git remote add" not in problem
+    done = cli("verify", str(machine.path(SESSIONS["copilot"])), cwd=store, check=False)
+    assert done.returncode == 1
+    [remedy] = [line for line in done.stdout.decode().splitlines() if line.startswith("to fix")]
+    assert remedy.startswith(f"to fix: the store's archive ({archive}) lacks it: put the")
 
 
 def test_doctor_agents_says_a_hook_has_not_run_yet(machine: Machine) -> None:

@@ -28,7 +28,12 @@ from gitclaw_compress.ops.progress import file_size, running
 # The remedies engine.py appends to a problem after "; " (the archive is missing here).
 from gitclaw_compress.ops.verify import VerifyReport, verify_file
 
-REMEDY_STARTS = ("get the archive with: ", "this clone has no remote ", "fetching it failed: ")
+REMEDY_STARTS = (
+    "get the archive with: ",
+    "this clone has no remote ",
+    "fetching it failed: ",
+    "the store's archive (",
+)
 
 
 def split_remedy(problem: str) -> tuple[str, str]:

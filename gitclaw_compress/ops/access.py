@@ -117,6 +117,12 @@ class ArchiveAccess:
     def hint(self) -> str:
         if self.fetch_error is not None:
             return f"fetching it failed: {self.fetch_error}"
+        if self.repo.kind == "store":  # no clone, no origin: the archive is all there is
+            return (
+                f"the store's archive ({self.repo.git_dir}) lacks it: put the archive back "
+                f"from your backup, or fetch {self.ref} into it from the remote you pushed it "
+                "to (docs/stores.md)"
+            )
         if not self.repo.has_remote(self.remote):
             return (
                 f"this clone has no remote {self.remote!r}; add the repository it came from "
