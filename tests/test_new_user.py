@@ -187,3 +187,13 @@ def test_an_archive_cloned_back_from_its_remote_restores(machine: Machine, tmp_p
         cli("restore", str(path), "-o", "-", cwd=tmp_path).stdout
         == machine.originals[SESSIONS["codex"]]
     )
+
+
+def test_a_folder_that_is_neither_a_repository_nor_a_store_points_at_stores(
+    tmp_path: Path,
+) -> None:
+    done = cli("status", cwd=tmp_path, check=False)
+    assert done.returncode == 3
+    [line] = done.stderr.decode().splitlines()
+    assert "not inside a git repository nor an agent's store" in line
+    assert "for the agents' own sessions: gitclaw-compress stores" in line

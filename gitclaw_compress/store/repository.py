@@ -61,8 +61,9 @@ class Repository:
         where = rev_parse_in(probe, *questions)
         if where is None:
             raise NotARepositoryError(
-                f"{start}: not inside a git repository; gitclaw-compress keeps what it drops "
-                "in git (run `git init` first); nothing was changed"
+                f"{start}: not inside a git repository nor an agent's store; gitclaw-compress "
+                "keeps what it drops in git (run `git init` first; for the agents' own "
+                "sessions: gitclaw-compress stores); nothing was changed"
             )
         if where[0] == "true":
             raise GitClawError(
