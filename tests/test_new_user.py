@@ -197,3 +197,17 @@ def test_a_folder_that_is_neither_a_repository_nor_a_store_points_at_stores(
     [line] = done.stderr.decode().splitlines()
     assert "not inside a git repository nor an agent's store" in line
     assert "for the agents' own sessions: gitclaw-compress stores" in line
+
+
+def test_a_path_as_the_commands_print_it_works_from_any_folder_of_the_store(
+    machine: Machine,
+) -> None:
+    """verify prints a store's session from the store's folder; that path, pasted in a
+    folder of the store, names the session."""
+    machine.run("stores", "claude")
+    store = machine.home / ".claude"
+    shown = SESSIONS["claude"].split("/", 1)[1]  # projects/-home-u-proj/….jsonl
+    assert f"ok: {shown} (".encode() in cli("verify", str(store), cwd=store).stdout
+    done = cli("verify", shown, cwd=store / "projects" / "-home-u-proj", check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"ok: {shown} (".encode())

@@ -23,7 +23,7 @@ from gitclaw_compress.errors import JSON_META_KEY, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, sessions_under
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
-from gitclaw_compress.store.agent_store import in_a_store
+from gitclaw_compress.store.agent_store import in_a_store, store_root
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import refuse_special
 from gitclaw_compress.store.repository import NotARepositoryError
@@ -149,13 +149,20 @@ def archive_access(
 
 
 def session_path(path: Path) -> Path:
-    """PATH as given, or, when it is relative and missing here, PATH from the repository root.
+    """PATH as given, or, when it is relative and missing here, PATH from the root of the
+    agent store or the repository we are in.
 
     Stubs name sessions by their repository-relative path, so the command an agent copies
-    from a stub works from any folder of the checkout.
+    from a stub works from any folder of the checkout; the commands name a store's
+    sessions from the store's folder, so those paths work from any folder of the store.
     """
     if path.exists() or path.is_absolute():
         return path
+    import os
+
+    store = store_root(Path.cwd(), os.environ)
+    if store is not None and (store / path).exists():
+        return store / path
     try:
         root = Repository(Path.cwd()).root
     except GitClawError:

@@ -49,11 +49,17 @@ def config_home(environ: Mapping[str, str]) -> Path:
 def in_a_store(path: Path, environ: Mapping[str, str]) -> bool:
     """Whether `path` lies in a folder that an archive on this machine serves as its store
     (read from the archives' configs: no format is loaded, no git is run)."""
+    return store_root(path, environ) is not None
+
+
+def store_root(path: Path, environ: Mapping[str, str]) -> Path | None:
+    """The folder of the store that `path` lies in, when an archive on this machine serves
+    it (read from the archives' configs: no format is loaded, no git is run)."""
     folder = data_home(environ).joinpath(*STORES_FOLDER)
     try:
         archives = list(folder.iterdir())
     except OSError:
-        return False
+        return None
     resolved = path.absolute().resolve()
     for archive in archives:
         try:
@@ -65,8 +71,8 @@ def in_a_store(path: Path, environ: Mapping[str, str]) -> bool:
             if name.strip() == "worktree" and value.strip():
                 root = Path(value.strip())
                 if resolved == root or root in resolved.parents:
-                    return True
-    return False
+                    return root
+    return None
 
 
 def archive_path(agent: str, environ: Mapping[str, str]) -> Path:
