@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 import synthetic
 from conftest import cli
 from test_stores import OLD, SESSIONS, Machine, machine, put, session_bytes
@@ -211,3 +212,12 @@ def test_a_path_as_the_commands_print_it_works_from_any_folder_of_the_store(
     done = cli("verify", shown, cwd=store / "projects" / "-home-u-proj", check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"ok: {shown} (".encode())
+
+
+def test_an_agent_named_without_a_store_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    home = Path(os.environ["HOME"])
+    done = cli("stores", "claude", cwd=tmp_path)
+    assert done.stdout.decode().splitlines() == [f"claude: no store at {home / '.claude'}"]

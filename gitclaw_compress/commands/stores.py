@@ -137,8 +137,8 @@ def command(
         progress.end()
     if as_json:
         echo_json({"stores": [run.as_json() for run in runs]})
-    else:
-        if not any(run.state != "absent" for run in runs):
-            click.echo("gitclaw-compress: no agent store found on this machine")
+    elif not agents and not any(run.state != "absent" for run in runs):
+        # (an agent named has its own line: "no store at …")
+        click.echo("gitclaw-compress: no agent store found on this machine")
     if any(run.state == "failed" or run.refused for run in runs):
         raise click.exceptions.Exit(EXIT_ERROR)
