@@ -143,6 +143,11 @@ def test_doctor_and_verify_in_a_store_speak_of_its_archive_not_of_a_clone(machin
     assert done.returncode == 1
     [remedy] = [line for line in done.stdout.decode().splitlines() if line.startswith("to fix")]
     assert remedy.startswith(f"to fix: the store's archive ({archive}) lacks it: put the")
+    assert b"did not write there" not in done.stdout  # the archive lost it, not the file
+    done = cli("restore", str(machine.path(SESSIONS["copilot"])), "-o", "-", cwd=store, check=False)
+    assert done.returncode == 3
+    [line] = done.stderr.decode().splitlines()
+    assert f"but the store's archive ({archive}) has no record of it" in line
 
 
 def test_doctor_agents_says_a_hook_has_not_run_yet(machine: Machine) -> None:

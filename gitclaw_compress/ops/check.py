@@ -98,6 +98,16 @@ def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -
     if first is None:
         return FileCheck("unrecorded")
     records = repo.file_records(ref, header_key(first.data))
+    if not records and not repo.has_history and has_compressed_line(path):
+        # A store has no commits to hold a line: every session compress wrote there is
+        # recorded on the archive ref, so none recorded means the archive lost it.
+        check = FileCheck("damaged")
+        check.problems.append(
+            f"{rel}: holds compressed lines, but the store's archive ({repo.git_dir}) has no "
+            f"record of it ({ref} is missing, or is not the one compress wrote); put the "
+            "archive back from your backup (docs/stores.md)"
+        )
+        return check
     if not records:
         return _unrecorded(repo, path, rel)
     matched = _matching_record(file_chunks(path), records)
