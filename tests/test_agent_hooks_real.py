@@ -141,6 +141,9 @@ def claude(root: Path, home: Path, work: Path, url: str) -> Setup:
         "ANTHROPIC_API_KEY": "x",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
+        # SessionEnd hooks get 1.5 s by default; on a loaded machine the start of ours alone
+        # may take that long (docs/agent-hooks.md).
+        "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS": "60000",
     }
     argv = [str(require_agent("claude")), "-p", PROMPT, "--output-format", "json"]
     return Setup(env, argv, config / "settings.json", other)

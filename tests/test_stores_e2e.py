@@ -116,9 +116,6 @@ def test_the_stores_of_four_agents_from_install_to_uninstall(tmp_path: Path) -> 
             for name in MOVED_BY:  # each store at its default place, found with no variable
                 setups[agent].env.pop(name, None)
         (home / ".claude.json").write_bytes((home / ".claude" / ".claude.json").read_bytes())
-        # Claude Code gives its SessionEnd hooks 1.5 s by default; on a loaded machine the
-        # start of ours alone may take that long (docs/agent-hooks.md).
-        setups["claude"].env["CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"] = "60000"
         env = {**base, **{k: v for setup in setups.values() for k, v in setup.env.items()}}
 
         # Each store: a corpus session at rest (compressed by the pass, then resumed), and
