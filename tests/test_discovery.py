@@ -188,7 +188,10 @@ def test_non_session_changed_file_is_skipped_with_a_warning(tmp_path: Path) -> N
     done = ok(repo, "compress", "--dry-run", "--force", "--keep-turns", "1", "--json")
     document = json.loads(done.stdout)
     assert [entry["path"] for entry in document["files"]] == [f"{SESSIONS}/real.jsonl"]
-    assert any("junk.jsonl: not a pi v3 session" in w for w in document["warnings"])
+    assert any(
+        "junk.jsonl: not a session transcript of a supported format" in w
+        for w in document["warnings"]
+    )
 
 
 def test_verify_with_no_path_skips_a_non_session_file_with_a_warning(tmp_path: Path) -> None:
@@ -200,10 +203,16 @@ def test_verify_with_no_path_skips_a_non_session_file_with_a_warning(tmp_path: P
     write(repo / SESSIONS / "junk.jsonl", b'{"type":"not-a-header"}\n')
     done = ok(repo, "verify")
     assert done.stdout.decode().splitlines() == [f"ok: {SESSIONS}/real.jsonl (no compressed line)"]
-    assert f"warning: {SESSIONS}/junk.jsonl: not a pi v3 session" in done.stderr.decode()
+    assert (
+        f"warning: {SESSIONS}/junk.jsonl: not a session transcript of a supported format"
+        in done.stderr.decode()
+    )
     doctor = tool(repo, "doctor")
     assert "\nsessions:      1 session, 0 compressed," in doctor.stdout.decode(), doctor.stdout
-    assert f"warning: {SESSIONS}/junk.jsonl: not a pi v3 session" in doctor.stderr.decode()
+    assert (
+        f"warning: {SESSIONS}/junk.jsonl: not a session transcript of a supported format"
+        in doctor.stderr.decode()
+    )
     (repo / SESSIONS / "real.jsonl").unlink()
     done = tool(repo, "verify")
     assert done.returncode == 3
