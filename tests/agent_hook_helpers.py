@@ -14,6 +14,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import synthetic
+import synthetic_claude
+import synthetic_codex
+import synthetic_copilot
+
 from gitclaw_compress.ops.agenthooks import log_path
 
 WAIT_SECONDS = 180  # a guard against a hung process, not a measurement
@@ -92,3 +97,30 @@ def held_open(path: Path) -> Iterator[None]:
         holder.stdin.close()
         holder.wait()
         holder.stdout.close()
+
+
+def session_bytes(agent: str) -> bytes:
+    """A small synthetic session of `agent`, whole: what a store holds at rest."""
+    if agent == "claude":
+        return synthetic_claude.typical_session(4).data()
+    if agent == "codex":
+        return synthetic_codex.typical_rollout(4).data()
+    if agent == "copilot":
+        return synthetic_copilot.typical_events().data()
+    return synthetic.typical_session(6).data()
+
+
+def run_agent(argv: list[str], work: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One real agent CLI run in `work`, offline, with no input; it must succeed."""
+    ran = subprocess.run(
+        argv,
+        cwd=work,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert ran.returncode == 0, f"{argv[0]}: {ran.stderr[-3000:]}"
+    return ran

@@ -22,10 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import synthetic
-import synthetic_claude
-import synthetic_codex
-import synthetic_copilot
 from agent_harness import (
     COPILOT_XDG_CACHE,
     claude_project_dir,
@@ -34,7 +30,7 @@ from agent_harness import (
     copilot_session_id,
     require_agent,
 )
-from agent_hook_helpers import digest, wait_for_hooks
+from agent_hook_helpers import digest, run_agent, session_bytes, wait_for_hooks
 from fake_llm_sse import FakeLLMServer, check_claude_code_request, check_request, hermetic_cli_env
 from pi_harness import copy_session_for_pi
 
@@ -44,21 +40,11 @@ PROMPT = "hello"
 AN_HOUR = 3600  # the age of a session at rest here (Codex zips a rollout idle for 7 days)
 
 
-def at_rest_session(agent: str) -> bytes:
-    if agent == "claude":
-        return synthetic_claude.typical_session(4).data()
-    if agent == "codex":
-        return synthetic_codex.typical_rollout(4).data()
-    if agent == "copilot":
-        return synthetic_copilot.typical_events().data()
-    return synthetic.typical_session(6).data()
-
-
 def put_at_rest(agent: str, home: Path, work: Path) -> tuple[Path, list[str]]:
     """A session written an hour ago where the agent keeps them, and the arguments that
     resume it: the pass our hook starts compresses it, and the CLI resumes the result."""
     made = home / "tmp" / f"{agent}-at-rest.jsonl"
-    made.write_bytes(at_rest_session(agent))
+    made.write_bytes(session_bytes(agent))
     path, resume = put_in_store(agent, made, home, work)
     then = time.time() - AN_HOUR
     os.utime(path, (then, then))
@@ -269,17 +255,7 @@ def test_one_install_then_each_real_cli_runs_our_hook_beside_the_other_one(
         def run(agent: str, argv: list[str]) -> None:
             server = servers[agent]
             asked = len(server.requests)
-            ran = subprocess.run(
-                argv,
-                cwd=work,
-                env={**base, **setups[agent].env},
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=300,
-                check=False,
-            )
-            assert ran.returncode == 0, f"{agent}: {ran.stderr[-3000:]}"
+            run_agent(argv, work, {**base, **setups[agent].env})
             assert len(server.requests) > asked, f"{agent} sent nothing to the fake server"
             assert api_problems(server) == [], agent
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import orjson
 import pytest
 import synthetic
+from agent_hook_helpers import session_bytes
 from conftest import cli
-from test_stores import OLD, SESSIONS, Machine, machine, put, session_bytes
+from test_stores import OLD, SESSIONS, Machine, machine, put
 
 __all__ = ["machine"]  # the fixture, used by name
 

@@ -16,10 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 import synthetic
-import synthetic_claude
-import synthetic_codex
-import synthetic_copilot
-from agent_hook_helpers import held_open
+from agent_hook_helpers import held_open, session_bytes
 from conftest import cli
 from test_hardening import fill
 
@@ -33,16 +30,6 @@ SESSIONS = {
 }
 FRESH = ".pi/agent/sessions/--home-u-proj--/2026-01-03T10-00-00-000Z_new.jsonl"
 HELD = ".claude/projects/-home-u-proj/0e0c2e0a-1111-4222-8333-444455556666.jsonl"
-
-
-def session_bytes(agent: str) -> bytes:
-    if agent == "claude":
-        return synthetic_claude.typical_session(4).data()
-    if agent == "codex":
-        return synthetic_codex.typical_rollout(4).data()
-    if agent == "copilot":
-        return synthetic_copilot.typical_events().data()
-    return synthetic.typical_session(6).data()
 
 
 @dataclass

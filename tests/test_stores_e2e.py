@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import pytest
 from agent_harness import SESSION_IDS, corpus_transcripts, require_agent
-from agent_hook_helpers import digest, held_open, wait_for_hooks
+from agent_hook_helpers import digest, held_open, run_agent, wait_for_hooks
 from fake_llm_sse import (
     FakeLLMServer,
     check_request,
@@ -146,17 +145,7 @@ def test_the_stores_of_four_agents_from_install_to_uninstall(tmp_path: Path) -> 
             """The body of the last LLM request the CLI sent, resuming a session."""
             server = servers[agent]
             asked = len(server.requests)
-            ran = subprocess.run(
-                [setups[agent].argv[0], *resume],
-                cwd=work,
-                env={**base, **setups[agent].env},
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=300,
-                check=False,
-            )
-            assert ran.returncode == 0, f"{agent}: {ran.stderr[-3000:]}"
+            run_agent([setups[agent].argv[0], *resume], work, {**base, **setups[agent].env})
             asked_now = [
                 r for r in server.requests[asked:] if r["protocol"] and r["method"] == "POST"
             ]
