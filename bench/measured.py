@@ -14,6 +14,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+# git for a bench: no system config, a fixed author (the benches make their own HOME).
+HERMETIC_GIT = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+}
+
 
 @dataclass
 class Measured:

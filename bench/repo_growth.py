@@ -30,18 +30,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from measured import HERMETIC_GIT
+
 from gitclaw_compress.ops.flow import run_flow
 from gitclaw_compress.store.archive import Repository
 
 HISTORY = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "pi-history"
 ARCHIVE = "refs/gitclaw/archive"
-HERMETIC_GIT = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-}
 
 
 def git(cwd: Path, *args: str, input: bytes | None = None) -> bytes:

@@ -37,16 +37,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from measured import Measured, mib, run_measured
+from measured import HERMETIC_GIT, Measured, mib, run_measured
 from synthetic_store import CORPUS, FORMATS, build_store, corpus_sessions
 
-HERMETIC_GIT = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-}
 COZEMPIC_ENV = {
     "COZEMPIC_NO_TELEMETRY": "1",
     "COZEMPIC_NO_AUTO_UPDATE": "1",

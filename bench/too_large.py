@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from measured import Measured, mib, run_measured
+from measured import HERMETIC_GIT, Measured, mib, run_measured
 from synthetic_store import CORPUS, Variant, corpus_sessions
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
@@ -58,13 +58,6 @@ from fake_llm_sse import (  # noqa: E402
     check_request,
 )
 
-HERMETIC_GIT = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-}
 # The real APIs refuse a request over the model's context window with HTTP 400 ("prompt is
 # too long"); the tests' fake server does not count tokens, so the bench adds that rule, with
 # about 4 bytes of request JSON to a token.
