@@ -5,6 +5,7 @@ byte back (a file install made is gone again), and doctor says what stands."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -228,8 +229,9 @@ def test_the_hook_logs_starts_one_pass_and_never_fails_the_agent() -> None:
         assert "exit 0" in ended[0]
     # Soon after a pass started, the hook starts none (Codex runs it after every turn);
     # once PASS_INTERVAL is over, it does again. "Soon" is set, not waited for: under load
-    # the first pass (at nice +10) can itself outlast PASS_INTERVAL.
-    lock_path(env, "claude").write_text(f"{time.time():.0f}\n")
+    # the first pass (at nice +10) can itself outlast PASS_INTERVAL. A start that lies up
+    # to a second ahead (rounded up, as earlier versions wrote it) is "just now" too.
+    lock_path(env, "claude").write_text(f"{math.ceil(time.time()) + 1}\n")
     done = subprocess.run(hook_command("claude"), input=payload, text=True, env=env)
     assert done.returncode == 0
     assert re.search(r"a pass started \d+s ago; none started$", wait_for_hooks(env)[-1])

@@ -47,6 +47,7 @@ PASS_NICENESS = 10  # added to the pass's nice value
 # The pass takes sessions at rest (quiet for minutes): one more soon after finds little new.
 # Codex runs its notify program after every turn.
 PASS_INTERVAL = 300  # seconds: a hook starts no pass sooner after the last one started
+CLOCK_SLACK = 2  # seconds a recorded start may lie ahead of now and still mean "just now"
 PASS_ENDED = re.compile(r": pass ended: exit (-?\d+) ")
 
 
@@ -528,7 +529,7 @@ def run_hook(
                 return [*chained, payload_text] if chained else []
             lock.seek(0)
             lock.truncate()
-            lock.write(f"{time.time():.0f}\n".encode())  # when the last pass started
+            lock.write(f"{time.time():.3f}\n".encode())  # when the last pass started
             lock.flush()
             # The pass inherits the locked file and holds it until it ends.
             child = subprocess.Popen(
@@ -552,6 +553,8 @@ def _since_last_pass(lock: IO[bytes]) -> float | None:
         since = time.time() - float(lock.read(64).decode())
     except ValueError:
         return None
+    if -CLOCK_SLACK < since < 0:
+        return 0.0  # a start rounded up to the second (as earlier versions wrote it): just now
     return since if since >= 0 else None
 
 
