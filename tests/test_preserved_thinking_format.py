@@ -1,0 +1,127 @@
+"""Claude Code sessions with thinking from a model with preserved thinking: what Claude Code
+sends before the newest such block stays byte for byte (only what no model sees is stubbed),
+lines it never sends again (before its compact boundary) compress as before, and sessions of
+earlier models compress as before. The real CLI against a fake API that runs the check:
+test_preserved_thinking_claude.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from synthetic_claude import compacted_session, typical_session
+
+from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
+from gitclaw_compress.core.lines import RawLine, lines_from_bytes
+from gitclaw_compress.core.marker import restore_data
+from gitclaw_compress.formats.base import binds_prefix
+
+KEEP_ONE = CompressSettings(keep_turns=1)
+DEEP = CompressSettings(keep_turns=1, deep=True)
+OLD_MODEL = b'"model":"claude-opus-4-6"'
+
+
+@pytest.mark.parametrize(
+    ("model", "binds"),
+    [
+        ("claude-fable-5-1", True),
+        ("claude-fable-5-2", True),
+        ("claude-mythos-5-1", True),
+        ("claude-mythos-5-2", True),
+        ("claude-opus-5-5", True),
+        ("claude-sonnet-5-5", True),
+        ("claude-haiku-5-5", True),
+        ("us.anthropic.claude-sonnet-5-5-v1:0", True),
+        ("claude-opus-5-5@20261001", True),
+        ("claude-opus-6", True),  # newer than this list: bound, to be safe
+        ("some-gateway-alias", True),
+        (None, True),
+        ("claude-opus-5", False),
+        ("claude-fable-5", False),
+        ("claude-mythos-preview", False),
+        ("claude-opus-4-6", False),
+        ("claude-opus-4-5-20251101", False),
+        ("claude-sonnet-4-20250514", False),
+        ("claude-sonnet-5-20260101", False),
+        ("claude-3-5-sonnet-20241022", False),
+        ("claude-3-opus-20240229", False),
+        ("claude-2.1", False),
+    ],
+)
+def test_which_models_bind_their_thinking_to_its_prefix(model: str | None, binds: bool) -> None:
+    assert binds_prefix(model) is binds
+
+
+def _with_model(data: bytes, model: str) -> bytes:
+    return data.replace(OLD_MODEL, b'"model":"' + model.encode() + b'"')
+
+
+def _compress(data: bytes, settings: CompressSettings) -> tuple[list[RawLine], list[RawLine]]:
+    before = lines_from_bytes(data)
+    after, payloads = compress_entry_lines(before, settings, "s.jsonl")
+    restored = [restore_data(line.data, "s.jsonl", payloads.get) for line in after]
+    assert restored == [line.data for line in before]
+    return before, after
+
+
+def _entry(line: RawLine) -> dict[str, Any]:
+    entry = orjson.loads(line.data)
+    assert isinstance(entry, dict)
+    return entry
+
+
+def _last_bound_thinking(lines: list[RawLine]) -> int:
+    """The index of the newest line that holds signed thinking."""
+    return max(
+        index
+        for index, line in enumerate(lines)
+        if b'"type":"thinking"' in line.data and b'"signature":""' not in line.data
+    )
+
+
+def _changed(before: list[RawLine], after: list[RawLine], key: str) -> list[int]:
+    return [
+        index
+        for index, (old, new) in enumerate(zip(before, after, strict=True))
+        if old.data != new.data and _entry(old).get(key) != _entry(new).get(key)
+    ]
+
+
+@pytest.mark.parametrize("settings", [KEEP_ONE, DEEP], ids=["default", "deep"])
+def test_what_claude_code_sends_before_bound_thinking_stays(settings: CompressSettings) -> None:
+    data = _with_model(typical_session(3).data(), "claude-opus-5-5")
+    before, after = _compress(data, settings)
+    last = _last_bound_thinking(before)
+    assert last > len(before) // 2  # the kept turn holds signed thinking
+    assert [i for i in _changed(before, after, "message") if i <= last] == []
+    # What only the transcript view reads still goes.
+    assert _changed(before, after, "toolUseResult") != []
+
+
+@pytest.mark.parametrize("settings", [KEEP_ONE, DEEP], ids=["default", "deep"])
+def test_sessions_of_earlier_models_compress_as_before(settings: CompressSettings) -> None:
+    data = typical_session(3).data()
+    assert OLD_MODEL in data
+    before, after = _compress(data, settings)
+    assert [i for i in _changed(before, after, "message") if i <= _last_bound_thinking(before)]
+
+
+def test_lines_before_the_compact_boundary_are_never_sent_and_still_compress() -> None:
+    data = _with_model(compacted_session().data(), "claude-fable-5-1")
+    before, after = _compress(data, KEEP_ONE)
+    boundary = next(i for i, line in enumerate(before) if b"compact_boundary" in line.data)
+    changed = _changed(before, after, "message")
+    assert [i for i in changed if i < boundary] != []
+    assert [i for i in changed if boundary < i <= _last_bound_thinking(before)] == []
+
+
+def test_a_boundary_that_keeps_a_segment_freezes_everything_before_bound_thinking() -> None:
+    data = _with_model(compacted_session().data(), "claude-fable-5-1")
+    kept = b'"compactMetadata":{"trigger":"manual","preTokens":123456'
+    assert kept in data
+    data = data.replace(kept, kept + b',"preservedSegment":{"headUuid":"a","tailUuid":"b"}')
+    before, after = _compress(data, KEEP_ONE)
+    assert [
+        i for i in _changed(before, after, "message") if i <= _last_bound_thinking(before)
+    ] == []
