@@ -13,8 +13,8 @@ ones. A block this model did not sign (another model's) is not checked.
 :class:`PreservedThinking` answers each Anthropic Messages request for
 :class:`fake_llm_sse.FakeLLMServer` (its ``anthropic`` argument): it checks what came back,
 then replies with a signed thinking block and, when the last message is a prompt and the
-request offers a ``Read`` tool, a ``Read`` call of :attr:`read_path` (a tool loop), else a
-short text.
+request offers the read tool (Claude Code's ``Read``, pi's ``read``), a call of it on
+:attr:`read_path` (a tool loop), else a short text.
 """
 
 from __future__ import annotations
@@ -144,7 +144,11 @@ def _drop_behaviour(body: dict[str, Any], headers: dict[str, str]) -> str | None
 class PreservedThinking:
     """The responder: check the prefix of every returned thinking block, then reply."""
 
-    read_path: str | None = None  # a file the model reads with Claude Code's Read tool
+    read_path: str | None = None  # a file the model reads with the agent's read tool
+    read_tool: tuple[str, str] = (
+        "Read",
+        "file_path",
+    )  # its name and path argument (pi: read, path)
     enforce: bool = True  # False: sign, but never check (an account without enforcement)
     verdicts: list[Verdict] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
@@ -180,8 +184,8 @@ class PreservedThinking:
             call = {
                 "type": "tool_use",
                 "id": call_id,
-                "name": "Read",
-                "input": {"file_path": self.read_path},
+                "name": self.read_tool[0],
+                "input": {self.read_tool[1]: self.read_path},
             }
             return 200, ([thinking, call], "tool_use")
         return 200, ([thinking, {"type": "text", "text": "Done."}], "end_turn")
@@ -190,7 +194,7 @@ class PreservedThinking:
         if self.read_path is None:
             return False
         tools = body.get("tools") or []
-        if not any(isinstance(t, dict) and t.get("name") == "Read" for t in tools):
+        if not any(isinstance(t, dict) and t.get("name") == self.read_tool[0] for t in tools):
             return False
         messages = body.get("messages") or []
         last = messages[-1] if messages else {}

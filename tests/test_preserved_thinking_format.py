@@ -1,8 +1,9 @@
-"""Claude Code sessions with thinking from a model with preserved thinking: what Claude Code
-sends before the newest such block stays byte for byte (only what no model sees is stubbed),
-lines it never sends again (before its compact boundary) compress as before, and sessions of
-earlier models compress as before. The real CLI against a fake API that runs the check:
-test_preserved_thinking_claude.py."""
+"""Claude Code and pi sessions with thinking from a model with preserved thinking: what the
+agent sends before the newest such block stays byte for byte (only what no model sees is
+stubbed), lines it never sends again (before Claude Code's compact boundary) compress as
+before, and sessions of earlier models and other APIs compress as before. The real CLIs
+against a fake API that runs the check: test_preserved_thinking_claude.py and
+test_preserved_thinking_pi.py."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
+from synthetic import typical_session as pi_session
 from synthetic_claude import compacted_session, typical_session
 
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
@@ -125,3 +127,37 @@ def test_a_boundary_that_keeps_a_segment_freezes_everything_before_bound_thinkin
     assert [
         i for i in _changed(before, after, "message") if i <= _last_bound_thinking(before)
     ] == []
+
+
+def _message_without_details(line: RawLine) -> object:
+    message = _entry(line).get("message")
+    if isinstance(message, dict):
+        return {key: value for key, value in message.items() if key != "details"}
+    return message
+
+
+@pytest.mark.parametrize("settings", [KEEP_ONE, DEEP], ids=["default", "deep"])
+def test_pi_keeps_what_it_sends_before_bound_thinking(settings: CompressSettings) -> None:
+    data = _with_model(pi_session(4).data(), "claude-opus-5-5")
+    before, after = _compress(data, settings)
+    last = max(i for i, line in enumerate(before) if b'"thinkingSignature":"' in line.data)
+    assert last > len(before) * 3 // 4
+    sent_changed = [
+        i
+        for i, (old, new) in enumerate(zip(before[: last + 1], after, strict=False))
+        if _message_without_details(old) != _message_without_details(new)
+    ]
+    assert sent_changed == []
+    # pi's UI-only `details` (an edit's diff) still goes.
+    assert _changed(before, after, "message") != []
+
+
+def test_pi_sessions_of_earlier_models_and_other_apis_compress_as_before() -> None:
+    for data in (pi_session(4).data(), pi_session(4, api="openai-responses").data()):
+        before, after = _compress(data, KEEP_ONE)
+        changed = [
+            i
+            for i, (old, new) in enumerate(zip(before, after, strict=True))
+            if _message_without_details(old) != _message_without_details(new)
+        ]
+        assert len(changed) > 5
