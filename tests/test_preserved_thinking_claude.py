@@ -141,3 +141,28 @@ def test_a_compressed_session_keeps_its_preserved_thinking_valid(
     first = resumed[0]["body"]
     assert len(sealed_reasoning(first)) == signed
     assert model.dropped == []
+
+
+def test_summarize_keeps_no_bound_thinking_behind_its_summary(repo: Path, tmp_path: Path) -> None:
+    """A summary with kept turns would replace what their thinking is bound to (the real
+    claude then got the 400 on every request): summarize refuses it, and with nothing kept
+    the session resumes from the summary alone without a refusal."""
+    require_agent("claude")
+    session = ClaudeSession(tmp_path / "claude")
+    model = PreservedThinking(read_path=str(session.notes))
+    with FakeLLMServer(checker=check_claude_code_request, anthropic=model) as server:
+        for n in range(2):
+            session.turn(server, f"turn {n}: read the notes")
+        path = repo / ".claude/projects/-home-runner-work-demo-demo" / session.transcript.name
+        path.parent.mkdir(parents=True)
+        shutil.copyfile(session.transcript, path)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "agent run")
+        refused = cli("summarize", "--offline", "--keep-turns", "1", str(path), cwd=repo)
+        assert b"preserved thinking" in refused.stdout
+        assert path.read_bytes() == session.transcript.read_bytes()
+        cli("summarize", "--offline", "--keep-turns", "0", str(path), cwd=repo)
+        shutil.copyfile(path, session.transcript)
+        resumed = session.turn(server, "turn 2: read the notes again")
+    assert _refused(resumed) == []
+    assert len(resumed[0]["body"]["messages"]) < 6  # the summary, not the turns

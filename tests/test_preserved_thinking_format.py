@@ -7,10 +7,13 @@ test_preserved_thinking_pi.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from conftest import cli, commit_session
 from synthetic import typical_session as pi_session
 from synthetic_claude import compacted_session, typical_session
 
@@ -161,3 +164,30 @@ def test_pi_sessions_of_earlier_models_and_other_apis_compress_as_before() -> No
             if _message_without_details(old) != _message_without_details(new)
         ]
         assert len(changed) > 5
+
+
+SUMMARIZE_CASES = [
+    pytest.param(
+        lambda: typical_session(3).data(), ".claude/projects/-home-dev-project/s.jsonl", id="claude"
+    ),
+    pytest.param(lambda: pi_session(4).data(), ".pi/sessions/s.jsonl", id="pi"),
+]
+
+
+@pytest.mark.parametrize(("make", "where"), SUMMARIZE_CASES)
+def test_summarize_never_puts_a_summary_in_front_of_bound_thinking(
+    make: Callable[[], bytes], where: str, repo: Path
+) -> None:
+    """The summary replaces what the kept turns' thinking is bound to: summarize says why
+    it writes nothing, unless nothing is kept (Claude Code) or the model does not bind."""
+    bound = commit_session(repo, where, _with_model(make(), "claude-fable-5-2"))
+    before = bound.read_bytes()
+    done = cli("summarize", "--offline", "--keep-turns", "1", str(bound), cwd=repo)
+    assert b"preserved thinking" in done.stdout
+    assert bound.read_bytes() == before
+    earlier = commit_session(repo, where.replace("s.jsonl", "e.jsonl"), make())
+    cli("summarize", "--offline", "--keep-turns", "1", str(earlier), cwd=repo)
+    assert earlier.read_bytes() != make()
+    if "claude" in where:
+        cli("summarize", "--offline", "--keep-turns", "0", str(bound), cwd=repo)
+        assert bound.read_bytes().startswith(before) and bound.read_bytes() != before

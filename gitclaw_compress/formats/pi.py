@@ -409,14 +409,10 @@ class PiRules:
         return edits
 
 
-# The APIs that speak Anthropic's Messages protocol, where a thinking signature may bind.
-ANTHROPIC_APIS = frozenset({"anthropic-messages", "bedrock-converse-stream"})
-
-
 def _holds_bound_thinking(message: dict[str, Any]) -> bool:
     """Whether a reply holds signed thinking of an Anthropic model with preserved thinking."""
     content = message.get("content")
-    if message.get("api") not in ANTHROPIC_APIS or not isinstance(content, list):
+    if message.get("api") not in pi_context.ANTHROPIC_APIS or not isinstance(content, list):
         return False
     return binds_prefix(message.get("model")) and any(
         isinstance(block, dict)
