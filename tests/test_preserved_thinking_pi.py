@@ -12,11 +12,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conftest import cli, git
 from fake_llm_sse import FakeLLMServer, sealed_reasoning
 from fake_preserved_thinking import PreservedThinking
-from pi_harness import _hermetic_env, find_pi
+from pi_harness import _hermetic_env, find_pi, require_pi
 
 MODEL = "claude-opus-5-5"
 NOTES = "".join(f"line {n}: what the notes say about step {n}\n" for n in range(120))
@@ -68,8 +67,7 @@ def _statuses(requests: list[dict[str, Any]]) -> list[object]:
 def test_a_compressed_pi_session_keeps_its_preserved_thinking_valid(
     repo: Path, tmp_path: Path
 ) -> None:
-    if find_pi() is None:
-        pytest.skip("pi is not installed: run .ci/install-pi.sh")
+    require_pi()
     session = PiSession(tmp_path / "pi")
     model = PreservedThinking(read_path=str(session.notes), read_tool=("read", "path"))
     with FakeLLMServer(anthropic=model) as server:
