@@ -191,3 +191,22 @@ def test_summarize_never_puts_a_summary_in_front_of_bound_thinking(
     if "claude" in where:
         cli("summarize", "--offline", "--keep-turns", "0", str(bound), cwd=repo)
         assert bound.read_bytes().startswith(before) and bound.read_bytes() != before
+
+
+def test_a_line_kept_for_bound_thinking_compresses_once_it_is_no_longer_sent() -> None:
+    """Its marker stays open (UI-only), so after a compaction Claude Code sends nothing
+    before, the next run stubs what the model no longer sees; restore is still the file."""
+    first = _with_model(typical_session(2).data(), "claude-opus-5-5")
+    before = lines_from_bytes(first)
+    lines, payloads = compress_entry_lines(before, KEEP_ONE, "s.jsonl")
+    frozen = _changed(before, lines, "toolUseResult")  # stubbed UI copies, message kept
+    assert frozen and _changed(before, lines, "message") == []
+    later = _with_model(compacted_session().data(), "claude-opus-5-5")
+    assert later.startswith(first)  # the same two turns, then /compact and one more
+    appended = b"".join(line.encode() for line in lines) + later[len(first) :]
+    again, more = compress_entry_lines(lines_from_bytes(appended), KEEP_ONE, "s.jsonl")
+    reopened = _changed(lines, again[: len(lines)], "message")
+    assert set(frozen) & set(reopened)
+    archive = {**payloads, **more}
+    restored = [restore_data(line.data, "s.jsonl", archive.get) for line in again]
+    assert b"\n".join(restored) + b"\n" == later

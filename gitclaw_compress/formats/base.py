@@ -150,11 +150,14 @@ class Edit:
     """Replace the JSON value at `path` (from the line's top-level object) with `value`.
 
     `value` must have the JSON type of the value it replaces: a string stays a string, an
-    array an array, an object an object.
+    array an array, an object an object. `unseen`: a value no model sees (a UI copy) on a
+    line whose other values must stay for now (preserved thinking): a line with only such
+    edits stays open to the rest of the format's edits on a later run.
     """
 
     path: JsonPath
     value: object
+    unseen: bool = False
 
 
 @dataclass(slots=True)

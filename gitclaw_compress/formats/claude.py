@@ -279,7 +279,9 @@ class ClaudeRules:
             # Claude Code sends every turn's thinking back: a stub here would change the
             # prefix of a bound block, and the API refuses the request. Only what no model
             # sees may go (and, under deep, what the core finds it never sends again).
-            return self._ui_edits(entry, scope) if scope.full or scope.ui_only else []
+            if not (scope.full or scope.ui_only):
+                return []
+            return [Edit(e.path, e.value, unseen=True) for e in self._ui_edits(entry, scope)]
         if scope.ui_only:
             edits = self._ui_edits(entry, scope)
             if scope.kept_large:

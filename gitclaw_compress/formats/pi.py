@@ -226,7 +226,8 @@ class PiRules:
             limit = UI_COPY_MIN_BYTES
             if scope.full and not self.settings.ui_copies:
                 limit = self.settings.tool_result_max_bytes
-            return self._details_edits(message, scope, limit)
+            edits = self._details_edits(message, scope, limit)
+            return [Edit(edit.path, edit.value, unseen=True) for edit in edits]
         if scope.ui_only:  # details are for pi's UI; the model never sees them
             edits = (
                 self._details_edits(message, scope, UI_COPY_MIN_BYTES)
