@@ -418,6 +418,7 @@ SNIFF_LINES = 16  # parsed lines `recognize` sees at most
 # Opus/Sonnet/Fable/Mythos 5 and Mythos Preview) sign without binding. A model id that
 # `binds_prefix` cannot place (a newer family, a gateway's alias) counts as binding: that is
 # the side on which nothing is ever refused. See docs/preserved-thinking.md.
+
 # claude-<family>-<major>[-<minor>], then a date or a provider's suffix; minor is one or
 # two digits (an eight-digit date is not a version).
 _NAMED = re.compile(r"claude-([a-z]+)-(\d{1,2})(?:-(\d{1,2}))?(?![0-9])")

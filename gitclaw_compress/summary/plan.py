@@ -270,7 +270,8 @@ def plan_summary(
         # behind a summary the provider refuses it (docs/preserved-thinking.md).
         return NoSummary(
             "the kept turns hold thinking bound to everything before it (preserved thinking): "
-            "behind a summary the API would refuse it; --keep-turns 0 summarizes it all"
+            "behind a summary the API would refuse it; --keep-turns 0 summarizes it all, "
+            "where the agent's record allows"
         )
     size = measure_context(context, estimator)
     plan = SummaryPlan(
