@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from conftest import CORPUS
 from fake_llm_sse import (
     FakeLLMServer,
     check_claude_code_request,
@@ -44,7 +45,6 @@ from pi_harness import chain_reaches_root, find_pi, prepare_pi_run, resume_mode
 
 REPO = Path(__file__).resolve().parent.parent
 AGENTS_CACHE = REPO / ".cache" / "agents"
-CORPUS = REPO.parent / "shared" / "corpus"
 AGENTS = ("claude", "codex", "copilot")
 # Every CLI `run_resume` runs: pi's too, with what tests/pi_harness.py knows about it.
 RESUMABLE = ("pi", *AGENTS)

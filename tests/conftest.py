@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+# The shared corpus beside the checkout; CORPUS_ENV points the tests elsewhere (a folder that
+# does not exist shows that every corpus test skips cleanly without it).
+CORPUS_ENV = "GITCLAW_TEST_CORPUS"
+CORPUS = Path(os.environ.get(CORPUS_ENV) or REPO_ROOT.parent / "shared" / "corpus")
 
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
