@@ -29,6 +29,38 @@ GIT_ENV = {
     "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
     "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
 }
+# What the machine's environment may set that moves where the tool or an agent reads and
+# writes, or changes what it says: never the test's, unless the test sets it. CI=true turns
+# a warning into an error (ops/sending.py) and hides progress; the others would share one
+# data folder (hook log, locks, archives) or one agent store between tests.
+MACHINE_ENV = (
+    "CI",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "COPILOT_HOME",
+    "PI_CODING_AGENT_DIR",
+    "PI_CODING_AGENT_SESSION_DIR",
+    "GITCLAW_COMPRESS_INTERRUPT_AT",
+    "GITCLAW_COMPRESS_TRACEBACK",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "PRE_COMMIT",
+    "PRE_COMMIT_HOME",
+    "COLUMNS",
+    "LINES",
+)
 
 
 @pytest.fixture(scope="session")
@@ -47,9 +79,11 @@ def hermetic_git(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+    for key in MACHINE_ENV:  # a test that means CI (or any of them) sets it
         monkeypatch.delenv(key, raising=False)
-    monkeypatch.delenv("CI", raising=False)  # a test that means CI says so (ops/sending.py)
+    for key in list(os.environ):
+        if key.startswith("GITCLAW_COMPRESS_") and key != "GITCLAW_COMPRESS_RULE_CACHE":
+            monkeypatch.delenv(key)  # the Action's inputs (action.py reads every one)
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n")
 
 
