@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from conftest import CORPUS
+from conftest import CORPUS, IN_CI_ENV
 from fake_llm_sse import (
     FakeLLMServer,
     check_claude_code_request,
@@ -96,10 +96,11 @@ def find_agent(name: str) -> Path | None:
 
 def skip_unless_ci(reason: str) -> NoReturn:
     """Skip the calling test, except when the environment variable ``CI`` is set (to
-    anything but ``false``): then FAIL it, so CI cannot pass by skipping every resume test."""
+    anything but ``false``), or was when the run started (conftest unsets it for each test
+    and sets ``IN_CI_ENV``): then FAIL it, so CI cannot pass by skipping every resume test."""
     import pytest
 
-    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+    if os.environ.get("CI", "").lower() not in ("", "0", "false") or os.environ.get(IN_CI_ENV):
         pytest.fail(f"{reason}; CI is set, so this is a failure, not a skip")
     pytest.skip(reason)
 

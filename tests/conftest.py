@@ -29,6 +29,10 @@ GIT_ENV = {
     "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
     "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
 }
+# Whether this run is CI's. The fixture below unsets CI for every test, so a harness asks
+# IN_CI_ENV instead when a missing agent CLI must fail the run, not skip (agent_harness.py).
+IN_CI_ENV = "GITCLAW_TEST_IN_CI"
+RUN_IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
 # What the machine's environment may set that moves where the tool or an agent reads and
 # writes, or changes what it says: never the test's, unless the test sets it. CI=true turns
 # a warning into an error (ops/sending.py) and hides progress; the others would share one
@@ -84,6 +88,10 @@ def hermetic_git(
     for key in list(os.environ):
         if key.startswith("GITCLAW_COMPRESS_") and key != "GITCLAW_COMPRESS_RULE_CACHE":
             monkeypatch.delenv(key)  # the Action's inputs (action.py reads every one)
+    if RUN_IN_CI:
+        monkeypatch.setenv(IN_CI_ENV, "1")
+    else:
+        monkeypatch.delenv(IN_CI_ENV, raising=False)
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n")
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 # The fake server and the request checkers are shared with tests/agent_harness.py; the
 # names stay importable from here.
-from conftest import CORPUS
+from conftest import CORPUS, IN_CI_ENV
 from fake_llm_sse import DEFAULT_REPLY as DEFAULT_REPLY
 from fake_llm_sse import FakeLLMServer as FakeLLMServer
 from fake_llm_sse import check_request as check_request
@@ -523,7 +523,7 @@ def require_pi(*, node: bool = False) -> Path:
     elif node and shutil.which("node") is None:
         reason = "node is not on PATH"
     if reason is not None:
-        if os.environ.get("CI"):
+        if os.environ.get("CI") or os.environ.get(IN_CI_ENV):  # conftest unsets CI
             pytest.fail(f"{reason}; CI is set, so this is a failure, not a skip")
         pytest.skip(reason)
     assert pi is not None
