@@ -29,6 +29,7 @@ import select
 import shlex
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -341,7 +342,7 @@ def claude_interactive_screen(
     tmp_path: Path,
     expect: str,
     detailed: bool = False,
-    tries: int = 120,
+    timeout: float = DEFAULT_TIMEOUT,
     quiet_seconds: float = 1.0,
 ) -> str:
     """Open ``transcript`` in the interactive ``claude --resume <id>`` under tmux and return
@@ -349,10 +350,12 @@ def claude_interactive_screen(
     ready. With ``detailed``, then press ctrl+o and return the detailed transcript view,
     which also renders each tool's ``toolUseResult`` (stdout, file contents, image sizes).
 
-    Raises :class:`AgentError` with the last screen if a view does not show within ``tries``
-    captures, or as soon as the screen shows one of :data:`CLAUDE_SCREEN_ERRORS`. Between
-    captures it waits for the pane to print more (through ``tmux pipe-pane`` into a FIFO),
-    or at most ``quiet_seconds`` when the pane is idle."""
+    Raises :class:`AgentError` with the last screen if a view does not show within
+    ``timeout`` seconds (a guard against a hang: a count of captures ran out early while
+    the pane kept printing, as a slow start on a loaded machine does), or as soon as the
+    screen shows one of :data:`CLAUDE_SCREEN_ERRORS`. Between captures it waits for the
+    pane to print more (through ``tmux pipe-pane`` into a FIFO), or at most
+    ``quiet_seconds`` when the pane is idle."""
     claude = _binary("claude")
     tmux = shutil.which("tmux")
     if tmux is None:
@@ -375,7 +378,8 @@ def claude_interactive_screen(
 
         def capture_until(marker: str) -> str:
             screen = ""
-            for _ in range(tries):
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
                 screen = subprocess.run(
                     [*base, "capture-pane", "-p", "-t", "claude", "-S", "-3000"],
                     capture_output=True,
