@@ -32,7 +32,7 @@ def log_lines(env: dict[str, str]) -> list[str]:
 
 def ours(pid: int, home: Path) -> bool:
     """Whether process `pid` is one of our hooks or passes (`hook --pass`) run with this
-    HOME: pids come back, and a pid logged a while ago may be another program's now."""
+    HOME."""
     try:
         command = Path(f"/proc/{pid}/cmdline").read_bytes()
         environ = Path(f"/proc/{pid}/environ").read_bytes()
@@ -42,22 +42,38 @@ def ours(pid: int, home: Path) -> bool:
     return any(words in command for words in HOOK_WORDS) and wanted in environ.split(b"\0")
 
 
-def hook_processes(home: Path) -> list[int]:
+def started(pid: int) -> bytes | None:
+    """When process `pid` started (clock ticks since boot), None when it is gone: with its
+    pid, what tells it from a later process given the same pid (pid_max may be 32768 on a
+    busy machine), and what stays when it execs another program (Codex's previous notify)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return stat.rsplit(b")", 1)[1].split()[19]
+
+
+def hook_processes(home: Path) -> list[tuple[int, bytes]]:
     """Our hook and pass processes that run with this HOME (an agent may start ours detached,
-    and not wait for it)."""
-    return [int(name) for name in os.listdir("/proc") if name.isdigit() and ours(int(name), home)]
+    and not wait for it), each with when it started."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and ours(int(name), home) and (since := started(int(name))):
+            found.append((int(name), since))
+    return found
 
 
-def wait_for_pid(pid: int, home: Path) -> None:
-    """Until process `pid` (not necessarily a child) has ended, if it is ours: the pidfd
-    holds on to the process found, and it is checked to be ours only after it is held, so
-    that a pid handed to another process meanwhile is never waited for."""
+def wait_for_pid(pid: int, since: bytes) -> None:
+    """Until process `pid`, started at `since`, has ended (not necessarily a child, and
+    whatever it exec'd since). The pidfd holds on to the process found with that pid, and
+    its start is checked only once it is held: a pid handed to another process meanwhile is
+    never waited for."""
     try:
         handle = os.pidfd_open(pid)
     except ProcessLookupError:
         return
     try:
-        if ours(pid, home):
+        if started(pid) == since:
             ready, _, _ = select.select([handle], [], [], WAIT_SECONDS)
             assert ready, f"process {pid} still runs after {WAIT_SECONDS}s"
     finally:
@@ -70,8 +86,8 @@ def wait_for_hooks(env: dict[str, str]) -> list[str]:
     ends: once none is left, every line is written."""
     home = Path(env["HOME"])
     while running := hook_processes(home):
-        for pid in running:
-            wait_for_pid(pid, home)
+        for pid, since in running:
+            wait_for_pid(pid, since)
     return log_lines(env)
 
 
