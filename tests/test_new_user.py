@@ -142,9 +142,27 @@ def test_doctor_and_verify_in_a_store_speak_of_its_archive_not_of_a_clone(machin
     assert "git remote add" not in problem
     done = cli("verify", str(machine.path(SESSIONS["copilot"])), cwd=store, check=False)
     assert done.returncode == 1
+    # Each line's payload is missing from the store's archive, which is no clone (it said
+    # "is not in this clone"); the way back names no remote unless the user named one.
+    assert f"is not in the store's archive ({archive})".encode() in done.stdout
+    assert b"this clone" not in done.stdout
     [remedy] = [line for line in done.stdout.decode().splitlines() if line.startswith("to fix")]
-    assert remedy.startswith(f"to fix: the store's archive ({archive}) lacks it: put the")
+    assert remedy == (
+        "to fix: put the store's archive back from your backup, or fetch refs/gitclaw/archive "
+        "into it from the remote you pushed it to, if you named one (docs/stores.md)"
+    )
     assert b"did not write there" not in done.stdout  # the archive lost it, not the file
+    config = machine.home / ".config" / "gitclaw-compress" / "compression.json"
+    config.write_bytes(
+        orjson.dumps({**orjson.loads(config.read_bytes()), "stores": {"remote": "backup"}})
+    )
+    done = cli("verify", str(machine.path(SESSIONS["copilot"])), cwd=store, check=False)
+    [remedy] = [line for line in done.stdout.decode().splitlines() if line.startswith("to fix")]
+    assert remedy.endswith(
+        "or fetch refs/gitclaw/archive into it from 'backup', the remote stores.remote names: "
+        f"`git --git-dir {archive} fetch backup refs/gitclaw/archive:refs/gitclaw/archive` "
+        "(docs/stores.md)"
+    )
     done = cli("restore", str(machine.path(SESSIONS["copilot"])), "-o", "-", cwd=store, check=False)
     assert done.returncode == 3
     [line] = done.stderr.decode().splitlines()
