@@ -52,7 +52,7 @@ class Saving:
 class SessionStatus:
     path: str
     model: str | None
-    limits_source: str
+    limits_source: str  # override | recorded | builtin:<family> | fallback
     context_window: int
     max_output: int
     reserve: int
@@ -97,7 +97,12 @@ def context_fullness(
     estimator = get_estimator(config["tokens.estimator"])
     context = read_context(fmt or detect(lines, source), lines, estimator)
     size = measure_context(context, estimator)
-    budget = budget_for(context.model, config["models.overrides"], config["tokens.reserve"])
+    budget = budget_for(
+        context.model,
+        config["models.overrides"],
+        config["tokens.reserve"],
+        context.conversation.context_window,
+    )
     level = level_for(
         size.tokens,
         budget.usable,
