@@ -45,7 +45,7 @@ def describe_saving(name: str, saving: Saving, estimator: str) -> str:
         share = size_change(saving.bytes_before, saving.bytes_after)
         what = (
             f"would free {saving.tokens_saved:,} tokens (estimated with {estimator}; context "
-            f"then {saving.context_tokens_after:,})"
+            f"then {saving.context_tokens_after:,}, {saving.context_source_after})"
             f" and {human_bytes(saving.bytes_before - saving.bytes_after)} ({share}) "
             f"in {plural(saving.lines, 'line')}"
         )

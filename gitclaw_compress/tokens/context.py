@@ -127,6 +127,21 @@ class ContextSize:
     usage_tokens: int | None = None
     trailing_tokens: int = 0  # estimated tokens after that reply
     note: str | None = None  # why recorded usage was not used
+    usage_line: int | None = None  # the line of that reply
+
+    def after_run(self, changed: Iterable[int], saved: int) -> tuple[int, str]:
+        """The size `status` gives once a run has changed these lines of sent messages and
+        freed `saved` estimated tokens, and its source in words. A run that compresses a
+        message before the reply whose usage counts here leaves that usage stale (it counted
+        the message uncompressed): the figure then is the estimate. Never below 0."""
+        estimate = f"estimated with {self.estimator}"
+        if self.source == "estimate" or any(
+            self.usage_line is not None and line < self.usage_line for line in changed
+        ):
+            return max(0, self.estimated - saved), estimate
+        after = self.tokens - saved  # what it frees lies after the reply: estimated
+        trailing = self.trailing_tokens - saved
+        return max(0, after), "recorded usage" + (" + estimated after it" if trailing else "")
 
     def label(self) -> str:
         """Where `tokens` comes from, with the estimate beside it where that differs: the one
@@ -193,6 +208,7 @@ def measure_context(context: Context, estimator: TokenEstimator) -> ContextSize:
         reply_id,
         reply.usage,
         trailing,
+        usage_line=reply.line,
     )
 
 
