@@ -245,3 +245,21 @@ def test_an_agent_named_without_a_store_is_one_line(
     home = Path(os.environ["HOME"])
     done = cli("stores", "claude", cwd=tmp_path)
     assert done.stdout.decode().splitlines() == [f"claude: no store at {home / '.claude'}"]
+
+
+def test_a_dry_run_with_a_remote_the_archive_lacks_fails_as_the_run_does(machine: Machine) -> None:
+    """`stores --dry-run --remote NAME` says what `stores --remote NAME` would: no such remote
+    of the archive, exit 3 (before, the dry run exited 0 and the run then failed)."""
+    machine.run("stores", "codex")
+    rel = SESSIONS["codex"]
+    before = machine.path(rel).read_bytes()
+    runs = [
+        machine.run("stores", "codex", *flags, "--remote", "nope", check=False)
+        for flags in (["--dry-run"], [])
+    ]
+    for done in runs:
+        assert done.returncode == 3, done.stdout
+        said = (done.stdout + done.stderr).decode().splitlines()
+        [line] = [row for row in said if "nope" in row]
+        assert line.startswith("codex: the codex store's archive has no remote 'nope'; add it with")
+    assert machine.path(rel).read_bytes() == before
