@@ -108,6 +108,9 @@ class EntryView:
     # Added with the layers (optional): what only the agent's UI shows, never sent to the
     # model (pi's `details` of a tool result), by its name, for `show` to print in full.
     ui: Mapping[str, object] = field(default_factory=dict)
+    # The model's context window in tokens, where the line records it (Codex's
+    # `model_context_window`, Copilot CLI's `tokenLimit`).
+    context_window: int | None = None
 
 
 @dataclass(slots=True)
@@ -118,6 +121,9 @@ class Conversation:
     path: list[int]  # the lines the resume walk reached, oldest first
     compaction: int | None = None  # the line of the record it resumes from, if any
     model: str | None = None  # the newest model on that path
+    # The context window the agent recorded for that model, newest first; None: not recorded
+    # (the token layer then takes the model's documented window).
+    context_window: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
