@@ -39,9 +39,15 @@ _new_line = tuple.__new__
 def iter_lines(stream: BinaryIO | Iterable[bytes]) -> Iterator[RawLine]:
     """Split a byte stream on "\\n" only, keeping every byte."""
     new, raw_line = _new_line, RawLine
-    for number, chunk in enumerate(stream, start=1):
+    # The line without its "\n" is a copy, which replaces the chunk read: a huge line's bytes
+    # are not held twice while it is worked on. (Not `enumerate`: it keeps its last tuple,
+    # and the chunk in it, until the next line.)
+    number = 0
+    for chunk in stream:
+        number += 1  # noqa: SIM113 (see above)
         if chunk[-1:] == b"\n":
-            yield new(raw_line, (number, chunk[:-1], True))
+            chunk = chunk[:-1]
+            yield new(raw_line, (number, chunk, True))
         else:
             yield new(raw_line, (number, chunk, False))
 
