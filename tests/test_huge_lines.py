@@ -5,16 +5,28 @@ input take the paths that only huge lines take in use (bench/huge_line.py measur
 from __future__ import annotations
 
 import base64
+import io
 import random
+from pathlib import Path
 
 import orjson
 import pytest
+from flow_helpers import SESSIONS, init, write
+from secret_fixtures import planted
+from synthetic import SessionBuilder, big_text, tool_call
+from synthetic import text as text_block
 
+from gitclaw_compress.config import load_config
+from gitclaw_compress.core import lines as lines_module
 from gitclaw_compress.core import payload_form, spans, stubs
 from gitclaw_compress.core.lines import iter_lines
 from gitclaw_compress.core.payload_form import original_form, stored_form
 from gitclaw_compress.formats.base import Edit, json_size
+from gitclaw_compress.ops.flow import run_flow
+from gitclaw_compress.secrets import engine, parallel
+from gitclaw_compress.secrets.parallel import ParallelGuard
 from gitclaw_compress.settings import PreviewSettings
+from gitclaw_compress.store.archive import Repository
 
 # Newlines, escapes, quotes and characters of 1 to 4 bytes (and a lone surrogate).
 ALPHABET = ["a", "b", " ", "\n", "\n", '"', "\\", "\x01", "é", "€", "😀", "\ud800"]
@@ -128,3 +140,72 @@ def test_lines_keep_every_byte_and_their_numbers() -> None:
     assert [line.number for line in lines] == [1, 2, 3, 4]
     assert [line.encode() for line in lines] == chunks
     assert [line.newline for line in lines] == [True, True, True, False]
+
+
+@pytest.mark.parametrize("window, overlap, part", [(10, 3, 4), (16, 5, 2), (7, 2, 9), (8, 0, 1)])
+def test_a_long_value_is_scanned_in_the_windows_its_whole_encoding_gave(
+    monkeypatch: pytest.MonkeyPatch, window: int, overlap: int, part: int
+) -> None:
+    monkeypatch.setattr(engine, "WINDOW", window)
+    monkeypatch.setattr(engine, "OVERLAP", overlap)
+    monkeypatch.setattr(engine, "PART", part)
+    for text in texts(4):
+        data = text.encode("utf-8", "surrogatepass")
+        windows = [data]  # as the whole encoding was cut before
+        if len(data) > window:
+            windows, start = [], 0
+            while start < len(data):
+                windows.append(data[start : start + window])
+                if start + window >= len(data):
+                    break
+                start += window - overlap
+        assert [piece for _, piece in engine._pieces(0, text)] == windows, text
+
+
+def test_a_line_of_a_size_is_found_across_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lines_module, "READ_BUFFER", 7)
+    for data, longest in [
+        (b"", 0),
+        (b"ab\ncd\n", 2),
+        (b"a\n" + b"x" * 20 + b"\nb", 20),
+        (b"x" * 30, 30),
+        (b"\n\n" + b"y" * 13 + b"\n", 13),
+    ]:
+        assert lines_module.has_line_of(io.BytesIO(data), longest) == (longest > 0)
+        assert not lines_module.has_line_of(io.BytesIO(data), longest + 1)
+
+
+def session_with_a_long_line(secret: str = "") -> SessionBuilder:
+    session = SessionBuilder()
+    for turn in range(3):
+        session.user(f"task {turn}")
+        session.assistant(tool_call(f"c{turn}", "bash", {"command": "cat log"}))
+        output = big_text(f"out{turn}", 200) + (f"\n{secret}" if turn == 0 else "")
+        session.tool_result(f"c{turn}", "bash", output)
+        session.assistant(text_block(f"done {turn}"))
+    return session
+
+
+def test_a_session_with_a_huge_line_is_scanned_after_the_compression(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parallel, "HUGE_LINE", 2000)  # the tool outputs' lines are longer
+    repo = Repository(init(tmp_path / "clean"))
+    path = write(repo.root / SESSIONS / "a.jsonl", session_with_a_long_line().data())
+    config = load_config(None, repo.root, None)
+    guard = ParallelGuard(repo, config, enabled=True)
+    guard.start([path])
+    assert guard.started and not guard.parallel
+    guard.wait([])
+    guard.cancel()
+    again = ParallelGuard(repo, config, enabled=True)
+    again.start([path])
+    assert not again.started  # the scan in `wait` recorded every line clean
+
+    line, _ = planted(24)["github"]
+    repo = Repository(init(tmp_path / "secret"))
+    path = write(repo.root / SESSIONS / "a.jsonl", session_with_a_long_line(line).data())
+    before = path.read_bytes()
+    result = run_flow(repo, [path], force=True)
+    assert [entry["path"] for entry in result.held] == [f"{SESSIONS}/a.jsonl"]
+    assert path.read_bytes() == before  # held: nothing was written

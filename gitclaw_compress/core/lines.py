@@ -63,6 +63,24 @@ def has_marker(stream: BinaryIO) -> bool:
     return False
 
 
+def has_line_of(stream: BinaryIO, size: int) -> bool:
+    """Whether a line of the stream (its "\\n" not counted) is `size` bytes or longer; read
+    in large chunks, split in C."""
+    run = 0  # bytes of the line that the last chunk ended in
+    while chunk := stream.read(READ_BUFFER):
+        parts = chunk.split(b"\n")
+        if len(parts) == 1:
+            run += len(chunk)
+        else:
+            inner = max(map(len, parts[1:-1]), default=0)
+            if run + len(parts[0]) >= size or inner >= size:
+                return True
+            run = len(parts[-1])
+        if run >= size:
+            return True
+    return False
+
+
 def lines_from_bytes(data: bytes) -> list[RawLine]:
     """Like iter_lines, for bytes in memory (bytes.splitlines would also split on "\\r")."""
     parts = data.split(b"\n")
