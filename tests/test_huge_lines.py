@@ -16,6 +16,7 @@ from secret_fixtures import planted
 from synthetic import SessionBuilder, big_text, tool_call
 from synthetic import text as text_block
 
+from gitclaw_compress import memory
 from gitclaw_compress.config import load_config
 from gitclaw_compress.core import lines as lines_module
 from gitclaw_compress.core import payload_form, spans, stubs
@@ -109,9 +110,9 @@ def stored_in_one_search(payload: bytes) -> bytes:
 def test_base64_found_in_windows_is_stored_as_in_one_search() -> None:
     rng = random.Random(3)
     for _ in range(20):
-        image = base64.b64encode(rng.randbytes(rng.randrange(800, 1600)))
+        images = [base64.b64encode(rng.randbytes(rng.randrange(800, 1600))) for _ in range(3)]
         words = "".join(rng.choice("ab \n") for _ in range(rng.randrange(0, 300)))
-        payload = orjson.dumps(words + " " + image.decode() + " " + words)
+        payload = orjson.dumps(f" {words} ".join(image.decode() for image in images))
         stored = stored_form(payload)
         assert stored.startswith(payload_form.MAGIC)  # the run was found across windows
         assert stored == stored_in_one_search(payload)
@@ -209,3 +210,15 @@ def test_a_session_with_a_huge_line_is_scanned_after_the_compression(
     result = run_flow(repo, [path], force=True)
     assert [entry["path"] for entry in result.held] == [f"{SESSIONS}/a.jsonl"]
     assert path.read_bytes() == before  # held: nothing was written
+
+
+def test_reading_a_huge_line_gives_back_what_the_heap_holds_free(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[None] = []
+    monkeypatch.setattr(lines_module, "HUGE_LINE", 10)
+    monkeypatch.setattr(lines_module, "for_huge_lines", lambda: calls.append(None))
+    chunks = [b'{"a":1}\n', b'{"b":"' + b"y" * 10 + b'"}\n', b'{"c":"long enough"}']
+    assert [line.encode() for line in iter_lines(iter(chunks))] == chunks
+    assert len(calls) == 2  # the two lines of 10 bytes or more, each once
+    memory.for_huge_lines()  # and the real one runs wherever the tests do

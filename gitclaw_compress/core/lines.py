@@ -8,10 +8,15 @@ from typing import Any, BinaryIO, NamedTuple
 
 import orjson
 
+from gitclaw_compress.memory import for_huge_lines
+
 MARKER_KEY = "gitclawCompress"
 MARKER_BYTES = b'"gitclawCompress"'
 # Sessions have lines of hundreds of KB: a large read buffer makes splitting them 3-4x faster.
 READ_BUFFER = 1 << 20
+# A line this long is huge: worked on, it is held as bytes and decoded (up to 4 bytes a
+# character), so the run frees what it can around it (see memory.py, secrets/parallel.py).
+HUGE_LINE = 8 << 20
 
 Entry = dict[str, Any]
 
@@ -45,11 +50,12 @@ def iter_lines(stream: BinaryIO | Iterable[bytes]) -> Iterator[RawLine]:
     number = 0
     for chunk in stream:
         number += 1  # noqa: SIM113 (see above)
-        if chunk[-1:] == b"\n":
+        newline = chunk[-1:] == b"\n"
+        if newline:
             chunk = chunk[:-1]
-            yield new(raw_line, (number, chunk, True))
-        else:
-            yield new(raw_line, (number, chunk, False))
+        if len(chunk) >= HUGE_LINE:  # what reading it left free goes back to the system
+            for_huge_lines()
+        yield new(raw_line, (number, chunk, newline))
 
 
 def has_marker(stream: BinaryIO) -> bool:

@@ -101,14 +101,19 @@ def _runs(payload: bytes) -> Iterator[re.Match[bytes]]:
             yield match
             at = marks.find(_FIRST_LINE, match.end())
         return
+    # Windows of WINDOW start positions, each translated once with the first line less one
+    # byte after it, so that a run across the edge is found in the window it starts in.
+    reach = WINDOW + len(_FIRST_LINE) - 1
+    start, marks = 0, payload[:reach].translate(_MARKS)
     at = 0
-    while at < len(payload):  # windows that overlap by a first line less one byte
-        end = at + WINDOW
-        found = payload[at : end + len(_FIRST_LINE) - 1].translate(_MARKS).find(_FIRST_LINE)
+    while at < len(payload):
+        if at >= start + WINDOW:
+            start, marks = at, payload[at : at + reach].translate(_MARKS)
+        found = marks.find(_FIRST_LINE, at - start)
         if found < 0:
-            at = end
+            at = start + WINDOW
             continue
-        match = _RUN.match(payload, at + found)
+        match = _RUN.match(payload, start + found)
         assert match is not None  # 64 base64 characters start here
         yield match
         at = match.end()

@@ -16,14 +16,11 @@ from typing import TYPE_CHECKING
 
 from gitclaw_compress import interrupts
 from gitclaw_compress.config import Config
-from gitclaw_compress.core.lines import has_line_of
+from gitclaw_compress.core.lines import HUGE_LINE, has_line_of
 from gitclaw_compress.store.archive import Repository
 
 if TYPE_CHECKING:  # the scan's modules load only when there is something to scan
     from gitclaw_compress.secrets.check import ScanResult
-
-
-HUGE_LINE = 8 << 20  # bytes: a session with a line this long is not scanned in parallel
 
 
 def has_huge_line(path: Path) -> bool:
