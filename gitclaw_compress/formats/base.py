@@ -59,7 +59,14 @@ DESCRIPTOR_ARGUMENTS = (*FILE_ARGUMENTS, "url", "pattern", "query", "command")
 
 
 def json_size(value: object) -> int:
-    """Bytes of a value as compact JSON: how sizes compare with the byte settings."""
+    """Bytes of a value as compact JSON: how sizes compare with the byte settings. A long
+    string is measured in pieces (JSON escapes each character on its own), not written out
+    whole: a tool output of many MB would be."""
+    if isinstance(value, str) and len(value) > stubs.PIECE:
+        piece = stubs.PIECE
+        return 2 + sum(
+            len(orjson.dumps(value[at : at + piece])) - 2 for at in range(0, len(value), piece)
+        )
     return len(orjson.dumps(value))
 
 
