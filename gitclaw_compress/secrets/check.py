@@ -38,8 +38,8 @@ class ScanResult:
 NAMED_FILES = 3  # redact commands in the one error line; the finding lines name every file
 
 
-def _accept_command(ids: Iterable[str]) -> str:
-    words = ["gitclaw-compress", "scan"]
+def _accept_command(ids: Iterable[str], files: Sequence[str] = ()) -> str:
+    words = ["gitclaw-compress", "scan", *files]
     for finding_id in ids:
         words += ["--accept", finding_id]
     return f"`{shell_line(*words)}`"
@@ -56,10 +56,15 @@ def a_compressed_session(repo: Repository, globs: list[str]) -> str | None:
     return names[0] if names else None
 
 
-def fix_advice(found: Sequence[Finding], session: str | None = None) -> str:
+def fix_advice(
+    found: Sequence[Finding], session: str | None = None, *, accept_names_files: bool = False
+) -> str:
     """What to run, naming the real files and ids: `redact` where it can remove a secret,
     `scan --accept` for the rest; a secret found only inside signed thinking or reasoning
-    (sealed) is one `redact` leaves in place, so accepting it is the way on."""
+    (sealed) is one `redact` leaves in place, so accepting it is the way on.
+    `accept_names_files`: `scan FILE --accept ID` (an agent's store, whose commands are run
+    from anywhere: `scan` with no path takes the folder it runs in)."""
+    files = sorted({f.file for f in found if not f.object}) if accept_names_files else []
     plain = {f.hash for f in found if not f.sealed}  # redact replaces these everywhere
     sealed_ids = sorted({f.id for f in found if f.hash not in plain})
     open_ids = sorted({f.id for f in found if f.hash in plain})
@@ -83,12 +88,13 @@ def fix_advice(found: Sequence[Finding], session: str | None = None) -> str:
                 "`gitclaw-compress redact` of any compressed session with `--all` (each "
                 "rewrites every archive object)"
             )
-        advice.append(f"remove them with {redact}, or accept them with {_accept_command(open_ids)}")
+        accept = _accept_command(open_ids, files)
+        advice.append(f"remove them with {redact}, or accept them with {accept}")
     if sealed_ids:
         advice.append(
             f"{'id' if len(sealed_ids) == 1 else 'ids'} {', '.join(sealed_ids)}: only "
             "inside signed thinking or reasoning (sealed), which "
-            f"`redact` leaves in place: accept with {_accept_command(sealed_ids)} and run "
+            f"`redact` leaves in place: accept with {_accept_command(sealed_ids, files)} and run "
             "again; docs/secrets.md says what `redact` does with sealed blocks per format"
         )
     return "; ".join(advice)
@@ -113,7 +119,9 @@ class SecretsFound(GitClawError):
         self.details = [f.text() for f in found]
 
 
-def held_sessions(found: Sequence[Finding]) -> list[dict[str, Any]]:
+def held_sessions(
+    found: Sequence[Finding], *, accept_names_files: bool = False
+) -> list[dict[str, Any]]:
     """Per session file with open findings: its path, ids, the commands to go on, and the
     findings masked (text and JSON)."""
     by_file: dict[str, list[Finding]] = {}
@@ -123,7 +131,7 @@ def held_sessions(found: Sequence[Finding]) -> list[dict[str, Any]]:
         {
             "path": name,
             "ids": sorted({f.id for f in findings}),
-            "advice": fix_advice(findings),
+            "advice": fix_advice(findings, accept_names_files=accept_names_files),
             "found": [f.text() for f in findings],
             "findings": [f.as_json() for f in findings],
         }
@@ -141,21 +149,28 @@ def scan_sessions(
     result: ScanResult,
     accepted: frozenset[str] = frozenset(),
     progress: Progress = SILENT,
+    *,
+    record: bool = True,
 ) -> None:
     """Scan the lines of each file not recorded clean before (all of them the first time),
     then record the clean ones: a line holding a finding is scanned on every run. A run that
     saved a record also drops the records of sessions that are gone (it cost a scan already;
-    a run with nothing new saves nothing and prunes nothing)."""
+    a run with nothing new saves nothing and prunes nothing). `record` False (a dry run):
+    nothing is written."""
     from gitclaw_compress.secrets.cleanlines import prune
 
     with running(progress, "scanning", paths, repo.relative, file_size) as announced:
-        saved = _scan_each(repo, announced, result, accepted)
+        saved = _scan_each(repo, announced, result, accepted, record)
     if saved:  # the engine loaded for new lines: pruning costs nothing next to that
         prune(repo.git_dir, repo.root)
 
 
 def _scan_each(
-    repo: Repository, paths: Iterable[Path], result: ScanResult, accepted: frozenset[str]
+    repo: Repository,
+    paths: Iterable[Path],
+    result: ScanResult,
+    accepted: frozenset[str],
+    keep: bool = True,
 ) -> bool:
     """Scan each session; whether a record of new clean lines was saved."""
     from gitclaw_compress.secrets.cleanlines import CleanLines, read_session
@@ -166,7 +181,8 @@ def _scan_each(
         result.files += 1
         record = CleanLines.load(repo.git_dir, name, accepted)
         with read_session(path, name, record) as session:
-            found = scan_lines(session.new(), session.format, name)
+            # Named as the commands take it from anywhere (a store's session: its full path).
+            found = scan_lines(session.new(), session.format, repo.session_ref(name))
         result.findings.extend(found)
         on_line: dict[int, set[str]] = {}
         for finding in found:
@@ -186,6 +202,8 @@ def _scan_each(
         stat = session.stat if whole and session.stat.trusted else None
         same_stat = record.stat is None if stat is None else stat.same_file(record.stat)
         changed = settled != record.settled
+        if not keep:
+            continue
         if session.new_lines or record.sniff != session.sniff or not same_stat or changed:
             record.save(repo.git_dir, repo.root, name, session.sniff, clean, stat, settled)
             saved = saved or bool(session.new_lines)
@@ -257,7 +275,9 @@ def run_scan(
     return result
 
 
-def settle(result: ScanResult, config: Config, warn: list[str]) -> None:
+def settle(
+    result: ScanResult, config: Config, warn: list[str], *, accept_names_files: bool = False
+) -> None:
     """Open findings in session files: `SecretsHeld` (the run holds those sessions) when
     `scan.block` is on; with it off, a warning each."""
     if not result.open:
@@ -268,9 +288,9 @@ def settle(result: ScanResult, config: Config, warn: list[str]) -> None:
         found = result.open
         ids = ", ".join(sorted({f.id for f in found}))
         raise SecretsHeld(
-            held_sessions(found),
+            held_sessions(found, accept_names_files=accept_names_files),
             f"{len(found)} secret(s) found in session files (ids {ids}); nothing was changed; "
-            f"{fix_advice(found)}",
+            f"{fix_advice(found, accept_names_files=accept_names_files)}",
             [f.text() for f in found],
         )
     warn.extend(f"secret: {f.text()}" for f in result.open)

@@ -4,6 +4,7 @@ exit 1. Small on purpose: `ops/flow.py` imports it on every run, the scan only w
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,10 +41,17 @@ class SecretsHeld(GitClawError):
         return FileReport(rel, HELD, size, size, format=name)
 
 
-def held_lines(held: list[dict[str, Any]]) -> list[str]:
-    """One line per held session, for stderr."""
+def held_lines(held: list[dict[str, Any]], verb: str = "held") -> list[str]:
+    """One line per held session, for stderr (`verb` "would hold": a dry run's)."""
     return [
-        f"held {entry['path']} (untouched): {len(entry['findings'])} secret(s) found in "
+        f"{verb} {entry['path']} (untouched): {len(entry['findings'])} secret(s) found in "
         f"session files (ids {', '.join(entry['ids'])}); {entry['advice']}"
         for entry in held
     ]
+
+
+# A held line as `held_lines` writes it, after whatever names the store ("claude: "): the
+# agent hook's pass reads its path and ids back from the pass's output (ops/agenthooks.py).
+HELD_LINE = re.compile(
+    r"held (.+?) \(untouched\): \d+ secret\(s\) found in session files \(ids ([^)]*)\)"
+)

@@ -23,10 +23,15 @@ class ParallelGuard:
     committed (it raises as `guard` would); `record()` after the files are written, so that
     the next run finds the lines this one wrote scanned; `cancel()` always, at the end."""
 
-    def __init__(self, repo: Repository, config: Config, enabled: bool) -> None:
+    def __init__(
+        self, repo: Repository, config: Config, enabled: bool, *, record: bool = True
+    ) -> None:
         self._repo = repo
         self._config = config
         self._enabled = enabled and bool(config["scan.enabled"])
+        self._record = record  # False (a dry run): the clean lines found are not recorded
+        # A store's commands are run from anywhere: the way on names the session's path.
+        self._names_files = repo.kind == "store"
         self._thread: threading.Thread | None = None
         self._result: ScanResult | None = None
         self._failure: BaseException | None = None
@@ -45,7 +50,8 @@ class ParallelGuard:
             return
         from gitclaw_compress.secrets.cleanlines import accepted_hashes, known_clean
 
-        self._accepted = accepted_hashes(self._repo.root, self._config["scan.baseline"])
+        # Where the baseline is (a store's: in the tool's config folder, not in the store).
+        self._accepted = accepted_hashes(self._repo.config_root, self._config["scan.baseline"])
         if known_clean(self._repo, paths, self._accepted):
             return
         chosen = list(paths)
@@ -71,7 +77,7 @@ class ParallelGuard:
 
         result = ScanResult()
         baseline = baseline_for(self._repo, self._config)
-        scan_sessions(self._repo, paths, result, frozenset(baseline.entries))
+        scan_sessions(self._repo, paths, result, frozenset(baseline.entries), record=self._record)
         result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
         return result
 
@@ -92,7 +98,7 @@ class ParallelGuard:
         assert self._result is not None
         from gitclaw_compress.secrets.check import settle
 
-        settle(self._result, self._config, warn)
+        settle(self._result, self._config, warn, accept_names_files=self._names_files)
 
     def record(self, written: Sequence[Path], warn: list[str]) -> None:
         """Scan the lines the run wrote into `written` that no scan saw (the lines compress
@@ -110,4 +116,4 @@ class ParallelGuard:
         result.findings = [f for f in result.findings if f.hash not in seen]
         if result.open and self._config["scan.block"]:
             raise SecretsFound(result, "the lines this run wrote", written=True)
-        settle(result, self._config, warn)
+        settle(result, self._config, warn, accept_names_files=self._names_files)
