@@ -124,6 +124,10 @@ def test_a_dry_run_says_which_session_would_be_held(home: Path) -> None:
     assert "1 would be held for secrets (untouched)" in done.stdout.decode()
     assert not _archive(home).exists()  # a dry run before the first run writes nothing
     assert (home / SECRET).read_bytes() == _session(planted(7)["github"][0])
+    # The commands it names work before the first pass too (the archive is made for them).
+    scanned = cli("scan", str(home / SECRET), "--no-archive", cwd=home.parent, check=False)
+    assert scanned.returncode == 1, scanned.stderr
+    assert b"github-pat" in scanned.stdout and _secret() not in scanned.stdout
 
 
 def test_after_the_user_accepts_the_next_pass_compresses_it(home: Path) -> None:
