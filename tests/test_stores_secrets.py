@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +214,36 @@ def test_compress_in_a_repository_leaves_no_object_of_a_held_session(tmp_path: P
     assert b"gitclawCompress" in (repo / SESSIONS / "clean.jsonl").read_bytes()
     assert secret.encode() not in objects
     assert not list((repo / ".git" / "objects" / "pack").glob("tmp_pack_*"))
+
+
+def test_a_session_unchanged_since_it_was_all_clean_costs_a_stat_and_two_short_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The no-op check of a pass over many sessions: a record with a trusted stat and no
+    settled line answers from its first rows and its last, without reading its digests."""
+    from gitclaw_compress.secrets import cleanlines
+    from gitclaw_compress.secrets.cleanlines import CleanLines, FileStat, Sniff, known_clean_file
+
+    monkeypatch.setattr(cleanlines, "clock", lambda: time.time_ns() + 5 * 10**9)  # not racy
+    git_dir, session = tmp_path / "git", tmp_path / "s.jsonl"
+    session.write_bytes(b'{"type":"session"}\n')
+    with open(session, "rb") as handle:
+        stat = FileStat.of(handle)
+    sniff = Sniff("pi", 1, True, "0" * 64)
+    clean = [f"{number:032x}" for number in range(1000)]
+    CleanLines().save(git_dir, tmp_path, "s.jsonl", sniff, clean, stat)
+    assert CleanLines.stat_alone(git_dir, "s.jsonl") == stat
+
+    def no_load(*args: object) -> CleanLines:
+        raise AssertionError("the whole record was read")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(CleanLines, "load", no_load)
+        assert known_clean_file(git_dir, tmp_path, "s.jsonl", session)
+    # A settled line: the baseline decides, so the whole record is read.
+    settled = {"f" * 32: frozenset({"a" * 64, "b" * 64, "c" * 64, "d" * 64})}
+    CleanLines().save(git_dir, tmp_path, "s.jsonl", sniff, clean, stat, settled)
+    assert CleanLines.stat_alone(git_dir, "s.jsonl") is None
+    assert not known_clean_file(git_dir, tmp_path, "s.jsonl", session, frozenset())
+    accepted = frozenset(next(iter(settled.values())))
+    assert known_clean_file(git_dir, tmp_path, "s.jsonl", session, accepted)
