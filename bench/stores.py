@@ -178,7 +178,8 @@ def main() -> None:
             restored += 1
         total = sum(before.values())
         print(
-            f"{len(sums)} sessions, {total / (1 << 20):,.1f} MiB; scan {options.scan}; "
+            f"{len(sums)} sessions, {total / (1 << 20):,.1f} MiB; "
+            f"{f'the package in {SOURCE}' if SOURCE else f'scan {options.scan}'}; "
             f"{os.cpu_count()} cores (shared), load average "
             f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}"
         )
