@@ -20,6 +20,7 @@ from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.session_lines import file_chunks, has_compressed_line, open_lines
 from gitclaw_compress.store.archive_layout import FileRecord, header_key
 from gitclaw_compress.store.git import GitFailureError
+from gitclaw_compress.store.redactions import applying, redaction_notes, superseded
 from gitclaw_compress.store.repository import Repository
 
 
@@ -46,7 +47,14 @@ class FileCheck:
 
 
 def _matching_record(chunks: Iterator[bytes], records: list[FileRecord]) -> FileRecord | None:
-    """The longest record whose size and sha256 match a prefix of the streamed bytes.
+    """The longest record whose size and sha256 match a prefix of the streamed bytes."""
+    matches = matching_records(chunks, records)
+    return matches[-1] if matches else None
+
+
+def matching_records(chunks: Iterator[bytes], records: list[FileRecord]) -> list[FileRecord]:
+    """Every record whose size and sha256 match a prefix of the streamed bytes, shortest
+    first.
 
     Copies of one session share a header, so they share its records (a thousand copies, a
     thousand records): the bytes are hashed once, forward, and the digest is copied at each
@@ -58,7 +66,7 @@ def _matching_record(chunks: Iterator[bytes], records: list[FileRecord]) -> File
     sizes = sorted(by_size)
     digest = hashlib.sha256()
     position = 0
-    found = None
+    found: list[FileRecord] = []
     index = 0
     for chunk in chunks:
         offset = 0
@@ -66,7 +74,9 @@ def _matching_record(chunks: Iterator[bytes], records: list[FileRecord]) -> File
             size = sizes[index]
             digest.update(chunk[offset : size - position])
             offset = size - position
-            found = by_size[size].get(digest.copy().hexdigest(), found)
+            match = by_size[size].get(digest.copy().hexdigest())
+            if match is not None:
+                found.append(match)
             index += 1
         digest.update(chunk[offset:])
         position += len(chunk)
@@ -110,7 +120,17 @@ def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -
         return check
     if not records:
         return _unrecorded(repo, path, rel, ref, header_key(first.data))
-    matched = _matching_record(file_chunks(path), records)
+    matches = matching_records(file_chunks(path), records)
+    # Forks and copies share the header, so they share its records and redactions: only
+    # those of this file's own redactions set records aside (the versions with the secrets).
+    notes = applying(redaction_notes(repo, ref, header_key(first.data)), matches, rel)
+    aside = superseded(notes)
+    if aside:
+        records = [record for record in records if record.name() not in aside]
+        matches = [record for record in matches if record.name() not in aside]
+        if not records:
+            return _unrecorded(repo, path, rel, ref, header_key(first.data))
+    matched = matches[-1] if matches else None
     if matched is not None and matched.size == max(record.size for record in records):
         return _past_record(path, rel, matched, FileCheck("matched", len(records)))
     # A later version that compress wrote may be staged or committed: compare with it, so

@@ -29,14 +29,14 @@ from gitclaw_compress.secrets.findings import Finding
 from gitclaw_compress.secrets.rewrite import rewrite_archive
 from gitclaw_compress.secrets.scan import scan_blob, scan_file
 from gitclaw_compress.store.archive import Repository
-from gitclaw_compress.store.archive_layout import FileRecord, record_folder
+from gitclaw_compress.store.archive_layout import (
+    FileRecord,
+    header_key,
+    record_folder,
+    redaction_folder,
+)
 from gitclaw_compress.store.fileio import AtomicFile
-
-REDACTIONS = "redactions"  # archive tree folder of the redaction records
-
-
-def redaction_folder(key: str) -> str:
-    return f"{REDACTIONS}/{key[:2]}/{key[2:]}"
+from gitclaw_compress.store.redactions import RedactionNote, applying, redaction_notes
 
 
 @dataclass
@@ -78,10 +78,6 @@ class Redactor:
 def _object_id(repo: Repository, data: bytes) -> str:
     algorithm = hashlib.sha256 if repo.object_format() == "sha256" else hashlib.sha1
     return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def header_key(header: bytes) -> str:
-    return hashlib.sha256(header).hexdigest()
 
 
 def _choose(findings: list[Finding], ids: set[str] | None) -> list[Finding]:
@@ -196,7 +192,7 @@ def redact_session(
         body = b"".join(out)
         if repo.rev_parse(ref) is not None:
             with repo.lock(f"archive-ref:{ref}", ref):  # no push or fetch meanwhile
-                report.archive_tip = _rewrite(repo, ref, rel, body, renamed, blobs, report)
+                report.archive_tip = _rewrite(repo, ref, rel, path, body, renamed, blobs, report)
         atomic = AtomicFile(path, git_dir=repo.git_dir)
         atomic.write(body)
         atomic.seal()
@@ -213,29 +209,45 @@ def _rewrite(
     repo: Repository,
     ref: str,
     rel: str,
+    before: Path,
     body: bytes,
     renamed: dict[str, str],
     blobs: dict[str, bytes],
     report: RedactReport,
 ) -> str:
+    """Rewrite the archive without the secrets, and record the file redact writes.
+
+    Every FileRecord stays: copies and forks share the header, so they share its records,
+    and one that another file still matches is what that file is checked and repaired
+    against (byte copies share even the record's name). The records this file matched
+    before and does not match now are named in the note instead (`replaces`), so that the
+    check sets them aside for this file alone: its committed version, which holds the
+    secrets, is then no version to repair it from."""
+    from gitclaw_compress.ops.check import matching_records
+    from gitclaw_compress.ops.session_lines import file_chunks
+
     key = header_key(body.split(b"\n", 1)[0])
     lines = body.count(b"\n") + (0 if body.endswith(b"\n") or not body else 1)
     record = FileRecord(hashlib.sha256(body).hexdigest(), len(body), lines)
-    note = {
-        "file": rel,
-        "secrets": len({f.hash for f in report.redacted}),
-        "rules": sorted({f.rule for f in report.redacted}),
-        "hashes": sorted({f.hash for f in report.redacted}),
-    }
+    records = repo.file_records(ref, key)
+    now = {found.name() for found in matching_records(iter([body]), records)}
+    was = matching_records(file_chunks(before), records)
+    # What an earlier redaction of this file set aside stays aside.
+    earlier = applying(redaction_notes(repo, ref, key), was, rel)
+    replaces = ({found.name() for found in was} - now).union(*(n.replaces for n in earlier))
+    note = RedactionNote(
+        record.sha256,
+        rel,
+        frozenset(f.rule for f in report.redacted),
+        frozenset(f.hash for f in report.redacted),
+        frozenset(replaces),
+    )
     extra = {
         f"{record_folder(key)}/{record.name()}": b"",
-        f"{redaction_folder(key)}/{record.sha256}.json": orjson.dumps(note),
+        f"{redaction_folder(key)}/{record.sha256}.json": note.data(),
     }
-    records = record_folder(key) + "/"
 
     def rename(path: str, oid: str) -> tuple[str, str] | None:
-        if path.startswith(records):
-            return None  # what compress wrote before: that file held the secrets
         new = renamed.get(oid)
         if new is None:
             return path, oid
@@ -277,21 +289,23 @@ def _in_history(repo: Repository, rel: str, redact: Redactor) -> str | None:
 
 
 def redaction_note(repo: Repository, ref: str, path: Path) -> str | None:
-    """One line for `restore` when `redact` removed secrets from this session's original."""
+    """One line for `restore` when `redact` removed secrets from this session's original
+    (not from a fork or copy that shares its header: see store/redactions.py)."""
+    from gitclaw_compress.ops.check import matching_records
+    from gitclaw_compress.ops.session_lines import file_chunks
+
     with open(path, "rb") as handle:
         header = handle.readline().rstrip(b"\n")
-    folder = f"{ref}:{redaction_folder(header_key(header))}"
-    done = repo.git("ls-tree", "-z", "--name-only", folder, check=False)
-    names = [name for name in done.split(b"\0") if name]
-    if not names:
+    key = header_key(header)
+    notes = redaction_notes(repo, ref, key)
+    if not notes:
         return None
-    hashes: set[str] = set()
-    rules: set[str] = set()
-    for name in names:
-        data = repo.reader.get(f"{folder}/{name.decode()}")
-        note = orjson.loads(data) if data else {}
-        hashes.update(note.get("hashes", []))
-        rules.update(note.get("rules", []))
+    matched = matching_records(file_chunks(path), repo.file_records(ref, key))
+    notes = applying(notes, matched, repo.relative(path))
+    if not notes:
+        return None
+    hashes = {digest for note in notes for digest in note.hashes}
+    rules = {rule for note in notes for rule in note.rules}
     markers = ", ".join(f"[REDACTED:{rule}]" for rule in sorted(rules))
     return (
         f"{path}: {len(hashes)} secret(s) were redacted by `gitclaw-compress redact`: "

@@ -116,6 +116,8 @@ class AgentStore(Repository):
         self._live = live  # the sessions running agents may be writing
         self._reader = None
         self._records = {}  # the file records per archive tip, as Repository keeps them
+        self._first_records = {}
+        self._redactions = {}
         self.notes: list[str] = []  # what opening found (a store that moved), one line each
         created = not (self.common_dir / "HEAD").is_file()
         if created:

@@ -26,6 +26,13 @@ def record_folder(key: str) -> str:
     return f"files/{key[:2]}/{key[2:]}"
 
 
+REDACTIONS = "redactions"  # the notes `redact` leaves (store/redactions.py)
+
+
+def redaction_folder(key: str) -> str:
+    return f"{REDACTIONS}/{key[:2]}/{key[2:]}"
+
+
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """What one compress run wrote for one session: the sha256 and size of the whole file it

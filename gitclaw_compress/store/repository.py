@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.store.archive_layout import FileRecord, record_folder
+from gitclaw_compress.store.archive_layout import REDACTIONS, FileRecord, record_folder
 from gitclaw_compress.store.fileio import disk_error
 from gitclaw_compress.store.git import git, git_failure, rev_parse_in, run_git
 from gitclaw_compress.store.objects import ObjectReader
@@ -84,6 +84,7 @@ class Repository:
         self._reader: ObjectReader | None = None
         self._records: dict[tuple[str, str], list[FileRecord]] = {}  # (archive tip, key)
         self._first_records: dict[str, dict[str, frozenset[str]]] = {}  # archive tip -> ...
+        self._redactions: dict[str, dict[str, list[tuple[str, str]]]] = {}  # archive tip -> ...
 
     @property
     def config_root(self) -> Path:
@@ -202,6 +203,23 @@ class Repository:
             known = [r for e in entries if (r := FileRecord.parse(e.name)) is not None]
             self._records[(tip, key)] = known
         return list(known)
+
+    def redaction_entries(self, ref: str) -> dict[str, list[tuple[str, str]]]:
+        """The notes `redact` left on the archive ref (store/redactions.py), as header key ->
+        [(file name, blob id)]: one listing per archive tip, however many files are checked."""
+        tip = self.rev_parse(ref)
+        if tip is None:
+            return {}
+        known = self._redactions.get(tip)
+        if known is None:
+            known = {}
+            for entry in self.ls_tree(f"{tip}:{REDACTIONS}", recursive=True):
+                folder, _, name = entry.name.rpartition("/")
+                high, _, low = folder.partition("/")
+                if entry.kind == "blob" and len(high) == 2 and low and "/" not in low:
+                    known.setdefault(high + low, []).append((name, entry.oid))
+            self._redactions[tip] = known
+        return known
 
     def payload_sessions(self, ref: str) -> dict[str, frozenset[str]]:
         """For each payload on the archive ref, the sessions (header keys) whose records the
