@@ -58,6 +58,9 @@ class Part:
     effect: str | None = None  # TOOL_CALL on `path`: READ, WRITE or EDIT
     # TOOL_CALL that touches several files (a patch): every (file, effect), `path` first.
     files: tuple[tuple[str, str], ...] = ()
+    # THINKING bound to everything sent before it (preserved thinking): the provider refuses
+    # it once anything before it changed, a summary in front of it included.
+    bound: bool = False
 
     def touched(self) -> tuple[tuple[str, str], ...]:
         """Every (file, effect) of a call: `files`, or `path` and `effect` alone."""
@@ -105,6 +108,9 @@ class EntryView:
     # Added with the layers (optional): what only the agent's UI shows, never sent to the
     # model (pi's `details` of a tool result), by its name, for `show` to print in full.
     ui: Mapping[str, object] = field(default_factory=dict)
+    # The model's context window in tokens, where the line records it (Codex's
+    # `model_context_window`, Copilot CLI's `tokenLimit`).
+    context_window: int | None = None
 
 
 @dataclass(slots=True)
@@ -115,6 +121,9 @@ class Conversation:
     path: list[int]  # the lines the resume walk reached, oldest first
     compaction: int | None = None  # the line of the record it resumes from, if any
     model: str | None = None  # the newest model on that path
+    # The context window the agent recorded for that model, newest first; None: not recorded
+    # (the token layer then takes the model's documented window).
+    context_window: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,9 +142,27 @@ def test_doctor_and_verify_in_a_store_speak_of_its_archive_not_of_a_clone(machin
     assert "git remote add" not in problem
     done = cli("verify", str(machine.path(SESSIONS["copilot"])), cwd=store, check=False)
     assert done.returncode == 1
+    # Each line's payload is missing from the store's archive, which is no clone (it said
+    # "is not in this clone"); the way back names no remote unless the user named one.
+    assert f"is not in the store's archive ({archive})".encode() in done.stdout
+    assert b"this clone" not in done.stdout
     [remedy] = [line for line in done.stdout.decode().splitlines() if line.startswith("to fix")]
-    assert remedy.startswith(f"to fix: the store's archive ({archive}) lacks it: put the")
+    assert remedy == (
+        "to fix: put the store's archive back from your backup, or fetch refs/gitclaw/archive "
+        "into it from the remote you pushed it to, if you named one (docs/stores.md)"
+    )
     assert b"did not write there" not in done.stdout  # the archive lost it, not the file
+    config = machine.home / ".config" / "gitclaw-compress" / "compression.json"
+    config.write_bytes(
+        orjson.dumps({**orjson.loads(config.read_bytes()), "stores": {"remote": "backup"}})
+    )
+    done = cli("verify", str(machine.path(SESSIONS["copilot"])), cwd=store, check=False)
+    [remedy] = [line for line in done.stdout.decode().splitlines() if line.startswith("to fix")]
+    assert remedy.endswith(
+        "or fetch refs/gitclaw/archive into it from 'backup', the remote stores.remote names: "
+        f"`git --git-dir {archive} fetch backup refs/gitclaw/archive:refs/gitclaw/archive` "
+        "(docs/stores.md)"
+    )
     done = cli("restore", str(machine.path(SESSIONS["copilot"])), "-o", "-", cwd=store, check=False)
     assert done.returncode == 3
     [line] = done.stderr.decode().splitlines()
@@ -227,3 +245,21 @@ def test_an_agent_named_without_a_store_is_one_line(
     home = Path(os.environ["HOME"])
     done = cli("stores", "claude", cwd=tmp_path)
     assert done.stdout.decode().splitlines() == [f"claude: no store at {home / '.claude'}"]
+
+
+def test_a_dry_run_with_a_remote_the_archive_lacks_fails_as_the_run_does(machine: Machine) -> None:
+    """`stores --dry-run --remote NAME` says what `stores --remote NAME` would: no such remote
+    of the archive, exit 3 (before, the dry run exited 0 and the run then failed)."""
+    machine.run("stores", "codex")
+    rel = SESSIONS["codex"]
+    before = machine.path(rel).read_bytes()
+    runs = [
+        machine.run("stores", "codex", *flags, "--remote", "nope", check=False)
+        for flags in (["--dry-run"], [])
+    ]
+    for done in runs:
+        assert done.returncode == 3, done.stdout
+        said = (done.stdout + done.stderr).decode().splitlines()
+        [line] = [row for row in said if "nope" in row]
+        assert line.startswith("codex: the codex store's archive has no remote 'nope'; add it with")
+    assert machine.path(rel).read_bytes() == before

@@ -11,6 +11,8 @@ from flow_helpers import SESSIONS, git, init, tool, write
 from secret_fixtures import planted
 from synthetic import typical_session
 
+from gitclaw_compress.secrets.cleanlines import CLEAN_LINES
+
 CONFIG = b'{"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1}}'
 
 
@@ -100,3 +102,33 @@ def test_a_line_whose_findings_are_accepted_is_settled_until_the_baseline_drops_
     baseline.write_bytes(kept)
     assert tool(repo, "step", "--all").returncode == 0
     assert settled()
+
+
+def test_dry_runs_say_which_sessions_the_run_would_hold_and_exit_as_it_would(
+    tmp_path: Path,
+) -> None:
+    """`--dry-run` and `--check` scan as the run does: the same held sessions, named the same
+    way ("would hold"), exit 1 as the run would; never the secret, nothing written (not even
+    the record of lines scanned clean). Before, they said "would compress" and exited 0."""
+    repo, originals = _repo(tmp_path, count=3)
+    held = f"{SESSIONS}/issue-1.jsonl"
+    for flag in ("--dry-run", "--check"):
+        done = tool(repo, "compress", "--all", flag)
+        assert done.returncode == 1, (flag, done.stderr.decode())
+        assert f"unchanged {held}: holds a secret".encode() in done.stdout
+        assert f"would compress {held}".encode() not in done.stdout
+        [line] = [row for row in done.stderr.splitlines() if b"would hold " in row]
+        opening = f"gitclaw-compress: would hold {held} (untouched): 1 secret"
+        assert line.startswith(opening.encode())
+        assert b"redact" in line and b"--accept" in line
+        assert planted(1)["github"][1].encode() not in done.stdout + done.stderr
+    document = orjson.loads(tool(repo, "compress", "--all", "--dry-run", "--json").stdout)
+    assert [entry["path"] for entry in document["held"]] == [held]
+    status = {report["path"]: report["status"] for report in document["files"]}
+    assert status.pop(held) == "would-hold"
+    assert set(status.values()) == {"would-compress"}
+    assert {rel: (repo / rel).read_bytes() for rel in originals} == originals
+    assert not (repo / ".git" / "gitclaw-compress" / CLEAN_LINES).exists()
+    real = tool(repo, "compress", "--all", "--json")  # what the dry runs said
+    assert real.returncode == 1
+    assert [entry["path"] for entry in orjson.loads(real.stdout)["held"]] == [held]

@@ -435,8 +435,10 @@ def test_the_session_a_running_agent_may_write_is_left_alone(machine: Machine) -
     for rel in (older, newest):
         target = machine.home / ".claude" / folder / Path(rel).name
         machine.path(rel).rename(target)
+    # Named claude from its exec on (Popen returns once it has exec'd): a shell's `exec -a`
+    # was named bash until it ran, which a loaded machine could put after the pass began.
     agent = subprocess.Popen(
-        ["bash", "-c", "exec -a claude cat"], cwd=project, stdin=subprocess.PIPE
+        ["claude"], executable=shutil.which("cat"), cwd=project, stdin=subprocess.PIPE
     )
     try:
         runs = stores_json(machine, "claude")

@@ -81,3 +81,73 @@ def test_a_line_that_arrives_with_a_marker_is_refused(
         assert out.read_bytes() == forked
     else:
         assert f"{rel}:4:" in one_line_error(restored) and not out.exists()
+
+
+def another_session(original: bytes) -> bytes:
+    """The same lines under another header (another session's id): a session of its own,
+    with no record in the archive."""
+    header, rest = original.split(b"\n", 1)
+    entry = orjson.loads(header)
+    entry["gitclawTest"] = "another session"  # any change of line 1 is another session
+    return orjson.dumps(entry) + b"\n" + rest
+
+
+@pytest.mark.parametrize("kind", sorted(SESSIONS))
+def test_a_v1_line_copied_into_a_session_with_no_record_is_refused(
+    tmp_path: Path, kind: str
+) -> None:
+    """A line with a v1 marker copied from a compressed session into another session that
+    the archive has no record of, on a line HEAD holds: compress refuses it, and restore
+    never gives the copied line's original with exit 0 (it did, in every format: a v1
+    marker names no line, and HEAD holding the line was taken as compress having written
+    it there)."""
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", THRESHOLD_ZERO)
+    rel, make = SESSIONS[kind]
+    original = make()
+    session = write(repo / rel, original)
+    assert tool(repo, "compress", "--keep-turns", "1", rel).returncode == 0  # v1 markers
+    commit_all(repo, "compressed")
+    marked = [
+        line for line in session.read_bytes().split(b"\n") if b'"gitclawCompress":{"v":1' in line
+    ]
+    other_rel = rel.replace(".jsonl", "-other.jsonl")
+    lines = another_session(original).split(b"\n")
+    forked = b"\n".join([*lines[:3], marked[-1], *lines[3:]])
+    other = write(repo / other_rel, forked)
+    commit_all(repo, "a copy of a compressed line in another session")
+    done = tool(repo, "compress", "--keep-turns", "1", other_rel)
+    assert done.returncode == 3, done.stdout
+    error = one_line_error(done)
+    assert error.startswith(f"gitclaw-compress: error: {other_rel}:4: the line carries"), error
+    assert "archived for another session" in error and "nothing was changed" in error
+    assert other.read_bytes() == forked
+    out = tmp_path / "out.jsonl"
+    restored = tool(repo, "restore", "-o", str(out), other_rel)
+    if restored.returncode == 0:  # never wrong bytes with exit 0
+        assert out.read_bytes() == forked
+    else:
+        assert f"{other_rel}:4:" in one_line_error(restored) and not out.exists()
+    assert tool(repo, "restore", "-o", str(out), rel).returncode == 0  # the source is fine
+
+
+def test_a_fork_that_archives_the_same_payloads_keeps_its_own_lines(tmp_path: Path) -> None:
+    """The other side of the check above: a fork of a session (its lines under another
+    header) compressed after it archives payloads the first run archived already; its own
+    run records it, so its v1 lines are its own, and it restores byte for byte."""
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", THRESHOLD_ZERO)
+    rel, make = SESSIONS["pi"]
+    original = make()
+    write(repo / rel, original)
+    assert tool(repo, "compress", "--keep-turns", "1", rel).returncode == 0
+    fork_rel = rel.replace(".jsonl", "-fork.jsonl")
+    fork = another_session(original)
+    write(repo / fork_rel, fork)
+    assert tool(repo, "compress", "--keep-turns", "1", fork_rel).returncode == 0
+    commit_all(repo, "both compressed")
+    assert tool(repo, "compress", "--keep-turns", "1", fork_rel).returncode == 0
+    out = tmp_path / "out.jsonl"
+    assert tool(repo, "restore", "-o", str(out), fork_rel).returncode == 0
+    assert out.read_bytes() == fork
+    assert b"ok:" in tool(repo, "verify", fork_rel).stdout

@@ -38,6 +38,8 @@ def describe(report: FileReport) -> str:
         "disabled": "session.enabled is false",
         "in-use": "in use by another process; nothing was changed",
         "held": "holds a secret the baseline does not accept; left untouched (below)",
+        "would-hold": "holds a secret the baseline does not accept; would be left untouched "
+        "(below)",
     }
     reason = report.reason or reasons.get(report.status, report.status)
     return f"unchanged {report.path}: {reason}" + deep_comparison(report)
@@ -52,14 +54,14 @@ def deep_comparison(report: FileReport) -> str:
     return f"; with --deep: {human_bytes(deep)} ({change})"
 
 
-def echo_held(held: list[dict[str, Any]]) -> None:
+def echo_held(held: list[dict[str, Any]], *, dry_run: bool = False) -> None:
     """Each held session's findings (masked) and one line naming its ids and the way on."""
     from gitclaw_compress.secrets.held import held_lines
 
     for entry in held:
         for line in entry["found"]:
             click.echo(line, err=True)
-    for line in held_lines(held):
+    for line in held_lines(held, dry_run=dry_run):
         click.echo(f"gitclaw-compress: {line}", err=True)
 
 
@@ -118,9 +120,14 @@ def with_discovery_options(function: F) -> F:
 @click.option(
     "--dry-run",
     is_flag=True,
-    help="Report what would change; write nothing. The secret scan does not run (`scan` does).",
+    help="Report what would change, and which sessions a secret would hold (exit 1, as the "
+    "run would); write nothing.",
 )
-@click.option("--check", is_flag=True, help="Like --dry-run, but exit 1 if any file would change.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Like --dry-run, but exit 1 also if any file would change.",
+)
 @click.option("--force", is_flag=True, help="Ignore session.sizeThresholdKB.")
 @click.option(
     "--stage",
@@ -196,8 +203,8 @@ def command(
                 click.echo(line)
         if result.staged:
             click.echo(f"staged {', '.join(result.staged)}")
-        echo_held(result.held)
-    if result.held:
+        echo_held(result.held, dry_run=dry_run or check)
+    if result.held:  # the run holds them and exits 1: a dry run says so the same way
         raise click.exceptions.Exit(EXIT_PROBLEMS)
     if check and any(report.status == "would-compress" for report in result.reports):
         raise click.exceptions.Exit(EXIT_PROBLEMS)

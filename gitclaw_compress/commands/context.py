@@ -21,7 +21,12 @@ from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.model import SUMMARY, EntryView
 from gitclaw_compress.ops.render import preview
 from gitclaw_compress.ops.restore import restored_lines
-from gitclaw_compress.tokens.context import history_tokens, measure_context, read_context
+from gitclaw_compress.tokens.context import (
+    budget_for,
+    history_tokens,
+    measure_context,
+    read_context,
+)
 from gitclaw_compress.tokens.estimate import get_estimator
 from gitclaw_compress.units import plural
 
@@ -92,10 +97,19 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
         "compression_ratio": round(history / estimated, 2) if estimated else None,
     }
     leaf = context.leaf()
+    config = session.config
+    budget = budget_for(
+        context.model,
+        config["models.overrides"],
+        config["tokens.reserve"],
+        context.conversation.context_window,
+    )  # the window `status` gives, from the same source
     document = {
         "path": session.ref,
         "format": session.format.name,
         "model": context.model,
+        "context_window": budget.context_window,
+        "limits_source": budget.limits_source,
         "leaf": leaf,
         "estimator": estimator.name,
         "messages": messages,
@@ -108,7 +122,10 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
         item["preview"] = masked
     if not show:
         return document
-    click.echo(f"{session.ref}: leaf {leaf}, model {context.model or 'unknown'}")
+    click.echo(
+        f"{session.ref}: leaf {leaf}, model {context.model or 'unknown'}, window "
+        f"{budget.context_window:,} ({budget.window_source()})"
+    )
     for row in table(messages):
         click.echo(row)
     ratio = totals["compression_ratio"]

@@ -19,7 +19,7 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.core.compressor import git_blob_id
 from gitclaw_compress.ops.compress import blob_id_for
 from gitclaw_compress.store.intact import IntactLines
-from gitclaw_compress.tokens.context import ContextSize
+from gitclaw_compress.tokens.context import Budget, ContextSize
 from gitclaw_compress.tokens.status import Saving, SessionStatus, session_status
 from gitclaw_compress.units import plural, size_change
 
@@ -45,7 +45,7 @@ def describe_saving(name: str, saving: Saving, estimator: str) -> str:
         share = size_change(saving.bytes_before, saving.bytes_after)
         what = (
             f"would free {saving.tokens_saved:,} tokens (estimated with {estimator}; context "
-            f"then {saving.context_tokens_after:,})"
+            f"then {saving.context_tokens_after:,}, {saving.context_source_after})"
             f" and {human_bytes(saving.bytes_before - saving.bytes_after)} ({share}) "
             f"in {plural(saving.lines, 'line')}"
         )
@@ -116,9 +116,16 @@ def report(
         f"  context  {status.context_tokens:,} tokens, {status.percent}% of "
         f"{status.usable_tokens:,} usable ({describe_source(status)})"
     )
+    window = Budget(
+        status.model,
+        status.limits_source,
+        status.context_window,
+        status.max_output,
+        status.usable_tokens,
+    ).window_source()
     click.echo(
-        f"  model    {status.model or 'unknown'} ({status.limits_source}): window "
-        f"{status.context_window:,}, output {status.max_output:,}, reserve {status.reserve:,}; "
+        f"  model    {status.model or 'unknown'}: window {status.context_window:,} ({window}), "
+        f"output {status.max_output:,}, reserve {status.reserve:,}; "
         f"warning at {status.warning_percent}%, critical at {status.critical_percent}%"
     )
     for name, saving in status.savings.items():

@@ -21,6 +21,7 @@ from gitclaw_compress.commands.common import (
     session_path,
 )
 from gitclaw_compress.commands.progress import FINDING, progress_for
+from gitclaw_compress.core.marker import NOT_IN
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.progress import file_size, running
@@ -32,7 +33,7 @@ REMEDY_STARTS = (
     "get the archive with: ",
     "this clone has no remote ",
     "fetching it failed: ",
-    "the store's archive (",
+    "put the store's archive back ",
 )
 
 
@@ -47,7 +48,7 @@ def split_remedy(problem: str) -> tuple[str, str]:
 
 LINE_PROBLEM = re.compile(r"^(?P<rel>.+?):(?P<line>\d+): (?P<text>.*)$")
 OBJECT_ID = re.compile(r"\b[0-9a-f]{40}(?:[0-9a-f]{24})?\b")
-NOT_HERE = re.compile(r"archived object (?P<oid>[0-9a-f]+) is not in this clone")
+NOT_HERE = re.compile(rf"archived object (?P<oid>[0-9a-f]+) {NOT_IN} ")
 SHOWN_LINES = 5  # line numbers listed for a cause, the rest counted
 
 

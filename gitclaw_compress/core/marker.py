@@ -59,8 +59,13 @@ class DamagedLineError(GitClawError):
     """A line that carries the marker key but cannot be read as a compressed line."""
 
 
+HERE = "this clone"  # where archived objects are looked for, unless the caller names it
+NOT_IN = "is not in"  # "archived object <oid> is not in <where it was looked for>"
+
+
 class MissingObjectError(GitClawError):
-    """An archived payload is not in this clone; the message says how to fetch it."""
+    """An archived payload is not where it was looked for (`HERE`, or the place the caller
+    names: an agent's store has its own archive, not a clone)."""
 
     def __init__(self, message: str, oids: list[str]) -> None:
         super().__init__(message)
@@ -359,13 +364,15 @@ def restore_data(
     notes: list[str] | None = None,
     fetch_line: FetchBlobLine | None = None,
     number: int | None = None,
+    place: str = HERE,
 ) -> bytes:
     """The original bytes of one line (unchanged if the line carries no marker).
 
     `notes` collects what was wrong with lines that were restored from their commit.
     `fetch_line` reads a line of an intact blob (v2 and v3 markers); without it the whole blob is
     fetched with `fetch`. `number`, the line's number in its file, refuses a marker that
-    compress cannot have written there (see `misplaced`).
+    compress cannot have written there (see `misplaced`). `place` names where `fetch` looks,
+    for the error of an object that is not there.
     """
     marker = read_marker(data, where)
     if marker is None:
@@ -373,16 +380,14 @@ def restore_data(
     if number is not None and (problem := misplaced(marker, number)) is not None:
         raise DamagedLineError(f"{where}: {problem}")
     if marker.intact is not None:
-        return _from_intact_blob(marker, marker.intact, where, fetch, fetch_line)
+        return _from_intact_blob(marker, marker.intact, where, fetch, fetch_line, place)
     blobs = {oid: fetch(oid) for _, oid in marker.parts}
     missing = [oid for oid, blob in blobs.items() if blob is None]
     if missing:
         original = _from_commit(marker, from_commit)
         if original is not None:
             return original
-        raise MissingObjectError(
-            f"{where}: archived object {missing[0]} is not in this clone", missing
-        )
+        raise MissingObjectError(f"{where}: archived object {missing[0]} {NOT_IN} {place}", missing)
     try:
         spans = locate(data, [path for path, _ in marker.parts] + [(MARKER_KEY,)])
         marker_span = spans[(MARKER_KEY,)]
@@ -427,6 +432,7 @@ def _from_intact_blob(
     where: str,
     fetch: FetchObject,
     fetch_line: FetchBlobLine | None,
+    place: str = HERE,
 ) -> bytes:
     """A v2 or v3 line: the original is a line of a blob that the archive references."""
     oid, number = intact
@@ -436,7 +442,7 @@ def _from_intact_blob(
         blob = fetch(oid)
         original = None if blob is None else blob_line(blob, number)
     if original is None:
-        raise MissingObjectError(f"{where}: archived object {oid} is not in this clone", [oid])
+        raise MissingObjectError(f"{where}: archived object {oid} {NOT_IN} {place}", [oid])
     if len(original) != marker.size or hashlib.sha256(original).hexdigest() != marker.sha256:
         raise GitClawError(
             f"{where}: line {number} of archived object {oid} does not match the recorded "

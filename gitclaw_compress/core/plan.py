@@ -192,7 +192,12 @@ def _plan_budget(
 
     context = read_context(plan.format, lines, estimator)
     size = measure_context(context, estimator)
-    budget = budget_for(context.model, settings.model_overrides, settings.reserve_tokens)
+    budget = budget_for(
+        context.model,
+        settings.model_overrides,
+        settings.reserve_tokens,
+        context.conversation.context_window,
+    )
     turns = settings.protect_turns
     if turns == 0:
         floor = plan.counts.lines + 1

@@ -174,9 +174,10 @@ class _Rewriter:
         edits = self._edits(entry, scope)
         if not edits:
             return _unchanged(line)
+        unseen = ui_only or all(edit.unseen for edit in edits)
         held = [entry]  # `_apply` lets the parsed line go as soon as it can: not held here
         del entry
-        return self._apply(line, held, edits, ui_only=ui_only)
+        return self._apply(line, held, edits, ui_only=unseen)
 
     def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         edits = self.plan.rules.edits(entry, scope)
@@ -191,7 +192,8 @@ class _Rewriter:
         A v1 marker gains a part per new splice (never one inside or around an old part's
         path); a v2 or v3 marker already names the blob holding the original line, so it
         stays, written as v3 (a v2 marker that does not say the file's length stays v2).
-        Either way it loses its UI-only flag, so the line is never reopened again.
+        Either way it loses its UI-only flag, so the line is never reopened again, unless
+        every new edit is `unseen` too.
         """
         marker = read_marker(line.data, f"{self.session_ref}:{line.number}")
         assert marker is not None  # the line has the marker member
@@ -207,11 +209,12 @@ class _Rewriter:
         if not splices.pieces:
             return _unchanged(line)
         grown: object
+        still_open = all(edit.unseen for edit in edits)
         if marker.intact is not None and marker.lines is not None:
-            grown = as_v3(marker._replace(ui_only=False))
+            grown = as_v3(marker._replace(ui_only=still_open))
         else:
             assert isinstance(raw, dict)
-            grown = {key: value for key, value in raw.items() if key != UI_ONLY_KEY}
+            grown = {key: value for key, value in raw.items() if key != UI_ONLY_KEY or still_open}
             if blob is None:
                 grown["parts"] = [*raw["parts"], *splices.parts]
         span = locate(line.data, [(MARKER_KEY,)])[(MARKER_KEY,)]

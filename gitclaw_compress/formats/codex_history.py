@@ -313,6 +313,15 @@ def _usage(payload: dict[str, Any]) -> int | None:
     return total if isinstance(total, int) and total > 0 else None
 
 
+def _window(payload: dict[str, Any]) -> int | None:
+    """The model's context window a `task_started` or `token_count` records
+    (`model_context_window`: the window Codex itself works with for the turn's model)."""
+    info = payload.get("info")
+    holder = info if payload.get("type") == "token_count" else payload
+    window = holder.get("model_context_window") if isinstance(holder, dict) else None
+    return window if type(window) is int and window > 0 else None
+
+
 def _output_budget(policy: object) -> int | None:
     """The bytes of a tool output Codex keeps under a `truncation_policy`."""
     if not isinstance(policy, dict) or not isinstance(policy.get("limit"), int):
@@ -388,6 +397,8 @@ def view_line(number: int, entry: Entry, model: str | None = None) -> EntryView:
             links[ROLLBACK] = str(payload["num_turns"])
         elif kind == "token_count" and (usage := _usage(payload)) is not None:
             links[USAGE] = str(usage)
+        if kind in ("task_started", "token_count"):
+            view.context_window = _window(payload)
     return view
 
 
@@ -496,6 +507,7 @@ class Replay:
     compaction: int | None
     model: str | None
     output_budget: int = DEFAULT_OUTPUT_BUDGET
+    context_window: int | None = None  # the newest one recorded
 
 
 # For each line, the response items its view's messages are sent as, in order.
@@ -509,6 +521,7 @@ def replay(views: Sequence[EntryView], items: ItemsByLine | None = None) -> Repl
     compaction: int | None = None
     model: str | None = None
     budget = DEFAULT_OUTPUT_BUDGET
+    window: int | None = None
     # The model of each user turn, to find the newest one a rollback leaves.
     turn_models: list[str | None] = []
 
@@ -539,10 +552,11 @@ def replay(views: Sequence[EntryView], items: ItemsByLine | None = None) -> Repl
             model = view.model
         if OUTPUT_BUDGET in view.links:
             budget = int(view.links[OUTPUT_BUDGET])
+        window = view.context_window or window
         if view.turn_start:
             turn_models.append(model)
     newest = next((m for m in reversed(turn_models) if m), None) or model
-    return Replay(instructions, history, compaction, newest, budget)
+    return Replay(instructions, history, compaction, newest, budget, window)
 
 
 def _cut_outputs(message: Message, budget: int) -> Message:
@@ -565,7 +579,13 @@ def rebuild(views: Sequence[EntryView]) -> Conversation:
     messages = [*walk.instructions, *(sent.message for sent in _paired(walk.history))]
     messages = [_cut_outputs(message, walk.output_budget) for message in messages]
     path = sorted({line for message in messages for line in message.source_lines()})
-    return Conversation(messages=messages, path=path, compaction=walk.compaction, model=walk.model)
+    return Conversation(
+        messages=messages,
+        path=path,
+        compaction=walk.compaction,
+        model=walk.model,
+        context_window=walk.context_window,
+    )
 
 
 def sent_items(number: int, entry: Entry) -> list[dict[str, Any]]:

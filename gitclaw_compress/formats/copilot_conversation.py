@@ -74,6 +74,11 @@ SESSION_RESUME = "session.resume"
 COMPACTION_START = "session.compaction_start"
 COMPACTION_COMPLETE = "session.compaction_complete"
 CONTEXT_CLEARED = "session.context_cleared"
+TRUNCATION = "session.truncation"
+# Events whose `tokenLimit` is the model's context window (checked with 1.0.102's
+# schemas/session-events.schema.json; its usage_info events carry one too, but are never
+# written to the file).
+WINDOW_EVENTS = (COMPACTION_START, COMPACTION_COMPLETE, TRUNCATION)
 
 # A user.message from a hidden skill prompt: sent, but not listed in a compaction's summary.
 SKILL_SOURCE_PREFIX = "skill-"
@@ -166,6 +171,9 @@ def view_event(number: int, entry: Entry, data: dict[str, Any], turn_start: bool
             SKILL_PATH: _text(data.get("path")),
             SKILL_CONTENT: _text(data.get("content")),
         }
+    if kind in WINDOW_EVENTS:
+        limit = data.get("tokenLimit")
+        view.context_window = limit if type(limit) is int and limit > 0 else None
     return view
 
 
@@ -265,9 +273,13 @@ def resume(views: Sequence[EntryView]) -> Conversation:
     Without its own system prompt (first) and the new prompt (last), which it adds itself.
     """
     model = None
+    window = None  # the newest recorded for the model selected now
     for view in views:
-        if view.kind == META:  # a selection; an assistant message only reports its own model
-            model = view.model or model
+        if view.kind == META and view.model and view.model != model:
+            # a selection (an assistant message only reports its own model): another model's
+            # window no longer holds
+            model, window = view.model, None
+        window = view.context_window or window
     record = newest_compaction(views)
     start = 0 if record is None else record + 1
     messages: list[Message] = []
@@ -285,7 +297,9 @@ def resume(views: Sequence[EntryView]) -> Conversation:
             messages.extend(_answers(message, message.line, results))
     path = [view.number for view in views[0 if record is None else record :]]
     compaction = None if record is None else views[record].number
-    return Conversation(messages=messages, path=path, compaction=compaction, model=model)
+    return Conversation(
+        messages=messages, path=path, compaction=compaction, model=model, context_window=window
+    )
 
 
 def _merged_chunks(views: Sequence[EntryView]) -> Iterator[Message]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gitclaw_compress.config import Config
-from gitclaw_compress.core.marker import MissingObjectError, restore_data
+from gitclaw_compress.core.marker import HERE, MissingObjectError, restore_data
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.store.git import GitFailureError
 from gitclaw_compress.store.objects import BlobLinePool
@@ -48,10 +48,12 @@ class ArchiveAccess:
         remote: str = "origin",
         auto_fetch: bool = False,
         notify: Callable[[str], None] | None = None,
+        store_remote: str = "",
     ) -> None:
         self.repo = repo
         self.ref = ref
         self.remote = remote
+        self.store_remote = store_remote  # an agent's store: the remote the user named for it
         self.auto_fetch = auto_fetch
         self.notify = notify
         self.fetched = False  # a fetch was tried in this run
@@ -91,7 +93,15 @@ class ArchiveAccess:
             remote=config["archive.remote"],
             auto_fetch=fetch and config["archive.autoFetch"],
             notify=notify,
+            store_remote=config["stores.remote"],
         )
+
+    @property
+    def place(self) -> str:
+        """Where archived objects are looked for, in words: an agent's store is no clone."""
+        if self.repo.kind == "store":
+            return f"the store's archive ({self.repo.git_dir})"
+        return HERE
 
     def fetch_once(self) -> bool:
         """Fetch the archive ref from the remote, once, when allowed; whether it worked."""
@@ -118,10 +128,15 @@ class ArchiveAccess:
         if self.fetch_error is not None:
             return f"fetching it failed: {self.fetch_error}"
         if self.repo.kind == "store":  # no clone, no origin: the archive is all there is
+            if self.store_remote:
+                git_dir, ref = str(self.repo.git_dir), f"{self.ref}:{self.ref}"
+                command = shell_line("git", "--git-dir", git_dir, "fetch", self.store_remote, ref)
+                source = f"from {self.store_remote!r}, the remote stores.remote names: `{command}`"
+            else:
+                source = "from the remote you pushed it to, if you named one"
             return (
-                f"the store's archive ({self.repo.git_dir}) lacks it: put the archive back "
-                f"from your backup, or fetch {self.ref} into it from the remote you pushed it "
-                "to (docs/stores.md)"
+                f"put the store's archive back from your backup, or fetch {self.ref} into it "
+                f"{source} (docs/stores.md)"
             )
         if not self.repo.has_remote(self.remote):
             return (
@@ -157,7 +172,7 @@ class ArchiveAccess:
     ) -> bytes:
         try:
             return restore_data(
-                data, where, self._get, from_commit, self.notes, self._blob_line, number
+                data, where, self._get, from_commit, self.notes, self._blob_line, number, self.place
             )
         except MissingObjectError as error:
             missing = error
@@ -165,7 +180,14 @@ class ArchiveAccess:
             self.missing.clear()
             try:
                 return restore_data(
-                    data, where, self._get, from_commit, self.notes, self._blob_line, number
+                    data,
+                    where,
+                    self._get,
+                    from_commit,
+                    self.notes,
+                    self._blob_line,
+                    number,
+                    self.place,
                 )
             except MissingObjectError as error:
                 missing = error

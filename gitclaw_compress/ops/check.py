@@ -109,7 +109,7 @@ def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -
         )
         return check
     if not records:
-        return _unrecorded(repo, path, rel)
+        return _unrecorded(repo, path, rel, ref, header_key(first.data))
     matched = _matching_record(file_chunks(path), records)
     if matched is not None and matched.size == max(record.size for record in records):
         return _past_record(path, rel, matched, FileCheck("matched", len(records)))
@@ -198,10 +198,11 @@ def _past_record(path: Path, rel: str, record: FileRecord, check: FileCheck) -> 
     return check
 
 
-def _unrecorded(repo: Repository, path: Path, rel: str) -> FileCheck:
+def _unrecorded(repo: Repository, path: Path, rel: str, ref: str, key: str) -> FileCheck:
     """No record for this session (compressed by a release before records, or never by this
     tool): a marker counts only on a line that HEAD's or the staged version holds at the
-    same line number, since compress runs before the commit that takes its output."""
+    same line number, since compress runs before the commit that takes its output, and
+    only if its payloads were not archived for another session (see `_archived_elsewhere`)."""
     check = FileCheck("unrecorded")
     if not has_compressed_line(path):
         return check
@@ -213,12 +214,40 @@ def _unrecorded(repo: Repository, path: Path, rel: str) -> FileCheck:
             if not _carries_marker(line.data, where):
                 continue
             problem = _misplaced_here(line.data, where, line.number)
+            if problem is None:
+                problem = _archived_elsewhere(repo, line.data, where, ref, key)
             if problem is not None or not any(
                 len(version) >= line.number and version[line.number - 1].data == line.data
                 for version in held
             ):  # a committed line may be a copy too: its marker must fit where it stands
                 _stray(check, rel, line.number, problem)
     return check
+
+
+def _archived_elsewhere(
+    repo: Repository, data: bytes, where: str, ref: str, key: str
+) -> str | None:
+    """Why a v1 marker on a line of a session with no record cannot be one compress wrote
+    there, or None: its payloads were first archived by a run that recorded other sessions
+    and not this one. Compress records every file it writes in the commit that archives its
+    new payloads, so the line was copied from one of those sessions (a v1 marker names no
+    line, so `misplaced` cannot tell)."""
+    try:
+        marker = read_marker(data, where)
+    except GitClawError:
+        return None  # marker_problems names it
+    if marker is None or not marker.parts:
+        return None
+    sessions = repo.payload_sessions(ref)
+    for _, oid in marker.parts:
+        recorded = sessions.get(oid, frozenset())
+        if recorded and key not in recorded:
+            return (
+                f"the line carries a gitclawCompress marker whose payload {oid} was archived "
+                "for another session, and this session has no record (a line copied from "
+                "another session)"
+            )
+    return None
 
 
 def marker_problems(path: Path, rel: str) -> list[str]:

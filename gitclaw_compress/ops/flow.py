@@ -275,10 +275,11 @@ def run_flow(
     from gitclaw_compress.secrets.parallel import ParallelGuard
 
     # The secret scan runs in a thread beside the compression (only where a session has
-    # lines not scanned clean before); a finding stops the run before any write.
+    # lines not scanned clean before); a finding stops the run before any write. A dry run
+    # scans too, so that it says which sessions the run would hold.
     # Not in an agent's store, whose sessions never go to a commit (a push of its archive is
     # guarded instead).
-    secrets = ParallelGuard(repo, root_config, enabled=not dry_run and repo.sessions_travel)
+    secrets = ParallelGuard(repo, root_config, enabled=repo.sessions_travel, dry_run=dry_run)
     try:
         cache = UnchangedCache(repo.git_dir)
         chosen, result.discovery = select(
@@ -348,7 +349,8 @@ def run_flow(
             rest = [path for path in chosen if repo.relative(path) not in names]
             done = dict(zip(rest, compress(rest), strict=True))
             result.reports = [
-                done[path] if path in done else held.report(repo, path) for path in chosen
+                done[path] if path in done else held.report(repo, path, dry_run=dry_run)
+                for path in chosen
             ]
         written = [repo.root / r.path for r in result.reports if r.status == "compressed"]
         secrets.record(written, result.warnings)  # the lines it wrote, scanned for next time

@@ -11,7 +11,8 @@ from gitclaw_compress.core.lines import LineCounts
 @dataclass
 class FileReport:
     path: str
-    # compressed | unchanged | would-compress | below-threshold | disabled | in-use
+    # compressed | unchanged | would-compress | below-threshold | disabled | in-use | held
+    # | would-hold (a secret: see secrets/held.py)
     status: str
     bytes_before: int
     bytes_after: int

@@ -288,6 +288,8 @@ def _run_in(
             target = remote or config["stores.remote"]
             if target and not dry_run:
                 run.pushed_to = _push(store, config, target)
+            elif target:  # a dry run fails where the push would: a remote the archive lacks
+                _named_remote(store, target)
     except LockedError as error:  # another run is at it: it does the work
         run.state, run.error = "busy", str(error)
     except GitClawError as error:
@@ -324,16 +326,21 @@ def _one_by_one(
     return flow, refused
 
 
-def _push(store: AgentStore, config: Config, remote: str) -> str:
-    """Send the archive to a remote the user named (never otherwise); its secrets first."""
-    from gitclaw_compress.secrets.check import guard_push
-    from gitclaw_compress.store.remote import push_archive
-
+def _named_remote(store: AgentStore, remote: str) -> None:
+    """The remote the user named must be one of the archive's."""
     if not store.has_remote(remote):
         raise GitClawError(
             f"the {store.agent} store's archive has no remote {remote!r}; add it with "
             f"`git --git-dir {store.common_dir} remote add {remote} URL`; nothing was pushed"
         )
+
+
+def _push(store: AgentStore, config: Config, remote: str) -> str:
+    """Send the archive to a remote the user named (never otherwise); its secrets first."""
+    from gitclaw_compress.secrets.check import guard_push
+    from gitclaw_compress.store.remote import push_archive
+
+    _named_remote(store, remote)
     guard_push(store, config)
     push_archive(store, config["archive.ref"], remote)
     return remote

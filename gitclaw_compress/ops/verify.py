@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitclaw_compress.core.marker import read_marker
+from gitclaw_compress.core.marker import NOT_IN, read_marker
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect_file
 from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
@@ -19,7 +19,7 @@ from gitclaw_compress.store.repository import Repository
 
 OFF_REF = "is not reachable from"  # an object in a marker that the archive ref does not hold
 _OFF_REF_OBJECT = re.compile(rf"^(?P<where>.+?): object (?P<oid>[0-9a-f]+) {OFF_REF} ")
-_NOT_HERE = re.compile(r"^(?P<where>.+?): archived object [0-9a-f]+ is not in this clone")
+_NOT_HERE = re.compile(rf"^(?P<where>.+?): archived object [0-9a-f]+ {NOT_IN} ")
 
 
 @dataclass

@@ -141,21 +141,28 @@ def scan_sessions(
     result: ScanResult,
     accepted: frozenset[str] = frozenset(),
     progress: Progress = SILENT,
+    *,
+    save: bool = True,
 ) -> None:
     """Scan the lines of each file not recorded clean before (all of them the first time),
     then record the clean ones: a line holding a finding is scanned on every run. A run that
     saved a record also drops the records of sessions that are gone (it cost a scan already;
-    a run with nothing new saves nothing and prunes nothing)."""
+    a run with nothing new saves nothing and prunes nothing). `save` False (a dry run)
+    records nothing."""
     from gitclaw_compress.secrets.cleanlines import prune
 
     with running(progress, "scanning", paths, repo.relative, file_size) as announced:
-        saved = _scan_each(repo, announced, result, accepted)
+        saved = _scan_each(repo, announced, result, accepted, save)
     if saved:  # the engine loaded for new lines: pruning costs nothing next to that
         prune(repo.git_dir, repo.root)
 
 
 def _scan_each(
-    repo: Repository, paths: Iterable[Path], result: ScanResult, accepted: frozenset[str]
+    repo: Repository,
+    paths: Iterable[Path],
+    result: ScanResult,
+    accepted: frozenset[str],
+    save: bool = True,
 ) -> bool:
     """Scan each session; whether a record of new clean lines was saved."""
     from gitclaw_compress.secrets.cleanlines import CleanLines, read_session
@@ -186,6 +193,8 @@ def _scan_each(
         stat = session.stat if whole and session.stat.trusted else None
         same_stat = record.stat is None if stat is None else stat.same_file(record.stat)
         changed = settled != record.settled
+        if not save:
+            continue
         if session.new_lines or record.sniff != session.sniff or not same_stat or changed:
             record.save(repo.git_dir, repo.root, name, session.sniff, clean, stat, settled)
             saved = saved or bool(session.new_lines)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from gitclaw_compress.store.archive import Repository
 
 HELD = "held"  # the FileReport status of such a session
+WOULD_HOLD = "would-hold"  # the same, in a dry run (--dry-run, --check): what the run would do
 
 
 class SecretsHeld(GitClawError):
@@ -27,7 +28,7 @@ class SecretsHeld(GitClawError):
         self.details = details
 
     @staticmethod
-    def report(repo: Repository, path: Path) -> FileReport:
+    def report(repo: Repository, path: Path, *, dry_run: bool = False) -> FileReport:
         from gitclaw_compress.formats import detect_file
         from gitclaw_compress.ops.report import FileReport
 
@@ -37,13 +38,14 @@ class SecretsHeld(GitClawError):
             name = detect_file(path, rel).name
         except GitClawError:
             name = ""
-        return FileReport(rel, HELD, size, size, format=name)
+        return FileReport(rel, WOULD_HOLD if dry_run else HELD, size, size, format=name)
 
 
-def held_lines(held: list[dict[str, Any]]) -> list[str]:
-    """One line per held session, for stderr."""
+def held_lines(held: list[dict[str, Any]], *, dry_run: bool = False) -> list[str]:
+    """One line per held session, for stderr; a dry run says what the real run would do."""
+    verb = "would hold" if dry_run else "held"
     return [
-        f"held {entry['path']} (untouched): {len(entry['findings'])} secret(s) found in "
+        f"{verb} {entry['path']} (untouched): {len(entry['findings'])} secret(s) found in "
         f"session files (ids {', '.join(entry['ids'])}); {entry['advice']}"
         for entry in held
     ]

@@ -40,9 +40,12 @@ class ParallelGuard:
     committed (it raises as `guard` would); `record()` after the files are written, so that
     the next run finds the lines this one wrote scanned; `cancel()` always, at the end."""
 
-    def __init__(self, repo: Repository, config: Config, enabled: bool) -> None:
+    def __init__(
+        self, repo: Repository, config: Config, enabled: bool, *, dry_run: bool = False
+    ) -> None:
         self._repo = repo
         self._config = config
+        self._dry_run = dry_run  # scan, to say what the run would hold; record nothing
         self._enabled = enabled and bool(config["scan.enabled"])
         self._started = False
         self._thread: threading.Thread | None = None
@@ -99,7 +102,9 @@ class ParallelGuard:
 
         result = ScanResult()
         baseline = baseline_for(self._repo, self._config)
-        scan_sessions(self._repo, paths, result, frozenset(baseline.entries))
+        scan_sessions(
+            self._repo, paths, result, frozenset(baseline.entries), save=not self._dry_run
+        )
         result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}
         return result
 

@@ -83,6 +83,7 @@ class Repository:
         self.common_dir = (common if common.is_absolute() else probe / common).resolve()
         self._reader: ObjectReader | None = None
         self._records: dict[tuple[str, str], list[FileRecord]] = {}  # (archive tip, key)
+        self._first_records: dict[str, dict[str, frozenset[str]]] = {}  # archive tip -> ...
 
     @property
     def config_root(self) -> Path:
@@ -201,6 +202,37 @@ class Repository:
             known = [r for e in entries if (r := FileRecord.parse(e.name)) is not None]
             self._records[(tip, key)] = known
         return list(known)
+
+    def payload_sessions(self, ref: str) -> dict[str, frozenset[str]]:
+        """For each payload on the archive ref, the sessions (header keys) whose records the
+        archive commit that first added it wrote: compress archives a session's new
+        payloads and records the session in one commit. Empty for a payload first added by a
+        commit that recorded no session (a release before records). One walk of the
+        archive's history, remembered per archive tip."""
+        tip = self.rev_parse(ref)
+        if tip is None:
+            return {}
+        known = self._first_records.get(tip)
+        if known is not None:
+            return known
+        out = self.git(
+            "log", "--reverse", "--root", "--raw", "--no-abbrev", "--no-renames",
+            "--diff-filter=A", "--format=%x00", tip,
+        )  # fmt: skip
+        known = {}
+        for commit in out.decode("utf-8", "replace").split("\0")[1:]:
+            payloads, keys = [], set()
+            for row in commit.splitlines():
+                _, _, path = row.partition("\t")
+                parts = path.split("/")
+                if parts[0] == "blobs" and len(parts) == 3:
+                    payloads.append(parts[1] + parts[2])
+                elif parts[0] == "files" and len(parts) == 4:
+                    keys.add(parts[1] + parts[2])
+            for oid in payloads:
+                known.setdefault(oid, frozenset(keys))
+        self._first_records[tip] = known
+        return known
 
     def leftovers(self) -> list[Path]:
         """Temp packs and crash reports that killed `git fast-import` runs leave behind."""

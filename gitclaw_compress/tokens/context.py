@@ -17,7 +17,7 @@ from gitclaw_compress.core.marker import marker_lines
 from gitclaw_compress.formats.base import Format
 from gitclaw_compress.model import Conversation, EntryView, Message
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, estimate_messages
-from gitclaw_compress.tokens.models import lookup_model, usable_tokens
+from gitclaw_compress.tokens.models import ModelLimits, lookup_model, usable_tokens
 
 LEVELS = ("ok", "warning", "critical")  # in order; level_for gives one of them
 
@@ -127,6 +127,21 @@ class ContextSize:
     usage_tokens: int | None = None
     trailing_tokens: int = 0  # estimated tokens after that reply
     note: str | None = None  # why recorded usage was not used
+    usage_line: int | None = None  # the line of that reply
+
+    def after_run(self, changed: Iterable[int], saved: int) -> tuple[int, str]:
+        """The size `status` gives once a run has changed these lines of sent messages and
+        freed `saved` estimated tokens, and its source in words. A run that compresses a
+        message before the reply whose usage counts here leaves that usage stale (it counted
+        the message uncompressed): the figure then is the estimate. Never below 0."""
+        estimate = f"estimated with {self.estimator}"
+        if self.source == "estimate" or any(
+            self.usage_line is not None and line < self.usage_line for line in changed
+        ):
+            return max(0, self.estimated - saved), estimate
+        after = self.tokens - saved  # what it frees lies after the reply: estimated
+        trailing = self.trailing_tokens - saved
+        return max(0, after), "recorded usage" + (" + estimated after it" if trailing else "")
 
     def label(self) -> str:
         """Where `tokens` comes from, with the estimate beside it where that differs: the one
@@ -193,6 +208,7 @@ def measure_context(context: Context, estimator: TokenEstimator) -> ContextSize:
         reply_id,
         reply.usage,
         trailing,
+        usage_line=reply.line,
     )
 
 
@@ -207,19 +223,40 @@ def _compressed_after(context: Context, message: Message, reply: Message) -> boo
     return False
 
 
+RECORDED = "recorded"  # Budget.limits_source of a window the agent wrote into the session
+
+
 @dataclass(frozen=True, slots=True)
 class Budget:
     """The model's limits and the usable context, as the session's model gets them."""
 
     model: str | None
-    limits_source: str  # "override", "builtin:<family>" or "fallback"
+    limits_source: str  # "override", "recorded", "builtin:<family>" or "fallback"
     context_window: int
     max_output: int
     usable: int
 
+    def window_source(self) -> str:
+        """Where the window comes from, in words (`status` prints it beside the window)."""
+        if self.limits_source == RECORDED:
+            return "recorded by the agent"
+        if self.limits_source == "override":
+            return "models.overrides"
+        if self.limits_source.startswith("builtin:"):
+            return f"default for {self.limits_source.removeprefix('builtin:')}"
+        return "default for an unknown model"
 
-def budget_for(model: str | None, overrides: Any, reserve: int) -> Budget:
+
+def budget_for(
+    model: str | None, overrides: Any, reserve: int, recorded_window: int | None = None
+) -> Budget:
+    """The limits of the session's model: a configured override first, then the window the
+    agent recorded in the session (Codex's `model_context_window`, Copilot CLI's
+    `tokenLimit`), then the built-in table's default for the model's family."""
     limits, source = lookup_model(model or "", overrides)
+    if recorded_window is not None and source != "override":
+        limits = ModelLimits(recorded_window, min(limits.max_output, recorded_window))
+        source = RECORDED
     return Budget(
         model,
         source,

@@ -44,7 +44,8 @@ class Saving:
     bytes_after: int
     lines: int  # lines it would change
     tokens_saved: int  # estimated context tokens it would free
-    context_tokens_after: int
+    context_tokens_after: int  # the size `status` gives after it
+    context_source_after: str  # where that figure comes from, in words
     decision: str = ""  # what a budget policy decided, in words
 
 
@@ -52,7 +53,7 @@ class Saving:
 class SessionStatus:
     path: str
     model: str | None
-    limits_source: str
+    limits_source: str  # override | recorded | builtin:<family> | fallback
     context_window: int
     max_output: int
     reserve: int
@@ -97,7 +98,12 @@ def context_fullness(
     estimator = get_estimator(config["tokens.estimator"])
     context = read_context(fmt or detect(lines, source), lines, estimator)
     size = measure_context(context, estimator)
-    budget = budget_for(context.model, config["models.overrides"], config["tokens.reserve"])
+    budget = budget_for(
+        context.model,
+        config["models.overrides"],
+        config["tokens.reserve"],
+        context.conversation.context_window,
+    )
     level = level_for(
         size.tokens,
         budget.usable,
@@ -114,7 +120,7 @@ def _saving(
     settings: CompressSettings,
     session_ref: str,
     tokens_now: dict[int, int],
-    context_tokens: int,
+    size: ContextSize,
     intact_commit: IntactCommit | None,
     object_id: ObjectId,
     intact_blob: IntactBlob | None = None,
@@ -133,14 +139,15 @@ def _saving(
         intact_blob=intact_blob,
     )
     saved = run.tokens_saved
+    after, source = size.after_run(run.savings, saved)
     return Saving(
         command=command,
         bytes_before=run.bytes_before,
         bytes_after=run.bytes_after,
         lines=run.lines_changed,
         tokens_saved=saved,
-        # The estimate of what compress frees can exceed a small recorded usage.
-        context_tokens_after=max(0, context_tokens - saved),
+        context_tokens_after=after,
+        context_source_after=source,
         decision=plan.budget.decision if plan.budget is not None else "",
     )
 
@@ -229,7 +236,7 @@ def session_status(
             settings,
             session_ref,
             tokens_now,
-            size.tokens,
+            size,
             intact_commit,
             object_id,
             intact_blob,
