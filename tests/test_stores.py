@@ -485,7 +485,8 @@ def test_accepting_a_finding_in_a_store_makes_its_config_folder(machine: Machine
     session = synthetic.typical_session(6)
     session.user(f"here: {line}")
     put(machine.home, SESSIONS["pi"], session.data())
-    machine.run("stores", "pi")  # the store's archive, where the scan keeps its records
+    # The store's archive, where the scan keeps its records (the session is held: exit 1).
+    assert machine.run("stores", "pi", check=False).returncode == 1
     shutil.rmtree(machine.home / ".config" / "gitclaw-compress")  # a user with no settings
     found = machine.run("scan", str(path), check=False)
     assert found.returncode == 1, found.stderr

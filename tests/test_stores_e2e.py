@@ -138,6 +138,9 @@ def test_the_stores_of_four_agents_from_install_to_uninstall(tmp_path: Path) -> 
         originals = {
             path: path.read_bytes() for path in [*(p for p, _, _ in at_rest.values()), fresh, held]
         }
+        # The corpus's Claude Code session printed a `.env` token (not live): the pass would
+        # hold it for the secret (tests/test_stores_secrets.py); this user accepted it.
+        gitclaw(env, "scan", "--no-archive", "--accept-all", str(at_rest["claude"][0]))
         settings_before = settings_digests(home)
         said = gitclaw(env, "install", "--agents")  # every agent found: all four
         assert said.count("installed our") == len(SETUPS), said

@@ -10,6 +10,7 @@ value never loads it.
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import threading
 from collections.abc import Iterable, Iterator
@@ -146,6 +147,7 @@ def _candidate_rules(sdk: Any, cache: str | None) -> Path:
     return _write_once(path, orjson.dumps({"rules": rules}))
 
 
+@functools.cache  # asked once per session record by a no-op pass: the install does not change
 def engine_version() -> str:
     """The installed engine's version, read from its metadata without loading it."""
     from importlib.util import find_spec

@@ -48,6 +48,8 @@ class ParallelGuard:
         self._dry_run = dry_run  # scan, to say what the run would hold; record nothing
         self._enabled = enabled and bool(config["scan.enabled"])
         self._started = False
+        # A store's commands are run from anywhere: the way on names the session's path.
+        self._names_files = repo.kind == "store"
         self._thread: threading.Thread | None = None
         self._deferred: list[Path] | None = None  # scanned by `wait`, after the compression
         self._result: ScanResult | None = None
@@ -72,7 +74,8 @@ class ParallelGuard:
             return
         from gitclaw_compress.secrets.cleanlines import accepted_hashes, known_clean
 
-        self._accepted = accepted_hashes(self._repo.root, self._config["scan.baseline"])
+        # Where the baseline is (a store's: in the tool's config folder, not in the store).
+        self._accepted = accepted_hashes(self._repo.config_root, self._config["scan.baseline"])
         if known_clean(self._repo, paths, self._accepted):
             return
         chosen = list(paths)
@@ -140,7 +143,7 @@ class ParallelGuard:
         assert self._result is not None
         from gitclaw_compress.secrets.check import settle
 
-        settle(self._result, self._config, warn)
+        settle(self._result, self._config, warn, accept_names_files=self._names_files)
 
     def record(self, written: Sequence[Path], warn: list[str]) -> None:
         """Scan the lines the run wrote into `written` that no scan saw (the lines compress
@@ -158,4 +161,4 @@ class ParallelGuard:
         result.findings = [f for f in result.findings if f.hash not in seen]
         if result.open and self._config["scan.block"]:
             raise SecretsFound(result, "the lines this run wrote", written=True)
-        settle(result, self._config, warn)
+        settle(result, self._config, warn, accept_names_files=self._names_files)
