@@ -305,7 +305,8 @@ OPTIONS: tuple[Option, ...] = (
         "scan.enabled",
         bool,
         True,
-        "Scan session files for secrets in `compress`, `step` and the pre-commit hooks, and "
+        "Scan session files for secrets in `compress`, `step`, `stores` and the pre-commit "
+        "hooks, and "
         "the archive objects and the new commits' session lines in the pre-push hook (see "
         "docs/secrets.md).",
     ),
@@ -322,7 +323,8 @@ OPTIONS: tuple[Option, ...] = (
         str,
         ".gitclaw-secrets.json",
         "The baseline of accepted findings (by sha256, never the secret), relative to the "
-        "repository root. `gitclaw-compress scan --accept ID` writes it.",
+        "repository root (for an agent's store: to `~/.config/gitclaw-compress/`). "
+        "`gitclaw-compress scan --accept ID` writes it.",
     ),
     Option(
         "sessions.globs",

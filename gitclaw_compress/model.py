@@ -58,6 +58,9 @@ class Part:
     effect: str | None = None  # TOOL_CALL on `path`: READ, WRITE or EDIT
     # TOOL_CALL that touches several files (a patch): every (file, effect), `path` first.
     files: tuple[tuple[str, str], ...] = ()
+    # THINKING bound to everything sent before it (preserved thinking): the provider refuses
+    # it once anything before it changed, a summary in front of it included.
+    bound: bool = False
 
     def touched(self) -> tuple[tuple[str, str], ...]:
         """Every (file, effect) of a call: `files`, or `path` and `effect` alone."""

@@ -29,11 +29,13 @@ import select
 import shlex
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from conftest import CORPUS, IN_CI_ENV
 from fake_llm_sse import (
     FakeLLMServer,
     check_claude_code_request,
@@ -44,7 +46,6 @@ from pi_harness import chain_reaches_root, find_pi, prepare_pi_run, resume_mode
 
 REPO = Path(__file__).resolve().parent.parent
 AGENTS_CACHE = REPO / ".cache" / "agents"
-CORPUS = REPO.parent / "shared" / "corpus"
 AGENTS = ("claude", "codex", "copilot")
 # Every CLI `run_resume` runs: pi's too, with what tests/pi_harness.py knows about it.
 RESUMABLE = ("pi", *AGENTS)
@@ -96,10 +97,11 @@ def find_agent(name: str) -> Path | None:
 
 def skip_unless_ci(reason: str) -> NoReturn:
     """Skip the calling test, except when the environment variable ``CI`` is set (to
-    anything but ``false``): then FAIL it, so CI cannot pass by skipping every resume test."""
+    anything but ``false``), or was when the run started (conftest unsets it for each test
+    and sets ``IN_CI_ENV``): then FAIL it, so CI cannot pass by skipping every resume test."""
     import pytest
 
-    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+    if os.environ.get("CI", "").lower() not in ("", "0", "false") or os.environ.get(IN_CI_ENV):
         pytest.fail(f"{reason}; CI is set, so this is a failure, not a skip")
     pytest.skip(reason)
 
@@ -340,7 +342,7 @@ def claude_interactive_screen(
     tmp_path: Path,
     expect: str,
     detailed: bool = False,
-    tries: int = 120,
+    timeout: float = DEFAULT_TIMEOUT,
     quiet_seconds: float = 1.0,
 ) -> str:
     """Open ``transcript`` in the interactive ``claude --resume <id>`` under tmux and return
@@ -348,10 +350,12 @@ def claude_interactive_screen(
     ready. With ``detailed``, then press ctrl+o and return the detailed transcript view,
     which also renders each tool's ``toolUseResult`` (stdout, file contents, image sizes).
 
-    Raises :class:`AgentError` with the last screen if a view does not show within ``tries``
-    captures, or as soon as the screen shows one of :data:`CLAUDE_SCREEN_ERRORS`. Between
-    captures it waits for the pane to print more (through ``tmux pipe-pane`` into a FIFO),
-    or at most ``quiet_seconds`` when the pane is idle."""
+    Raises :class:`AgentError` with the last screen if a view does not show within
+    ``timeout`` seconds (a guard against a hang: a count of captures ran out early while
+    the pane kept printing, as a slow start on a loaded machine does), or as soon as the
+    screen shows one of :data:`CLAUDE_SCREEN_ERRORS`. Between captures it waits for the
+    pane to print more (through ``tmux pipe-pane`` into a FIFO), or at most
+    ``quiet_seconds`` when the pane is idle."""
     claude = _binary("claude")
     tmux = shutil.which("tmux")
     if tmux is None:
@@ -374,7 +378,8 @@ def claude_interactive_screen(
 
         def capture_until(marker: str) -> str:
             screen = ""
-            for _ in range(tries):
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
                 screen = subprocess.run(
                     [*base, "capture-pane", "-p", "-t", "claude", "-S", "-3000"],
                     capture_output=True,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import select
 import subprocess
 import sys
@@ -22,7 +21,8 @@ import synthetic_copilot
 from gitclaw_compress.ops.agenthooks import log_path
 
 WAIT_SECONDS = 180  # a guard against a hung process, not a measurement
-STARTED = re.compile(r"started a pass \(pid (\d+)\)")
+# Our hook's command line, as the agent runs it (argv), or through a shell (`sh -c "…"`).
+HOOK_WORDS = (b"gitclaw_compress\0hook\0", b"gitclaw_compress hook ")
 
 
 def log_lines(env: dict[str, str]) -> list[str]:
@@ -30,45 +30,64 @@ def log_lines(env: dict[str, str]) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def wait_for_pid(pid: int) -> None:
-    """Until process `pid` (not necessarily a child) has ended."""
+def ours(pid: int, home: Path) -> bool:
+    """Whether process `pid` is one of our hooks or passes (`hook --pass`) run with this
+    HOME."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:  # gone
+        return False
+    wanted = f"HOME={home}".encode()
+    return any(words in command for words in HOOK_WORDS) and wanted in environ.split(b"\0")
+
+
+def started(pid: int) -> bytes | None:
+    """When process `pid` started (clock ticks since boot), None when it is gone: with its
+    pid, what tells it from a later process given the same pid (pid_max may be 32768 on a
+    busy machine), and what stays when it execs another program (Codex's previous notify)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return stat.rsplit(b")", 1)[1].split()[19]
+
+
+def hook_processes(home: Path) -> list[tuple[int, bytes]]:
+    """Our hook and pass processes that run with this HOME (an agent may start ours detached,
+    and not wait for it), each with when it started."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and ours(int(name), home) and (since := started(int(name))):
+            found.append((int(name), since))
+    return found
+
+
+def wait_for_pid(pid: int, since: bytes) -> None:
+    """Until process `pid`, started at `since`, has ended (not necessarily a child, and
+    whatever it exec'd since). The pidfd holds on to the process found with that pid, and
+    its start is checked only once it is held: a pid handed to another process meanwhile is
+    never waited for."""
     try:
         handle = os.pidfd_open(pid)
     except ProcessLookupError:
         return
     try:
-        ready, _, _ = select.select([handle], [], [], WAIT_SECONDS)
-        assert ready, f"process {pid} still runs after {WAIT_SECONDS}s"
+        if started(pid) == since:
+            ready, _, _ = select.select([handle], [], [], WAIT_SECONDS)
+            assert ready, f"process {pid} still runs after {WAIT_SECONDS}s"
     finally:
         os.close(handle)
 
 
-def hook_processes(home: Path) -> list[int]:
-    """Our hook and pass processes that run with this HOME (an agent may start ours detached,
-    and not wait for it)."""
-    found = []
-    wanted = f"HOME={home}".encode()
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            command = Path(f"/proc/{name}/cmdline").read_bytes()
-            environ = Path(f"/proc/{name}/environ").read_bytes()
-        except OSError:
-            continue
-        if b"gitclaw_compress\0hook\0" in command and wanted in environ.split(b"\0"):
-            found.append(int(name))
-    return found
-
-
 def wait_for_hooks(env: dict[str, str]) -> list[str]:
-    """Wait for every hook and pass of ours under env's HOME to end; the log's lines then."""
-    for pid in hook_processes(Path(env["HOME"])):
-        wait_for_pid(pid)
-    for line in log_lines(env):
-        started = STARTED.search(line)
-        if started:
-            wait_for_pid(int(started.group(1)))
+    """Wait until no hook or pass of ours runs under env's HOME; the log's lines then. A
+    hook starts its pass (exec'd) before it ends, and a pass writes its last line before it
+    ends: once none is left, every line is written."""
+    home = Path(env["HOME"])
+    while running := hook_processes(home):
+        for pid, since in running:
+            wait_for_pid(pid, since)
     return log_lines(env)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+# The shared corpus beside the checkout; CORPUS_ENV points the tests elsewhere (a folder that
+# does not exist shows that every corpus test skips cleanly without it).
+CORPUS_ENV = "GITCLAW_TEST_CORPUS"
+CORPUS = Path(os.environ.get(CORPUS_ENV) or REPO_ROOT.parent / "shared" / "corpus")
 
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -25,6 +29,42 @@ GIT_ENV = {
     "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
     "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
 }
+# Whether this run is CI's. The fixture below unsets CI for every test, so a harness asks
+# IN_CI_ENV instead when a missing agent CLI must fail the run, not skip (agent_harness.py).
+IN_CI_ENV = "GITCLAW_TEST_IN_CI"
+RUN_IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
+# What the machine's environment may set that moves where the tool or an agent reads and
+# writes, or changes what it says: never the test's, unless the test sets it. CI=true turns
+# a warning into an error (ops/sending.py) and hides progress; the others would share one
+# data folder (hook log, locks, archives) or one agent store between tests.
+MACHINE_ENV = (
+    "CI",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "COPILOT_HOME",
+    "PI_CODING_AGENT_DIR",
+    "PI_CODING_AGENT_SESSION_DIR",
+    "GITCLAW_COMPRESS_INTERRUPT_AT",
+    "GITCLAW_COMPRESS_TRACEBACK",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "PRE_COMMIT",
+    "PRE_COMMIT_HOME",
+    "COLUMNS",
+    "LINES",
+)
 
 
 @pytest.fixture(scope="session")
@@ -43,9 +83,15 @@ def hermetic_git(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+    for key in MACHINE_ENV:  # a test that means CI (or any of them) sets it
         monkeypatch.delenv(key, raising=False)
-    monkeypatch.delenv("CI", raising=False)  # a test that means CI says so (ops/sending.py)
+    for key in list(os.environ):
+        if key.startswith("GITCLAW_COMPRESS_") and key != "GITCLAW_COMPRESS_RULE_CACHE":
+            monkeypatch.delenv(key)  # the Action's inputs (action.py reads every one)
+    if RUN_IN_CI:
+        monkeypatch.setenv(IN_CI_ENV, "1")
+    else:
+        monkeypatch.delenv(IN_CI_ENV, raising=False)
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n")
 
 

@@ -155,7 +155,21 @@ class FakeLLMServer:
         if self._started:
             self._httpd.shutdown()
             self._thread.join()
+            self._answer_waiting()
         self._httpd.server_close()  # joins the handler threads
+
+    def _answer_waiting(self) -> None:
+        """Answer (and so record) the connections that serve_forever had not accepted when
+        it stopped: a client that timed out moves on at once, and on a loaded machine its
+        last request can still wait to be accepted then."""
+        self._httpd.socket.setblocking(False)
+        while True:
+            try:
+                connection, address = self._httpd.get_request()
+            except BlockingIOError:
+                return
+            connection.setblocking(True)
+            self._httpd.process_request(connection, address)
 
     def __enter__(self) -> FakeLLMServer:
         return self.start()

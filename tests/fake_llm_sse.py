@@ -11,6 +11,7 @@ here as it would in production; :func:`sealed_reasoning`, :func:`empty_text_bloc
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -25,6 +26,10 @@ DEFAULT_REPLY = "OK from the fake LLM."
 # A checker gets the protocol of a request (see protocol_for_path) and its parsed body and
 # returns the problems a real API would answer with HTTP 400.
 RequestChecker = Callable[[str | None, Any], list[str]]
+# An Anthropic Messages responder gets the body and the lower-cased headers of a request and
+# returns ``(200, (content blocks, stop_reason))`` or ``(status, error body)``; see
+# tests/fake_preserved_thinking.py.
+AnthropicResponder = Callable[[dict[str, Any], dict[str, str]], tuple[int, Any]]
 
 
 def hermetic_cli_env(home: Path) -> dict[str, str]:
@@ -151,6 +156,65 @@ def _anthropic_stream(model: str, text: str) -> bytes:
             ("message_stop", {"type": "message_stop"}),
         ]
     )
+
+
+def _anthropic_blocks_stream(model: str, blocks: list[dict[str, Any]], stop_reason: str) -> bytes:
+    """A streamed reply of text, thinking (with its signature) and tool_use blocks."""
+    start: dict[str, Any] = {
+        "id": "msg_fake_" + hashlib.sha256(json.dumps(blocks).encode()).hexdigest()[:16],
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 1},
+    }
+    events: list[tuple[str | None, Any]] = [
+        ("message_start", {"type": "message_start", "message": start})
+    ]
+    for index, block in enumerate(blocks):
+        kind = block["type"]
+        opening: dict[str, Any]
+        deltas: list[dict[str, Any]]
+        if kind == "text":
+            opening = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": block["text"]}]
+        elif kind == "thinking":
+            opening = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [
+                {"type": "thinking_delta", "thinking": block["thinking"]},
+                {"type": "signature_delta", "signature": block["signature"]},
+            ]
+        else:  # tool_use
+            opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opening},
+            )
+        )
+        for delta in deltas:
+            events.append(
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": delta},
+                )
+            )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return _sse(events)
 
 
 def _openai_responses_stream(model: str, text: str) -> bytes:
@@ -548,6 +612,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(status, "application/json", json.dumps(error).encode())
         elif protocol == "openai-completions":
             self._send(200, "text/event-stream", _openai_chat_stream(model, text))
+        elif protocol == "anthropic-messages" and self.server.anthropic is not None:
+            headers = record["headers"]
+            status, answer = self.server.anthropic(body, headers)
+            record["status"] = status
+            if status != 200:
+                self._send(status, "application/json", json.dumps(answer).encode())
+            else:
+                blocks, stop_reason = answer
+                self._send(
+                    200, "text/event-stream", _anthropic_blocks_stream(model, blocks, stop_reason)
+                )
         elif protocol == "anthropic-messages":
             self._send(200, "text/event-stream", _anthropic_stream(model, text))
         elif protocol == "openai-responses":
@@ -576,6 +651,7 @@ class _Server(ThreadingHTTPServer):
     error_status: int | None
     validate: bool
     checker: RequestChecker
+    anthropic: AnthropicResponder | None
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A CLI that drops a refused WebSocket or exits mid-stream resets its connection;
@@ -594,6 +670,9 @@ class FakeLLMServer:
     recorded in :attr:`requests` as a dict with ``method``, ``path``, ``protocol``,
     ``headers`` (lower-case names), ``body`` (parsed JSON), ``raw`` (the body as text) and
     ``problems``.
+
+    With ``anthropic`` (e.g. :class:`fake_preserved_thinking.PreservedThinking`), that
+    responder answers each Anthropic Messages request that passed the checker instead.
 
     With ``validate`` (the default) each LLM request is first checked against a few rules
     the real API enforces with HTTP 400 (``checker``, :func:`check_request` unless given); a
@@ -616,9 +695,11 @@ class FakeLLMServer:
         error_status: int | None = None,
         validate: bool = True,
         checker: RequestChecker = check_request,
+        anthropic: AnthropicResponder | None = None,
     ) -> None:
         self.reply = reply
         self.checker = checker
+        self.anthropic = anthropic
         self.error_status = error_status
         self.validate = validate
         self._server: _Server | None = None
@@ -633,6 +714,7 @@ class FakeLLMServer:
         server.error_status = self.error_status
         server.validate = self.validate
         server.checker = self.checker
+        server.anthropic = self.anthropic
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, name="fake-llm", daemon=True)
         self._thread.start()

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import CORPUS
 from synthetic import typical_session
 
 from gitclaw_compress.core import rewrite
 
 PROJECT = Path(__file__).resolve().parent.parent
-HISTORY = PROJECT.parent / "shared" / "corpus" / "pi-history"
+HISTORY = CORPUS / "pi-history"
 
 needs_history = pytest.mark.skipif(
     not HISTORY.is_dir(), reason=f"session histories not found at {HISTORY} (shared corpus)"

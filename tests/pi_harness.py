@@ -30,6 +30,7 @@ from typing import Any
 
 # The fake server and the request checkers are shared with tests/agent_harness.py; the
 # names stay importable from here.
+from conftest import CORPUS, IN_CI_ENV
 from fake_llm_sse import DEFAULT_REPLY as DEFAULT_REPLY
 from fake_llm_sse import FakeLLMServer as FakeLLMServer
 from fake_llm_sse import check_request as check_request
@@ -522,7 +523,7 @@ def require_pi(*, node: bool = False) -> Path:
     elif node and shutil.which("node") is None:
         reason = "node is not on PATH"
     if reason is not None:
-        if os.environ.get("CI"):
+        if os.environ.get("CI") or os.environ.get(IN_CI_ENV):  # conftest unsets CI
             pytest.fail(f"{reason}; CI is set, so this is a failure, not a skip")
         pytest.skip(reason)
     assert pi is not None
@@ -544,6 +545,6 @@ def chain_reaches_root(session: Path) -> bool:
 
 def iter_corpus(corpus_dir: Path | None = None) -> Iterator[Path]:
     """Session files of the shared corpus (``<repo>/../shared/corpus/pi/*.jsonl``)."""
-    base = corpus_dir or (REPO.parent / "shared" / "corpus" / "pi")
+    base = corpus_dir or (CORPUS / "pi")
     if base.is_dir():
         yield from sorted(base.glob("*.jsonl"))

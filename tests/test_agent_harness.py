@@ -24,6 +24,7 @@ from agent_harness import (
     place_codex_rollout,
     require_agent,
 )
+from conftest import IN_CI_ENV
 from fake_llm_sse import (
     FakeLLMServer,
     check_claude_code_request,
@@ -225,6 +226,7 @@ def test_a_missing_cli_skips_locally_and_fails_in_ci(
     monkeypatch.delenv("GITCLAW_CODEX_BIN", raising=False)
     assert find_agent("codex") is None
     monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv(IN_CI_ENV, raising=False)
     with pytest.raises(pytest.skip.Exception, match="codex is not installed"):
         require_agent("codex")
     monkeypatch.setenv("CI", "true")

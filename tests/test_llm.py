@@ -257,14 +257,17 @@ def test_500_exhausts_retries(server: FakeLLMServer) -> None:
 
 
 def test_connection_refused_is_retried() -> None:
-    with socket.socket() as sock:  # a port on which nothing listens
+    # A port on which nothing listens: held (bound, never listening) for the whole test, so
+    # that no other program on the machine can start listening on it meanwhile.
+    with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    settings = ProviderSettings(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=2)
-    sleeps = Sleeps()
+        base_url = f"http://127.0.0.1:{port}/v1"
+        settings = ProviderSettings(base_url=base_url, model="m", max_retries=2)
+        sleeps = Sleeps()
 
-    with pytest.raises(GitClawError) as excinfo:
-        make_client(settings, env={}, sleep=sleeps, rand=lambda: 0.0).complete(REQUEST)
+        with pytest.raises(GitClawError) as excinfo:
+            make_client(settings, env={}, sleep=sleeps, rand=lambda: 0.0).complete(REQUEST)
 
     message = failure(excinfo)
     assert f"127.0.0.1:{port}" in message

@@ -15,6 +15,7 @@ from typing import Any
 
 import pi_harness
 import pytest
+from conftest import IN_CI_ENV
 from pi_harness import (
     DEFAULT_PROMPT,
     DEFAULT_REPLY,
@@ -312,6 +313,7 @@ def test_copy_for_pi_changes_only_the_header_cwd(
 def test_require_pi_skips_locally_and_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pi_harness, "find_pi", lambda: None)
     monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv(IN_CI_ENV, raising=False)
     with pytest.raises(pytest.skip.Exception):
         require_pi()
     monkeypatch.setenv("CI", "true")

@@ -121,6 +121,14 @@ def test_a_record_under_another_scan_key_is_not_trusted(
     assert len(new_lines(repo, path)) == len(session.data().splitlines())
 
 
+def soon(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """Stats taken from now on are taken at `path`'s last change, within the racy second,
+    however long the run takes to get there on a loaded machine."""
+    changed = os.stat(path)
+    at = max(changed.st_mtime_ns, changed.st_ctime_ns)
+    monkeypatch.setattr(cleanlines, "clock", lambda: at)
+
+
 def later(monkeypatch: pytest.MonkeyPatch) -> None:
     """Stats taken from now on are taken two seconds after the file's last change, as when
     a session is scanned a while after the agent wrote it (no sleep needed)."""
@@ -169,6 +177,7 @@ def test_a_recorded_stat_that_no_longer_matches_is_replaced(
     copy = path.with_name("copy.jsonl")  # the same lines in a new file, as a checkout writes
     copy.write_bytes(path.read_bytes())
     os.replace(copy, path)
+    soon(monkeypatch, path)
     assert known_clean(repo, [path])  # another inode: read, every line clean
     assert CleanLines.load(repo.git_dir, REL).stat is None  # just written: racy, not kept
     later(monkeypatch)
@@ -177,10 +186,12 @@ def test_a_recorded_stat_that_no_longer_matches_is_replaced(
     assert stat is not None and stat.matches(os.stat(path))
 
 
-def test_a_same_size_rewrite_within_the_second_is_read_again(tmp_path: Path) -> None:
+def test_a_same_size_rewrite_within_the_second_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The rewrite keeps size, inode and (set back with os.utime) mtime: only the racy rule
-    # keeps the stat from vouching for it. The scan ran within a second of the last change
-    # (mtime set an hour back: the ctime is still now), so no stat was recorded.
+    # keeps the stat from vouching for it. The scan's stat is taken within a second of the
+    # last change (mtime set an hour back: the ctime is now), so no stat is recorded.
     line, _ = SECRETS["stripe"]
     escaped = orjson.dumps(line)[1:-1]
     session = clean_session()
@@ -189,6 +200,7 @@ def test_a_same_size_rewrite_within_the_second_is_read_again(tmp_path: Path) -> 
     repo, path = repository(tmp_path, data)
     hour_ago = time.time_ns() - 3600 * 10**9
     os.utime(path, ns=(hour_ago, hour_ago))
+    soon(monkeypatch, path)
     assert scanned(repo, path).findings == []
     assert CleanLines.load(repo.git_dir, REL).stat is None  # racy: not trusted
     before = os.stat(path)
@@ -226,6 +238,7 @@ def test_a_file_read_and_found_clean_gets_its_stat_recorded(
     # later check reads it, finds every line clean and records the stat for the next one.
     session = clean_session()
     repo, path = repository(tmp_path, session.data())
+    soon(monkeypatch, path)
     scanned(repo, path)
     assert CleanLines.load(repo.git_dir, REL).stat is None
     assert known_clean(repo, [path])  # read: every line recorded

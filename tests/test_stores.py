@@ -435,8 +435,10 @@ def test_the_session_a_running_agent_may_write_is_left_alone(machine: Machine) -
     for rel in (older, newest):
         target = machine.home / ".claude" / folder / Path(rel).name
         machine.path(rel).rename(target)
+    # Named claude from its exec on (Popen returns once it has exec'd): a shell's `exec -a`
+    # was named bash until it ran, which a loaded machine could put after the pass began.
     agent = subprocess.Popen(
-        ["bash", "-c", "exec -a claude cat"], cwd=project, stdin=subprocess.PIPE
+        ["claude"], executable=shutil.which("cat"), cwd=project, stdin=subprocess.PIPE
     )
     try:
         runs = stores_json(machine, "claude")
@@ -483,7 +485,8 @@ def test_accepting_a_finding_in_a_store_makes_its_config_folder(machine: Machine
     session = synthetic.typical_session(6)
     session.user(f"here: {line}")
     put(machine.home, SESSIONS["pi"], session.data())
-    machine.run("stores", "pi")  # the store's archive, where the scan keeps its records
+    # The store's archive, where the scan keeps its records (the session is held: exit 1).
+    assert machine.run("stores", "pi", check=False).returncode == 1
     shutil.rmtree(machine.home / ".config" / "gitclaw-compress")  # a user with no settings
     found = machine.run("scan", str(path), check=False)
     assert found.returncode == 1, found.stderr

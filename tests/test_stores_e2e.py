@@ -32,6 +32,7 @@ from pi_harness import chain_reaches_root
 from test_agent_hooks_real import (
     AN_HOUR,
     CHECKERS,
+    QUIET_MINUTES,
     SETUPS,
     api_problems,
     compress_every_session,
@@ -102,7 +103,7 @@ def test_the_stores_of_four_agents_from_install_to_uninstall(tmp_path: Path) -> 
     base = {**hermetic_cli_env(home), "TMPDIR": str(home / "tmp")}
     # A session is at rest after 30 quiet minutes: the ones written during the test never
     # are, however slow the machine; the corpus ones are an hour old.
-    compress_every_session(home, quietMinutes=30)
+    compress_every_session(home, quietMinutes=QUIET_MINUTES)
     with contextlib.ExitStack() as stack:
         servers = {
             agent: stack.enter_context(FakeLLMServer(checker=CHECKERS.get(agent, check_request)))
@@ -137,6 +138,9 @@ def test_the_stores_of_four_agents_from_install_to_uninstall(tmp_path: Path) -> 
         originals = {
             path: path.read_bytes() for path in [*(p for p, _, _ in at_rest.values()), fresh, held]
         }
+        # The corpus's Claude Code session printed a `.env` token (not live): the pass would
+        # hold it for the secret (tests/test_stores_secrets.py); this user accepted it.
+        gitclaw(env, "scan", "--no-archive", "--accept-all", str(at_rest["claude"][0]))
         settings_before = settings_digests(home)
         said = gitclaw(env, "install", "--agents")  # every agent found: all four
         assert said.count("installed our") == len(SETUPS), said

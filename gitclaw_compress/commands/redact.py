@@ -38,7 +38,7 @@ def command(
     if take_all == bool(ids):
         raise GitClawError("give --all or --finding ID, one of them", exit_code=EXIT_USAGE)
     require_session(path)
-    repo = open_repo(path)
+    repo = open_repo(path, create_store=True)  # a store before its first pass, too
     config = config_for(repo, path, config_path)
     report = redact_session(repo, path, config, None if take_all else set(ids))
     ref = config["archive.ref"]

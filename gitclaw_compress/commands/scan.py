@@ -53,7 +53,8 @@ def command(
     a finding is not accepted by the baseline."""
     if accept_ids and accept_all:
         raise GitClawError("give --accept ID or --accept-all, not both", exit_code=EXIT_USAGE)
-    repo = open_repo(Path.cwd() if not paths else paths[0])
+    # In a store before its first pass (a dry run named it): the archive keeps its records.
+    repo = open_repo(Path.cwd() if not paths else paths[0], create_store=True)
     config = config_for(repo, paths[0] if paths else None, config_path)
     warnings: list[str] = []
     progress = progress_for(as_json, finding=not paths)

@@ -10,10 +10,11 @@ import click
 
 from gitclaw_compress.commands.common import config_option, echo_json, json_option
 from gitclaw_compress.commands.progress import progress_for
-from gitclaw_compress.errors import EXIT_ERROR
+from gitclaw_compress.errors import EXIT_ERROR, EXIT_PROBLEMS
 from gitclaw_compress.ops.stores import AGENTS, StoreRun, run_stores
 from gitclaw_compress.units import human_bytes, plural, size_change
 
+HOLDS = ("held", "would hold")  # the first words of a held session's line (on stderr)
 NOTHING_DONE = {  # the sessions left as they were, by why
     "unchanged": "with nothing to compress",
     "below-threshold": "smaller than session.sizeThresholdKB",
@@ -44,6 +45,12 @@ def describe(run: StoreRun) -> list[str]:
             f"({size_change(report.bytes_before, report.bytes_after)})"
         )
     reports = flow.reports if flow is not None else []
+    held = run.held
+    if held:  # each finding masked, then the session with its ids and the way on
+        from gitclaw_compress.secrets.held import held_lines
+
+        lines.extend(f"{name}: secret: {found}" for entry in held for found in entry["found"])
+        lines.extend(f"{name}: {line}" for line in held_lines(held, dry_run=run.dry_run))
     written_during = [r.path for r in reports if r.status == "in-use"]
     before = sum(r.bytes_before for r in done)
     after = sum(r.bytes_after for r in done)
@@ -59,6 +66,9 @@ def describe(run: StoreRun) -> list[str]:
         count = sum(1 for report in reports if report.status == status)
         if count:
             parts.append(f"{count} {words}")
+    if held:
+        verb = "would be held" if run.dry_run else "held"
+        parts.append(f"{len(held)} {verb} for secrets (untouched)")
     if run.read_only:
         parts.append(f"{run.read_only} read-only (left alone)")
     if run.fresh:
@@ -119,7 +129,8 @@ def command(
             return
         progress.clear()
         for line in describe(run):
-            aside = any(f": {word}: " in line for word in ("note", "warning", "error"))
+            aside = any(f": {word}: " in line for word in ("note", "warning", "error", "secret"))
+            aside = aside or any(line.startswith(f"{run.home.agent}: {w} ") for w in HOLDS)
             click.echo(line, err=aside or run.state == "failed")
         sys.stdout.flush()  # a pipe or the hook's log: out now, not at exit
 
@@ -142,3 +153,5 @@ def command(
         click.echo("gitclaw-compress: no agent store found on this machine")
     if any(run.state == "failed" or run.refused for run in runs):
         raise click.exceptions.Exit(EXIT_ERROR)
+    if any(run.held for run in runs):  # compressed the rest; these wait for the user
+        raise click.exceptions.Exit(EXIT_PROBLEMS)

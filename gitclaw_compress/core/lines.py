@@ -8,10 +8,15 @@ from typing import Any, BinaryIO, NamedTuple
 
 import orjson
 
+from gitclaw_compress.memory import for_huge_lines
+
 MARKER_KEY = "gitclawCompress"
 MARKER_BYTES = b'"gitclawCompress"'
 # Sessions have lines of hundreds of KB: a large read buffer makes splitting them 3-4x faster.
 READ_BUFFER = 1 << 20
+# A line this long is huge: worked on, it is held as bytes and decoded (up to 4 bytes a
+# character), so the run frees what it can around it (see memory.py, secrets/parallel.py).
+HUGE_LINE = 8 << 20
 
 Entry = dict[str, Any]
 
@@ -39,11 +44,18 @@ _new_line = tuple.__new__
 def iter_lines(stream: BinaryIO | Iterable[bytes]) -> Iterator[RawLine]:
     """Split a byte stream on "\\n" only, keeping every byte."""
     new, raw_line = _new_line, RawLine
-    for number, chunk in enumerate(stream, start=1):
-        if chunk[-1:] == b"\n":
-            yield new(raw_line, (number, chunk[:-1], True))
-        else:
-            yield new(raw_line, (number, chunk, False))
+    # The line without its "\n" is a copy, which replaces the chunk read: a huge line's bytes
+    # are not held twice while it is worked on. (Not `enumerate`: it keeps its last tuple,
+    # and the chunk in it, until the next line.)
+    number = 0
+    for chunk in stream:
+        number += 1  # noqa: SIM113 (see above)
+        newline = chunk[-1:] == b"\n"
+        if newline:
+            chunk = chunk[:-1]
+        if len(chunk) >= HUGE_LINE:  # what reading it left free goes back to the system
+            for_huge_lines()
+        yield new(raw_line, (number, chunk, newline))
 
 
 def has_marker(stream: BinaryIO) -> bool:
@@ -54,6 +66,24 @@ def has_marker(stream: BinaryIO) -> bool:
         if MARKER_BYTES in tail + chunk[: len(MARKER_BYTES)] or MARKER_BYTES in chunk:
             return True
         tail = chunk[-len(MARKER_BYTES) :]
+    return False
+
+
+def has_line_of(stream: BinaryIO, size: int) -> bool:
+    """Whether a line of the stream (its "\\n" not counted) is `size` bytes or longer; read
+    in large chunks, split in C."""
+    run = 0  # bytes of the line that the last chunk ended in
+    while chunk := stream.read(READ_BUFFER):
+        parts = chunk.split(b"\n")
+        if len(parts) == 1:
+            run += len(chunk)
+        else:
+            inner = max(map(len, parts[1:-1]), default=0)
+            if run + len(parts[0]) >= size or inner >= size:
+                return True
+            run = len(parts[-1])
+        if run >= size:
+            return True
     return False
 
 

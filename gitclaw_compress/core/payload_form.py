@@ -54,7 +54,8 @@ def stored_form(payload: bytes) -> bytes:
         return b"".join([MAGIC, FORM_VERSION, b"\n", b"t %d\n" % len(payload), payload])
     if len(payload) < MIN_RUN:
         return payload
-    segments: list[bytes] = []
+    view = memoryview(payload)  # the kept text is joined from views: no copy of it first
+    segments: list[bytes | memoryview] = []
     kept_from = 0
     decoded_any = False
     for match in _runs(payload):
@@ -64,7 +65,7 @@ def stored_form(payload: bytes) -> bytes:
         for start, end, header, data in _decoded_runs(payload, first, match.end()):
             if start > kept_from:
                 segments.append(b"t %d\n" % (start - kept_from))
-                segments.append(payload[kept_from:start])
+                segments.append(view[kept_from:start])
             segments.append(header)
             segments.append(data)
             kept_from = end
@@ -73,31 +74,76 @@ def stored_form(payload: bytes) -> bytes:
         return payload
     if kept_from < len(payload):
         segments.append(b"t %d\n" % (len(payload) - kept_from))
-        segments.append(payload[kept_from:])
+        segments.append(view[kept_from:])
     stored = b"".join([MAGIC, FORM_VERSION, b"\n", *segments])
+    segments.clear()
     try:  # never keep a form that does not give the payload back
-        if original_form(stored) == payload:
+        if _gives_back(stored, payload):
             return stored
     except PayloadFormError:
         pass
     return payload
 
 
+# A payload of many MB is searched for base64 and compared in windows of this size, so that
+# storing it never holds a second copy of it besides its stored form.
+WINDOW = 1 << 20
+
+
 def _runs(payload: bytes) -> Iterator[re.Match[bytes]]:
     """`_RUN`'s matches in `payload`, tried only where 64 base64 characters start."""
-    marks = payload.translate(_MARKS)
-    at = marks.find(_FIRST_LINE)
-    while at >= 0:
-        match = _RUN.match(payload, at)
+    if len(payload) <= WINDOW:
+        marks = payload.translate(_MARKS)
+        at = marks.find(_FIRST_LINE)
+        while at >= 0:
+            match = _RUN.match(payload, at)
+            assert match is not None  # 64 base64 characters start here
+            yield match
+            at = marks.find(_FIRST_LINE, match.end())
+        return
+    # Windows of WINDOW start positions, each translated once with the first line less one
+    # byte after it, so that a run across the edge is found in the window it starts in.
+    reach = WINDOW + len(_FIRST_LINE) - 1
+    start, marks = 0, payload[:reach].translate(_MARKS)
+    at = 0
+    while at < len(payload):
+        if at >= start + WINDOW:
+            start, marks = at, payload[at : at + reach].translate(_MARKS)
+        found = marks.find(_FIRST_LINE, at - start)
+        if found < 0:
+            at = start + WINDOW
+            continue
+        match = _RUN.match(payload, start + found)
         assert match is not None  # 64 base64 characters start here
         yield match
-        at = marks.find(_FIRST_LINE, match.end())
+        at = match.end()
+
+
+def _gives_back(stored: bytes, payload: bytes) -> bool:
+    """Whether `original_form(stored) == payload`, compared piece by piece in windows."""
+    at = 0
+    for piece in _pieces(stored):
+        size = len(piece)
+        if at + size > len(payload):
+            return False
+        for offset in range(0, size, WINDOW):
+            part = bytes(piece[offset : offset + WINDOW])
+            if payload[at + offset : at + offset + len(part)] != part:
+                return False
+        at += size
+    return at == len(payload)
 
 
 def original_form(stored: bytes) -> bytes:
     """The payload that `stored` keeps (a payload stored as it was comes back as it is)."""
     if not stored.startswith(MAGIC):
         return stored
+    return b"".join(_pieces(stored))
+
+
+def _pieces(stored: bytes) -> Iterator[bytes | memoryview]:
+    """The payload's pieces, in order, that a stored form (it starts with MAGIC) keeps: text
+    kept as it was (a view of `stored`) and base64 encoded again."""
     view = memoryview(stored)
     at = len(MAGIC)
     version, at = _header(stored, at)
@@ -106,7 +152,6 @@ def original_form(stored: bytes) -> bytes:
             f"an archived payload is in form {version.decode('ascii', 'replace')!r}, newer "
             "than this gitclaw-compress reads; upgrade it"
         )
-    out: list[bytes] = []
     while at < len(stored):
         line, at = _header(stored, at)
         fields = line.split(b" ")
@@ -115,15 +160,14 @@ def original_form(stored: bytes) -> bytes:
         size = int(fields[1])
         if at + size > len(stored):
             raise PayloadFormError("a damaged archived payload: a segment runs past its end")
-        data = bytes(view[at : at + size])
+        data = view[at : at + size]
         at += size
         if fields[0] == b"t" and len(fields) == 2:
-            out.append(data)
+            yield data
         elif fields[0] == b"b" and len(fields) == 5:
-            out.append(_encoded(data, fields[2], fields[3], fields[4]))
+            yield _encoded(data, fields[2], fields[3], fields[4])
         else:
             raise PayloadFormError(f"a damaged archived payload: segment header {line[:40]!r}")
-    return b"".join(out)
 
 
 def _header(stored: bytes, at: int) -> tuple[bytes, int]:
@@ -133,7 +177,7 @@ def _header(stored: bytes, at: int) -> tuple[bytes, int]:
     return stored[at:end], end + 1
 
 
-def _encoded(data: bytes, padding: bytes, width: bytes, separator: bytes) -> bytes:
+def _encoded(data: bytes | memoryview, padding: bytes, width: bytes, separator: bytes) -> bytes:
     if padding not in (b"p", b"u") or not width.isdigit() or separator not in _SEPARATORS:
         raise PayloadFormError("a damaged archived payload: a base64 segment header")
     text = base64.b64encode(data)

@@ -174,7 +174,10 @@ class _Rewriter:
         edits = self._edits(entry, scope)
         if not edits:
             return _unchanged(line)
-        return self._apply(line, entry, edits, ui_only=ui_only)
+        unseen = ui_only or all(edit.unseen for edit in edits)
+        held = [entry]  # `_apply` lets the parsed line go as soon as it can: not held here
+        del entry
+        return self._apply(line, held, edits, ui_only=unseen)
 
     def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         edits = self.plan.rules.edits(entry, scope)
@@ -189,7 +192,8 @@ class _Rewriter:
         A v1 marker gains a part per new splice (never one inside or around an old part's
         path); a v2 or v3 marker already names the blob holding the original line, so it
         stays, written as v3 (a v2 marker that does not say the file's length stays v2).
-        Either way it loses its UI-only flag, so the line is never reopened again.
+        Either way it loses its UI-only flag, so the line is never reopened again, unless
+        every new edit is `unseen` too.
         """
         marker = read_marker(line.data, f"{self.session_ref}:{line.number}")
         assert marker is not None  # the line has the marker member
@@ -205,11 +209,12 @@ class _Rewriter:
         if not splices.pieces:
             return _unchanged(line)
         grown: object
+        still_open = all(edit.unseen for edit in edits)
         if marker.intact is not None and marker.lines is not None:
-            grown = as_v3(marker._replace(ui_only=False))
+            grown = as_v3(marker._replace(ui_only=still_open))
         else:
             assert isinstance(raw, dict)
-            grown = {key: value for key, value in raw.items() if key != UI_ONLY_KEY}
+            grown = {key: value for key, value in raw.items() if key != UI_ONLY_KEY or still_open}
             if blob is None:
                 grown["parts"] = [*raw["parts"], *splices.parts]
         span = locate(line.data, [(MARKER_KEY,)])[(MARKER_KEY,)]
@@ -218,23 +223,33 @@ class _Rewriter:
         return OutputLine(new_line, tuple(splices.payloads), marker.size, blob)
 
     def _apply(
-        self, line: RawLine, entry: Entry, edits: list[Edit], *, ui_only: bool = False
+        self, line: RawLine, held: list[Entry], edits: list[Edit], *, ui_only: bool = False
     ) -> OutputLine:
+        """The line with `edits` made. `held` holds the parsed line, which is let go before
+        the payloads are cut: a line of many MB is held as bytes and decoded (up to 4 bytes
+        a character) at once only as long as the edits need both."""
         blob = self.intact_blob(line) if self.intact_blob else None
+        entry = held.pop()
         found = found_spans(line.data, entry, edits)
         if found is not None:
-            splices = self._splices(line, edits, found, blob)
+            splices = self._splices(line, edits, found)
             if not splices.pieces:
                 return _unchanged(line)
             # The search may have matched the wrong copy of a value: the result must parse
             # to the entry with exactly these values replaced.
+            expected = replaced(entry, splices.edits)
+            del entry
             spliced = splice(line.data, splices.pieces)
-            if parses_to(spliced, replaced(entry, splices.edits)):
+            if parses_to(spliced, expected):
+                self._archive(line, splices, blob)
                 return self._marked(line, splices, blob, ui_only, spliced)
+        else:
+            del entry
         located = located_spans(line.data, edits)
-        splices = self._splices(line, edits, located, blob)
+        splices = self._splices(line, edits, located)
         if not splices.pieces:
             return _unchanged(line)
+        self._archive(line, splices, blob)
         return self._marked(line, splices, blob, ui_only)
 
     def _reopened_splices(
@@ -242,25 +257,23 @@ class _Rewriter:
     ) -> _Splices:
         found = found_spans(line.data, plain, edits)
         if found is not None:
-            splices = self._splices(line, edits, found, blob)
+            splices = self._splices(line, edits, found)
             with_marker = replaced(plain, splices.edits)
             marker_value = orjson.loads(line.data)[MARKER_KEY]
             if parses_to(
                 splice(line.data, splices.pieces), {**with_marker, MARKER_KEY: marker_value}
             ):
+                self._archive(line, splices, blob)
                 return splices
         located = located_spans(line.data, edits)
-        return self._splices(line, edits, located, blob)
+        splices = self._splices(line, edits, located)
+        self._archive(line, splices, blob)
+        return splices
 
     def _splices(
-        self,
-        line: RawLine,
-        edits: list[Edit],
-        spans: dict[JsonPath, tuple[int, int]],
-        blob: str | None,
+        self, line: RawLine, edits: list[Edit], spans: dict[JsonPath, tuple[int, int]]
     ) -> _Splices:
-        """The edits worth making; payloads (and their ids) only when no intact `blob` holds
-        the original line."""
+        """The edits worth making, and where (`_archive` adds their payloads)."""
         data = line.data
         result = _Splices()
         for edit in edits:
@@ -280,12 +293,19 @@ class _Rewriter:
                 continue
             result.pieces.append((start, end, replacement))
             result.edits.append(edit)
-            if blob is None:
-                stored = stored_form(data[start:end])  # base64 kept decoded
-                oid = self.object_id(stored)
-                result.parts.append({"path": list(edit.path), "oid": oid})
-                result.payloads.append(Payload(oid, stored))
         return result
+
+    def _archive(self, line: RawLine, splices: _Splices, blob: str | None) -> None:
+        """The payloads of the splices (and their ids in the marker's parts), only when no
+        intact `blob` holds the original line."""
+        if blob is not None:
+            return
+        data = line.data
+        for (start, end, _), edit in zip(splices.pieces, splices.edits, strict=True):
+            stored = stored_form(data[start:end])  # base64 kept decoded
+            oid = self.object_id(stored)
+            splices.parts.append({"path": list(edit.path), "oid": oid})
+            splices.payloads.append(Payload(oid, stored))
 
     def _marked(
         self,

@@ -47,16 +47,15 @@ def found_spans(
             needle = orjson.dumps(value)
         except TypeError:  # nested too deep for orjson's writer
             return None
-        offset = 0
         key = edit.path[-1] if edit.path else None
-        if isinstance(key, str):
-            prefix = orjson.dumps(key) + b":"
-            needle, offset = prefix + needle, len(prefix)
-        position = _find_free(data, needle, taken)
+        prefix = orjson.dumps(key) + b":" if isinstance(key, str) else b""
+        position = _find_free(data, prefix, needle, taken)
         if position < 0:
             return None
-        taken.append((position, position + len(needle)))
-        spans[edit.path] = (position + offset, position + len(needle))
+        start, end = position + len(prefix), position + len(prefix) + len(needle)
+        del needle  # before the next value's: a value of a huge line may be many MB
+        taken.append((position, end))
+        spans[edit.path] = (start, end)
     return spans
 
 
@@ -65,13 +64,15 @@ def found_spans(
 _NEEDLE_HEAD = 64
 
 
-def _find_free(data: bytes, needle: bytes, taken: list[tuple[int, int]]) -> int:
-    """The first position of `needle` in `data` that overlaps none of `taken`, or -1."""
-    head = needle[:_NEEDLE_HEAD]
-    size = len(needle)
+def _find_free(data: bytes, prefix: bytes, needle: bytes, taken: list[tuple[int, int]]) -> int:
+    """The first position of `prefix` followed by `needle` in `data` that overlaps none of
+    `taken`, or -1 (the two are not joined: a value's JSON may be many MB)."""
+    head = prefix + needle[:_NEEDLE_HEAD]
+    skip = len(prefix)
+    size = skip + len(needle)
     position = data.find(head)
     while position >= 0 and (
-        not data.startswith(needle, position)
+        not data.startswith(needle, position + skip)
         or any(position < end and start < position + size for start, end in taken)
     ):
         position = data.find(head, position + 1)

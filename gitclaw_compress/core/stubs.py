@@ -67,9 +67,38 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
+# A text of many MB (held at up to 4 bytes a character) is measured, and its stub's lines
+# found, without a copy of it: in pieces of this many characters, and by position.
+PIECE = 1 << 20
+
+
+def utf8_size(text: str) -> int:
+    """Bytes of `text` in UTF-8 (lone surrogates as three bytes each)."""
+    if text.isascii():
+        return len(text)
+    return sum(
+        len(text[at : at + PIECE].encode("utf-8", "surrogatepass"))
+        for at in range(0, len(text), PIECE)
+    )
+
+
 def text_shape(text: str) -> str:
-    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-    return f"{count_lines(text):,} lines, {size:,} bytes"
+    return f"{count_lines(text):,} lines, {utf8_size(text):,} bytes"
+
+
+def _body_end(text: str) -> int:
+    """Where `text.rstrip("\\n")` ends."""
+    end = len(text)
+    while end and text[end - 1] == "\n":
+        end -= 1
+    return end
+
+
+def _cut_span(text: str, start: int, stop: int, limit: int) -> str:
+    """`cut(text[start:stop], limit)`, without the copy of a long line."""
+    if stop - start <= limit:
+        return text[start:stop]
+    return text[start : start + max(limit - 1, 0)] + "…"
 
 
 def preview(text: str, settings: PreviewSettings) -> str:
@@ -77,28 +106,38 @@ def preview(text: str, settings: PreviewSettings) -> str:
     keep = settings.lines
     if keep <= 0:
         return ""
-    body = text.rstrip("\n")
-    total = body.count("\n") + 1
-    if total <= 2 * keep:
-        lines = body.split("\n")
-        head, tail = lines[:keep], lines[keep:]
-    else:  # split off only the lines shown: outputs run to thousands of lines
-        head = body.split("\n", keep)[:keep]
-        tail = body.rsplit("\n", keep)[1:]
+    end = _body_end(text)
+    total = text.count("\n", 0, end) + 1
+    head: list[tuple[int, int]] = []  # outputs run to thousands of lines: only those shown
+    start = 0
+    while len(head) < min(keep, total):
+        stop = text.find("\n", start, end)
+        stop = end if stop < 0 else stop
+        head.append((start, stop))
+        start = stop + 1
+    tail: list[tuple[int, int]] = []
+    stop = end
+    while len(tail) < min(keep, total - len(head)):
+        start = text.rfind("\n", 0, stop) + 1
+        tail.append((start, stop))
+        stop = start - 1
+    tail.reverse()
     omitted = total - len(head) - len(tail)
-    out = [cut(line, settings.line_chars) for line in head]
+    out = [_cut_span(text, start, stop, settings.line_chars) for start, stop in head]
     if omitted:
         out.append(f"… {omitted:,} lines omitted …")
-    out.extend(cut(line, settings.line_chars) for line in tail)
+    out.extend(_cut_span(text, start, stop, settings.line_chars) for start, stop in tail)
     return "\n".join(out)
 
 
 def first_last(text: str, limit: int) -> str:
-    lines = text.rstrip("\n").split("\n")
-    first = cut(lines[0], limit)
-    if len(lines) == 1:
-        return f"first line: {first!r}"
-    return f"first line: {first!r}; last line: {cut(lines[-1], limit)!r}"
+    end = _body_end(text)
+    first_end = text.find("\n", 0, end)
+    if first_end < 0:
+        return f"first line: {_cut_span(text, 0, end, limit)!r}"
+    first = _cut_span(text, 0, first_end, limit)
+    last = _cut_span(text, text.rfind("\n", 0, end) + 1, end, limit)
+    return f"first line: {first!r}; last line: {last!r}"
 
 
 def image_size(data: object) -> int:

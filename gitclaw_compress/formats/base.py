@@ -18,6 +18,7 @@ encrypted reasoning. It says so in `sealed`, which the contract tests check on e
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +59,14 @@ DESCRIPTOR_ARGUMENTS = (*FILE_ARGUMENTS, "url", "pattern", "query", "command")
 
 
 def json_size(value: object) -> int:
-    """Bytes of a value as compact JSON: how sizes compare with the byte settings."""
+    """Bytes of a value as compact JSON: how sizes compare with the byte settings. A long
+    string is measured in pieces (JSON escapes each character on its own), not written out
+    whole: a tool output of many MB would be."""
+    if isinstance(value, str) and len(value) > stubs.PIECE:
+        piece = stubs.PIECE
+        return 2 + sum(
+            len(orjson.dumps(value[at : at + piece])) - 2 for at in range(0, len(value), piece)
+        )
     return len(orjson.dumps(value))
 
 
@@ -149,11 +157,14 @@ class Edit:
     """Replace the JSON value at `path` (from the line's top-level object) with `value`.
 
     `value` must have the JSON type of the value it replaces: a string stays a string, an
-    array an array, an object an object.
+    array an array, an object an object. `unseen`: a value no model sees (a UI copy) on a
+    line whose other values must stay for now (preserved thinking): a line with only such
+    edits stays open to the rest of the format's edits on a later run.
     """
 
     path: JsonPath
     value: object
+    unseen: bool = False
 
 
 @dataclass(slots=True)
@@ -398,3 +409,40 @@ class FormatBase:
 
 
 SNIFF_LINES = 16  # parsed lines `recognize` sees at most
+
+
+# Which Anthropic models bind a thinking block to its prefix ("preserved thinking").
+#
+# From Claude Fable 5.1 on, a model with preserved thinking signs each thinking and
+# redacted_thinking block it writes against everything before it in the request (the
+# top-level `system` and `tools` and every earlier message, `cache_control` left out). When
+# the block comes back and that prefix changed, the API refuses the request with a 400 ("The
+# block is bound to a different conversation") or, with
+# `thinking.block_binding.prefix_mismatch_behavior: "drop_block"`, drops that block and every
+# later one. Anthropic lists Claude Fable 5.2, Mythos 5.2, Fable 5.1, Mythos 5.1, Opus 5.5,
+# Sonnet 5.5 and Haiku 5.5; Mythos 5.1 records the binding without checking it, but a model
+# that checks reads its blocks, so they count. Earlier models (Claude 3, the 4 family,
+# Opus/Sonnet/Fable/Mythos 5 and Mythos Preview) sign without binding. A model id that
+# `binds_prefix` cannot place (a newer family, a gateway's alias) counts as binding: that is
+# the side on which nothing is ever refused. See docs/preserved-thinking.md.
+
+# claude-<family>-<major>[-<minor>], then a date or a provider's suffix; minor is one or
+# two digits (an eight-digit date is not a version).
+_NAMED = re.compile(r"claude-([a-z]+)-(\d{1,2})(?:-(\d{1,2}))?(?![0-9])")
+# claude-3-5-sonnet-…, claude-3-opus-…, claude-2.1, claude-instant-1.2: all before binding.
+_OLD = re.compile(r"claude-(?:[0-3](?:[-.]\d)?-[a-z]|[0-3](?:\.\d)?$|[0-3](?:\.\d)?[^0-9]|instant)")
+FIRST_BINDING = (5, 1)
+
+
+def binds_prefix(model: object) -> bool:
+    """Whether a signed thinking block written by `model` is bound to its prefix."""
+    if not isinstance(model, str) or not model:
+        return True
+    name = model.lower()
+    if "mythos-preview" in name or _OLD.search(name):
+        return False
+    named = _NAMED.search(name)
+    if named is None:
+        return True
+    version = (int(named.group(2)), int(named.group(3) or 0))
+    return version >= FIRST_BINDING

@@ -20,6 +20,12 @@ Claude Code sends unsigned thinking back to the model as its own thoughts), ids 
 person pasted when `keepUserImages` is set, attachments. A line a budget policy chose
 (`Scope.prune`) has only its tool results stubbed, wherever it is.
 
+Preserved thinking: Claude Code sends every turn's thinking back, and a model with preserved
+thinking (`binds_prefix`) binds each block to everything sent before it. So on every line it
+sends before the newest such block, only what no model sees goes (`toolUseResult`, progress
+data); lines before its newest compact boundary (which it never sends again) compress as
+usual. See docs/preserved-thinking.md.
+
 What the model sees: `claude_view.py` (each line in neutral terms) and `claude_context.py`
 (the resume walk and the request Claude Code builds); Claude Code's own compaction record:
 `claude_summary.py`.
@@ -43,6 +49,7 @@ from gitclaw_compress.formats.base import (
     FormatBase,
     LifecycleHook,
     Scope,
+    binds_prefix,
     call_descriptor,
     content_text,
     superseded_edits,
@@ -202,16 +209,26 @@ class ClaudeRules:
         # still be open).
         self.answered: set[str] = set()
         self.last_turn_start = 0
+        # Preserved thinking: the newest line holding a thinking block bound to its prefix,
+        # and the newest compact boundary (Claude Code sends nothing before it, unless a
+        # boundary keeps a segment from before it).
+        self.bound_until = 0
+        self.sent_from = 0
+        self.keeps_segments = False
 
     def observe(self, number: int, entry: Entry) -> bool:
         kind = entry.get("type")
         if kind != "assistant":  # `edits` changes user and progress lines, and tool calls
             if self.settings.deep and is_turn_start(entry):
                 self.last_turn_start = number
+            if kind == "system" and entry.get("subtype") == "compact_boundary":
+                self._observe_boundary(number, entry)
             return kind in ("user", "progress")
         message = message_of(entry)
         if message is None:
             return False
+        if _holds_bound_thinking(message):
+            self.bound_until = number
         calls = False
         for block in _blocks(message):
             if isinstance(block, dict) and block.get("type") == "tool_use":
@@ -229,6 +246,21 @@ class ClaudeRules:
             self.answered.add(reply_id)
         return calls or _readable_thinking_only(message)
 
+    def _observe_boundary(self, number: int, entry: Entry) -> None:
+        metadata = entry.get("compactMetadata")
+        if isinstance(metadata, dict) and (
+            metadata.get("preservedSegment") or metadata.get("preservedMessages")
+        ):
+            self.keeps_segments = True
+        self.sent_from = number
+        self.bound_until = 0  # thinking before the boundary is never sent again
+
+    def in_bound_prefix(self, number: int) -> bool:
+        """Whether line `number` is sent before a thinking block bound to its prefix (the
+        newest one Claude Code sends): then what the model sees there stays byte for byte."""
+        sent_from = 0 if self.keeps_segments else self.sent_from
+        return sent_from < number <= self.bound_until
+
     def _droppable_thinking(self, message: dict[str, Any], number: int) -> bool:
         """Deep: a line that holds only readable (unsigned) thinking, of a reply whose text
         or tool call is on another line, in a turn older than the newest. The Messages API
@@ -243,6 +275,13 @@ class ClaudeRules:
         )
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        if self.in_bound_prefix(scope.number):
+            # Claude Code sends every turn's thinking back: a stub here would change the
+            # prefix of a bound block, and the API refuses the request. Only what no model
+            # sees may go (and, under deep, what the core finds it never sends again).
+            if not (scope.full or scope.ui_only):
+                return []
+            return [Edit(e.path, e.value, unseen=True) for e in self._ui_edits(entry, scope)]
         if scope.ui_only:
             edits = self._ui_edits(entry, scope)
             if scope.kept_large:
@@ -427,6 +466,18 @@ class ClaudeRules:
 # and the members that stay there (settings and places, short or read by the CLI).
 SUPERSEDED_TYPES = frozenset({"user", "assistant", "progress", "attachment"})
 KEPT_ON_SUPERSEDED = frozenset({"cwd", "gitBranch", "version", "slug", "model", "usage"})
+
+
+def _holds_bound_thinking(message: dict[str, Any]) -> bool:
+    """Whether a reply holds signed thinking from a model with preserved thinking."""
+    return binds_prefix(message.get("model")) and any(
+        isinstance(block, dict)
+        and (
+            (block.get("type") == "thinking" and is_signed(block))
+            or (block.get("type") == "redacted_thinking" and bool(block.get("data")))
+        )
+        for block in _blocks(message)
+    )
 
 
 def _readable_thinking_only(message: dict[str, Any]) -> bool:

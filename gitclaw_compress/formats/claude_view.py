@@ -14,6 +14,7 @@ import orjson
 
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
+from gitclaw_compress.formats.base import binds_prefix
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
@@ -286,6 +287,9 @@ def view_entry(
             links[MESSAGE_ID] = message["id"]
         if not (entry.get("isApiErrorMessage") is True and raw_model == SYNTHETIC_MODEL):
             parts = _assistant_parts(message.get("content"))
+            if binds_prefix(raw_model):
+                for part in parts:
+                    part.bound = part.kind == THINKING and part.sealed
             usage = usage_tokens(message.get("usage"))
             messages = [Message(ASSISTANT, parts, number, uuid, usage, model)]
     elif kind == "attachment":

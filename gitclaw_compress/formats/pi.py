@@ -8,6 +8,11 @@ signature is an encrypted reasoning item). Thinking of other APIs is emptied, ne
 pi drops empty thinking blocks, while text put there would reach the model as its own words or
 break a signature. A stub in a tool result is a `{"type":"text"}` block, the only kind pi's
 converters join.
+
+Preserved thinking: with an Anthropic model that binds each thinking block to everything
+sent before it (`binds_prefix`), pi sends every turn's signed thinking back, so on every line
+it sends before the newest such block only `details` (pi's UI) goes, and no thinking is
+emptied there. See docs/preserved-thinking.md.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from gitclaw_compress.formats.base import (
     FormatBase,
     LifecycleHook,
     Scope,
+    binds_prefix,
     call_descriptor,
     content_text,
     superseded_edits,
@@ -127,14 +133,39 @@ class PiRules:
         self._copies: dict[bytes, list[tuple[int, str]]] = {}
         self._pending_quotes: list[tuple[int, str]] = []
         self._copies_settled = False
+        # Preserved thinking: the newest line holding a thinking block bound to its prefix,
+        # and the line before the first one pi sends (its newest compaction's first kept).
+        self.bound_until = 0
+        self.sent_from = 0
+        self._line_of: dict[str, int] = {}
 
     def observe(self, number: int, entry: Entry) -> bool:
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str):
+            self._line_of[entry_id] = number
+        if entry.get("type") == "compaction":
+            self._observe_compaction(entry)
         message = message_of(entry)
         if message is None:
             return False
         role = message.get("role")
+        if role == "assistant" and _holds_bound_thinking(message):
+            self.bound_until = number
         self._learn(number, entry, message, role)
         return role in BULK_ROLES
+
+    def _observe_compaction(self, entry: Entry) -> None:
+        first_kept = self._line_of.get(str(entry.get("firstKeptEntryId")))
+        if first_kept is None:
+            return  # where pi starts is unknown here: everything stays sent
+        self.sent_from = first_kept - 1
+        if self.bound_until < first_kept:
+            self.bound_until = 0  # thinking pi never sends again binds nothing
+
+    def in_bound_prefix(self, number: int) -> bool:
+        """Whether line `number` is sent before a thinking block bound to its prefix (pi
+        sends every turn's thinking back): then what the model sees there stays."""
+        return self.sent_from < number <= self.bound_until
 
     def _learn(self, number: int, entry: Entry, message: dict[str, Any], role: object) -> None:
         if role == "user":
@@ -188,6 +219,15 @@ class PiRules:
         message = message_of(entry)
         if message is None:
             return []
+        if self.in_bound_prefix(scope.number):
+            # Only `details` (pi's UI) may go: anything else changes a bound block's prefix.
+            if message.get("role") != "toolResult" or not (scope.full or scope.ui_only):
+                return []
+            limit = UI_COPY_MIN_BYTES
+            if scope.full and not self.settings.ui_copies:
+                limit = self.settings.tool_result_max_bytes
+            edits = self._details_edits(message, scope, limit)
+            return [Edit(edit.path, edit.value, unseen=True) for edit in edits]
         if scope.ui_only:  # details are for pi's UI; the model never sees them
             edits = (
                 self._details_edits(message, scope, UI_COPY_MIN_BYTES)
@@ -368,6 +408,20 @@ class PiRules:
                 )
                 edits.append(Edit(("message", "content", index), {"type": "text", "text": stub}))
         return edits
+
+
+def _holds_bound_thinking(message: dict[str, Any]) -> bool:
+    """Whether a reply holds signed thinking of an Anthropic model with preserved thinking."""
+    content = message.get("content")
+    if message.get("api") not in pi_context.ANTHROPIC_APIS or not isinstance(content, list):
+        return False
+    return binds_prefix(message.get("model")) and any(
+        isinstance(block, dict)
+        and block.get("type") == "thinking"
+        and isinstance(block.get("thinkingSignature"), str)
+        and block["thinkingSignature"] != ""
+        for block in content
+    )
 
 
 def _sealed_blocks(message: dict[str, Any]) -> Iterator[tuple[str, Any]]:

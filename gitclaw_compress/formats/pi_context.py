@@ -19,7 +19,7 @@ import orjson
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.core.stubs import image_size
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import FILE_ARGUMENTS, content_text
+from gitclaw_compress.formats.base import FILE_ARGUMENTS, binds_prefix, content_text
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
@@ -85,6 +85,11 @@ def _path_argument(arguments: object) -> str | None:
             if isinstance(value, str) and value.strip():
                 return value.strip()
     return None
+
+
+# The APIs that speak Anthropic's Messages protocol, where a thinking signature may bind the
+# block to everything sent before it (preserved thinking: `binds_prefix`).
+ANTHROPIC_APIS = frozenset({"anthropic-messages", "bedrock-converse-stream"})
 
 
 def _image(block: Mapping[str, Any]) -> Part:
@@ -218,6 +223,9 @@ def neutral_message(message: Mapping[str, Any], number: int, entry_id: str | Non
         neutral.usage = usage_context_tokens(message)
         neutral.model = _text(message.get("model"))
         neutral.sent = message.get("stopReason") not in DROPPED_STOPS
+        if message.get("api") in ANTHROPIC_APIS and binds_prefix(neutral.model):
+            for part in parts:
+                part.bound = part.kind == THINKING and part.sealed and part.text != ""
         if message.get("stopReason") == "error":
             neutral.failed = True
             neutral.error = _text(message.get("errorMessage")) or "error"

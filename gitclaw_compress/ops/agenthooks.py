@@ -49,6 +49,10 @@ PASS_NICENESS = 10  # added to the pass's nice value
 PASS_INTERVAL = 300  # seconds: a hook starts no pass sooner after the last one started
 CLOCK_SLACK = 2  # seconds a recorded start may lie ahead of now and still mean "just now"
 PASS_ENDED = re.compile(r": pass ended: exit (-?\d+) ")
+PASS_STARTED = f": pass: gitclaw-compress {STORES_COMMAND} "
+# A session the pass held for a secret, as the pass logs it (path, ids)
+PASS_HELD = re.compile(r": pass held (.+) for secrets \(ids ([^)]*)\)$")
+HELD_NAMED = 3  # held sessions doctor names in its line; the log has them all
 
 
 def data_folder(env: Mapping[str, str]) -> Path:
@@ -220,6 +224,7 @@ class AgentHookState:
     chained: str | None  # the program it runs after ours (Codex's previous notify), if any
     last: str | None  # the newest line of the log about this agent
     problem: str | None
+    held: list[str]  # the sessions the last pass held for a secret, by path
 
     @property
     def installed(self) -> bool:
@@ -237,6 +242,7 @@ class AgentHookState:
             "chained": self.chained,
             "last": self.last,
             "problem": self.problem,
+            "held": self.held,
         }
 
 
@@ -281,12 +287,9 @@ def hook_state(agent: str, env: Mapping[str, str]) -> AgentHookState:
             f"gitclaw-compress install --agents {agent}"
         )
     lines = last_lines(env, agent, count=0)
-    ended = next((found for line in reversed(lines) if (found := PASS_ENDED.search(line))), None)
-    if problem is None and command is not None and ended and ended.group(1) != "0":
-        problem = (
-            f"the last pass ({STORES_COMMAND} {agent}) ended with exit {ended.group(1)}; its "
-            f"output is in {log_path(env)}"
-        )
+    ended, held = last_pass(lines)
+    if problem is None and command is not None and ended is not None and ended != "0":
+        problem = _pass_problem(agent, ended, held, log_path(env))
     return AgentHookState(
         agent=agent,
         title=TITLES[agent],
@@ -298,6 +301,48 @@ def hook_state(agent: str, env: Mapping[str, str]) -> AgentHookState:
         chained=chained,
         last=lines[-1] if lines else None,
         problem=problem,
+        held=held,
+    )
+
+
+def last_pass(lines: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The exit of the last pass that ended (None: none did), and the sessions it held for
+    a secret, from an agent's lines of the log."""
+    for end in range(len(lines) - 1, -1, -1):
+        ended = PASS_ENDED.search(lines[end])
+        if ended is None:
+            continue
+        held: list[str] = []
+        for line in reversed(lines[:end]):
+            if PASS_STARTED in line:
+                break
+            if found := PASS_HELD.search(line):
+                held.insert(0, found.group(1))
+        return ended.group(1), held
+    return None, []
+
+
+def _pass_problem(agent: str, code: str, held: list[str], log: Path) -> str:
+    """What doctor says of a last pass that did not end with exit 0: sessions held for a
+    secret (exit 1) wait for the user, in words that say what to run; anything else failed."""
+    from gitclaw_compress.errors import shell_line
+
+    if held:
+        named = held[:HELD_NAMED]
+        more = f" (and {len(held) - len(named)} more in {log})" if len(held) > len(named) else ""
+        sessions = f"{len(held)} session{'s' * (len(held) != 1)}"
+        said = (
+            f"held {sessions} for secrets: run `{shell_line('gitclaw-compress', 'scan', *named)}`"
+            f"{more}, then redact or accept each finding as the log says ({log})"
+        )
+        if code == "1":
+            return f"the last pass {said}"
+        return (
+            f"the last pass ({STORES_COMMAND} {agent}) ended with exit {code}; its output is "
+            f"in {log}; it also {said.replace(f' ({log})', '')}"
+        )
+    return (
+        f"the last pass ({STORES_COMMAND} {agent}) ended with exit {code}; its output is in {log}"
     )
 
 
@@ -564,11 +609,28 @@ def run_pass(agent: str, env: Mapping[str, str]) -> int:
     with contextlib.suppress(OSError):
         os.nice(PASS_NICENESS)  # background work: the agent's next session comes first
     started = time.monotonic()
-    with open_log(env) as handle:
-        log(handle, agent, f"pass: gitclaw-compress {STORES_COMMAND} {agent}")
+    with open_log(env) as handle, open(log_path(env), "rb") as output:
+        log(handle, agent, f"pass: gitclaw-compress {STORES_COMMAND} {agent}")  # PASS_STARTED
+        output.seek(0, os.SEEK_END)  # what the pass writes comes after this
         done = subprocess.run(
             argv, stdin=subprocess.DEVNULL, stdout=handle, stderr=handle, check=False, env=dict(env)
         )
         took = time.monotonic() - started
+        for path, ids in _held_by_pass(output, agent):  # one line each, for doctor
+            log(handle, agent, f"pass held {path} for secrets (ids {ids})")  # PASS_HELD
         log(handle, agent, f"pass ended: exit {done.returncode} after {took:.1f}s")  # PASS_ENDED
     return done.returncode
+
+
+def _held_by_pass(output: IO[bytes], agent: str) -> list[tuple[str, str]]:
+    """The sessions the pass held for a secret (path, ids), read back from what it wrote to
+    the log: its lines for `agent` that `held_lines` made (the secret is never in them)."""
+    from gitclaw_compress.secrets.held import HELD_LINE
+
+    held = []
+    prefix = f"{agent}: "
+    for raw in output.read().splitlines():
+        line = raw.decode("utf-8", "replace")
+        if line.startswith(prefix) and (found := HELD_LINE.match(line, len(prefix))):
+            held.append((found.group(1), found.group(2)))
+    return held

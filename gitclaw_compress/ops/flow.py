@@ -265,9 +265,13 @@ def run_flow(
     progress: Progress = SILENT,
     deep: bool = False,
     caller_pushes: bool = False,
+    scan_first: bool = False,
 ) -> FlowResult:
     """Select, compress, then (optionally) stage and push the archive ref. `caller_pushes`:
-    the caller pushes the archive afterwards (the GitHub Action)."""
+    the caller pushes the archive afterwards (the GitHub Action). `scan_first`: the scan's
+    verdict before any compression (not beside it): a held session is never compressed, not
+    even to a temp file, and the others only once (a background pass, where CPU counts and
+    wall time does not)."""
     root_config = load_config(None, repo.config_root, config_path)
     result = FlowResult(
         ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
@@ -275,11 +279,10 @@ def run_flow(
     from gitclaw_compress.secrets.parallel import ParallelGuard
 
     # The secret scan runs in a thread beside the compression (only where a session has
-    # lines not scanned clean before); a finding stops the run before any write. A dry run
-    # scans too, so that it says which sessions the run would hold.
-    # Not in an agent's store, whose sessions never go to a commit (a push of its archive is
-    # guarded instead).
-    secrets = ParallelGuard(repo, root_config, enabled=repo.sessions_travel, dry_run=dry_run)
+    # lines not scanned clean before); a finding holds its session before any write. A dry
+    # run scans too, so that it says which sessions the run would hold. In an agent's store
+    # too: what compress drops would be committed to the store's archive.
+    secrets = ParallelGuard(repo, root_config, enabled=True, dry_run=dry_run)
     try:
         cache = UnchangedCache(repo.git_dir)
         chosen, result.discovery = select(
@@ -339,14 +342,17 @@ def run_flow(
             )
 
         try:
+            if scan_first:
+                secrets.wait(result.warnings)
             result.reports = compress(chosen)
             secrets.wait(result.warnings)  # when nothing was to be written, it answers here
         except SecretsHeld as held:
             # Nothing was written. The sessions without an open finding were scanned and
-            # recorded clean: compress them again, alone (no scan waits this time).
+            # recorded clean: compress them (again, unless `scan_first`), alone (no scan
+            # waits this time).
             result.held = held.sessions
-            names = {entry["path"] for entry in held.sessions}
-            rest = [path for path in chosen if repo.relative(path) not in names]
+            names = {entry["path"] for entry in held.sessions}  # as findings name them
+            rest = [path for path in chosen if repo.session_ref(repo.relative(path)) not in names]
             done = dict(zip(rest, compress(rest), strict=True))
             result.reports = [
                 done[path] if path in done else held.report(repo, path, dry_run=dry_run)

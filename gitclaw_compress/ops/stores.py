@@ -4,8 +4,10 @@ A session is at rest when no other process holds it open for writing (Linux `/pr
 no running agent may be writing it (the newest session of the folder where a running agent,
 found by its command line, keeps its working directory's sessions), and nothing wrote to it
 for `stores.quietMinutes`; the rest are left alone, each counted once. Compression itself is
-the flow every command uses (`run_flow`), in the store's archive; a run that finds a session
-unchanged since the last one costs a `stat` (the unchanged-cache in the archive). An append
+the flow every command uses (`run_flow`), in the store's archive, with its secret scan: a
+session with a finding the baseline does not accept is held (untouched, nothing of it in the
+archive). A run that finds a session unchanged since the last one costs a `stat` (the
+unchanged-cache in the archive) and a look at the scan's record of it. An append
 that lands during a run is never lost: the file is replaced only under the lease of the
 atomic rename (see store/fileio.py).
 """
@@ -182,6 +184,12 @@ class StoreRun:
     refused: list[str] = field(default_factory=list)  # sessions that could not be compressed
     not_sessions: int = 0  # files the globs found that hold no session (a warning each)
     read_only: int = 0  # sessions made read-only on purpose, left as they are
+    dry_run: bool = False
+
+    @property
+    def held(self) -> list[dict[str, Any]]:
+        """The sessions held for a secret (see secrets/held.py), each once."""
+        return self.flow.held if self.flow is not None else []
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -198,6 +206,8 @@ class StoreRun:
             "notes": self.notes,
             "warnings": self.flow.warnings if self.flow is not None else [],
             "refused": self.refused,
+            # sessions left untouched for a secret: path, ids, the commands to go on
+            "held": self.held,
             "not_sessions": self.not_sessions,
             "read_only": self.read_only,
             "error": self.error,
@@ -216,7 +226,7 @@ def run_store(
     progress: Progress = SILENT,
 ) -> StoreRun:
     """One agent's store: its sessions at rest compressed (or, `dry_run`, counted)."""
-    run = StoreRun(home, archive_path(home.agent, environ))
+    run = StoreRun(home, archive_path(home.agent, environ), dry_run=dry_run)
     if not home.root.is_dir():
         run.state = "absent"
         return run
@@ -272,7 +282,12 @@ def _run_in(
                 skipped.append(f"{store.relative(path)}: read-only; left as it is")
             try:
                 run.flow = run_flow(
-                    store, rest, config_path=config_path, dry_run=dry_run, progress=progress
+                    store,
+                    rest,
+                    config_path=config_path,
+                    dry_run=dry_run,
+                    progress=progress,
+                    scan_first=True,  # a held session is never compressed, the rest once
                 )
             except (LockedError, WriteError, GitFailureError):
                 raise  # not one session's fault: the store's run stops here, in one line
@@ -313,7 +328,13 @@ def _one_by_one(
     flow, refused = FlowResult(), []
     for path in paths:
         try:
-            one = run_flow(store, [path], config_path=config_path, dry_run=dry_run)
+            one = run_flow(
+                store,
+                [path],
+                config_path=config_path,
+                dry_run=dry_run,
+                scan_first=True,
+            )
         except (LockedError, WriteError, GitFailureError):
             raise
         except GitClawError as error:
@@ -323,6 +344,7 @@ def _one_by_one(
             continue
         flow.reports.extend(one.reports)
         flow.warnings.extend(one.warnings)
+        flow.held.extend(one.held)
     return flow, refused
 
 

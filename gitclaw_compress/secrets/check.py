@@ -38,8 +38,8 @@ class ScanResult:
 NAMED_FILES = 3  # redact commands in the one error line; the finding lines name every file
 
 
-def _accept_command(ids: Iterable[str]) -> str:
-    words = ["gitclaw-compress", "scan"]
+def _accept_command(ids: Iterable[str], files: Sequence[str] = ()) -> str:
+    words = ["gitclaw-compress", "scan", *files]
     for finding_id in ids:
         words += ["--accept", finding_id]
     return f"`{shell_line(*words)}`"
@@ -56,10 +56,15 @@ def a_compressed_session(repo: Repository, globs: list[str]) -> str | None:
     return names[0] if names else None
 
 
-def fix_advice(found: Sequence[Finding], session: str | None = None) -> str:
+def fix_advice(
+    found: Sequence[Finding], session: str | None = None, *, accept_names_files: bool = False
+) -> str:
     """What to run, naming the real files and ids: `redact` where it can remove a secret,
     `scan --accept` for the rest; a secret found only inside signed thinking or reasoning
-    (sealed) is one `redact` leaves in place, so accepting it is the way on."""
+    (sealed) is one `redact` leaves in place, so accepting it is the way on.
+    `accept_names_files`: `scan FILE --accept ID` (an agent's store, whose commands are run
+    from anywhere: `scan` with no path takes the folder it runs in)."""
+    files = sorted({f.file for f in found if not f.object}) if accept_names_files else []
     plain = {f.hash for f in found if not f.sealed}  # redact replaces these everywhere
     sealed_ids = sorted({f.id for f in found if f.hash not in plain})
     open_ids = sorted({f.id for f in found if f.hash in plain})
@@ -83,12 +88,13 @@ def fix_advice(found: Sequence[Finding], session: str | None = None) -> str:
                 "`gitclaw-compress redact` of any compressed session with `--all` (each "
                 "rewrites every archive object)"
             )
-        advice.append(f"remove them with {redact}, or accept them with {_accept_command(open_ids)}")
+        accept = _accept_command(open_ids, files)
+        advice.append(f"remove them with {redact}, or accept them with {accept}")
     if sealed_ids:
         advice.append(
             f"{'id' if len(sealed_ids) == 1 else 'ids'} {', '.join(sealed_ids)}: only "
             "inside signed thinking or reasoning (sealed), which "
-            f"`redact` leaves in place: accept with {_accept_command(sealed_ids)} and run "
+            f"`redact` leaves in place: accept with {_accept_command(sealed_ids, files)} and run "
             "again; docs/secrets.md says what `redact` does with sealed blocks per format"
         )
     return "; ".join(advice)
@@ -113,7 +119,9 @@ class SecretsFound(GitClawError):
         self.details = [f.text() for f in found]
 
 
-def held_sessions(found: Sequence[Finding]) -> list[dict[str, Any]]:
+def held_sessions(
+    found: Sequence[Finding], *, accept_names_files: bool = False
+) -> list[dict[str, Any]]:
     """Per session file with open findings: its path, ids, the commands to go on, and the
     findings masked (text and JSON)."""
     by_file: dict[str, list[Finding]] = {}
@@ -123,7 +131,7 @@ def held_sessions(found: Sequence[Finding]) -> list[dict[str, Any]]:
         {
             "path": name,
             "ids": sorted({f.id for f in findings}),
-            "advice": fix_advice(findings),
+            "advice": fix_advice(findings, accept_names_files=accept_names_files),
             "found": [f.text() for f in findings],
             "findings": [f.as_json() for f in findings],
         }
@@ -173,7 +181,8 @@ def _scan_each(
         result.files += 1
         record = CleanLines.load(repo.git_dir, name, accepted)
         with read_session(path, name, record) as session:
-            found = scan_lines(session.new(), session.format, name)
+            # Named as the commands take it from anywhere (a store's session: its full path).
+            found = scan_lines(session.new(), session.format, repo.session_ref(name))
         result.findings.extend(found)
         on_line: dict[int, set[str]] = {}
         for finding in found:
@@ -266,7 +275,9 @@ def run_scan(
     return result
 
 
-def settle(result: ScanResult, config: Config, warn: list[str]) -> None:
+def settle(
+    result: ScanResult, config: Config, warn: list[str], *, accept_names_files: bool = False
+) -> None:
     """Open findings in session files: `SecretsHeld` (the run holds those sessions) when
     `scan.block` is on; with it off, a warning each."""
     if not result.open:
@@ -277,9 +288,9 @@ def settle(result: ScanResult, config: Config, warn: list[str]) -> None:
         found = result.open
         ids = ", ".join(sorted({f.id for f in found}))
         raise SecretsHeld(
-            held_sessions(found),
+            held_sessions(found, accept_names_files=accept_names_files),
             f"{len(found)} secret(s) found in session files (ids {ids}); nothing was changed; "
-            f"{fix_advice(found)}",
+            f"{fix_advice(found, accept_names_files=accept_names_files)}",
             [f.text() for f in found],
         )
     warn.extend(f"secret: {f.text()}" for f in result.open)

@@ -25,6 +25,7 @@ without reading it, as git's index does; see `FileStat`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -49,6 +50,8 @@ DIGEST_BYTES = 16
 TEMP_SUFFIX = ".tmp"
 STAT = "stat"
 SETTLED = "s "  # a settled line's row: `s <digest> <sha256>,<sha256>…`
+TAIL_BYTES = 256  # the end of a record, where its last row is
+HEX = b"0123456789abcdef"
 RACY_NS = 1_000_000_000  # a file changed less than this before its stat was taken
 clock = time.time_ns  # when a stat is taken (tests move it on, instead of sleeping)
 
@@ -186,6 +189,32 @@ class CleanLines:
                 stat = None
         return cls(sniff, digests, stat, settled)
 
+    @staticmethod
+    def stat_alone(git_dir: Path, name: str) -> FileStat | None:
+        """The trusted stat of a record with clean lines and no settled one, read from its
+        first four rows and its last (a no-op run over many sessions reads no digests);
+        None when the record has none, or has settled lines (the baseline decides those)."""
+        try:
+            with open(cache_file(git_dir, name), "rb") as handle:
+                rows = [handle.readline(4096) for _ in range(4)]
+                handle.seek(0, os.SEEK_END)
+                size = handle.tell()
+                handle.seek(max(0, size - TAIL_BYTES))
+                _, newline, last = handle.read().rstrip(b"\n").rpartition(b"\n")
+        except OSError:
+            return None
+        try:
+            owner, key, sniff, stat_row = (row.decode().rstrip("\n") for row in rows)
+        except (UnicodeDecodeError, ValueError):
+            return None
+        if not owner.endswith(f"\t{_escaped(name)}") or key != scan_key() or not sniff:
+            return None
+        # Settled rows are written last: the last row must be a clean line's digest.
+        if not newline or len(last) != 2 * DIGEST_BYTES or last.strip(HEX):
+            return None
+        stat = FileStat.parse(stat_row)
+        return stat if stat is not None and stat.trusted else None
+
     def fits(self, format_name: str) -> bool:
         return self.sniff is not None and self.sniff.format == format_name
 
@@ -302,6 +331,11 @@ def known_clean_file(
     same format): then there is nothing to scan and the engine need not load. A file with the
     trusted stat it had when it was scanned clean is not read, nor one that only grew since;
     one that was read and found clean gets its stat recorded, for the next run."""
+    quick = CleanLines.stat_alone(git_dir, name)
+    if quick is not None:  # unchanged since it was all clean: its stat alone says so
+        with contextlib.suppress(OSError):
+            if quick.matches(os.stat(path)):
+                return True
     record = CleanLines.load(git_dir, name, accepted)
     sniff = record.sniff
     if sniff is None or not record.digests:

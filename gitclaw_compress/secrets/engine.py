@@ -10,6 +10,7 @@ value never loads it.
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import threading
 from collections.abc import Iterable, Iterator
@@ -24,6 +25,7 @@ Key = TypeVar("Key")
 BATCH_BYTES = 1 << 20  # one native call per this many bytes of values
 WINDOW = 1 << 20  # a longer value is scanned in windows of this size …
 OVERLAP = 8192  # … that overlap by this much (a private key block fits)
+PART = 1 << 18  # characters of a long value encoded at a time
 SEPARATOR = b"\n\n\x00\n\n"  # between values in a batch: no rule crosses a NUL line
 MIN_VALUE = 8  # a shorter string holds no secret that any rule reports
 CONFIDENCE: Final = "medium"  # Kingfisher's default: provider rules and strong generic ones
@@ -145,6 +147,7 @@ def _candidate_rules(sdk: Any, cache: str | None) -> Path:
     return _write_once(path, orjson.dumps({"rules": rules}))
 
 
+@functools.cache  # asked once per session record by a no-op pass: the install does not change
 def engine_version() -> str:
     """The installed engine's version, read from its metadata without loading it."""
     from importlib.util import find_spec
@@ -180,16 +183,32 @@ def rule_name(rule_id: str) -> str:
 
 
 def _pieces(key: Key, value: str) -> Iterator[tuple[Key, bytes]]:
-    data = value.encode("utf-8", "surrogatepass")
-    if len(data) <= WINDOW:
-        yield key, data
-        return
-    start = 0
-    while start < len(data):
-        yield key, data[start : start + WINDOW]
-        if start + WINDOW >= len(data):
+    """The value's UTF-8 bytes, in windows of WINDOW bytes that overlap by OVERLAP. A value
+    of more than WINDOW characters is encoded a part at a time, never whole (a tool output of
+    many MB would be a second copy of it): the same windows."""
+    if len(value) <= WINDOW:
+        data = value.encode("utf-8", "surrogatepass")
+        if len(data) <= WINDOW:
+            yield key, data
             return
-        start += WINDOW - OVERLAP
+        start = 0
+        while start < len(data):
+            yield key, data[start : start + WINDOW]
+            if start + WINDOW >= len(data):
+                return
+            start += WINDOW - OVERLAP
+        return
+    buffer = b""  # the bytes from the next window's start on
+    at = 0  # characters encoded so far
+    while True:
+        while len(buffer) < WINDOW and at < len(value):
+            buffer += value[at : at + PART].encode("utf-8", "surrogatepass")
+            at += PART
+        if at >= len(value) and len(buffer) <= WINDOW:
+            yield key, buffer
+            return
+        yield key, buffer[:WINDOW]
+        buffer = buffer[WINDOW - OVERLAP :]
 
 
 def _own(chunk: bytes, start: int, finding: Any) -> bool:

@@ -4,6 +4,7 @@ exit 1. Small on purpose: `ops/flow.py` imports it on every run, the scan only w
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,3 +50,10 @@ def held_lines(held: list[dict[str, Any]], *, dry_run: bool = False) -> list[str
         f"session files (ids {', '.join(entry['ids'])}); {entry['advice']}"
         for entry in held
     ]
+
+
+# A held line as `held_lines` writes it, after whatever names the store ("claude: "): the
+# agent hook's pass reads its path and ids back from the pass's output (ops/agenthooks.py).
+HELD_LINE = re.compile(
+    r"held (.+?) \(untouched\): \d+ secret\(s\) found in session files \(ids ([^)]*)\)"
+)

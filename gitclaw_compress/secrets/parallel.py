@@ -1,7 +1,11 @@
 """`guard` beside the compression: a thread loads the rules and scans while the main thread
 compresses into temp files. The engine releases the GIL while it loads its rules (the slow
 part, about 0.4 s of CPU), so the two run on two cores; no second interpreter, no second
-reading of the imports. Then it records the lines the run wrote as scanned."""
+reading of the imports. Then it records the lines the run wrote as scanned.
+
+A session with a line of `HUGE_LINE` bytes or more is scanned after the compression instead,
+in the calling thread: each of the two holds such a line as bytes and decoded (up to 4 bytes
+a character), and side by side their peaks would add up."""
 
 from __future__ import annotations
 
@@ -12,10 +16,23 @@ from typing import TYPE_CHECKING
 
 from gitclaw_compress import interrupts
 from gitclaw_compress.config import Config
+from gitclaw_compress.core.lines import HUGE_LINE, has_line_of
 from gitclaw_compress.store.archive import Repository
 
 if TYPE_CHECKING:  # the scan's modules load only when there is something to scan
     from gitclaw_compress.secrets.check import ScanResult
+
+
+def has_huge_line(path: Path) -> bool:
+    """Whether the file has a line of `HUGE_LINE` bytes or more (a smaller file is not read;
+    one that cannot be read is left to the scan, which says why)."""
+    try:
+        if path.stat().st_size < HUGE_LINE:
+            return False
+        with open(path, "rb") as handle:
+            return has_line_of(handle, HUGE_LINE)
+    except OSError:
+        return False
 
 
 class ParallelGuard:
@@ -30,7 +47,11 @@ class ParallelGuard:
         self._config = config
         self._dry_run = dry_run  # scan, to say what the run would hold; record nothing
         self._enabled = enabled and bool(config["scan.enabled"])
+        self._started = False
+        # A store's commands are run from anywhere: the way on names the session's path.
+        self._names_files = repo.kind == "store"
         self._thread: threading.Thread | None = None
+        self._deferred: list[Path] | None = None  # scanned by `wait`, after the compression
         self._result: ScanResult | None = None
         self._failure: BaseException | None = None
         self._settled = False  # wait() has answered
@@ -38,6 +59,11 @@ class ParallelGuard:
 
     @property
     def started(self) -> bool:
+        return self._started
+
+    @property
+    def parallel(self) -> bool:
+        """Whether the scan runs beside the compression (not after it)."""
         return self._thread is not None
 
     def start(self, paths: Sequence[Path]) -> None:
@@ -48,12 +74,17 @@ class ParallelGuard:
             return
         from gitclaw_compress.secrets.cleanlines import accepted_hashes, known_clean
 
-        self._accepted = accepted_hashes(self._repo.root, self._config["scan.baseline"])
+        # Where the baseline is (a store's: in the tool's config folder, not in the store).
+        self._accepted = accepted_hashes(self._repo.config_root, self._config["scan.baseline"])
         if known_clean(self._repo, paths, self._accepted):
             return
         chosen = list(paths)
-        # A daemon: a run that stops early (an error, Ctrl-C) does not wait for the rules.
         self._settled = False
+        self._started = True
+        if any(has_huge_line(path) for path in chosen):
+            self._deferred = chosen
+            return
+        # A daemon: a run that stops early (an error, Ctrl-C) does not wait for the rules.
         self._thread = threading.Thread(target=self._scan, args=(chosen,), daemon=True)
         # Started with SIGINT and SIGTERM blocked, which it keeps: they go to the main
         # thread, so a block that holds them back there really holds them back.
@@ -83,27 +114,42 @@ class ParallelGuard:
     def cancel(self) -> None:
         """The run stopped or ended: forget the scan. A thread still loading the rules is a
         daemon; it does not keep the process alive."""
+        self._started = False
         self._thread = None
+        self._deferred = None
 
     def wait(self, warn: list[str]) -> None:
-        thread = self._thread
-        if thread is None or self._settled:
+        if not self._started or self._settled:
             return
-        thread.join()
-        self._settled = True
-        if self._failure is not None:
-            failure, self._failure, self._thread = self._failure, None, None
-            raise failure
+        if self._deferred is not None:  # a huge line: scanned now that nothing else is held
+            paths, self._deferred = self._deferred, None
+            from gitclaw_compress.secrets.engine import _light
+
+            try:
+                _light()  # the rules first, as the thread does: not while a line is held
+                self._result = self._run(paths)
+            except BaseException:
+                self._started = False
+                raise
+            self._settled = True
+        else:
+            assert self._thread is not None
+            self._thread.join()
+            self._settled = True
+            if self._failure is not None:
+                failure, self._failure = self._failure, None
+                self._started, self._thread = False, None
+                raise failure
         assert self._result is not None
         from gitclaw_compress.secrets.check import settle
 
-        settle(self._result, self._config, warn)
+        settle(self._result, self._config, warn, accept_names_files=self._names_files)
 
     def record(self, written: Sequence[Path], warn: list[str]) -> None:
         """Scan the lines the run wrote into `written` that no scan saw (the lines compress
         rewrote), with the rules loaded already, and record the clean ones. A finding there
         (a stub can cut a value where a rule then matches) is reported."""
-        if self._thread is None:
+        if not self._started:
             return
         self.wait(warn)
         if not written:
@@ -115,4 +161,4 @@ class ParallelGuard:
         result.findings = [f for f in result.findings if f.hash not in seen]
         if result.open and self._config["scan.block"]:
             raise SecretsFound(result, "the lines this run wrote", written=True)
-        settle(result, self._config, warn)
+        settle(result, self._config, warn, accept_names_files=self._names_files)

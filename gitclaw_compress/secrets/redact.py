@@ -10,6 +10,7 @@ JSON-encoded form stands, so no other byte of a line changes.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,6 +200,9 @@ def redact_session(
         atomic = AtomicFile(path, git_dir=repo.git_dir)
         atomic.write(body)
         atomic.seal()
+        if repo.keeps_times:  # an agent lists its sessions by mtime: an old one stays old
+            before = path.stat()
+            os.utime(atomic.temp, ns=(before.st_atime_ns, before.st_mtime_ns))
         atomic.replace(rel)
         report.index = _redact_index(repo, rel, redact)
     report.history = _in_history(repo, rel, redact)

@@ -79,8 +79,13 @@ JSON_DEPTH = 4  # JSON inside a string inside … decoded this many times at mos
 def _inner_json(text: str) -> Any:
     """The object or array a string value holds (a Codex `function_call`'s arguments, a
     tool input stored serialized), or None."""
-    head = text.lstrip()[:1]
-    if head not in ("{", "[") or text.rstrip()[-1:] not in ("}", "]"):
+    # The first and last characters that are not blank, without a stripped copy of the text
+    # (a tool output of many MB ends in a newline): looked for at its ends first.
+    head = text[:64].lstrip()[:1] or text.lstrip()[:1]
+    if head not in ("{", "["):
+        return None
+    tail = text[-64:].rstrip()[-1:] or text.rstrip()[-1:]
+    if tail not in ("}", "]"):
         return None
     try:
         value = orjson.loads(text)

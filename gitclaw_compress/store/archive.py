@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
+import signal
 import subprocess
 import time
+from pathlib import Path
 from typing import IO
 
 from gitclaw_compress.errors import GitClawError
@@ -154,12 +157,21 @@ class ArchiveWriter:
         return new_tip
 
     def abort(self) -> None:
-        if self._process is not None:
-            assert self._process.stdin is not None
-            with contextlib.suppress(OSError, ValueError):  # it may be dead or closed already
-                self._process.stdin.write(b"done\n")
-            with contextlib.suppress(GitClawError):
-                self._finish(self._process)
+        """Leave nothing of this run in the object store: fast-import is stopped before it
+        moves its pack into place, and its temp pack is removed. (Ended cleanly, it would
+        keep every blob it was sent, unreachable, until a `git gc` prunes them: a session
+        held for a secret would leave the secret in the archive.)"""
+        process = self._process
+        if process is None:
+            return
+        temp = _stopped_temp_pack(process)
+        with contextlib.suppress(OSError):
+            process.kill()
+        with contextlib.suppress(GitClawError):
+            self._finish(process)
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                temp.unlink()
 
     def _fail(self, process: subprocess.Popen[bytes]) -> None:
         """fast-import died while we wrote to it: say why, in one line."""
@@ -168,7 +180,7 @@ class ArchiveWriter:
 
     def _finish(self, process: subprocess.Popen[bytes]) -> None:
         assert process.stdin is not None
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError):  # a killed one's pipe is broken
             process.stdin.close()
         code = process.wait()
         self._process = None
@@ -181,3 +193,21 @@ class ArchiveWriter:
         if code != 0:
             error = git_failure("fast-import", errors, code)
             raise GitFailureError(f"{error}; nothing was changed")
+
+
+def _stopped_temp_pack(process: subprocess.Popen[bytes]) -> Path | None:
+    """Stop fast-import (SIGSTOP: it writes nothing more) and name the temp pack it holds
+    open (`objects/pack/tmp_pack_*`, from Linux's /proc), for the caller to kill it and
+    remove the file; None where /proc cannot tell (the file is then left to `git gc`)."""
+    with contextlib.suppress(OSError):
+        os.kill(process.pid, signal.SIGSTOP)
+    folder = Path(f"/proc/{process.pid}/fd")
+    try:
+        links = [os.readlink(folder / fd) for fd in os.listdir(folder)]
+    except OSError:
+        return None
+    for link in links:
+        name = Path(link)
+        if name.name.startswith("tmp_pack_") and name.parent.name == "pack":
+            return name
+    return None

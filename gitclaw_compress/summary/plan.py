@@ -265,6 +265,14 @@ def plan_summary(
             )
     if cut is None:
         return NoSummary("no place to cut that keeps every tool call with its result")
+    if any(part.bound for message in messages[cut:] if message.sent for part in message.parts):
+        # Thinking of a model with preserved thinking is bound to everything sent before it:
+        # behind a summary the provider refuses it (docs/preserved-thinking.md).
+        return NoSummary(
+            "the kept turns hold thinking bound to everything before it (preserved thinking): "
+            "behind a summary the API would refuse it; --keep-turns 0 summarizes it all, "
+            "where the agent's record allows"
+        )
     size = measure_context(context, estimator)
     plan = SummaryPlan(
         messages=messages,
