@@ -1,7 +1,8 @@
 """Memory and time when one line of a session is huge: compress, restore and verify.
 
     python bench/huge_line.py [--sizes 10 26 50] [--formats claude copilot pi]
-                              [--places store repo repo-noscan] [--ascii] [--workdir DIR]
+                              [--places store store-noscan repo repo-noscan] [--ascii]
+                              [--workdir DIR]
     python bench/huge_line.py --corpus [--repeat 3]
 
 Each session is a corpus session of its format whose first tool result (before the last
@@ -13,10 +14,9 @@ filler keeps only its ASCII characters (1 byte each).
 
 Places:
 - `store`: the session where the agent keeps it under a fresh HOME (written long ago), the
-  archive where `stores` keeps it; no secret scan there (a store's sessions are never
-  committed).
-- `repo`: an untracked file in a fresh git repository; the secret scan runs beside the
-  compression (`scan.enabled`, the default).
+  archive where `stores` keeps it; the secret scan on (`scan.enabled`, the default).
+- `store-noscan`: the same with `scan.enabled: false` in the tool's config folder.
+- `repo`: an untracked file in a fresh git repository, the scan on.
 - `repo-noscan`: the same with `scan.enabled: false`.
 
 For each it prints the wall time and peak RSS (GNU time's %M, bench/measured.py) of
@@ -175,8 +175,12 @@ def place(root: Path, where: str, fmt: str, data: bytes, name: str) -> tuple[Pat
     # The scan's compiled rules, kept from run to run as on a user's machine (compiling
     # them in each fresh HOME would take seconds of every run).
     env[RULE_CACHE] = str(root / "rules")
-    if where == "store":
+    if where.startswith("store"):
         path = home / STORE_PATHS[fmt].format(name)
+        if where == "store-noscan":  # the tool's own config folder, as for any store
+            config = home / ".config" / "gitclaw-compress" / "compression.json"
+            config.parent.mkdir(parents=True)
+            config.write_text('{"scan": {"enabled": false}}\n')
     else:
         repo = home / "repo"
         repo.mkdir()
@@ -264,7 +268,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[10, 26, 50])
     parser.add_argument("--formats", nargs="+", default=["claude", "copilot", "pi"])
-    parser.add_argument("--places", nargs="+", default=["store", "repo", "repo-noscan"])
+    parser.add_argument(
+        "--places", nargs="+", default=["store", "store-noscan", "repo", "repo-noscan"]
+    )
     parser.add_argument(
         "--ascii", action="store_true", help="filler without non-ASCII characters (1 byte each)"
     )

@@ -18,6 +18,13 @@ M_MMAP_THRESHOLD = -3  # mallopt's parameter (malloc.h)
 MAPPED_FROM = 1 << 20  # bytes: blocks this large get a mapping of their own
 
 _libc: Any = None  # glibc, once looked for; False when it is not there
+_huge_line_read = False
+
+
+def huge_line_read() -> bool:
+    """Whether this run has read a line of HUGE_LINE bytes or more: until it does, nothing
+    looks for values of many MB (a walk that ordinary sessions need not pay for)."""
+    return _huge_line_read
 
 
 def _glibc() -> Any:
@@ -37,6 +44,8 @@ def _glibc() -> Any:
 
 def for_huge_lines() -> None:
     """Map large blocks on their own from now on, and give back the heap's free memory."""
+    global _huge_line_read
+    _huge_line_read = True
     libc = _glibc()
     if libc:
         libc.mallopt(M_MMAP_THRESHOLD, MAPPED_FROM)

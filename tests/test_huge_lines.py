@@ -5,6 +5,7 @@ input take the paths that only huge lines take in use (bench/huge_line.py measur
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import random
 from pathlib import Path
@@ -18,8 +19,8 @@ from synthetic import text as text_block
 
 from gitclaw_compress import memory
 from gitclaw_compress.config import load_config
+from gitclaw_compress.core import jsonpieces, payload_form, spans, stubs
 from gitclaw_compress.core import lines as lines_module
-from gitclaw_compress.core import payload_form, spans, stubs
 from gitclaw_compress.core.lines import iter_lines
 from gitclaw_compress.core.payload_form import original_form, stored_form
 from gitclaw_compress.formats.base import Edit, json_size
@@ -70,9 +71,16 @@ def whole_first_last(text: str, limit: int) -> str:
     return f"first line: {cut(lines[0], limit)!r}; last line: {cut(lines[-1], limit)!r}"
 
 
+def pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Values' JSON in pieces of 3 characters, as after a huge line was read."""
+    monkeypatch.setattr(jsonpieces, "PIECE", 3)
+    monkeypatch.setattr(jsonpieces, "huge_line_read", lambda: True)
+
+
 @pytest.fixture
 def tiny_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stubs, "PIECE", 3)
+    pieces(monkeypatch)
     monkeypatch.setattr(payload_form, "WINDOW", 70)
 
 
@@ -221,4 +229,55 @@ def test_reading_a_huge_line_gives_back_what_the_heap_holds_free(
     chunks = [b'{"a":1}\n', b'{"b":"' + b"y" * 10 + b'"}\n', b'{"c":"long enough"}']
     assert [line.encode() for line in iter_lines(iter(chunks))] == chunks
     assert len(calls) == 2  # the two lines of 10 bytes or more, each once
-    memory.for_huge_lines()  # and the real one runs wherever the tests do
+    monkeypatch.setattr(memory, "_huge_line_read", False)  # put back after the test
+    assert not jsonpieces.holds_long_text("x" * (jsonpieces.PIECE + 1))
+    memory.for_huge_lines()  # the real one runs wherever the tests do
+    assert memory.huge_line_read()
+    assert jsonpieces.holds_long_text("x" * (jsonpieces.PIECE + 1))
+
+
+def json_values(seed: int, count: int = 300) -> list[object]:
+    """Nested values with strings long and short (PIECE is made 3 characters)."""
+    rng = random.Random(seed)
+
+    def value(depth: int) -> object:
+        kind = rng.randrange(7 if depth < 5 else 4)
+        if kind == 0:
+            return rng.choice([None, True, False, 0, -1.5, 10**18, 0.1])
+        if kind in (1, 2, 3):
+            return "".join(rng.choice(ALPHABET[:-1]) for _ in range(rng.randrange(0, 12)))
+        if kind in (4, 5):
+            return {f"k{n}\n😀"[: rng.randrange(1, 5)] + str(n): value(depth + 1) for n in range(3)}
+        return [value(depth + 1) for _ in range(rng.randrange(0, 4))]
+
+    return [value(0) for _ in range(count)]
+
+
+def test_json_in_pieces_is_what_orjson_writes_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    pieces(monkeypatch)
+    for value in json_values(6):
+        whole = orjson.dumps(value)
+        assert b"".join(jsonpieces.json_pieces(value)) == whole
+        assert jsonpieces.json_size(value) == len(whole)
+        digest = hashlib.sha256()
+        assert jsonpieces.hash_json(value, digest) == len(whole)
+        assert digest.digest() == hashlib.sha256(whole).digest()
+        line = b'{"x":' + whole + b',"y":' + whole + b"}"
+        assert jsonpieces.json_at(line, 5, value) == 5 + len(whole)
+        assert jsonpieces.json_at(line, 4, value) == -1
+
+
+def test_a_long_value_is_found_in_its_line_piece_by_piece(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pieces(monkeypatch)
+    output = 'a long output 😀 with\n"quotes"'
+    result = {"type": "text", "file": {"content": output}}
+    entry = {"a": 1, "content": output, "toolUseResult": result, "z": 2}
+    data = orjson.dumps(entry)
+    edits = [Edit(("content",), ""), Edit(("toolUseResult",), {})]
+    assert jsonpieces.holds_long_text(result) and jsonpieces.holds_long_text(output)
+    found = spans.found_spans(data, entry, edits)
+    assert found is not None
+    assert data[slice(*found[("content",)])] == orjson.dumps(output)
+    assert data[slice(*found[("toolUseResult",)])] == orjson.dumps(result)

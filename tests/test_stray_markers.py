@@ -151,3 +151,41 @@ def test_a_fork_that_archives_the_same_payloads_keeps_its_own_lines(tmp_path: Pa
     assert tool(repo, "restore", "-o", str(out), fork_rel).returncode == 0
     assert out.read_bytes() == fork
     assert b"ok:" in tool(repo, "verify", fork_rel).stdout
+
+
+@pytest.mark.parametrize("version", ["v2", "v3"])
+@pytest.mark.parametrize("kind", sorted(SESSIONS))
+def test_an_intact_marker_copied_to_its_own_line_number_in_another_session_is_refused(
+    tmp_path: Path, kind: str, version: str
+) -> None:
+    """A v2 or v3 marker names line N of a version of its session; copied to line N of
+    another session (a fork that takes the compressed line in place of its own), its line
+    number fits, so only the version it names tells: that is another session's."""
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", THRESHOLD_ZERO)
+    rel, make = SESSIONS[kind]
+    original = make()
+    session = write(repo / rel, original)
+    commit_all(repo, "session")
+    assert tool(repo, "compress", "--keep-turns", "1", rel).returncode == 0
+    commit_all(repo, "compressed")
+    compressed = session.read_bytes().split(b"\n")
+    number = max(i for i, line in enumerate(compressed, 1) if b'"gitclawCompress":"3:' in line)
+    copied = compressed[number - 1] if version == "v3" else as_v2(compressed[number - 1])
+    other_rel = rel.replace(".jsonl", "-other.jsonl")
+    lines = another_session(original).split(b"\n")
+    lines[number - 1] = copied
+    forked = b"\n".join(lines)
+    other = write(repo / other_rel, forked)
+    commit_all(repo, "another session with a compressed line in place of its own")
+    done = tool(repo, "compress", "--keep-turns", "1", other_rel)
+    assert done.returncode == 3, done.stdout
+    error = one_line_error(done)
+    assert error.startswith(f"gitclaw-compress: error: {other_rel}:{number}: the line carries")
+    assert other.read_bytes() == forked
+    out = tmp_path / "out.jsonl"
+    restored = tool(repo, "restore", "-o", str(out), other_rel)
+    if restored.returncode == 0:  # never wrong bytes with exit 0
+        assert out.read_bytes() == forked
+    else:
+        assert f"{other_rel}:{number}:" in one_line_error(restored) and not out.exists()

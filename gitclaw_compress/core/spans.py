@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from gitclaw_compress.core.jsonpieces import holds_long_text, json_at, json_pieces
 from gitclaw_compress.core.jsonspan import JsonPath, locate, value_at
 from gitclaw_compress.core.lines import Entry
 from gitclaw_compress.formats.base import Edit
@@ -43,19 +44,21 @@ def found_spans(
         found, value = value_at(entry, edit.path)
         if not found:
             continue
-        try:
-            needle = orjson.dumps(value)
-        except TypeError:  # nested too deep for orjson's writer
-            return None
         key = edit.path[-1] if edit.path else None
         prefix = orjson.dumps(key) + b":" if isinstance(key, str) else b""
-        position = _find_free(data, prefix, needle, taken)
+        try:
+            if holds_long_text(value):  # a tool output of many MB: no whole copy of its JSON
+                position, end = _find_free_pieces(data, prefix, value, taken)
+            else:
+                needle = orjson.dumps(value)
+                position = _find_free(data, prefix, needle, taken)
+                end = position + len(prefix) + len(needle)
+        except TypeError:  # nested too deep for orjson's writer
+            return None
         if position < 0:
             return None
-        start, end = position + len(prefix), position + len(prefix) + len(needle)
-        del needle  # before the next value's: a value of a huge line may be many MB
         taken.append((position, end))
-        spans[edit.path] = (start, end)
+        spans[edit.path] = (position + len(prefix), end)
     return spans
 
 
@@ -77,6 +80,25 @@ def _find_free(data: bytes, prefix: bytes, needle: bytes, taken: list[tuple[int,
     ):
         position = data.find(head, position + 1)
     return position
+
+
+def _find_free_pieces(
+    data: bytes, prefix: bytes, value: Any, taken: list[tuple[int, int]]
+) -> tuple[int, int]:
+    """`_find_free` for a value whose JSON is compared piece by piece; (start, end) of the
+    match, the prefix included, or (-1, -1)."""
+    head = bytearray(prefix)
+    for piece in json_pieces(value):
+        head += piece
+        if len(head) >= len(prefix) + _NEEDLE_HEAD:
+            break
+    position = data.find(head)
+    while position >= 0:
+        end = json_at(data, position + len(prefix), value)
+        if end >= 0 and not any(position < stop and start < end for start, stop in taken):
+            return position, end
+        position = data.find(head, position + 1)
+    return -1, -1
 
 
 def replaced(entry: Entry, edits: list[Edit]) -> Entry:

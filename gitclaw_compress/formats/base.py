@@ -24,9 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import orjson
-
-from gitclaw_compress.core import stubs
+from gitclaw_compress.core import jsonpieces, stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
@@ -59,15 +57,9 @@ DESCRIPTOR_ARGUMENTS = (*FILE_ARGUMENTS, "url", "pattern", "query", "command")
 
 
 def json_size(value: object) -> int:
-    """Bytes of a value as compact JSON: how sizes compare with the byte settings. A long
-    string is measured in pieces (JSON escapes each character on its own), not written out
-    whole: a tool output of many MB would be."""
-    if isinstance(value, str) and len(value) > stubs.PIECE:
-        piece = stubs.PIECE
-        return 2 + sum(
-            len(orjson.dumps(value[at : at + piece])) - 2 for at in range(0, len(value), piece)
-        )
-    return len(orjson.dumps(value))
+    """Bytes of a value as compact JSON: how sizes compare with the byte settings (a value
+    holding a tool output of many MB is measured in pieces, not written out whole)."""
+    return jsonpieces.json_size(value)
 
 
 def json_size_if_present(value: object) -> int:

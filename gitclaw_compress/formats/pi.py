@@ -21,9 +21,8 @@ import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-import orjson
-
 from gitclaw_compress.core import stubs
+from gitclaw_compress.core.jsonpieces import hash_json
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
@@ -179,9 +178,9 @@ class PiRules:
             return
         if role == "toolResult":
             content = message.get("content")
-            serialized = orjson.dumps(content)
-            if len(serialized) >= self.settings.redundancy_min_bytes:
-                key = hashlib.blake2b(serialized, digest_size=16).digest()
+            digest = hashlib.blake2b(digest_size=16)
+            if hash_json(content, digest) >= self.settings.redundancy_min_bytes:
+                key = digest.digest()
                 self._copies.setdefault(key, []).append((number, entry_id))
                 text = content_text(content)
                 if self.settings.redundancy_min_bytes <= len(text) <= QUOTE_SCAN_MAX_CHARS:

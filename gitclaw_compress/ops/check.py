@@ -222,12 +222,13 @@ def _unrecorded(repo: Repository, path: Path, rel: str, ref: str, key: str) -> F
     """No record for this session (compressed by a release before records, or never by this
     tool): a marker counts only on a line that HEAD's or the staged version holds at the
     same line number, since compress runs before the commit that takes its output, and
-    only if its payloads were not archived for another session (see `_archived_elsewhere`)."""
+    only if it is not another session's (see `_another_sessions`)."""
     check = FileCheck("unrecorded")
     if not has_compressed_line(path):
         return check
     versions = [repo.reader.get(name) for name in (f"HEAD:{rel}", f":{rel}")]
     held = [lines_from_bytes(blob) for blob in versions if blob is not None]
+    headers: dict[str, str | None] = {}  # intact blob -> the key of its line 1
     with open_lines(path) as lines:
         for line in lines:
             where = f"{rel}:{line.number}"
@@ -235,7 +236,7 @@ def _unrecorded(repo: Repository, path: Path, rel: str, ref: str, key: str) -> F
                 continue
             problem = _misplaced_here(line.data, where, line.number)
             if problem is None:
-                problem = _archived_elsewhere(repo, line.data, where, ref, key)
+                problem = _another_sessions(repo, line.data, where, ref, key, headers)
             if problem is not None or not any(
                 len(version) >= line.number and version[line.number - 1].data == line.data
                 for version in held
@@ -244,19 +245,39 @@ def _unrecorded(repo: Repository, path: Path, rel: str, ref: str, key: str) -> F
     return check
 
 
-def _archived_elsewhere(
-    repo: Repository, data: bytes, where: str, ref: str, key: str
+def _another_sessions(
+    repo: Repository,
+    data: bytes,
+    where: str,
+    ref: str,
+    key: str,
+    headers: dict[str, str | None],
 ) -> str | None:
-    """Why a v1 marker on a line of a session with no record cannot be one compress wrote
-    there, or None: its payloads were first archived by a run that recorded other sessions
-    and not this one. Compress records every file it writes in the commit that archives its
-    new payloads, so the line was copied from one of those sessions (a v1 marker names no
-    line, so `misplaced` cannot tell)."""
+    """Why a marker on a line of a session with no record is another session's, or None.
+
+    A v2 or v3 marker names a version of the session it was written in: that version's
+    line 1 must be this session's (line 1 never changes). A v1 marker names payloads: the
+    archive commit that first took them records every session it wrote, so one that
+    recorded other sessions and not this one took them for another session. Either way the
+    line was copied from that session (`misplaced` cannot tell when the line number fits,
+    or when the marker names none)."""
     try:
         marker = read_marker(data, where)
     except GitClawError:
         return None  # marker_problems names it
-    if marker is None or not marker.parts:
+    if marker is None:
+        return None
+    if marker.intact is not None:
+        blob = marker.intact[0]
+        if blob not in headers:
+            version = repo.reader.get(blob)
+            headers[blob] = None if version is None else header_key(version.split(b"\n", 1)[0])
+        if headers[blob] not in (None, key):
+            return (
+                f"the line carries a gitclawCompress marker that names a version of another "
+                f"session ({blob}, whose line 1 differs), and this session has no record (a "
+                "line copied from that session)"
+            )
         return None
     sessions = repo.payload_sessions(ref)
     for _, oid in marker.parts:
