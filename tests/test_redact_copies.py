@@ -215,3 +215,26 @@ def test_a_redacted_session_damaged_since_is_never_repaired_from_its_version_wit
     leaked = SECRET.encode() in restored.stdout + restored.stderr + checked.stdout
     assert not leaked  # (a bool: a failure prints no secret)
     assert restored.returncode != 0, restored.stderr.decode()
+
+
+def test_restore_all_says_which_session_was_redacted_and_restores_its_fork(tmp_path: Path) -> None:
+    """`restore --all` takes each session by its own records: the fork that shares the
+    redacted session's header comes back byte for byte, and only the redacted one is said
+    to hold `[REDACTED:…]` markers, as `restore PATH` says."""
+    with_secret, other = _sessions(_pi)
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", CONFIG)
+    a_rel, b_rel = f"{SESSIONS}/a.jsonl", f"{SESSIONS}/b.jsonl"
+    write(repo / a_rel, with_secret)
+    write(repo / b_rel, other)
+    assert tool(repo, "compress", SESSIONS).returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "sessions")
+    assert tool(repo, "redact", a_rel, "--all").returncode == 0
+    done = tool(repo, "restore", "--all")
+    assert done.returncode == 0, done.stderr.decode()
+    assert _digest((repo / b_rel).read_bytes()) == _digest(other)
+    notes = [line for line in done.stderr.decode().splitlines() if "redacted by" in line]
+    assert len(notes) == 1 and a_rel in notes[0], done.stderr.decode()
+    leaked = SECRET.encode() in (repo / a_rel).read_bytes()
+    assert not leaked and b"[REDACTED:" in (repo / a_rel).read_bytes()

@@ -45,13 +45,16 @@ def restore_all(
     *,
     progress: Progress = SILENT,
     under: Path | None = None,
+    notes: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Every compressed session of the work tree (or under the folder `under`) back to its
-    original, in place.
+    original, in place; `notes` gets a line for each one whose original `redact` changed.
 
     All originals are written and fsynced to temp files first, and only then renamed over
     the sessions: a failure on any file (a missing payload, a locked file) changes none.
     """
+    from gitclaw_compress.secrets.redact import redaction_note  # not at start-up
+
     config = config_for(repo, None, config_path)
     found = sessions_under(under) if under is not None else all_sessions(repo, config)
     paths = [path for path in found if has_compressed_line(path)]
@@ -68,6 +71,9 @@ def restore_all(
                     rel = repo.relative(path)
                     access = archive_access(repo, path, config_path, no_fetch)
                     access = accesses.setdefault(access.ref, access)
+                    note = redaction_note(repo, access.ref, path)
+                    if note is not None and notes is not None:
+                        notes.append(note)
                     stat = path.stat()
                     before = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
                     atomic = AtomicFile(path, doing="restoring")
@@ -153,10 +159,15 @@ def command(
             )
         repo = open_repo(folder or Path.cwd())
         progress = progress_for(as_json, finding=True)
+        notes: list[str] = []
         try:
-            results = restore_all(repo, config_path, no_fetch, progress=progress, under=folder)
+            results = restore_all(
+                repo, config_path, no_fetch, progress=progress, under=folder, notes=notes
+            )
         finally:
             progress.end()
+        for line in notes:  # the originals that hold [REDACTED:…] markers, as without --all
+            click.echo(f"gitclaw-compress: note: {line}", err=True)
         total = sum(result["bytes"] for result in results)
         if as_json:
             echo_json({"ok": True, "files": results, "bytes": total})
