@@ -13,7 +13,7 @@ import orjson
 import pytest
 import synthetic
 from agent_hook_helpers import session_bytes
-from conftest import cli
+from conftest import cli, commit_session
 from test_stores import OLD, SESSIONS, Machine, machine, put
 
 __all__ = ["machine"]  # the fixture, used by name
@@ -263,3 +263,26 @@ def test_a_dry_run_with_a_remote_the_archive_lacks_fails_as_the_run_does(machine
         [line] = [row for row in said if "nope" in row]
         assert line.startswith("codex: the codex store's archive has no remote 'nope'; add it with")
     assert machine.path(rel).read_bytes() == before
+
+
+def test_compress_says_why_a_session_with_preserved_thinking_compresses_less(
+    repo: Path,
+) -> None:
+    """A Claude Code session of a model with preserved thinking: compress (and its dry run,
+    and its --json) says which lines keep what the model sees, and why, in words."""
+    from synthetic_claude import typical_session
+
+    old = typical_session(3).data()
+    data = old.replace(b'"model":"claude-opus-4-6"', b'"model":"claude-fable-5-1"')
+    path = commit_session(repo, ".claude/projects/-p/s.jsonl", data)
+    dry = cli("compress", "--dry-run", "--keep-turns", "1", str(path), cwd=repo).stdout
+    assert b"preserved thinking" in dry and b"lines 1-" in dry, dry
+    report = orjson.loads(
+        cli("compress", "--dry-run", "--json", "--keep-turns", "1", str(path), cwd=repo).stdout
+    )["files"][0]
+    assert report["preserved_thinking"][0] == 1
+    done = cli("compress", "--keep-turns", "1", str(path), cwd=repo).stdout
+    assert b"preserved thinking" in done, done
+    earlier = commit_session(repo, ".claude/projects/-p/e.jsonl", old)
+    plain = cli("compress", "--keep-turns", "1", str(earlier), cwd=repo).stdout
+    assert b"preserved thinking" not in plain

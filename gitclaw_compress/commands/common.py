@@ -315,3 +315,17 @@ def report_sessions(
         click.echo(f"gitclaw-compress: warning: {warning}", err=True)
     if found is not None and not documents:
         click.echo(f"gitclaw-compress: no session found ({found.detail})")
+
+
+def preserved_thinking_note(report: FileReport) -> str:
+    """Why a session with preserved thinking compresses less: in words, with the lines."""
+    span = report.preserved_thinking
+    if not span:
+        return ""
+    first, last = span
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    return (
+        f"; less than it could: its model binds each thinking block to everything sent before "
+        f"it (preserved thinking), so tool results, arguments and images the model sees on "
+        f"{lines} stay as they are (docs/preserved-thinking.md)"
+    )

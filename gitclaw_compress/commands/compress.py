@@ -17,6 +17,7 @@ from gitclaw_compress.commands.common import (
     json_option,
     open_repo,
     plural,
+    preserved_thinking_note,
 )
 from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_PROBLEMS
@@ -31,7 +32,8 @@ def describe(report: FileReport) -> str:
     if report.status in ("compressed", "would-compress"):
         verb = "compressed" if report.status == "compressed" else "would compress"
         kept = f"kept the last {report.kept_turns} of {plural(report.turns, 'turn')}"
-        return change_summary(verb, report, kept) + deep_comparison(report)
+        tail = deep_comparison(report) + preserved_thinking_note(report)
+        return change_summary(verb, report, kept) + tail
     reasons = {
         "unchanged": "nothing new to compress",
         "below-threshold": "smaller than session.sizeThresholdKB",
@@ -42,7 +44,8 @@ def describe(report: FileReport) -> str:
         "(below)",
     }
     reason = report.reason or reasons.get(report.status, report.status)
-    return f"unchanged {report.path}: {reason}" + deep_comparison(report)
+    tail = deep_comparison(report) + preserved_thinking_note(report)
+    return f"unchanged {report.path}: {reason}" + tail
 
 
 def deep_comparison(report: FileReport) -> str:

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import click
 
-from gitclaw_compress.commands.common import config_option, echo_json, json_option
+from gitclaw_compress.commands.common import (
+    config_option,
+    echo_json,
+    json_option,
+    preserved_thinking_note,
+)
 from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_ERROR, EXIT_PROBLEMS
 from gitclaw_compress.ops.stores import AGENTS, StoreRun, run_stores
@@ -43,6 +48,7 @@ def describe(run: StoreRun) -> list[str]:
             f"{name}: {verb} {report.path}: {human_bytes(report.bytes_before)} -> "
             f"{human_bytes(report.bytes_after)} "
             f"({size_change(report.bytes_before, report.bytes_after)})"
+            + preserved_thinking_note(report)
         )
     reports = flow.reports if flow is not None else []
     held = run.held

@@ -201,6 +201,11 @@ class FileRules(Protocol):
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """Pass 2: the values to replace on a line the core touches (none: keep it)."""
 
+    def preserved_thinking_span(self) -> tuple[int, int] | None:
+        """After pass 1: (first, last) lines the agent sends before its newest thinking block
+        bound to its prefix (preserved thinking), where what the model sees stays byte for
+        byte; None when nothing binds."""
+
     def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """Deep, pass 2, on a line of `scope.superseded` (its agent never sends it again):
         what else its CLI does not read there, beside `edits` (the core keeps the ones that

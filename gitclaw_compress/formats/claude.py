@@ -261,6 +261,10 @@ class ClaudeRules:
         sent_from = 0 if self.keeps_segments else self.sent_from
         return sent_from < number <= self.bound_until
 
+    def preserved_thinking_span(self) -> tuple[int, int] | None:
+        first = 1 if self.keeps_segments else self.sent_from + 1
+        return (first, self.bound_until) if self.bound_until >= first else None
+
     def _droppable_thinking(self, message: dict[str, Any], number: int) -> bool:
         """Deep: a line that holds only readable (unsigned) thinking, of a reply whose text
         or tool call is on another line, in a turn older than the newest. The Messages API

@@ -145,6 +145,9 @@ class CodexRules:
         self.rolled_back_turns = 0
         self._live_contexts: frozenset[int] | None = None
 
+    def preserved_thinking_span(self) -> tuple[int, int] | None:
+        return None  # no thinking of this agent binds to its prefix
+
     def observe(self, number: int, entry: Entry) -> bool:
         line_type = entry.get("type")
         payload = payload_of(entry)

@@ -144,6 +144,9 @@ class CopilotRules:
         self.calls: dict[str, str] = {}  # toolCallId -> "view '/src/app.ts'"
         self.requested: dict[str, bytes] = {}  # toolCallId -> its arguments in toolRequests
 
+    def preserved_thinking_span(self) -> tuple[int, int] | None:
+        return None  # no thinking of this agent binds to its prefix
+
     def observe(self, number: int, entry: Entry) -> bool:
         data = data_of(entry)
         if data is None:

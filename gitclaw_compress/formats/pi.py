@@ -166,6 +166,10 @@ class PiRules:
         sends every turn's thinking back): then what the model sees there stays."""
         return self.sent_from < number <= self.bound_until
 
+    def preserved_thinking_span(self) -> tuple[int, int] | None:
+        first = self.sent_from + 1
+        return (first, self.bound_until) if self.bound_until >= first else None
+
     def _learn(self, number: int, entry: Entry, message: dict[str, Any], role: object) -> None:
         if role == "user":
             self._pending_quotes.clear()

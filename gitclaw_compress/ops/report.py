@@ -31,6 +31,9 @@ class FileReport:
     # A dry run without deep: the file's size after `compress --deep` would run (None: not
     # measured, or deep is the run itself).
     deep_bytes_after: int | None = None
+    # [first, last]: lines before the kept window where what the model sees stays, because
+    # line `last` (or a later one) holds thinking bound to it (preserved thinking).
+    preserved_thinking: list[int] | None = None
 
     def as_json(self) -> dict[str, Any]:
         fields = asdict(self)
