@@ -269,7 +269,7 @@ def test_compress_says_why_a_session_with_preserved_thinking_compresses_less(
     repo: Path,
 ) -> None:
     """A Claude Code session of a model with preserved thinking: compress (and its dry run,
-    and its --json) says which lines keep what the model sees, and why, in words."""
+    and its --json) and status say which lines keep what the model sees, and why, in words."""
     from synthetic_claude import typical_session
 
     old = typical_session(3).data()
@@ -281,6 +281,12 @@ def test_compress_says_why_a_session_with_preserved_thinking_compresses_less(
         cli("compress", "--dry-run", "--json", "--keep-turns", "1", str(path), cwd=repo).stdout
     )["files"][0]
     assert report["preserved_thinking"][0] == 1
+    status = cli("status", "--keep-turns", "1", str(path), cwd=repo).stdout
+    assert status.count(b"(preserved thinking)") == 2, status  # compress, deep
+    saving = orjson.loads(cli("status", "--json", "--keep-turns", "1", str(path), cwd=repo).stdout)[
+        "savings"
+    ]
+    assert saving["compress"]["preserved_thinking"][0] == 1
     done = cli("compress", "--keep-turns", "1", str(path), cwd=repo).stdout
     assert b"preserved thinking" in done, done
     earlier = commit_session(repo, ".claude/projects/-p/e.jsonl", old)

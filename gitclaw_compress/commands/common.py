@@ -317,9 +317,8 @@ def report_sessions(
         click.echo(f"gitclaw-compress: no session found ({found.detail})")
 
 
-def preserved_thinking_note(report: FileReport) -> str:
+def preserved_thinking_note(span: list[int] | None) -> str:
     """Why a session with preserved thinking compresses less: in words, with the lines."""
-    span = report.preserved_thinking
     if not span:
         return ""
     first, last = span

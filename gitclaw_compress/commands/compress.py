@@ -32,7 +32,7 @@ def describe(report: FileReport) -> str:
     if report.status in ("compressed", "would-compress"):
         verb = "compressed" if report.status == "compressed" else "would compress"
         kept = f"kept the last {report.kept_turns} of {plural(report.turns, 'turn')}"
-        tail = deep_comparison(report) + preserved_thinking_note(report)
+        tail = deep_comparison(report) + preserved_thinking_note(report.preserved_thinking)
         return change_summary(verb, report, kept) + tail
     reasons = {
         "unchanged": "nothing new to compress",
@@ -44,7 +44,7 @@ def describe(report: FileReport) -> str:
         "(below)",
     }
     reason = report.reason or reasons.get(report.status, report.status)
-    tail = deep_comparison(report) + preserved_thinking_note(report)
+    tail = deep_comparison(report) + preserved_thinking_note(report.preserved_thinking)
     return f"unchanged {report.path}: {reason}" + tail
 
 

@@ -13,6 +13,7 @@ from gitclaw_compress.commands.common import (
     existing_path,
     human_bytes,
     json_option,
+    preserved_thinking_note,
     read_session,
     report_sessions,
 )
@@ -50,7 +51,10 @@ def describe_saving(name: str, saving: Saving, estimator: str) -> str:
             f"in {plural(saving.lines, 'line')}"
         )
     text = f"  {name:<8} {what}" + (f": {saving.command}" if saving.lines else "")
-    return f"{text}\n           {saving.decision}" if saving.decision else text
+    notes = [saving.decision] if saving.decision else []
+    if saving.preserved_thinking:
+        notes.append(preserved_thinking_note(saving.preserved_thinking).removeprefix("; "))
+    return "".join([text, *(f"\n           {note}" for note in notes)])
 
 
 @click.command("status")

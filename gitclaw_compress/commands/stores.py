@@ -48,7 +48,7 @@ def describe(run: StoreRun) -> list[str]:
             f"{name}: {verb} {report.path}: {human_bytes(report.bytes_before)} -> "
             f"{human_bytes(report.bytes_after)} "
             f"({size_change(report.bytes_before, report.bytes_after)})"
-            + preserved_thinking_note(report)
+            + preserved_thinking_note(report.preserved_thinking)
         )
     reports = flow.reports if flow is not None else []
     held = run.held

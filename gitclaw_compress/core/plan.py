@@ -79,6 +79,15 @@ class SessionPlan:
         return self.window_start > 2 or bool(self.pruned) or self.ui_copies
 
     @property
+    def preserved_thinking(self) -> list[int] | None:
+        """[first, last]: the lines before the kept window where what the model sees stays,
+        because thinking bound to its prefix (preserved thinking) comes after them."""
+        span = self.rules.preserved_thinking_span()
+        if span is None or span[0] >= self.window_start:
+            return None
+        return [span[0], min(span[1], self.window_start - 1)]
+
+    @property
     def needs_settling(self) -> bool:
         """Whether `settle` must measure a trial run before pass 2 (budget policies only)."""
         budget = self.budget

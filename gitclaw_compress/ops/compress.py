@@ -190,9 +190,7 @@ class Compression:
         counts = plan.counts
         report.lines, report.turns, report.kept_turns = counts.lines, plan.turns, plan.kept_turns
         report.counts = counts
-        span = plan.rules.preserved_thinking_span()
-        if span is not None and span[0] < plan.window_start:
-            report.preserved_thinking = [span[0], min(span[1], plan.window_start - 1)]
+        report.preserved_thinking = plan.preserved_thinking
         if counts.malformed:
             where = ", ".join(str(number) for number in counts.malformed_at)
             more = ", …" if counts.malformed > len(counts.malformed_at) else ""

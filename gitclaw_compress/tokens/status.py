@@ -47,6 +47,8 @@ class Saving:
     context_tokens_after: int  # the size `status` gives after it
     context_source_after: str  # where that figure comes from, in words
     decision: str = ""  # what a budget policy decided, in words
+    # [first, last]: lines it leaves as the model saw them for preserved thinking
+    preserved_thinking: list[int] | None = None
 
 
 @dataclass
@@ -149,6 +151,7 @@ def _saving(
         context_tokens_after=after,
         context_source_after=source,
         decision=plan.budget.decision if plan.budget is not None else "",
+        preserved_thinking=plan.preserved_thinking,
     )
 
 
