@@ -268,8 +268,9 @@ def test_a_dry_run_with_a_remote_the_archive_lacks_fails_as_the_run_does(machine
 def test_compress_says_why_a_session_with_preserved_thinking_compresses_less(
     repo: Path,
 ) -> None:
-    """A Claude Code session of a model with preserved thinking: compress (and its dry run,
-    and its --json) and status say which lines keep what the model sees, and why, in words."""
+    """A Claude Code session of a model with preserved thinking: compress (its dry run and
+    --json too), status and prune --target say which lines keep what the model sees, and
+    why, in words."""
     from synthetic_claude import typical_session
 
     old = typical_session(3).data()
@@ -287,6 +288,10 @@ def test_compress_says_why_a_session_with_preserved_thinking_compresses_less(
         "savings"
     ]
     assert saving["compress"]["preserved_thinking"][0] == 1
+    full = data.replace(b'"input_tokens":10,', b'"input_tokens":140000,')
+    target = commit_session(repo, ".claude/projects/-p/t.jsonl", full)
+    pruned = cli("prune", "--target", "--dry-run", str(target), cwd=repo).stdout
+    assert b"target mode" in pruned and b"(preserved thinking)" in pruned, pruned
     done = cli("compress", "--keep-turns", "1", str(path), cwd=repo).stdout
     assert b"preserved thinking" in done, done
     earlier = commit_session(repo, ".claude/projects/-p/e.jsonl", old)

@@ -14,6 +14,7 @@ from gitclaw_compress.commands.common import (
     existing_path,
     json_option,
     open_repo,
+    preserved_thinking_note,
     session_path,
 )
 from gitclaw_compress.commands.progress import progress_for
@@ -25,12 +26,13 @@ from gitclaw_compress.ops.report import FileReport
 
 def describe(report: FileReport) -> str:
     decision = (report.budget or {}).get("decision") or ""
+    why_less = preserved_thinking_note(report.preserved_thinking)
     if report.status in ("compressed", "would-compress"):
         verb = "pruned" if report.status == "compressed" else "would prune"
-        return change_summary(verb, report, decision)
+        return change_summary(verb, report, decision) + why_less
     if report.status == "disabled":
         return f"unchanged {report.path}: session.enabled is false"
-    return f"unchanged {report.path}: {decision or 'nothing to prune'}"
+    return f"unchanged {report.path}: {decision or 'nothing to prune'}" + why_less
 
 
 @click.command("prune")
