@@ -297,3 +297,25 @@ def test_compress_says_why_a_session_with_preserved_thinking_compresses_less(
     earlier = commit_session(repo, ".claude/projects/-p/e.jsonl", old)
     plain = cli("compress", "--keep-turns", "1", str(earlier), cwd=repo).stdout
     assert b"preserved thinking" not in plain
+
+
+def test_one_secret_in_two_places_is_counted_once(repo: Path) -> None:
+    """The held line counts secrets as redact does (by id), not the places they were found."""
+    from secret_fixtures import planted
+    from synthetic_claude import typical_session
+
+    token_line = planted(9)["github"][0]
+    data = typical_session(4).data()
+    escaped = orjson.dumps(token_line)[1:-1] + b"\\n"
+    marker = b'"content":"'
+    first = data.index(marker, data.index(b'"tool_result"')) + len(marker)
+    second = data.index(marker, data.index(b'"tool_result"', first)) + len(marker)
+    data = data[:first] + escaped + data[first:second] + escaped + data[second:]
+    path = commit_session(repo, ".claude/projects/-p/s.jsonl", data)
+    held = cli("compress", str(path), cwd=repo, check=False)
+    assert held.returncode == 1
+    found = orjson.loads(cli("scan", "--json", str(path), cwd=repo, check=False).stdout)
+    assert len({f["id"] for f in found["findings"]}) == 1 < len(found["findings"])
+    assert b"1 secret(s) found in session files" in held.stderr, held.stderr
+    redacted = cli("redact", str(path), "--all", cwd=repo).stdout
+    assert b"redacted 1 secret in 2 lines" in redacted, redacted

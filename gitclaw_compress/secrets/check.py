@@ -108,11 +108,12 @@ class SecretsFound(GitClawError):
         self, result: ScanResult, what: str, *, written: bool = False, session: str | None = None
     ) -> None:
         found = result.open
-        ids = ", ".join(sorted({f.id for f in found}))
+        distinct = sorted({f.id for f in found})  # one secret found in several places: one id
+        ids = ", ".join(distinct)
         done = "do not commit" if written else "nothing was changed"
         advice = fix_advice(found, session)
         super().__init__(
-            f"{len(found)} secret(s) found in {what} (ids {ids}); {done}; {advice}",
+            f"{len(distinct)} secret(s) found in {what} (ids {ids}); {done}; {advice}",
             exit_code=EXIT_PROBLEMS,
         )
         self.result = result
@@ -286,10 +287,11 @@ def settle(
         from gitclaw_compress.secrets.held import SecretsHeld
 
         found = result.open
-        ids = ", ".join(sorted({f.id for f in found}))
+        distinct = sorted({f.id for f in found})  # one secret found in several places: one id
+        ids = ", ".join(distinct)
         raise SecretsHeld(
             held_sessions(found, accept_names_files=accept_names_files),
-            f"{len(found)} secret(s) found in session files (ids {ids}); nothing was changed; "
+            f"{len(distinct)} secret(s) found in session files (ids {ids}); nothing was changed; "
             f"{fix_advice(found, accept_names_files=accept_names_files)}",
             [f.text() for f in found],
         )

@@ -46,7 +46,7 @@ def held_lines(held: list[dict[str, Any]], *, dry_run: bool = False) -> list[str
     """One line per held session, for stderr; a dry run says what the real run would do."""
     verb = "would hold" if dry_run else "held"
     return [
-        f"{verb} {entry['path']} (untouched): {len(entry['findings'])} secret(s) found in "
+        f"{verb} {entry['path']} (untouched): {len(entry['ids'])} secret(s) found in "
         f"session files (ids {', '.join(entry['ids'])}); {entry['advice']}"
         for entry in held
     ]

@@ -124,7 +124,7 @@ class SecretsInCommits(GitClawError):
         files = sorted({f.file for f in found})
         rewrite = shell_line("git", "filter-repo", "--replace-text", "SECRETS.txt")
         super().__init__(
-            f"{len(found)} secret(s) in commits this push would send to {remote} ({named}; "
+            f"{len(ids)} secret(s) in commits this push would send to {remote} ({named}; "
             f"ids {', '.join(ids)}); the push stops. Either remove them from those commits "
             f"(`{rewrite}`, with SECRETS.txt listing each secret, or `git rebase -i` to amend "
             f"{', '.join(files)}), then rotate the secret; or, to send them anyway, accept "
