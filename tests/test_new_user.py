@@ -319,3 +319,21 @@ def test_one_secret_in_two_places_is_counted_once(repo: Path) -> None:
     assert b"1 secret(s) found in session files" in held.stderr, held.stderr
     redacted = cli("redact", str(path), "--all", cwd=repo).stdout
     assert b"redacted 1 secret in 2 lines" in redacted, redacted
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("compress", "--dry-run"), ("compress", "--check"), ("prune", "--target", "--dry-run")],
+)
+def test_a_dry_run_on_a_store_session_before_the_first_pass_writes_no_archive(
+    machine: Machine, command: tuple[str, ...]
+) -> None:
+    """As `stores --dry-run`: it says what the first run would do, and makes no archive."""
+    path = machine.path(SESSIONS["claude"])
+    done = machine.run(*command, str(path), check=False)
+    assert done.returncode in (0, 1), done.stderr
+    assert b"would " in done.stdout or b"unchanged" in done.stdout, done.stdout
+    assert not machine.archive("claude").exists()
+    assert path.read_bytes() == machine.originals[SESSIONS["claude"]]
+    machine.run("compress", str(path))  # the run then makes it
+    assert (machine.archive("claude") / "HEAD").is_file()

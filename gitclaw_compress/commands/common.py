@@ -106,11 +106,12 @@ def require_session(path: Path, where: str | None = None) -> None:
     detect_file(path, source)
 
 
-def open_repo(path: Path, *, create_store: bool = False) -> Repository:
+def open_repo(path: Path, *, create_store: bool = False, dry_run: bool = False) -> Repository:
     """The place `path` lives in: the agent store that holds it once its archive exists
     (even inside a git work tree, such as a home folder kept in git), else its git
     repository, else the agent store that holds it (its archive made on first use when
-    `create_store`: a command that writes)."""
+    `create_store`: a command that writes; a `dry_run` of one makes it in a folder of its
+    own that is thrown away at exit, as `stores --dry-run` does, so that it writes nothing)."""
     import os
 
     try:
@@ -118,9 +119,21 @@ def open_repo(path: Path, *, create_store: bool = False) -> Repository:
     except NotARepositoryError:
         repo = None
     if repo is None or in_a_store(path, os.environ):  # no format is loaded otherwise
-        from gitclaw_compress.ops.stores import store_at
+        from gitclaw_compress.ops.stores import home_of, store_at
+        from gitclaw_compress.store.agent_store import archive_path
 
-        store = store_at(path, os.environ, create=create_store if repo is None else None)
+        environ: dict[str, str] = dict(os.environ)
+        home = home_of(path, environ) if create_store and dry_run and repo is None else None
+        if home is not None and not (archive_path(home.agent, environ) / "HEAD").is_file():
+            import shutil
+            import tempfile
+
+            scratch = tempfile.mkdtemp(prefix="gitclaw-compress-dry-run-")
+            click.get_current_context().call_on_close(
+                lambda: shutil.rmtree(scratch, ignore_errors=True)
+            )
+            environ["XDG_DATA_HOME"] = scratch
+        store = store_at(path, environ, create=create_store if repo is None else None)
         if store is not None:
             for note in store.notes:
                 click.echo(f"gitclaw-compress: note: {note}", err=True)

@@ -164,7 +164,7 @@ def command(
     state/issues/<N>.json mapping files; else the session of the newest mapping file; else
     the session whose last entry is the newest. Never the newest by mtime.
     """
-    repo = open_repo(paths[0] if paths else Path.cwd(), create_store=True)
+    repo = open_repo(paths[0] if paths else Path.cwd(), create_store=True, dry_run=dry_run or check)
     progress = progress_for(as_json, finding=not paths or any(path.is_dir() for path in paths))
     try:
         result = run_flow(

@@ -77,7 +77,7 @@ def command(
     if not paths:
         raise GitClawError("give at least one session file")
     paths = tuple(session_path(path) for path in paths)
-    repo = open_repo(paths[0], create_store=True)
+    repo = open_repo(paths[0], create_store=True, dry_run=dry_run or check)
     reports: list[FileReport] = []
     verb = "checking" if dry_run or check else "pruning"
     progress = progress_for(as_json)
