@@ -337,3 +337,22 @@ def test_a_dry_run_on_a_store_session_before_the_first_pass_writes_no_archive(
     assert path.read_bytes() == machine.originals[SESSIONS["claude"]]
     machine.run("compress", str(path))  # the run then makes it
     assert (machine.archive("claude") / "HEAD").is_file()
+
+
+def test_summarize_says_it_refuses_for_preserved_thinking_not_that_there_is_nothing(
+    repo: Path,
+) -> None:
+    """There is something to summarize: the line says it was not summarized, and why."""
+    from synthetic_claude import typical_session
+
+    data = typical_session(3).data().replace(b"claude-opus-4-6", b"claude-fable-5-1")
+    path = commit_session(repo, ".claude/projects/-p/s.jsonl", data)
+    done = cli("summarize", "--offline", "--keep-turns", "1", str(path), cwd=repo)
+    line = done.stdout.decode()
+    assert line.startswith("not summarized "), line
+    assert "(preserved thinking)" in line and "nothing was written" in line
+    assert "--keep-turns 0" in line and path.read_bytes() == data
+    report = orjson.loads(
+        cli("summarize", "--offline", "--json", "--keep-turns", "1", str(path), cwd=repo).stdout
+    )
+    assert report["refused"] is True and report["status"] == "nothing-to-summarize"

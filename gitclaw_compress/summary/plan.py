@@ -128,9 +128,11 @@ class SummaryPlan:
 
 @dataclass(frozen=True, slots=True)
 class NoSummary:
-    """Why there is nothing to summarize."""
+    """Why there is nothing to summarize (`refused`: there is, but writing it would break
+    the session)."""
 
     reason: str
+    refused: bool = False
 
 
 def valid_cuts(messages: Sequence[Message], *, ids: bool = True) -> list[bool]:
@@ -269,9 +271,11 @@ def plan_summary(
         # Thinking of a model with preserved thinking is bound to everything sent before it:
         # behind a summary the provider refuses it (docs/preserved-thinking.md).
         return NoSummary(
-            "the kept turns hold thinking bound to everything before it (preserved thinking): "
-            "behind a summary the API would refuse it; --keep-turns 0 summarizes it all, "
-            "where the agent's record allows"
+            "its model binds the thinking in the kept turns to everything sent before it "
+            "(preserved thinking): with a summary in its place, the API would refuse the "
+            "next request; nothing was written. `--keep-turns 0` summarizes a whole "
+            "Claude Code session instead (a pi session cannot keep 0 turns)",
+            refused=True,
         )
     size = measure_context(context, estimator)
     plan = SummaryPlan(

@@ -72,6 +72,7 @@ class SummaryReport:
     input_tokens: int | None = None
     output_tokens: int | None = None
     reason: str | None = None
+    refused: bool = False  # there is something to summarize, but a summary would break it
     warnings: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
@@ -155,7 +156,7 @@ def summarize_file(
             raise error.at(rel) from None
         report = SummaryReport(rel, "nothing-to-summarize", keep=keep.describe())
         if isinstance(plan, NoSummary):
-            report.reason = plan.reason
+            report.reason, report.refused = plan.reason, plan.refused
             return report
         report.round = plan.round
         report.entries_summarized = len(plan.summarized)
@@ -375,7 +376,7 @@ def describe_stage(outcome: StageOutcome) -> str | None:
 
 def describe(report: SummaryReport) -> str:
     """One line for people."""
-    if report.status == "not-smaller":
+    if report.status == "not-smaller" or report.refused:
         return f"not summarized {report.path}: {report.reason}"
     if report.status != "summarized":
         return f"nothing to summarize in {report.path}: {report.reason}"
