@@ -283,7 +283,7 @@ def test_compress_says_why_a_session_with_preserved_thinking_compresses_less(
     )["files"][0]
     assert report["preserved_thinking"][0] == 1
     status = cli("status", "--keep-turns", "1", str(path), cwd=repo).stdout
-    assert status.count(b"(preserved thinking)") == 2, status  # compress, deep
+    assert status.count(b"(preserved thinking)") == 3, status  # compress, deep, prune
     saving = orjson.loads(cli("status", "--json", "--keep-turns", "1", str(path), cwd=repo).stdout)[
         "savings"
     ]
@@ -292,6 +292,10 @@ def test_compress_says_why_a_session_with_preserved_thinking_compresses_less(
     target = commit_session(repo, ".claude/projects/-p/t.jsonl", full)
     pruned = cli("prune", "--target", "--dry-run", str(target), cwd=repo).stdout
     assert b"target mode" in pruned and b"(preserved thinking)" in pruned, pruned
+    config = repo / "prune.json"
+    config.write_text('{"prune": {"protectTokens": 1, "minimumTokens": 1, "protectTurns": 1}}')
+    budget = cli("prune", "--dry-run", "--config", str(config), str(path), cwd=repo).stdout
+    assert b"(preserved thinking)" in budget, budget
     done = cli("compress", "--keep-turns", "1", str(path), cwd=repo).stdout
     assert b"preserved thinking" in done, done
     earlier = commit_session(repo, ".claude/projects/-p/e.jsonl", old)

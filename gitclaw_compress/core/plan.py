@@ -83,6 +83,9 @@ class SessionPlan:
         """[first, last]: the lines before the kept window where what the model sees stays,
         because thinking bound to its prefix (preserved thinking) comes after them."""
         span = self.rules.preserved_thinking_span()
+        budget = self.budget
+        if span is not None and budget is not None and budget.target_tokens is None:
+            return list(span)  # budget pruning picks outputs anywhere it does not protect
         if span is None or span[0] >= self.window_start:
             return None
         return [span[0], min(span[1], self.window_start - 1)]
