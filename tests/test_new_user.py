@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -360,3 +361,29 @@ def test_summarize_says_it_refuses_for_preserved_thinking_not_that_there_is_noth
         cli("summarize", "--offline", "--json", "--keep-turns", "1", str(path), cwd=repo).stdout
     )
     assert report["refused"] is True and report["status"] == "nothing-to-summarize"
+
+
+def test_a_dry_run_records_nothing_of_its_scan_even_for_a_file_scanned_clean(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/secrets.md: a dry run writes nothing, not even the record of lines scanned clean.
+    A file whose lines were all recorded clean, read again with another stat (compressed
+    since, or touched), got its new stat saved by `compress --dry-run` and `stores
+    --dry-run`. In process, with the scan's clock moved on instead of a sleep."""
+    from click.testing import CliRunner
+
+    from gitclaw_compress.cli import cli as main
+    from gitclaw_compress.secrets import cleanlines
+
+    path = commit_session(repo, "sessions/s.jsonl", synthetic.typical_session(3).data())
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(cleanlines, "clock", lambda: time.time_ns() + 2 * 10**9)
+    assert CliRunner().invoke(main, ["scan", str(path)]).exit_code == 0  # records it clean
+    records = repo / ".git" / "gitclaw-compress" / "secrets-clean-lines"
+    before = {p: p.read_bytes() for p in records.iterdir()}
+    assert before  # the record of its clean lines
+    os.utime(path, (1_700_000_000, 1_700_000_000))  # the same lines, another stat
+    for flag in ("--dry-run", "--check"):
+        done = CliRunner().invoke(main, ["compress", flag, "--keep-turns", "1", str(path)])
+        assert done.exit_code in (0, 1), done.output
+    assert {p: p.read_bytes() for p in records.iterdir()} == before

@@ -325,12 +325,19 @@ def _sniff_digest(lines: Iterable[RawLine]) -> str:
 
 
 def known_clean_file(
-    git_dir: Path, root: Path, name: str, path: Path, accepted: frozenset[str] = frozenset()
+    git_dir: Path,
+    root: Path,
+    name: str,
+    path: Path,
+    accepted: frozenset[str] = frozenset(),
+    *,
+    save: bool = True,
 ) -> bool:
     """Whether every line of the file was recorded clean, with the same first lines (so the
     same format): then there is nothing to scan and the engine need not load. A file with the
     trusted stat it had when it was scanned clean is not read, nor one that only grew since;
-    one that was read and found clean gets its stat recorded, for the next run."""
+    one that was read and found clean gets its stat recorded, for the next run (`save`: not
+    in a dry run, which writes nothing)."""
     quick = CleanLines.stat_alone(git_dir, name)
     if quick is not None:  # unchanged since it was all clean: its stat alone says so
         with contextlib.suppress(OSError):
@@ -359,7 +366,7 @@ def known_clean_file(
         return False
     # The record's stat (if any) did not match: keep this one, or none if it is racy.
     fresh = stat if stat.trusted else None
-    if fresh is not None or record.stat is not None:
+    if save and (fresh is not None or record.stat is not None):
         plain = record.digests - set(record.settled)
         record.save(git_dir, root, name, sniff, plain, fresh, record.settled)
     return True
@@ -379,13 +386,17 @@ def accepted_hashes(root: Path, baseline: str) -> frozenset[str]:
 
 
 def known_clean(
-    repo: Repository, paths: Sequence[Path], accepted: frozenset[str] = frozenset()
+    repo: Repository,
+    paths: Sequence[Path],
+    accepted: frozenset[str] = frozenset(),
+    *,
+    save: bool = True,
 ) -> bool:
     """Whether every line of every file was scanned before with no finding, or with only
     findings the baseline still accepts (imports no more of the scan than this module: a
     no-op run asks only this)."""
     return all(
-        known_clean_file(repo.git_dir, repo.root, repo.relative(path), path, accepted)
+        known_clean_file(repo.git_dir, repo.root, repo.relative(path), path, accepted, save=save)
         for path in paths
     )
 

@@ -76,7 +76,7 @@ class ParallelGuard:
 
         # Where the baseline is (a store's: in the tool's config folder, not in the store).
         self._accepted = accepted_hashes(self._repo.config_root, self._config["scan.baseline"])
-        if known_clean(self._repo, paths, self._accepted):
+        if known_clean(self._repo, paths, self._accepted, save=not self._dry_run):
             return
         chosen = list(paths)
         self._settled = False
