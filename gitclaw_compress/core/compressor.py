@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.core.marker import UI_ONLY_KEY
@@ -36,6 +37,7 @@ from gitclaw_compress.core.rewrite import (
 )
 from gitclaw_compress.core.stubs import encode_stub as encode_stub
 from gitclaw_compress.formats import Format, detect
+from gitclaw_compress.model import THINKING, USER
 from gitclaw_compress.settings import STRATEGIES as STRATEGIES
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, get_estimator
@@ -139,22 +141,35 @@ def settle(
     assert decided.budget is not None
     if target_mode:
         assert budget.target_tokens is not None
-        context, target = budget.size.tokens, budget.target_tokens
-        freed, cut = 0, budget.floor
+        size, target = budget.size, budget.target_tokens
+        # The figure compared with the target is the one `status` gives once the run is
+        # done: compressing a message before the reply whose recorded usage counts now makes
+        # that usage stale, and `status` then estimates every message.
+        freed, cut, changed = 0, budget.floor, list[int]()
+        after, source = size.after_run((), 0)
+        reached = after <= target
         for number in sorted(savings):
             freed += savings[number]
-            if context - freed <= target:
-                cut = number + 1
+            changed.append(number)
+            after, source = size.after_run(changed, freed)
+            if after <= target:
+                cut, reached = number + 1, True
                 break
         decided.window_start = cut
         decided.budget.freed_tokens = freed
-        reached = context - freed <= target
-        decided.budget.decision = (
+        decided.budget.tokens_after, decided.budget.source_after = after, source
+        decided.budget.reached = reached
+        decision = (
             f"target mode: target {target:,} tokens ({options.target_percent}% of "
-            f"{budget.budget.usable:,} usable); lines before {cut} compressed, {freed:,} of "
-            f"{context:,} tokens freed (estimated with {options.estimator})"
-            + ("" if reached else "; the target is out of reach above the floor")
+            f"{budget.budget.usable:,} usable); lines before {cut} compressed, {freed:,} "
+            f"tokens freed (estimated with {options.estimator}); context now {size.tokens:,} "
+            f"tokens ({size.brief()}), context then {after:,} tokens ({source})"
         )
+        if not reached:
+            held = held_by(budget, savings)
+            decided.budget.held = held
+            decision += f"; the target is out of reach: {describe_held(held, options)}"
+        decided.budget.decision = decision
         return decided
     freed = sum(savings.get(number, 0) for number in budget.candidates)
     if freed < options.minimum_tokens:
@@ -163,12 +178,58 @@ def settle(
     chosen = frozenset(number for number in budget.candidates if savings.get(number, 0) > 0)
     decided.pruned = chosen
     decided.budget.freed_tokens = freed
+    after, source = budget.size.after_run(chosen, freed)
+    decided.budget.tokens_after, decided.budget.source_after = after, source
     decided.budget.decision = (
         f"budget pruning: {len(chosen)} tool output(s) outside the newest "
         f"{options.protect_tokens:,} tokens pruned, {freed:,} tokens freed (estimated with "
-        f"{options.estimator}; minimum {options.minimum_tokens:,})"
+        f"{options.estimator}; minimum {options.minimum_tokens:,}); context now "
+        f"{budget.size.tokens:,} tokens ({budget.size.brief()}), context then {after:,} "
+        f"tokens ({source})"
     )
     return decided
+
+
+def held_by(budget: BudgetPlan, savings: Mapping[int, int]) -> dict[str, Any]:
+    """What is left of the context once every line before the floor is compressed, in
+    estimated tokens, by what keeps it: the kept turns, a prefix that signed thinking of a
+    model with preserved thinking binds (sent byte for byte), what people typed, the rest."""
+    context = budget.context
+    bound_line, bound_model = 0, None
+    for message in context.sent():
+        if any(part.kind == THINKING and part.bound for part in message.parts):
+            bound_line = max(message.source_lines())
+            bound_model = message.model or context.model
+    roles = {view.number: view.messages[0].role for view in context.views if view.messages}
+    held = {"kept_turns": 0, "preserved_thinking": 0, "user_text": 0, "older": 0}
+    for number, tokens in context.tokens_by_line().items():
+        left = tokens - savings.get(number, 0)
+        if number >= budget.floor:
+            held["kept_turns"] += left
+        elif number <= bound_line:
+            held["preserved_thinking"] += left
+        elif roles.get(number) == USER:
+            held["user_text"] += left
+        else:
+            held["older"] += left
+    return {**held, "preserved_thinking_model": bound_model if bound_line else None}
+
+
+def describe_held(held: Mapping[str, Any], options: BudgetSettings) -> str:
+    """`held_by` in one clause, largest first, naming only what holds something."""
+    words = {
+        "kept_turns": f"the newest {options.protect_turns} turn(s) kept (prune.protectTurns)",
+        "preserved_thinking": "messages before preserved thinking of "
+        f"{held.get('preserved_thinking_model') or 'an unknown model'} (sent byte for byte)",
+        "user_text": "what the user typed",
+        "older": "older messages compressed as far as they go",
+    }
+    held_now = ((held[key], what) for key, what in words.items() if held[key] > 0)
+    parts = sorted(held_now, reverse=True)
+    if not parts:
+        return "nothing is left to compress"
+    listed = ", ".join(f"{tokens:,} tokens in {what}" for tokens, what in parts)
+    return f"what is left (estimated with {options.estimator}) is {listed}"
 
 
 def plan_lines(
