@@ -42,6 +42,8 @@ from gitclaw_compress.settings import STRATEGIES as STRATEGIES
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, get_estimator
 
+OUT_OF_REACH = "the target is out of reach: "
+
 
 def _no_object_id(data: bytes) -> str:
     return ""
@@ -109,7 +111,14 @@ def measure_run(
 
 
 def settle(
-    plan: SessionPlan, lines: Iterable[RawLine], settings: CompressSettings, *, session_ref: str
+    plan: SessionPlan,
+    lines: Iterable[RawLine],
+    settings: CompressSettings,
+    *,
+    session_ref: str,
+    object_id: ObjectId = _no_object_id,
+    intact_commit: IntactCommit | None = None,
+    intact_blob: IntactBlob | None = None,
 ) -> SessionPlan:
     """Pass 1b for the budget policies: measure what a trial run frees, then decide.
 
@@ -119,6 +128,9 @@ def settle(
       the context is at or under the target; never at or after the floor.
 
     Returns a new plan for pass 2; the same stubs follow, since pass 2 runs the same code.
+    Given the `object_id`, `intact_commit` and `intact_blob` pass 2 gets, the trial measures
+    the very stubs and markers it writes, so the context it says follows is the one `status`
+    then gives.
     """
     budget = plan.budget
     if budget is None or not plan.needs_settling:
@@ -136,6 +148,9 @@ def settle(
         session_ref=session_ref,
         estimator=get_estimator(options.estimator),
         tokens_now=budget.context.tokens_by_line(),
+        object_id=object_id,
+        intact_commit=intact_commit,
+        intact_blob=intact_blob,
     ).savings
     decided = dataclasses.replace(plan, budget=dataclasses.replace(budget, settled=True))
     assert decided.budget is not None
@@ -162,13 +177,13 @@ def settle(
         decision = (
             f"target mode: target {target:,} tokens ({options.target_percent}% of "
             f"{budget.budget.usable:,} usable); lines before {cut} compressed, {freed:,} "
-            f"tokens freed (estimated with {options.estimator}); context now {size.tokens:,} "
-            f"tokens ({size.brief()}), context then {after:,} tokens ({source})"
+            f"tokens freed (estimated with {options.estimator})"
         )
         if not reached:
             held = held_by(budget, savings)
             decided.budget.held = held
-            decision += f"; the target is out of reach: {describe_held(held, options)}"
+            decided.budget.out_of_reach = describe_held(held, options)
+            decision += f"; {OUT_OF_REACH}{decided.budget.out_of_reach}"
         decided.budget.decision = decision
         return decided
     freed = sum(savings.get(number, 0) for number in budget.candidates)
@@ -183,9 +198,7 @@ def settle(
     decided.budget.decision = (
         f"budget pruning: {len(chosen)} tool output(s) outside the newest "
         f"{options.protect_tokens:,} tokens pruned, {freed:,} tokens freed (estimated with "
-        f"{options.estimator}; minimum {options.minimum_tokens:,}); context now "
-        f"{budget.size.tokens:,} tokens ({budget.size.brief()}), context then {after:,} "
-        f"tokens ({source})"
+        f"{options.estimator}; minimum {options.minimum_tokens:,})"
     )
     return decided
 
@@ -238,13 +251,25 @@ def plan_lines(
     *,
     session_ref: str,
     fmt: Format | None = None,
+    object_id: ObjectId = _no_object_id,
+    intact_commit: IntactCommit | None = None,
+    intact_blob: IntactBlob | None = None,
 ) -> SessionPlan:
-    """Both planning passes over lines in memory (the format found from them if not given)."""
+    """Both planning passes over lines in memory (the format found from them if not given);
+    `object_id`, `intact_commit` and `intact_blob` as pass 2 will get them (see `settle`)."""
     if fmt is None:
         fmt = detect(lines, session_ref)
     plan = scan(lines, settings, fmt)
     if plan.needs_settling:
-        plan = settle(plan, lines, settings, session_ref=session_ref)
+        plan = settle(
+            plan,
+            lines,
+            settings,
+            session_ref=session_ref,
+            object_id=object_id,
+            intact_commit=intact_commit,
+            intact_blob=intact_blob,
+        )
     return plan
 
 

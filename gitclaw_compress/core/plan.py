@@ -41,6 +41,7 @@ class BudgetPlan:
     reached: bool | None = None  # target mode: whether the target is reached
     # Target mode out of reach: estimated tokens left, by what keeps them (`held_by`).
     held: dict[str, Any] | None = None
+    out_of_reach: str = ""  # `held` in words
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -50,6 +51,7 @@ class BudgetPlan:
             "source": self.size.source,
             "estimator": self.size.estimator,
             "estimated_tokens": self.size.estimated,
+            "context_label": self.size.brief(),
             "protected_from_entry": self.protected_entry,
             "target_tokens": self.target_tokens,
             "freed_tokens": self.freed_tokens,
@@ -57,6 +59,7 @@ class BudgetPlan:
             "context_source_after": self.source_after,
             "target_reached": self.reached,
             "held_by": self.held,
+            "out_of_reach": self.out_of_reach,
             "decision": self.decision,
         }
 
