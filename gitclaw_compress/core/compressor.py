@@ -160,16 +160,19 @@ def settle(
         # The figure compared with the target is the one `status` gives once the run is
         # done: compressing a message before the reply whose recorded usage counts now makes
         # that usage stale, and `status` then estimates every message.
+        # Recorded usage over the target is what the provider counted: the run frees at
+        # least that much, even where the estimate `status` falls back to is lower.
+        excess = max(0, size.tokens - target) if size.source != "estimate" else 0
         freed, cut, changed = 0, budget.floor, list[int]()
         after, source = size.after_run((), 0)
-        reached = after <= target
         for number in sorted(savings):
             freed += savings[number]
             changed.append(number)
             after, source = size.after_run(changed, freed)
-            if after <= target:
-                cut, reached = number + 1, True
+            if after <= target and freed >= excess:
+                cut = number + 1
                 break
+        reached = after <= target
         decided.window_start = cut
         decided.budget.freed_tokens = freed
         decided.budget.tokens_after, decided.budget.source_after = after, source
@@ -179,6 +182,10 @@ def settle(
             f"{budget.budget.usable:,} usable); lines before {cut} compressed, {freed:,} "
             f"tokens freed (estimated with {options.estimator})"
         )
+        if excess:
+            decision += f"; the recorded usage ({size.tokens:,}) was {excess:,} over the target" + (
+                "" if freed >= excess else f", and the run frees only {freed:,} of it"
+            )
         if not reached:
             held = held_by(budget, savings)
             decided.budget.held = held
