@@ -63,6 +63,25 @@ def compressed_copy(tmp_path: Path, kind: str, version: str) -> tuple[Path, Path
     return repo, session, forked
 
 
+def refused_and_never_restored_wrong(
+    repo: Path, other: Path, other_rel: str, number: int, forked: bytes
+) -> str:
+    """`compress` refuses `other` at line `number`, changing nothing, and `restore` never
+    gives other bytes than `forked` with exit 0; compress's one-line error."""
+    done = tool(repo, "compress", "--keep-turns", "1", other_rel)
+    assert done.returncode == 3, done.stdout
+    error = one_line_error(done)
+    assert error.startswith(f"gitclaw-compress: error: {other_rel}:{number}: the line carries")
+    assert other.read_bytes() == forked
+    out = repo.parent / "out.jsonl"
+    restored = tool(repo, "restore", "-o", str(out), other_rel)
+    if restored.returncode == 0:  # never wrong bytes with exit 0
+        assert out.read_bytes() == forked
+    else:
+        assert f"{other_rel}:{number}:" in one_line_error(restored) and not out.exists()
+    return error
+
+
 @pytest.mark.parametrize("version", ["v1", "v2", "v3"])
 @pytest.mark.parametrize("kind", sorted(SESSIONS))
 def test_a_line_that_arrives_with_a_marker_is_refused(
@@ -116,18 +135,9 @@ def test_a_v1_line_copied_into_a_session_with_no_record_is_refused(
     forked = b"\n".join([*lines[:3], marked[-1], *lines[3:]])
     other = write(repo / other_rel, forked)
     commit_all(repo, "a copy of a compressed line in another session")
-    done = tool(repo, "compress", "--keep-turns", "1", other_rel)
-    assert done.returncode == 3, done.stdout
-    error = one_line_error(done)
-    assert error.startswith(f"gitclaw-compress: error: {other_rel}:4: the line carries"), error
+    error = refused_and_never_restored_wrong(repo, other, other_rel, 4, forked)
     assert "archived for another session" in error and "nothing was changed" in error
-    assert other.read_bytes() == forked
     out = tmp_path / "out.jsonl"
-    restored = tool(repo, "restore", "-o", str(out), other_rel)
-    if restored.returncode == 0:  # never wrong bytes with exit 0
-        assert out.read_bytes() == forked
-    else:
-        assert f"{other_rel}:4:" in one_line_error(restored) and not out.exists()
     assert tool(repo, "restore", "-o", str(out), rel).returncode == 0  # the source is fine
 
 
@@ -178,14 +188,4 @@ def test_an_intact_marker_copied_to_its_own_line_number_in_another_session_is_re
     forked = b"\n".join(lines)
     other = write(repo / other_rel, forked)
     commit_all(repo, "another session with a compressed line in place of its own")
-    done = tool(repo, "compress", "--keep-turns", "1", other_rel)
-    assert done.returncode == 3, done.stdout
-    error = one_line_error(done)
-    assert error.startswith(f"gitclaw-compress: error: {other_rel}:{number}: the line carries")
-    assert other.read_bytes() == forked
-    out = tmp_path / "out.jsonl"
-    restored = tool(repo, "restore", "-o", str(out), other_rel)
-    if restored.returncode == 0:  # never wrong bytes with exit 0
-        assert out.read_bytes() == forked
-    else:
-        assert f"{other_rel}:{number}:" in one_line_error(restored) and not out.exists()
+    refused_and_never_restored_wrong(repo, other, other_rel, number, forked)
