@@ -179,8 +179,8 @@ def settle(
         decided.budget.reached = reached
         decision = (
             f"target mode: target {target:,} tokens ({options.target_percent}% of "
-            f"{budget.budget.usable:,} usable); lines before {cut} compressed, {freed:,} "
-            f"tokens freed (estimated with {options.estimator})"
+            f"{budget.budget.usable:,} usable); compressing the lines before {cut} frees "
+            f"{freed:,} tokens (estimated with {options.estimator})"
         )
         if excess:
             decision += f"; the recorded usage ({size.tokens:,}) was {excess:,} over the target" + (
