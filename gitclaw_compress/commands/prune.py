@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -18,10 +19,23 @@ from gitclaw_compress.commands.common import (
     session_path,
 )
 from gitclaw_compress.commands.progress import progress_for
+from gitclaw_compress.core.compressor import OUT_OF_REACH
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.ops.compress import Compression
 from gitclaw_compress.ops.progress import file_size, running
 from gitclaw_compress.ops.report import FileReport
+
+
+def with_figures(decision: str, budget: dict[str, Any]) -> str:
+    """The decision with the context now and the one `status` gives after the run, each
+    with its source, before what keeps a target out of reach."""
+    figures = (
+        f"context now {budget['context_tokens']:,} tokens ({budget['context_label']}), "
+        f"context then {budget['context_tokens_after']:,} tokens "
+        f"({budget['context_source_after']})"
+    )
+    reach = f"; {OUT_OF_REACH}{budget['out_of_reach']}" if budget.get("out_of_reach") else ""
+    return f"{decision.removesuffix(reach)}; {figures}{reach}"
 
 
 def describe(report: FileReport) -> str:
@@ -29,6 +43,8 @@ def describe(report: FileReport) -> str:
     why_less = preserved_thinking_note(report.preserved_thinking)
     if report.status in ("compressed", "would-compress"):
         verb = "pruned" if report.status == "compressed" else "would prune"
+        if report.budget is not None and report.budget.get("context_tokens_after") is not None:
+            decision = with_figures(decision, report.budget)
         return change_summary(verb, report, decision) + why_less
     if report.status == "disabled":
         return f"unchanged {report.path}: session.enabled is false"

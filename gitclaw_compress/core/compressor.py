@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.core.marker import UI_ONLY_KEY
@@ -36,9 +37,12 @@ from gitclaw_compress.core.rewrite import (
 )
 from gitclaw_compress.core.stubs import encode_stub as encode_stub
 from gitclaw_compress.formats import Format, detect
+from gitclaw_compress.model import THINKING, USER
 from gitclaw_compress.settings import STRATEGIES as STRATEGIES
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, get_estimator
+
+OUT_OF_REACH = "the target is out of reach: "
 
 
 def _no_object_id(data: bytes) -> str:
@@ -107,7 +111,14 @@ def measure_run(
 
 
 def settle(
-    plan: SessionPlan, lines: Iterable[RawLine], settings: CompressSettings, *, session_ref: str
+    plan: SessionPlan,
+    lines: Iterable[RawLine],
+    settings: CompressSettings,
+    *,
+    session_ref: str,
+    object_id: ObjectId = _no_object_id,
+    intact_commit: IntactCommit | None = None,
+    intact_blob: IntactBlob | None = None,
 ) -> SessionPlan:
     """Pass 1b for the budget policies: measure what a trial run frees, then decide.
 
@@ -117,6 +128,9 @@ def settle(
       the context is at or under the target; never at or after the floor.
 
     Returns a new plan for pass 2; the same stubs follow, since pass 2 runs the same code.
+    Given the `object_id`, `intact_commit` and `intact_blob` pass 2 gets, the trial measures
+    the very stubs and markers it writes, so the context it says follows is the one `status`
+    then gives.
     """
     budget = plan.budget
     if budget is None or not plan.needs_settling:
@@ -134,27 +148,50 @@ def settle(
         session_ref=session_ref,
         estimator=get_estimator(options.estimator),
         tokens_now=budget.context.tokens_by_line(),
+        object_id=object_id,
+        intact_commit=intact_commit,
+        intact_blob=intact_blob,
     ).savings
     decided = dataclasses.replace(plan, budget=dataclasses.replace(budget, settled=True))
     assert decided.budget is not None
     if target_mode:
         assert budget.target_tokens is not None
-        context, target = budget.size.tokens, budget.target_tokens
-        freed, cut = 0, budget.floor
+        size, target = budget.size, budget.target_tokens
+        # The figure compared with the target is the one `status` gives once the run is
+        # done: compressing a message before the reply whose recorded usage counts now makes
+        # that usage stale, and `status` then estimates every message.
+        # Recorded usage over the target is what the provider counted: the run frees at
+        # least that much, even where the estimate `status` falls back to is lower.
+        excess = max(0, size.tokens - target) if size.source != "estimate" else 0
+        freed, cut, changed = 0, budget.floor, list[int]()
+        after, source = size.after_run((), 0)
         for number in sorted(savings):
             freed += savings[number]
-            if context - freed <= target:
+            changed.append(number)
+            after, source = size.after_run(changed, freed)
+            if after <= target and freed >= excess:
                 cut = number + 1
                 break
+        reached = after <= target
         decided.window_start = cut
         decided.budget.freed_tokens = freed
-        reached = context - freed <= target
-        decided.budget.decision = (
+        decided.budget.tokens_after, decided.budget.source_after = after, source
+        decided.budget.reached = reached
+        decision = (
             f"target mode: target {target:,} tokens ({options.target_percent}% of "
-            f"{budget.budget.usable:,} usable); lines before {cut} compressed, {freed:,} of "
-            f"{context:,} tokens freed (estimated with {options.estimator})"
-            + ("" if reached else "; the target is out of reach above the floor")
+            f"{budget.budget.usable:,} usable); compressing the lines before {cut} frees "
+            f"{freed:,} tokens (estimated with {options.estimator})"
         )
+        if excess:
+            decision += f"; the recorded usage ({size.tokens:,}) was {excess:,} over the target" + (
+                "" if freed >= excess else f", and the run frees only {freed:,} of it"
+            )
+        if not reached:
+            held = held_by(budget, savings)
+            decided.budget.held = held
+            decided.budget.out_of_reach = describe_held(held, options)
+            decision += f"; {OUT_OF_REACH}{decided.budget.out_of_reach}"
+        decided.budget.decision = decision
         return decided
     freed = sum(savings.get(number, 0) for number in budget.candidates)
     if freed < options.minimum_tokens:
@@ -163,6 +200,8 @@ def settle(
     chosen = frozenset(number for number in budget.candidates if savings.get(number, 0) > 0)
     decided.pruned = chosen
     decided.budget.freed_tokens = freed
+    after, source = budget.size.after_run(chosen, freed)
+    decided.budget.tokens_after, decided.budget.source_after = after, source
     decided.budget.decision = (
         f"budget pruning: {len(chosen)} tool output(s) outside the newest "
         f"{options.protect_tokens:,} tokens pruned, {freed:,} tokens freed (estimated with "
@@ -171,19 +210,73 @@ def settle(
     return decided
 
 
+def held_by(budget: BudgetPlan, savings: Mapping[int, int]) -> dict[str, Any]:
+    """What is left of the context once every line before the floor is compressed, in
+    estimated tokens, by what keeps it: the kept turns, a prefix that signed thinking of a
+    model with preserved thinking binds (sent byte for byte), what people typed, the rest."""
+    context = budget.context
+    bound_line, bound_model = 0, None
+    for message in context.sent():
+        if any(part.kind == THINKING and part.bound for part in message.parts):
+            bound_line = max(message.source_lines())
+            bound_model = message.model or context.model
+    roles = {view.number: view.messages[0].role for view in context.views if view.messages}
+    held = {"kept_turns": 0, "preserved_thinking": 0, "user_text": 0, "older": 0}
+    for number, tokens in context.tokens_by_line().items():
+        left = tokens - savings.get(number, 0)
+        if number >= budget.floor:
+            held["kept_turns"] += left
+        elif number <= bound_line:
+            held["preserved_thinking"] += left
+        elif roles.get(number) == USER:
+            held["user_text"] += left
+        else:
+            held["older"] += left
+    return {**held, "preserved_thinking_model": bound_model if bound_line else None}
+
+
+def describe_held(held: Mapping[str, Any], options: BudgetSettings) -> str:
+    """`held_by` in one clause, largest first, naming only what holds something."""
+    words = {
+        "kept_turns": f"the newest {options.protect_turns} turn(s) kept (prune.protectTurns)",
+        "preserved_thinking": "messages before preserved thinking of "
+        f"{held.get('preserved_thinking_model') or 'an unknown model'} (sent byte for byte)",
+        "user_text": "what the user typed",
+        "older": "older messages compressed as far as they go",
+    }
+    held_now = ((held[key], what) for key, what in words.items() if held[key] > 0)
+    parts = sorted(held_now, reverse=True)
+    if not parts:
+        return "nothing is left to compress"
+    listed = ", ".join(f"{tokens:,} tokens in {what}" for tokens, what in parts)
+    return f"what is left (estimated with {options.estimator}) is {listed}"
+
+
 def plan_lines(
     lines: list[RawLine],
     settings: CompressSettings,
     *,
     session_ref: str,
     fmt: Format | None = None,
+    object_id: ObjectId = _no_object_id,
+    intact_commit: IntactCommit | None = None,
+    intact_blob: IntactBlob | None = None,
 ) -> SessionPlan:
-    """Both planning passes over lines in memory (the format found from them if not given)."""
+    """Both planning passes over lines in memory (the format found from them if not given);
+    `object_id`, `intact_commit` and `intact_blob` as pass 2 will get them (see `settle`)."""
     if fmt is None:
         fmt = detect(lines, session_ref)
     plan = scan(lines, settings, fmt)
     if plan.needs_settling:
-        plan = settle(plan, lines, settings, session_ref=session_ref)
+        plan = settle(
+            plan,
+            lines,
+            settings,
+            session_ref=session_ref,
+            object_id=object_id,
+            intact_commit=intact_commit,
+            intact_blob=intact_blob,
+        )
     return plan
 
 

@@ -34,6 +34,14 @@ class BudgetPlan:
     freed_tokens: int = 0  # estimated context tokens the chosen policy frees
     settled: bool = False
     decision: str = ""  # what was decided, in words
+    # The context `status` gives once the run is done, and its source in words (as its
+    # "context then" says them: `ContextSize.after_run`).
+    tokens_after: int | None = None
+    source_after: str = ""
+    reached: bool | None = None  # target mode: whether the target is reached
+    # Target mode out of reach: estimated tokens left, by what keeps them (`held_by`).
+    held: dict[str, Any] | None = None
+    out_of_reach: str = ""  # `held` in words
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -41,11 +49,23 @@ class BudgetPlan:
             "usable_tokens": self.budget.usable,
             "context_tokens": self.size.tokens,
             "source": self.size.source,
+            "estimator": self.size.estimator,
+            "estimated_tokens": self.size.estimated,
+            "context_label": self.size.brief(),
             "protected_from_entry": self.protected_entry,
             "target_tokens": self.target_tokens,
             "freed_tokens": self.freed_tokens,
+            "context_tokens_after": self.tokens_after,
+            "context_source_after": self.source_after,
+            "target_reached": self.reached,
+            "held_by": self.held,
+            "out_of_reach": self.out_of_reach,
             "decision": self.decision,
         }
+
+    def unchanged(self) -> None:
+        """Nothing is compressed: the context then is the context now."""
+        self.tokens_after, self.source_after = self.size.after_run((), 0)
 
 
 @dataclass(slots=True)
@@ -252,8 +272,11 @@ def _plan_budget(
         plan.budget.target_tokens = target
         if size.tokens <= target:
             plan.budget.settled = True
+            plan.budget.reached = True
+            plan.budget.unchanged()
             plan.budget.decision = (
-                f"target mode: the context, {size.tokens:,} tokens, is within the target "
+                f"target mode: the context, {size.tokens:,} tokens ({size.brief()}), is "
+                f"within the target "
                 f"{target:,} ({settings.target_percent}% of {budget.usable:,} usable): "
                 "nothing to do"
             )
@@ -264,6 +287,7 @@ def _plan_budget(
     upper = sum(tokens_now.get(number, 0) for number in candidates)
     if not candidates or upper < settings.minimum_tokens:  # also with minimum_tokens 0
         plan.budget.settled = True
+        plan.budget.unchanged()
         plan.budget.decision = below_minimum(upper, len(candidates), settings)
         return
     plan.budget.candidates = candidates

@@ -181,9 +181,18 @@ class Compression:
                 plan = scan(lines, settings, fmt)
         except Unsupported as error:
             raise error.at(rel) from None
-        if plan.needs_settling:
+        if plan.needs_settling:  # measured with the markers pass 2 writes
+            intact = IntactLines(self.repo, path, rel)
             with open_lines(path) as lines:
-                plan = settle(plan, lines, settings, session_ref=self.repo.session_ref(rel))
+                plan = settle(
+                    plan,
+                    lines,
+                    settings,
+                    session_ref=self.repo.session_ref(rel),
+                    object_id=self.object_id,
+                    intact_commit=intact.commit_for,
+                    intact_blob=intact.blob_for,
+                )
         if plan.budget is not None:
             report.budget = plan.budget.as_json()
         self._warn_too_deep(plan, rel, report)
@@ -286,7 +295,15 @@ class Compression:
             plan = scan(lines, deep, fmt)
         if plan.needs_settling:
             with open_lines(path) as lines:
-                plan = settle(plan, lines, deep, session_ref=self.repo.session_ref(rel))
+                plan = settle(
+                    plan,
+                    lines,
+                    deep,
+                    session_ref=self.repo.session_ref(rel),
+                    object_id=self.object_id,
+                    intact_commit=intact.commit_for,
+                    intact_blob=intact.blob_for,
+                )
         with open_lines(path) as lines:
             return sum(
                 len(result.line.encode())

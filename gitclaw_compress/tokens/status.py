@@ -128,7 +128,15 @@ def _saving(
     intact_blob: IntactBlob | None = None,
     fmt: Format | None = None,
 ) -> Saving:
-    plan = plan_lines(lines, settings, session_ref=session_ref, fmt=fmt)
+    plan = plan_lines(
+        lines,
+        settings,
+        session_ref=session_ref,
+        fmt=fmt,
+        object_id=object_id,
+        intact_commit=intact_commit,
+        intact_blob=intact_blob,
+    )
     run = measure_run(
         lines,
         plan,
