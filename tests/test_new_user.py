@@ -387,3 +387,18 @@ def test_a_dry_run_records_nothing_of_its_scan_even_for_a_file_scanned_clean(
         done = CliRunner().invoke(main, ["compress", flag, "--keep-turns", "1", str(path)])
         assert done.exit_code in (0, 1), done.output
     assert {p: p.read_bytes() for p in records.iterdir()} == before
+
+
+def test_stores_says_why_a_session_with_preserved_thinking_compresses_less(
+    machine: Machine,
+) -> None:
+    """The session's line says why, and a later pass that finds nothing new says which
+    sessions preserved thinking keeps as the model saw them (`compress PATH` says where)."""
+    rel = SESSIONS["claude"]
+    bound = machine.originals[rel].replace(b"claude-opus-4-6", b"claude-fable-5-1")
+    put(machine.home, rel, bound)
+    first = machine.run("stores", "claude").stdout.decode()
+    assert "(preserved thinking)" in first, first
+    again = machine.run("stores", "claude").stdout.decode()
+    assert "1 with nothing to compress (in 1 of them, preserved thinking keeps" in again, again
+    assert "preserved thinking" not in machine.run("stores", "codex").stdout.decode()

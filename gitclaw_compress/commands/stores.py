@@ -72,6 +72,11 @@ def describe(run: StoreRun) -> list[str]:
         count = sum(1 for report in reports if report.status == status)
         if count:
             parts.append(f"{count} {words}")
+        bound = sum(
+            1 for r in reports if r.status == status == "unchanged" and r.preserved_thinking
+        )
+        if bound:  # a user who expected them compressed learns why (`compress PATH` says more)
+            parts[-1] += f" (in {bound} of them, preserved thinking keeps what the model sees)"
     if held:
         verb = "would be held" if run.dry_run else "held"
         parts.append(f"{len(held)} {verb} for secrets (untouched)")
