@@ -402,3 +402,19 @@ def test_stores_says_why_a_session_with_preserved_thinking_compresses_less(
     again = machine.run("stores", "claude").stdout.decode()
     assert "1 with nothing to compress (in 1 of them, preserved thinking keeps" in again, again
     assert "preserved thinking" not in machine.run("stores", "codex").stdout.decode()
+
+
+def test_an_unknown_finding_id_names_the_session(repo: Path) -> None:
+    """redact --finding and scan --accept with an id no finding has: one line naming the
+    session, exit 3, nothing changed."""
+    path = commit_session(repo, "sessions/s.jsonl", synthetic.typical_session(3).data())
+    before = path.read_bytes()
+    for args in (
+        ("redact", str(path), "--finding", "0" * 12),
+        ("scan", str(path), "--accept", "0" * 12),
+    ):
+        done = cli(*args, cwd=repo, check=False)
+        assert done.returncode == 3, done.stderr
+        [line] = done.stderr.decode().splitlines()
+        assert "sessions/s.jsonl: no finding has id 000000000000" in line, line
+    assert path.read_bytes() == before

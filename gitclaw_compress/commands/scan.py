@@ -67,7 +67,8 @@ def command(
         known = {f.id for f in result.findings}
         unknown = [i for i in accept_ids if i not in known]
         if unknown:
-            raise GitClawError(f"no finding has id {unknown[0]}; nothing was accepted")
+            named = f"{repo.relative(paths[0])}: " if len(paths) == 1 else ""
+            raise GitClawError(f"{named}no finding has id {unknown[0]}; nothing was accepted")
         baseline = baseline_for(repo, config)
         taken = [f for f in result.findings if accept_all or f.id in accept_ids]
         added = baseline.accept(taken)

@@ -80,12 +80,15 @@ def _object_id(repo: Repository, data: bytes) -> str:
     return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _choose(findings: list[Finding], ids: set[str] | None) -> list[Finding]:
+def _choose(findings: list[Finding], ids: set[str] | None, rel: str) -> list[Finding]:
     if ids is None:
         return findings
     unknown = ids - {f.id for f in findings}
     if unknown:
-        raise GitClawError(f"no finding has id {sorted(unknown)[0]}; nothing was changed")
+        raise GitClawError(
+            f"{rel}: no finding has id {sorted(unknown)[0]} (neither in the session nor in "
+            "its archive objects); nothing was changed"
+        )
     return [f for f in findings if f.id in ids]
 
 
@@ -168,7 +171,7 @@ def redact_session(
     contents = {oid: text_to_scan(repo.reader.get(oid) or b"") for oid, _ in objects}
     for oid, session in objects:
         findings.extend(scan_blob(contents[oid], oid, session))
-    chosen = _choose(findings, ids)
+    chosen = _choose(findings, ids, rel)
     report.sealed = [f for f in chosen if f.sealed]
     report.redacted = [f for f in chosen if not f.sealed]
     if not report.redacted:
