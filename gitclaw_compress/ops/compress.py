@@ -25,6 +25,7 @@ from gitclaw_compress.core.compressor import (
     settle,
 )
 from gitclaw_compress.core.lines import LineBatch, RawLine, parse_entry
+from gitclaw_compress.core.plan import SessionPlan
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.formats import Format, detect_file
 from gitclaw_compress.formats.base import Unsupported
@@ -177,22 +178,9 @@ class Compression:
         if settings is None:
             settings = config.compress_settings(keep_turns)
         try:  # a budget policy reads the conversation, which a format may not offer
-            with open_lines(path) as lines:
-                plan = scan(lines, settings, fmt)
+            plan = self._plan(path, rel, fmt, settings)
         except Unsupported as error:
             raise error.at(rel) from None
-        if plan.needs_settling:  # measured with the markers pass 2 writes
-            intact = IntactLines(self.repo, path, rel)
-            with open_lines(path) as lines:
-                plan = settle(
-                    plan,
-                    lines,
-                    settings,
-                    session_ref=self.repo.session_ref(rel),
-                    object_id=self.object_id,
-                    intact_commit=intact.commit_for,
-                    intact_blob=intact.blob_for,
-                )
         if plan.budget is not None:
             report.budget = plan.budget.as_json()
         self._warn_too_deep(plan, rel, report)
@@ -281,6 +269,32 @@ class Compression:
         self._pending.append(_Pending(output, stat, report, ref))
         return report
 
+    def _plan(
+        self,
+        path: Path,
+        rel: str,
+        fmt: Any,
+        settings: CompressSettings,
+        intact: IntactLines | None = None,
+    ) -> SessionPlan:
+        """Pass 1's plan of the file, settled where it needs to be: measured with the markers
+        pass 2 writes."""
+        with open_lines(path) as lines:
+            plan = scan(lines, settings, fmt)
+        if plan.needs_settling:
+            intact = intact or IntactLines(self.repo, path, rel)
+            with open_lines(path) as lines:
+                plan = settle(
+                    plan,
+                    lines,
+                    settings,
+                    session_ref=self.repo.session_ref(rel),
+                    object_id=self.object_id,
+                    intact_commit=intact.commit_for,
+                    intact_blob=intact.blob_for,
+                )
+        return plan
+
     def _deep_size(
         self,
         path: Path,
@@ -291,19 +305,7 @@ class Compression:
     ) -> int:
         """The file's size after a deep run with these settings (a dry run's comparison)."""
         deep = dataclasses.replace(settings, deep=True)
-        with open_lines(path) as lines:
-            plan = scan(lines, deep, fmt)
-        if plan.needs_settling:
-            with open_lines(path) as lines:
-                plan = settle(
-                    plan,
-                    lines,
-                    deep,
-                    session_ref=self.repo.session_ref(rel),
-                    object_id=self.object_id,
-                    intact_commit=intact.commit_for,
-                    intact_blob=intact.blob_for,
-                )
+        plan = self._plan(path, rel, fmt, deep, intact)
         with open_lines(path) as lines:
             return sum(
                 len(result.line.encode())
