@@ -238,3 +238,25 @@ def test_restore_all_says_which_session_was_redacted_and_restores_its_fork(tmp_p
     assert len(notes) == 1 and a_rel in notes[0], done.stderr.decode()
     leaked = SECRET.encode() in (repo / a_rel).read_bytes()
     assert not leaked and b"[REDACTED:" in (repo / a_rel).read_bytes()
+
+
+def test_redact_with_nothing_to_redact_says_so_and_changes_nothing(tmp_path: Path) -> None:
+    """A session with no secret: `redact --all` says there is nothing to redact (it said
+    "redacted 0 secrets in 0 lines and 0 archive objects"), exit 0, nothing changed."""
+    build, where = FORMATS["pi"]
+    rel = where.format(1)
+    _, clean = _sessions(build)
+    repo = init(tmp_path / "repo")
+    write(repo / "compression.json", CONFIG)
+    write(repo / rel, clean)
+    assert tool(repo, "compress", rel).returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "session")
+    before = ((repo / rel).read_bytes(), git(repo, "for-each-ref"))
+    done = tool(repo, "redact", rel, "--all")
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode() == (
+        f"{rel}: nothing to redact: no secret found in the session or its archive objects; "
+        "nothing was changed\n"
+    )
+    assert ((repo / rel).read_bytes(), git(repo, "for-each-ref")) == before

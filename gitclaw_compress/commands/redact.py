@@ -65,6 +65,13 @@ def command(
             "reasoning, left as it is (editing it breaks the session); see docs/secrets.md",
             err=True,
         )
+    if not report.redacted:
+        where = "outside signed or encrypted reasoning " if report.sealed else ""
+        click.echo(
+            f"{report.file}: nothing to redact: no secret found {where}in the session or its "
+            "archive objects; nothing was changed"
+        )
+        return
     secrets = len({f.hash for f in report.redacted})
     click.echo(
         f"{report.file}: redacted {plural(secrets, 'secret')} in {plural(report.lines, 'line')} "
