@@ -212,3 +212,30 @@ def test_claude_code_out_of_reach_names_preserved_thinking(repo: Path) -> None:
     assert budget["held_by"]["preserved_thinking_model"] == model
     said = cli("prune", "--target", "--target-percent", "1", "--dry-run", rel, cwd=repo)
     assert f"preserved thinking of {model}" in said.stdout.decode()
+
+
+def test_budget_prune_counts_no_output_that_preserved_thinking_keeps(repo: Path) -> None:
+    """Outputs before preserved thinking stay as the model saw them, so budget pruning counts
+    none of them (it said they "would free only N tokens", under the minimum, where the run
+    then freed nothing)."""
+    model = "claude-fable-5-2"
+    placed(repo, session(model, recorded=0, bound=True), model)
+    (repo / "compression.json").write_text(
+        (CONFIG % model).replace(
+            '"protectTurns": 1', '"protectTurns": 1, "protectTokens": 1000, "minimumTokens": 1000'
+        )
+    )
+    budget = prune_json(repo, "--dry-run")["budget"]
+    assert budget["decision"].startswith("budget pruning: nothing to prune"), budget
+    assert budget["decision"].endswith(
+        "(no completed tool output outside the newest 1,000 tokens that preserved thinking does "
+        "not keep; 8 kept for preserved thinking)"
+    ), budget
+    unbound = "tiny-model"
+    placed(repo, session(unbound, recorded=0), unbound)  # the same outputs, nothing bound
+    (repo / "compression.json").write_text(
+        (CONFIG % unbound).replace(
+            '"protectTurns": 1', '"protectTurns": 1, "protectTokens": 1000, "minimumTokens": 1000'
+        )
+    )
+    assert prune_json(repo, "--dry-run")["status"] == "would-compress"

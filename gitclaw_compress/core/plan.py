@@ -251,7 +251,9 @@ def _plan_budget(
     # Candidates: older lines that hold a completed tool result of an unprotected tool.
     older = {line for message in sent[:oldest_protected] for line in message.source_lines()}
     tools = call_names(context.views)  # a result's line may name no tool: its call does
-    candidates = tuple(
+    # What the model sees before preserved thinking stays (the format's rules keep it).
+    bound = plan.rules.preserved_thinking_span() or (0, -1)
+    outputs = [
         view.number
         for view in context.views
         if view.number in older
@@ -264,7 +266,9 @@ def _plan_budget(
             for message in view.messages
             for part in message.parts
         )
-    )
+    ]
+    candidates = tuple(number for number in outputs if not bound[0] <= number <= bound[1])
+    kept_bound = len(outputs) - len(candidates)
     plan.budget = BudgetPlan(context, size, budget, floor, protected_entry, ())
     if settings.target_percent is not None:
         plan.window_start = 1  # target mode picks its own cut in `settle`
@@ -288,18 +292,26 @@ def _plan_budget(
     if not candidates or upper < settings.minimum_tokens:  # also with minimum_tokens 0
         plan.budget.settled = True
         plan.budget.unchanged()
-        plan.budget.decision = below_minimum(upper, len(candidates), settings)
+        plan.budget.decision = below_minimum(upper, len(candidates), settings, kept_bound)
         return
     plan.budget.candidates = candidates
 
 
-def below_minimum(freed: int, outputs: int, settings: BudgetSettings) -> str:
+def below_minimum(freed: int, outputs: int, settings: BudgetSettings, bound: int = 0) -> str:
     # The verdict first, one wording for every format and reader: nothing is pruned.
-    why = (
-        f"{outputs} tool output(s) outside the newest {settings.protect_tokens:,} tokens would "
-        f"free only {freed:,} tokens, under the minimum {settings.minimum_tokens:,}"
-        if outputs
-        else f"no completed tool output outside the newest {settings.protect_tokens:,} tokens "
-        f"and the newest {settings.protect_turns} turn(s)"
-    )
+    newest = f"the newest {settings.protect_tokens:,} tokens"
+    if outputs:
+        why = (
+            f"{outputs} tool output(s) outside {newest} would free only {freed:,} tokens, "
+            f"under the minimum {settings.minimum_tokens:,}"
+        )
+    elif bound:
+        why = f"no completed tool output outside {newest} that preserved thinking does not keep"
+    else:
+        why = (
+            f"no completed tool output outside {newest} and the newest "
+            f"{settings.protect_turns} turn(s)"
+        )
+    if bound:  # older outputs that preserved thinking keeps as the model saw them
+        why += f"; {bound} kept for preserved thinking"
     return f"budget pruning: nothing to prune ({why})"
