@@ -27,6 +27,14 @@ from gitclaw_compress.core.lines import lines_from_bytes
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import claude
 from gitclaw_compress.model import SUMMARY, TEXT, TOOL_CALL, USER, SummaryRequest
+from gitclaw_compress.summary.plan import (
+    AFTER_COMPACTION_SHARE,
+    KeepPolicy,
+    NoSummary,
+    plan_summary,
+)
+from gitclaw_compress.tokens.context import read_context
+from gitclaw_compress.tokens.estimate import get_estimator
 
 FORMAT = claude.FORMAT
 SUMMARY_TEXT = "TEST SUMMARY {n}: the user asked for fixes and the assistant made them."
@@ -92,6 +100,33 @@ SOURCES: dict[str, tuple[Callable[[], bytes], int]] = {
 }
 
 
+def newest_turns_share(data: bytes, body: dict[str, Any], turns: int) -> float:
+    """The share of the messages the real CLI sent (bytes) that the newest `turns` turns
+    hold: from the message that carries the oldest of their requests or, when fewer turns
+    began after the last summary (a turn the summary cut in two), from the message after it."""
+    views = list(FORMAT.views(lines_from_bytes(data)))
+    conversation = FORMAT.resume(views)
+    on_path = set(conversation.path)
+    requests = [
+        part.text
+        for view in views
+        if view.turn_start and view.number in on_path
+        for message in view.messages
+        for part in message.parts
+        if part.kind == TEXT
+    ]
+    sent = [json.dumps(message) for message in body["messages"]]
+    if len(requests) < turns:
+        assert conversation.messages[0].role == SUMMARY
+        summary = conversation.messages[0].parts[0].text
+        assert json.dumps(summary)[1:-1][:300] in sent[0]
+        start = 1
+    else:
+        wanted = json.dumps(requests[-turns])[1:-1][:300]
+        start = max(i for i, text in enumerate(sent) if wanted in text)
+    return sum(len(text) for text in sent[start:]) / sum(len(text) for text in sent)
+
+
 def _params() -> list[Any]:
     params = [pytest.param(name, None, id=name) for name in SOURCES]  # kept: see SOURCES
     for path in corpus_transcripts("claude"):
@@ -104,6 +139,16 @@ def _params() -> list[Any]:
 def test_the_cli_resumes_from_the_record(name: str, path: Path | None, tmp_path: Path) -> None:
     builder, keep = SOURCES.get(name, (lambda: b"", 1))
     data = path.read_bytes() if path is not None else builder()
+    estimator = get_estimator("chars4")
+    context = read_context(FORMAT, lines_from_bytes(data), estimator)
+    plan = plan_summary(context, KeepPolicy(turns=keep), estimator, FORMAT.resume)
+    if isinstance(plan, NoSummary):
+        # summarize writes nothing here and says why: the newest turns hold the bytes. The
+        # real CLI's request shows it: they are more than a round may leave.
+        assert plan.status == "not-smaller" or "turns since the last summary" in plan.reason
+        before = _resume(data, tmp_path, "before")
+        assert newest_turns_share(data, before.body, keep) > AFTER_COMPACTION_SHARE, plan.reason
+        return
     request = request_keeping(data, keep)
     summarized = append_record(data, request)
     assert summarized.startswith(data.rstrip(b"\n"))  # lines appended only

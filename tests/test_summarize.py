@@ -540,6 +540,56 @@ def test_a_summary_that_would_not_shrink_the_context_is_not_written(repo: Path) 
     assert sha(path) == digest
 
 
+def compacted_before(repo: Path, last_reply_chars: int) -> Path:
+    """A session compacted once, then three more turns: the last one's reply as long as asked."""
+    path = repo / SESSION
+    path.parent.mkdir(parents=True, exist_ok=True)
+    s = SessionBuilder(model="fake-model")
+    s.user("the first task")
+    s.assistant(text("first " * 2000), stop="stop")
+    kept = s.user("the second task")
+    s.assistant(text("second " * 1000), stop="stop")
+    s.entry("compaction", summary="Round one: the first task was done.", firstKeptEntryId=kept)
+    s.user("the third task")
+    s.assistant(text("third " * 2000), stop="stop")
+    s.user("the last task")
+    s.assistant(text("x" * last_reply_chars), stop="stop")
+    path.write_bytes(s.data())
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent run")
+    return path
+
+
+def test_after_a_compaction_a_round_that_would_leave_over_40_percent_is_not_written(
+    repo: Path,
+) -> None:
+    # The newest turn holds most of what the agent sends since the last summary: no summary
+    # can bring that under 40%, so no LLM call is made and the line says why.
+    path = compacted_before(repo, 60_000)
+    digest = sha(path)
+    with FakeLLMServer(reply_for("openai")) as server:
+        llm_config(repo, "openai", server)
+        report = summarize(repo, "--keep-turns", "1")
+        human = cli("summarize", "--keep-turns", "1", SESSION, cwd=repo).stdout.decode()
+    assert report["status"] == "not-smaller" and server.requests == []
+    assert "the kept part (the last 1 turn) holds 7" in report["reason"]
+    assert human.startswith(f"not summarized {SESSION}: the kept part") and human.count("\n") == 1
+    assert sha(path) == digest
+    # A small last turn, but a summary long enough to leave more than 40%: caught after the
+    # call, though smaller than what it replaces.
+    path = compacted_before(repo, 400)
+    digest = sha(path)
+    with FakeLLMServer(default=reply_for("openai", "word " * 2000)) as server:
+        llm_config(repo, "openai", server, max_tokens=9000)
+        report = summarize(repo, "--keep-turns", "1")
+    assert report["status"] == "not-smaller" and len(server.requests) == 1
+    assert "would leave" in report["reason"] and "more than 40%" in report["reason"]
+    assert sha(path) == digest
+    # An extractive summary leaves less: written.
+    report = summarize(repo, "--keep-turns", "1", "--offline")
+    assert report["status"] == "summarized" and report["round"] == 2
+
+
 def test_a_file_that_grows_during_the_llm_call_is_left_to_its_writer(
     repo: Path, grown: tuple[Path, Growing]
 ) -> None:

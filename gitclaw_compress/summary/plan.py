@@ -35,6 +35,12 @@ from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_messages
 
 Resume = Callable[[Sequence[EntryView]], Conversation]  # a format's `resume`
 
+# After an earlier compaction, the most of the conversation (that summary included) that a
+# new round may leave: the summary it writes carries the earlier one and the facts of every
+# round, so a round there pays only by what it removes since. When the kept turns alone hold
+# more, no summary brings the conversation under this and nothing is written.
+AFTER_COMPACTION_SHARE = 0.4
+
 
 @dataclass(frozen=True, slots=True)
 class KeepPolicy:
@@ -133,6 +139,15 @@ class NoSummary:
 
     reason: str
     refused: bool = False
+    # `not-smaller`: there is something to summarize, but the round would not shrink the
+    # conversation enough to be written (see AFTER_COMPACTION_SHARE).
+    status: str = "nothing-to-summarize"
+
+
+def leaves_too_much(kept: int, conversation: int) -> bool:
+    """Whether `kept` estimated tokens of a conversation after a compaction are more than a
+    new round may leave."""
+    return kept > AFTER_COMPACTION_SHARE * conversation
 
 
 def valid_cuts(messages: Sequence[Message], *, ids: bool = True) -> list[bool]:
@@ -304,4 +319,14 @@ def plan_summary(
         plan.turn_start = next((m for m in reversed(plan.history) if is_person(m, people)), None)
     if not plan.summarized:
         return NoSummary("no messages before the cut that are not summarized already")
+    conversation = plan.tokens_before_estimated - plan.instructions_tokens
+    if opens_with_summary and leaves_too_much(plan.kept_tokens, conversation):
+        return NoSummary(
+            f"the kept part ({keep.describe()}) holds {plan.kept_tokens / conversation:.0%} of "
+            f"the {conversation:,} estimated tokens sent since the last summary (that summary "
+            f"included), so a new summary would leave more than "
+            f"{AFTER_COMPACTION_SHARE:.0%} of them; keep fewer turns or tokens; "
+            "nothing was written",
+            status="not-smaller",
+        )
     return plan
