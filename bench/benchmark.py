@@ -29,13 +29,13 @@ from pathlib import Path
 
 import cpu_floor  # bench/cpu_floor.py, beside this script
 import orjson
+from shared_corpus import CORPUS
 
 from gitclaw_compress.config import defaults
 from gitclaw_compress.ops.compress import Compression
 from gitclaw_compress.ops.restore import restore_to_stream
 from gitclaw_compress.store.archive import Repository
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 CORPUS_FORMATS = ("pi", "claude", "codex", "copilot")
 MB = 1024 * 1024
 

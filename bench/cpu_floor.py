@@ -31,7 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+from shared_corpus import CORPUS
+
 MB = 1024 * 1024
 # Where each agent keeps its transcript in a repository (the tool finds the format by content).
 PATHS = {

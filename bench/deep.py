@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from shared_corpus import CORPUS
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parent.parent / "shared" / "corpus"
 FORMATS = ("pi", "claude", "codex", "copilot")
 LAYOUT = {
     "pi": ".GITCLAW/state/sessions/{stem}.jsonl",

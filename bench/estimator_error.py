@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from shared_corpus import CORPUS
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -58,7 +59,7 @@ from gitclaw_compress.tokens.estimate import (  # noqa: E402
     get_estimator,
 )
 
-DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
+DEFAULT_CORPUS = CORPUS
 SESSION_DIRS = ("pi", "claude", "codex")
 MIN_TOKENS_FOR_ITEM_ERROR = 20
 CATEGORIES = (

@@ -46,7 +46,8 @@ from typing import Any
 
 import orjson
 from measured import HERMETIC_GIT, Measured, run_measured
-from synthetic_store import CORPUS, corpus_sessions
+from shared_corpus import CORPUS
+from synthetic_store import corpus_sessions
 
 RULE_CACHE = "GITCLAW_COMPRESS_RULE_CACHE"
 OLD = 1_700_000_000  # the sessions' mtime: long at rest

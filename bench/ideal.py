@@ -2,7 +2,8 @@
 
     python bench/ideal.py [--keep-turns 1] [--stub-ui-copies | --deep] [--breakdown | --json]
 
-For each file of ../shared/corpus/{pi,claude,codex,copilot}, at `--keep-turns` (default 1)
+For each file of ../shared/corpus/{pi,claude,codex,copilot} (or of the folder that
+`GITCLAW_TEST_CORPUS` names), at `--keep-turns` (default 1)
 and the default settings, it compresses the file in memory as `compress` does in a repository
 where the file is committed (the GitClaw flow: each compressed line's marker names the
 committed blob that holds it intact, a v3 marker; a stub whose id is unique only inside its
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from shared_corpus import CORPUS
 
 from gitclaw_compress.config import defaults
 from gitclaw_compress.core.compressor import compress_lines, git_blob_id, plan_lines
@@ -48,7 +50,6 @@ from gitclaw_compress.core.lines import (
     parse_entry,
 )
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 CORPUS_FORMATS = ("pi", "claude", "codex", "copilot")
 IDEAL_STUB_BYTES = 120
 GOAL = 0.90

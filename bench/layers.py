@@ -2,7 +2,8 @@
 
     python bench/layers.py [--json]
 
-For each format, every file of ../shared/corpus/<format>/ (a format whose folder is absent
+For each format, every file of ../shared/corpus/<format>/ (or of the folder that
+`GITCLAW_TEST_CORPUS` names; a format whose folder is absent
 is skipped) is committed into a fresh git repository at a path of that format's default
 layout (below), and the commands themselves are run there, default settings:
 
@@ -21,6 +22,7 @@ Prints one table per format, or (`--json`) one document with every number.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -29,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from shared_corpus import CORPUS
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 # Where each format's file goes in the repository ({name}: the corpus file's name).
 LAYOUT = {
     "pi": ".GITCLAW/state/sessions/{name}",
@@ -41,6 +43,7 @@ LAYOUT = {
 # The second run: budget pruning without its minimum, and target mode at 5% of the usable
 # context, to show what each would do where the defaults decide to do nothing.
 EAGER = {"prune": {"minimumTokens": 0, "targetPercent": 5}}
+RULE_CACHE = "GITCLAW_COMPRESS_RULE_CACHE"
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_AUTHOR_NAME": "bench",
@@ -85,6 +88,8 @@ def measure(kind: str, o200k: bool) -> list[dict[str, Any]]:
         repo.mkdir()
         home.mkdir()
         env = {"PATH": "/usr/bin:/bin", "HOME": str(home), **GIT_ENV}
+        if RULE_CACHE in os.environ:  # compiled secret rules, shared: the figures are the same
+            env[RULE_CACHE] = os.environ[RULE_CACHE]
         subprocess.run(["git", "init", "-q"], cwd=repo, env=env, check=True)
         names: dict[str, str] = {}
         for source in files:

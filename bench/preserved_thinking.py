@@ -15,10 +15,11 @@ import re
 import sys
 from pathlib import Path
 
+from shared_corpus import CORPUS
+
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
 from gitclaw_compress.core.lines import lines_from_bytes
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 CLAUDE_MODEL = re.compile(rb'"model":"claude-[^"]*"')
 BINDING_MODEL = b'"model":"claude-opus-5-5"'
 

@@ -31,11 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from measured import HERMETIC_GIT
+from shared_corpus import CORPUS
 
 from gitclaw_compress.ops.flow import run_flow
 from gitclaw_compress.store.archive import Repository
 
-HISTORY = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "pi-history"
+HISTORY = CORPUS / "pi-history"
 ARCHIVE = "refs/gitclaw/archive"
 
 

@@ -31,6 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from shared_corpus import CORPUS
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -38,7 +40,6 @@ from secret_fixtures import planted  # noqa: E402
 from secret_recall import BUILDERS, SLOTS, recall  # noqa: E402
 from synthetic import typical_session  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus"
 SESSION = ".GITCLAW/state/sessions/issue-1.jsonl"
 CONFIG = b'{"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1}}'
 

@@ -32,7 +32,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+from shared_corpus import CORPUS
+
 TOOL = [sys.executable, "-m", "gitclaw_compress"]
 REL = ".GITCLAW/state/sessions/big.jsonl"
 SETTINGS = '"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1}'

@@ -15,11 +15,11 @@ import statistics
 import time
 from pathlib import Path
 
+from shared_corpus import CORPUS
+
 from gitclaw_compress.commands.common import read_session
 from gitclaw_compress.config import Config
 from gitclaw_compress.tokens.status import session_status
-
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 
 
 def main() -> None:

@@ -38,7 +38,8 @@ import time
 from pathlib import Path
 
 from measured import HERMETIC_GIT, Measured, mib, run_measured
-from synthetic_store import CORPUS, FORMATS, build_store, corpus_sessions
+from shared_corpus import CORPUS
+from synthetic_store import FORMATS, build_store, corpus_sessions
 
 COZEMPIC_ENV = {
     "COZEMPIC_NO_TELEMETRY": "1",

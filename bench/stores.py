@@ -38,9 +38,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from shared_corpus import CORPUS
 from synthetic_store import build_store
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 OLD = 1_700_000_000
 HERMETIC = {"GIT_CONFIG_NOSYSTEM": "1", "XDG_CONFIG_HOME": "", "XDG_DATA_HOME": ""}
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from shared_corpus import CORPUS
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 FORMATS = ("claude", "codex", "copilot", "pi")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 BASE64 = re.compile(r"(data:[a-z]+/[a-z0-9.+-]+;base64,)?([A-Za-z0-9+/]{1024,}={0,2})")

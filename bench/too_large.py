@@ -40,7 +40,8 @@ from typing import Any
 
 import orjson
 from measured import HERMETIC_GIT, Measured, mib, run_measured
-from synthetic_store import CORPUS, Variant, corpus_sessions
+from shared_corpus import CORPUS
+from synthetic_store import Variant, corpus_sessions
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 sys.path.insert(0, str(TESTS))
