@@ -575,17 +575,8 @@ def test_after_a_compaction_a_round_that_would_leave_over_40_percent_is_not_writ
     assert "the kept part (the last 1 turn) holds 7" in report["reason"]
     assert human.startswith(f"not summarized {SESSION}: the kept part") and human.count("\n") == 1
     assert sha(path) == digest
-    # A small last turn, but a summary long enough to leave more than 40%: caught after the
-    # call, though smaller than what it replaces.
-    path = compacted_before(repo, 400)
-    digest = sha(path)
-    with FakeLLMServer(default=reply_for("openai", "word " * 2000)) as server:
-        llm_config(repo, "openai", server, max_tokens=9000)
-        report = summarize(repo, "--keep-turns", "1")
-    assert report["status"] == "not-smaller" and len(server.requests) == 1
-    assert "would leave" in report["reason"] and "more than 40%" in report["reason"]
-    assert sha(path) == digest
-    # An extractive summary leaves less: written.
+    # A small last turn: the round is written, a second one.
+    compacted_before(repo, 400)
     report = summarize(repo, "--keep-turns", "1", "--offline")
     assert report["status"] == "summarized" and report["round"] == 2
 

@@ -57,6 +57,9 @@ from gitclaw_compress.model import Conversation
 from gitclaw_compress.summary.plan import AFTER_COMPACTION_SHARE
 
 TURNS = 5
+# The turns appended after a first record. One is not enough: with one turn kept, it would be
+# more than 40% of the conversation since that record, which a second round may not leave.
+MORE = 2
 KEY_ENV = "GITCLAW_TEST_SUMMARY_KEY"
 LLM_TEXT = "## What was accomplished\nLLM-SUMMARY-TEXT: modules ported."
 HEADER = "Continuation summary, round "
@@ -104,12 +107,12 @@ def pi_session() -> bytes:
 
 
 def pi_more(data: bytes) -> bytes:
-    """One more turn, as pi appends it: a child of the leaf (the compaction entry)."""
+    """More turns, as pi appends them: children of the leaf (the compaction entry)."""
     builder = SessionBuilder()
     builder.lines.clear()
     builder._ids = itertools.count(0x1000)
     builder._last = orjson.loads(lines_from_bytes(data)[-1].data)["id"]
-    pi_turns(builder, range(TURNS + 1, TURNS + 2))
+    pi_turns(builder, range(TURNS + 1, TURNS + 1 + MORE))
     return data + builder.data()
 
 
@@ -155,7 +158,7 @@ def codex_more(data: bytes) -> bytes:
     builder.lines.clear()
     builder._calls = itertools.count(900)
     builder._turns = itertools.count(900)
-    codex_turns(builder, range(TURNS + 1, TURNS + 2))
+    codex_turns(builder, range(TURNS + 1, TURNS + 1 + MORE))
     return data + builder.data()
 
 
@@ -207,7 +210,7 @@ def copilot_more(data: bytes) -> bytes:
     events._ids = itertools.count(0x9000)
     events._calls = itertools.count(900)
     events._last = orjson.loads(lines_from_bytes(data)[-1].data)["id"]
-    copilot_turns(events, range(TURNS + 1, TURNS + 2))
+    copilot_turns(events, range(TURNS + 1, TURNS + 1 + MORE))
     return data + events.data()
 
 
@@ -244,11 +247,11 @@ def claude_session() -> bytes:
 
 
 def claude_more(data: bytes) -> bytes:
-    """One more turn, as Claude Code appends it: a child of the newest line (the summary)."""
+    """More turns, as Claude Code appends them: from the newest line (the summary)."""
     session = ClaudeSession()
     session._ids = itertools.count(0x9000)
     session.last = orjson.loads(lines_from_bytes(data)[-1].data)["uuid"]
-    claude_turns(session, range(TURNS + 1, TURNS + 2))
+    claude_turns(session, range(TURNS + 1, TURNS + 1 + MORE))
     return data + session.data()
 
 
@@ -267,7 +270,7 @@ class Case:
     name: str  # the format's name in FORMATS
     place: str  # where its agent's transcript lives in a repository
     session: Callable[[], bytes]
-    more: Callable[[bytes], bytes]  # one more turn, appended after a record
+    more: Callable[[bytes], bytes]  # MORE turns, appended after a record
     keep: tuple[str, ...]  # the keep option its record supports
     resume: Callable[[Path, Path], dict[str, Any]]  # the real CLI's first request body
     corpus: list[Path] = field(default_factory=list)
@@ -431,19 +434,19 @@ def test_compress_after_summarize_keeps_the_record_and_restore_is_the_file(
     # restore of a summarized file that was never compressed: the file itself
     restored = cli("restore", "-o", "-", rel, cwd=repo)
     assert restored.stdout == summarized and path.read_bytes() == summarized
-    # the agent goes on after the record; compress keeps the last turn and the record
+    # the agent goes on after the record; compress keeps the new turns and the record
     grown = case.more(summarized)
     path.write_bytes(grown)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "agent run")
-    cli("compress", "--force", "--keep-turns", "1", rel, cwd=repo)
+    cli("compress", "--force", "--keep-turns", str(MORE), rel, cwd=repo)
     compressed = path.read_bytes()
     assert compressed != grown  # the summarized turns before the record were compressed
     lines = lines_from_bytes(compressed)
     for line in record:
         assert lines[line.number - 1].data == line.data  # the record, byte for byte
     tail = grown[len(summarized) :]
-    assert compressed.endswith(tail)  # the last turn, byte for byte
+    assert compressed.endswith(tail)  # the new turns, byte for byte
     # restore gives back the summarized file plus the new turn, byte for byte
     cli("restore", rel, cwd=repo)
     assert path.read_bytes() == grown
@@ -733,7 +736,7 @@ def test_the_real_cli_resumes_from_the_newest_of_two_chained_summaries(
     sent = json_strings(items(case.resume(copy, tmp_path)))
     assert len([text for text in sent if f"{HEADER}2 " in text]) == 1
     assert not [text for text in sent if f"{HEADER}1 " in text]
-    newest = [text for text in sent if text.strip().endswith(prompt(TURNS + 1))]
+    newest = [text for text in sent if text.strip().endswith(prompt(TURNS + MORE))]
     assert bool(newest) == case.keeps_messages  # the kept request of the newest turn
 
 

@@ -40,13 +40,7 @@ from gitclaw_compress.store.fileio import AtomicFile, clean_stale_temps
 from gitclaw_compress.summary.compose import extractive_summary, llm_summary
 from gitclaw_compress.summary.facts import extract_facts, render_facts
 from gitclaw_compress.summary.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
-from gitclaw_compress.summary.plan import (
-    AFTER_COMPACTION_SHARE,
-    KeepPolicy,
-    NoSummary,
-    leaves_too_much,
-    plan_summary,
-)
+from gitclaw_compress.summary.plan import KeepPolicy, NoSummary, plan_summary
 from gitclaw_compress.summary.prompt import PromptLimits, build_prompt
 from gitclaw_compress.tokens.context import LEVELS, measure_context, read_context
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, get_estimator
@@ -231,18 +225,6 @@ def summarize_file(
         stays = plan.kept_tokens + plan.instructions_tokens  # sent as before, after and around it
         report.tokens_after = summary_tokens(summary, estimator) + stays
         report.summary_chars = len(summary)
-        # After an earlier compaction: what the conversation would be, against what it is.
-        conversation = plan.tokens_before_estimated - plan.instructions_tokens
-        left = report.tokens_after - plan.instructions_tokens
-        if plan.previous is not None and leaves_too_much(left, conversation):
-            report.status = "not-smaller"
-            report.reason = (
-                f"the summary (~{report.tokens_after - stays:,} tokens) and the kept part "
-                f"({keep.describe()}) would leave {left / conversation:.0%} of the "
-                f"{conversation:,} estimated tokens sent since the last summary, more than "
-                f"{AFTER_COMPACTION_SHARE:.0%}; nothing was written"
-            )
-            return report
         if report.tokens_after >= plan.tokens_before_estimated:
             report.status = "not-smaller"
             report.reason = (
