@@ -21,10 +21,10 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no shared corpus a
 # docs/formats.md's rows: (format, file column) -> the corpus files the row sums.
 FORMATS_ROWS = {
     ("pi", "6 files"): "pi/",
-    ("Claude Code", "`cc-test__c058ba70`"): "claude/cc-test",
-    ("Claude Code", "Entire `full.jsonl`"): "claude/entire-cli",
-    ("Claude Code", "both"): "claude/",
-    ("Codex", "`rollout__019d417c`"): "codex/",
+    ("Claude Code", "3 `cc-test` files"): "claude/cc-test",
+    ("Claude Code", "4 Entire `full.jsonl`"): "claude/entire-cli",
+    ("Claude Code", "all 7"): "claude/",
+    ("Codex", "4 rollouts"): "codex/",
     ("Copilot CLI", "`gitclaw__53c12c90` (0.0.421)"): "copilot/",
 }
 README_ROWS = {
@@ -108,6 +108,10 @@ def test_the_measured_table_of_formats_md(measured: Measured) -> None:
     assert set(found) == set(FORMATS_ROWS), sorted(found)
     for key, prefix in FORMATS_ROWS.items():
         want = _expected(measured, prefix)
+        # A row that counts its files counts what the corpus holds now.
+        counted = re.match(r"(?:all )?(\d+)\b", key[1])
+        if counted is not None:
+            assert int(counted[1]) == len([n for n in measured[0] if n.startswith(prefix)]), key
         before, after, cut, ideal, share, ui_copies = found[key]
         assert (before, after) == (want["before"], want["after"]), key
         assert cut == f"{MINUS}{want['cut']}%" and ideal == f"{MINUS}{want['ideal']}%", key
