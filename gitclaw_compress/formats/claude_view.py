@@ -49,6 +49,10 @@ EDITED_FILE = (
     "rather than undoing it yourself \u2014 otherwise no need to call it out. Here are the "
     "relevant changes (shown with line numbers):\n"
 )
+DATE_CHANGE = (
+    "The date has changed. Today's date is now {date}. No need to announce the new date \u2014 "
+    "the user's own clock shows it."
+)
 QUEUED_PROMPT = (
     "The user sent a new message while you were working:\n{prompt}\n\nThis is how Claude Code "
     "surfaces messages the user sends mid-turn \u2014 within the running turn, often alongside "
@@ -231,8 +235,12 @@ def attachment_text(attachment: dict[str, Any]) -> str:
         return EDITED_FILE.format(filename=attachment.get("filename")) + str(
             attachment.get("snippet", "")
         )
+    if kind == "date_change":
+        return DATE_CHANGE.format(date=attachment.get("newDate"))
     if kind == "queued_command":
         prompt = attachment.get("prompt")
+        if isinstance(prompt, list) and all(isinstance(b, dict) for b in prompt):
+            prompt = "\n".join(str(b.get("text", "")) for b in prompt if b.get("type") == "text")
         text = prompt.strip() if isinstance(prompt, str) else _compact(prompt)
         if attachment.get("commandMode") == "task-notification":
             return NOTIFICATION + text
