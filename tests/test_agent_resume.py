@@ -22,10 +22,11 @@ from agent_harness import (
     SESSION_IDS,
     AgentRun,
     claude_interactive_screen,
-    corpus_transcripts,
+    representative_transcripts,
     require_agent,
     require_tmux,
     run_resume,
+    view_text,
 )
 from conftest import accept_corpus_secrets, cli, git
 from fake_llm_sse import (
@@ -49,7 +50,8 @@ REPO_PATHS = {
 
 
 def corpus_params() -> list[Any]:
-    """(agent, transcript) for every corpus transcript."""
+    """(agent, transcript) for a compacted and a plain corpus transcript of each agent (the
+    whole corpus: bench/resume_sweep.py)."""
     params = [
         pytest.param(
             agent,
@@ -57,7 +59,7 @@ def corpus_params() -> list[Any]:
             id=f"{agent}-{path.name}",
         )
         for agent in AGENTS
-        for path in corpus_transcripts(agent)
+        for path in representative_transcripts(agent)
     ]
     no_corpus = pytest.mark.skip(reason="no ../shared/corpus")
     return params or [pytest.param("", Path(), id="no-corpus", marks=no_corpus)]
@@ -197,21 +199,7 @@ def test_claude_detailed_view_renders_tool_results(tmp_path: Path) -> None:
     assert "Error" not in screen
 
 
-def _last_prompt(transcript: Path) -> str:
-    """The start of the last typed prompt of a Claude transcript (shown as typed)."""
-    prompt = ""
-    for raw in transcript.read_bytes().split(b"\n"):
-        try:
-            record = json.loads(raw)
-        except ValueError:
-            continue
-        content = record.get("message", {}).get("content") if record.get("type") == "user" else None
-        if isinstance(content, str) and not record.get("isMeta") and not content.startswith("<"):
-            prompt = content
-    return prompt.splitlines()[0][:24] if prompt else ""
-
-
-CLAUDE_CORPUS = corpus_transcripts("claude")
+CLAUDE_CORPUS = representative_transcripts("claude")
 
 
 @pytest.mark.parametrize(
@@ -220,9 +208,9 @@ CLAUDE_CORPUS = corpus_transcripts("claude")
     ids=[p.name for p in CLAUDE_CORPUS] or ["no-corpus"],
 )
 def test_claude_interactive_view_renders_a_corpus_transcript(source: Path, tmp_path: Path) -> None:
-    prompt = _last_prompt(source)
-    assert prompt, f"{source.name} has no typed prompt"
-    _assert_renders(source, tmp_path, [prompt])
+    text = view_text(source)
+    assert text, f"{source.name} has no typed prompt and no reply"
+    _assert_renders(source, tmp_path, [text])
 
 
 def test_claude_interactive_view_renders_a_compressed_transcript(
@@ -246,7 +234,7 @@ def test_claude_interactive_view_renders_a_compressed_corpus_transcript(
 ) -> None:
     require_agent("claude")
     compressed = _compress("claude", source, repo)
-    _assert_renders(compressed, tmp_path, [_last_prompt(source)])
+    _assert_renders(compressed, tmp_path, [view_text(source)])
 
 
 # --------------------------------------------------------------------------------------
@@ -351,8 +339,8 @@ def test_claude_interactive_view_renders_a_transcript_with_ui_copies_stubbed(
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"session": {"stubUiCopies": True}}))
     compressed = _compress("claude", source, repo, "--config", str(config))
-    _assert_renders(compressed, tmp_path / "short", [_last_prompt(source)])
-    _assert_renders(compressed, tmp_path / "long", [_last_prompt(source)], detailed=True)
+    _assert_renders(compressed, tmp_path / "short", [view_text(source)])
+    _assert_renders(compressed, tmp_path / "long", [view_text(source)], detailed=True)
 
 
 @pytest.mark.parametrize(
@@ -367,5 +355,5 @@ def test_claude_interactive_view_renders_a_deep_compressed_transcript(
     large outputs in the kept turn: the transcript view and its detailed view still open it."""
     require_agent("claude")
     compressed = _compress("claude", source, repo, "--deep")
-    _assert_renders(compressed, tmp_path / "short", [_last_prompt(source)])
-    _assert_renders(compressed, tmp_path / "long", [_last_prompt(source)], detailed=True)
+    _assert_renders(compressed, tmp_path / "short", [view_text(source)])
+    _assert_renders(compressed, tmp_path / "long", [view_text(source)], detailed=True)
