@@ -191,6 +191,14 @@ def _texts(value: object) -> list[str]:
     return []
 
 
+def _settings_only(message: dict[str, Any]) -> bool:
+    return (
+        message.get("role") == "system"
+        and message.get("content") == []
+        and ("output_config" in message)
+    )
+
+
 def assert_first_request_matches(conversation: Conversation, body: dict[str, Any]) -> None:
     """The request holds `resume`'s messages, in order, then the CLI's own: the new prompt
     with its reminders (a user message, and a system one on new models). When the transcript
@@ -198,7 +206,10 @@ def assert_first_request_matches(conversation: Conversation, body: dict[str, Any
     own ("[Tool call interrupted: ...]"); when it ends with a user message (or so answered
     calls), the CLI answers it with "No response requested." (and adds "Continue from where
     you left off." after a tool result)."""
-    sent = body["messages"]
+    # Claude Code 2.1.332 sends the effort (`output_config`) on the first system message after
+    # the first user message, or, where the transcript gives none there (after a summary), on
+    # an empty system message of its own: a setting, not a message of the file.
+    sent = [m for m in body["messages"] if not _settings_only(m)]
     ours = conversation.messages
     roles = [API_ROLES[m.role] for m in ours]
     compared = len(ours)
