@@ -191,25 +191,16 @@ def _texts(value: object) -> list[str]:
     return []
 
 
-def _settings_only(message: dict[str, Any]) -> bool:
-    return (
-        message.get("role") == "system"
-        and message.get("content") == []
-        and ("output_config" in message)
-    )
-
-
 def assert_first_request_matches(conversation: Conversation, body: dict[str, Any]) -> None:
     """The request holds `resume`'s messages, in order, then the CLI's own: the new prompt
     with its reminders (a user message, and a system one on new models). When the transcript
     ends with tool calls that have no result, the CLI first answers them with results of its
     own ("[Tool call interrupted: ...]"); when it ends with a user message (or so answered
     calls), the CLI answers it with "No response requested." (and adds "Continue from where
-    you left off." after a tool result)."""
-    # Claude Code 2.1.332 sends the effort (`output_config`) on the first system message after
-    # the first user message, or, where the transcript gives none there (after a summary), on
-    # an empty system message of its own: a setting, not a message of the file.
-    sent = [m for m in body["messages"] if not _settings_only(m)]
+    you left off." after a tool result). A system message with no content that only carries
+    `output_config` (the effort 2.1.332 states after the first user message of a session
+    that resumes from a summary record of ours) is the CLI's too, and holds no text."""
+    sent = [m for m in body["messages"] if not settings_only(m)]
     ours = conversation.messages
     roles = [API_ROLES[m.role] for m in ours]
     compared = len(ours)
@@ -239,6 +230,15 @@ def assert_first_request_matches(conversation: Conversation, body: dict[str, Any
         for part in mine.parts:
             if part.kind == TEXT and part.text.strip():
                 assert part.text.strip()[:200] in sent_text
+
+
+def settings_only(message: dict[str, Any]) -> bool:
+    """A message Claude Code adds that carries settings and no content."""
+    return (
+        message.get("role") == "system"
+        and message.get("content") == []
+        and ("output_config" in message)
+    )
 
 
 def _resume_in_cli(data: bytes, tmp_path: Path) -> dict[str, Any]:
