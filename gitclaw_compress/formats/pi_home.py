@@ -12,6 +12,9 @@ import orjson
 from gitclaw_compress.formats.base import AgentHome, home_folder
 
 PROGRAM = ("pi", "pi-coding-agent")
+# pi appends each entry with `appendFileSync` by path (its core/session-manager.js): it does
+# not hold the session open between entries.
+KEEPS_OPEN = False
 SESSION_DIR = "PI_CODING_AGENT_SESSION_DIR"  # the sessions folder itself, files directly in it
 SETTINGS_SESSION_DIR = "settings.json sessionDir"  # the same, from the agent folder's settings
 
@@ -22,13 +25,16 @@ def home(environ: Mapping[str, str]) -> AgentHome:
     `PI_CODING_AGENT_DIR`, else `~/.pi/agent`. A leading ~ is expanded, as pi does."""
     if environ.get(SESSION_DIR):
         root, moved_by = home_folder(environ, SESSION_DIR, tilde=True)
-        return AgentHome("pi", root, ("**/*.jsonl",), moved_by, PROGRAM, _one_folder)
+        return AgentHome("pi", root, ("**/*.jsonl",), moved_by, PROGRAM, _one_folder, KEEPS_OPEN)
     agent_dir, moved_by = home_folder(environ, "PI_CODING_AGENT_DIR", ".pi", "agent", tilde=True)
     configured = _settings_session_dir(agent_dir)
     if configured:
         root, _ = home_folder({**environ, SESSION_DIR: configured}, SESSION_DIR, tilde=True)
-        return AgentHome("pi", root, ("**/*.jsonl",), SETTINGS_SESSION_DIR, PROGRAM, _one_folder)
-    return AgentHome("pi", agent_dir, ("sessions/**/*.jsonl",), moved_by, PROGRAM, cwd_folder)
+        return AgentHome(
+            "pi", root, ("**/*.jsonl",), SETTINGS_SESSION_DIR, PROGRAM, _one_folder, KEEPS_OPEN
+        )
+    globs = ("sessions/**/*.jsonl",)
+    return AgentHome("pi", agent_dir, globs, moved_by, PROGRAM, cwd_folder, KEEPS_OPEN)
 
 
 def cwd_folder(cwd: str) -> str:

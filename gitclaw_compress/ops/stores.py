@@ -1,9 +1,11 @@
 """The agents' own stores: find them, open their archives, and compress the sessions at rest.
 
-A session is at rest when no other process holds it open for writing (Linux `/proc/*/fd`),
-no running agent may be writing it (the newest session of the folder where a running agent,
-found by its command line, keeps its working directory's sessions), and nothing wrote to it
-for `stores.quietMinutes`; the rest are left alone, each counted once. Compression itself is
+A session is at rest when no other process holds it open for writing (the OS is asked:
+store/live.py), no running agent may be writing it (the newest session of the folder where a
+running agent, found by its command line, keeps its working directory's sessions; and, where
+the open files cannot be listed, every session of an agent that keeps its file open while it
+runs, as long as one of its processes runs), and nothing wrote to it for
+`stores.quietMinutes`; the rest are left alone, each counted once. Compression itself is
 the flow every command uses (`run_flow`), in the store's archive, with its secret scan: a
 session with a finding the baseline does not accept is held (untouched, nothing of it in the
 archive). A run that finds a session unchanged since the last one costs a `stat` (the
@@ -30,8 +32,9 @@ from gitclaw_compress.formats.base import AgentHome, Unsupported
 from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
 from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.unchanged import UnchangedCache
+from gitclaw_compress.store import live
 from gitclaw_compress.store.agent_store import AgentStore, archive_path, archive_size, config_home
-from gitclaw_compress.store.fileio import WriteError, files_open_for_writing, other_processes
+from gitclaw_compress.store.fileio import WriteError
 from gitclaw_compress.store.git import GitFailureError
 from gitclaw_compress.store.repository import LockedError
 
@@ -77,7 +80,7 @@ def open_store(home: AgentHome, environ: Mapping[str, str], *, create: bool) -> 
         archive,
         config_root=config_home(environ),
         globs=home.globs,
-        live=lambda: live_sessions(home, other_processes()),
+        live=lambda: live_sessions(home, live.running(), live.check().open_files),
         create=create,
     )
 
@@ -88,23 +91,48 @@ def runs(home: AgentHome, argv: list[str]) -> bool:
         return False
     name, *mark = home.program
     words = argv[:3]  # the program, or an interpreter and its script
-    return any(Path(word).name == name or any(m in word for m in mark) for word in words)
+    return any(_program(word) == name or any(m in word for m in mark) for word in words)
 
 
-def live_sessions(home: AgentHome, processes: list[tuple[list[str], str]]) -> set[Path]:
-    """The session each running agent may be writing: the newest in the folder where it
-    keeps its working directory's sessions (none when the agent does not say where)."""
+def _program(word: str) -> str:
+    """A program's name from a command line's word, as on every platform (`C:\\…\\codex.exe`
+    and `/usr/bin/codex` are both `codex`)."""
+    name = word.replace("\\", "/").rsplit("/", 1)[-1]
+    for suffix in (".exe", ".cmd", ".ps1", ".js", ".mjs"):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def live_sessions(
+    home: AgentHome, processes: list[live.Running] | None, open_files_listed: bool
+) -> set[Path]:
+    """The sessions a running agent may be writing: the newest in the folder where each
+    running one keeps its working directory's sessions (when the agent says where), those
+    a running agent marked as its own (when the agent marks them); and,
+    where the open files cannot be listed (`open_files_listed` False), every session of an
+    agent that keeps its file open while it runs, while one of its processes runs, or when
+    the processes cannot be listed either."""
+    mine = [process for process in processes or [] if runs(home, process.argv)]
+    if not open_files_listed and home.keeps_open and (processes is None or mine):
+        return set(session_files(home))
+    found = set()
+    if home.holders is not None:  # the sessions a running agent marked as its own
+        pids = None if processes is None else {process.pid for process in processes}
+        for path in session_files(home):
+            marks = home.holders(path)
+            if marks and (pids is None or pids.intersection(marks)):
+                found.add(path)
     if home.cwd_folder is None:
-        return set()
-    live = set()
-    for argv, cwd in processes:
-        if not runs(home, argv):
-            continue
-        folder = home.root / home.cwd_folder(cwd)
+        return found
+    for process in mine:
+        if not process.cwd:
+            continue  # its working directory is not this user's to read
+        folder = home.root / home.cwd_folder(process.cwd)
         sessions = [path for path in folder.glob("*.jsonl") if path.is_file()]
         if sessions:
-            live.add(max(sessions, key=lambda path: path.stat().st_mtime))
-    return live
+            found.add(max(sessions, key=lambda path: path.stat().st_mtime))
+    return found
 
 
 def store_at(path: Path, environ: Mapping[str, str], *, create: bool | None) -> AgentStore | None:
@@ -386,7 +414,7 @@ def run_stores(
         raise GitClawError(
             f"no agent named {unknown[0]!r}; the agents are {', '.join(AGENTS)}", exit_code=2
         )
-    writing = files_open_for_writing()
+    writing = live.files_open_for_writing()
     now = time.time()
     runs = []
     for home in homes(environ):

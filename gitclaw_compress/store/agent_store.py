@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.store.fileio import disk_error, files_open_for_writing
+from gitclaw_compress.store.fileio import disk_error
 from gitclaw_compress.store.git import git_failure, link_work_tree, run_git
 from gitclaw_compress.store.repository import Repository
 
@@ -32,17 +32,25 @@ CONFIG_FOLDER = "gitclaw-compress"
 WORK_TREE_KEY = "gitclaw.worktree"  # every folder this archive served as a store
 
 
-def data_home(environ: Mapping[str, str]) -> Path:
+def data_home(environ: Mapping[str, str], windows: bool = os.name == "nt") -> Path:
+    """`$XDG_DATA_HOME`, else `%LOCALAPPDATA%` on Windows, else `~/.local/share`."""
     value = environ.get("XDG_DATA_HOME", "")
     if value and os.path.isabs(value):
         return Path(value)
+    local = environ.get("LOCALAPPDATA", "")
+    if windows and local:
+        return Path(local)
     return Path(environ.get("HOME") or os.path.expanduser("~"), ".local", "share")
 
 
-def config_home(environ: Mapping[str, str]) -> Path:
+def config_home(environ: Mapping[str, str], windows: bool = os.name == "nt") -> Path:
+    """`$XDG_CONFIG_HOME`, else `%APPDATA%` on Windows, else `~/.config`; its folder of ours."""
     value = environ.get("XDG_CONFIG_HOME", "")
     if value and os.path.isabs(value):
         return Path(value) / CONFIG_FOLDER
+    roaming = environ.get("APPDATA", "")
+    if windows and roaming:
+        return Path(roaming) / CONFIG_FOLDER
     return Path(environ.get("HOME") or os.path.expanduser("~"), ".config", CONFIG_FOLDER)
 
 
@@ -170,6 +178,17 @@ class AgentStore(Repository):
     def config_root(self) -> Path:
         return self._config_root
 
+    def live_agent_may_hold(self, path: Path) -> bool:
+        """Whether a running agent may be writing `path`, where no open-file check can tell
+        (see ops/stores.live_sessions): such a file is never rewritten."""
+        if self._live is None:
+            return False
+        from gitclaw_compress.store import live
+
+        if live.check().open_files:
+            return False
+        return path.absolute() in {held.absolute() for held in self._live()}
+
     def session_ref(self, rel: str) -> str:
         """Stubs name a store's session by its full path: the agent runs `show` from its
         project, not from the store."""
@@ -184,9 +203,11 @@ class AgentStore(Repository):
         writing: set[tuple[int, int]] | None = None,
     ) -> tuple[list[Path], list[Path], list[Path]]:
         """Only sessions at rest: none that another process holds open for writing
-        (`writing`, else one pass over /proc) or that a running agent may be writing (the
-        newest of its working directory), none written in the last `quiet_minutes`."""
+        (`writing`, else one question to the OS: store/live.py) or that a running agent may
+        be writing (`live`), none written in the last `quiet_minutes`."""
         if writing is None:
+            from gitclaw_compress.store.live import files_open_for_writing
+
             writing = files_open_for_writing()
         live = self._live() if self._live is not None else set()
         now = time.time() if now is None else now

@@ -9,16 +9,18 @@ taken on the target first: it fails while any process has the file open for writ
 while it is held an `open` for writing blocks until it is released. The last check that
 the file did not change, and the rename, happen under the lease. If a writer's `open`
 arrived in that window anyway (it was resolved to the old file before the rename), the old
-file is put back and nothing is changed. Where leases are not available, `/proc/*/fd` is
-scanned for writers instead (the window between scan and rename then stays open); where
-neither exists, there is no check (see docs/integrity.md).
+file is put back and nothing is changed. Where leases are not available (macOS, Windows,
+another owner's file, NFS), the operating system is asked which processes hold the file
+open (store/live.py; the window between that question and the rename then stays open).
+Where neither can be had, there is no check here: the callers go by the agents' facts
+(see docs/integrity.md). On Windows a file that another process holds open cannot be
+replaced: the rename fails, and the file is left as it was, in use.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import glob
 import os
 import signal
@@ -32,8 +34,10 @@ from gitclaw_compress import interrupts
 from gitclaw_compress.errors import GitClawError, shell_line
 
 TEMP_PREFIX = ".gitclaw-compress-tmp-"
-F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)  # Linux values, in case the build lacks them
-F_GETLEASE = getattr(fcntl, "F_GETLEASE", 1025)
+F_SETLEASE = 1024  # Linux values (not every build's fcntl names them)
+F_GETLEASE = 1025
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # absent on Windows, where a symlink is followed
+POSIX_SIGNALS = hasattr(signal, "pthread_sigmask")  # a signal mask: not on Windows
 # Errors of a full or read-only disk: one line, never a traceback.
 DISK_ERRORS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG}
 
@@ -97,6 +101,10 @@ def clean_stale_temps(target: Path, git_dir: Path | None = None) -> None:
 
 
 def fsync_directory(path: Path) -> None:
+    """Make a rename in `path` durable (Windows cannot open a folder: its renames are
+    written through by the filesystem)."""
+    if os.name == "nt":
+        return
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -122,74 +130,11 @@ class WriteError(GitClawError):
 
 
 def writers_of(path: Path) -> list[int] | None:
-    """Ids of other processes that hold `path` open for writing; None without /proc."""
-    try:
-        wanted = os.stat(path)
-    except OSError:
-        return [] if Path("/proc/self/fd").is_dir() else None
-    found = _open_for_writing((wanted.st_dev, wanted.st_ino))
-    return None if found is None else sorted(found.get((wanted.st_dev, wanted.st_ino), set()))
+    """Ids of other processes that hold `path` open for writing (store/live.py); None
+    where the open files cannot be listed."""
+    from gitclaw_compress.store import live  # not at start-up: a no-op run renames nothing
 
-
-def files_open_for_writing() -> set[tuple[int, int]] | None:
-    """(device, inode) of every file another process holds open for writing, in one pass
-    over `/proc` (for many files at once); None without /proc."""
-    found = _open_for_writing(None)
-    return None if found is None else set(found)
-
-
-def other_processes() -> list[tuple[list[str], str]]:
-    """The command line and working directory of every other process this user may see
-    (Linux `/proc`; none elsewhere)."""
-    found = []
-    me = os.getpid()
-    try:
-        entries = list(os.scandir("/proc"))
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            argv = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
-            cwd = os.readlink(f"/proc/{entry.name}/cwd")
-        except OSError:
-            continue
-        found.append(([os.fsdecode(word) for word in argv if word], cwd))
-    return found
-
-
-def _open_for_writing(only: tuple[int, int] | None) -> dict[tuple[int, int], set[int]] | None:
-    """The files other processes hold open for writing (`only` that one), with their ids."""
-    proc = Path("/proc")
-    if not (proc / "self" / "fd").is_dir():
-        return None
-    me = os.getpid()
-    found: dict[tuple[int, int], set[int]] = {}
-    for entry in os.scandir(proc):
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            fds = os.scandir(f"/proc/{entry.name}/fd")
-        except OSError:
-            continue
-        with fds:
-            for fd in fds:
-                try:
-                    held = os.stat(fd.path)
-                    key = (held.st_dev, held.st_ino)
-                    if (only is not None and key != only) or not stat_module.S_ISREG(held.st_mode):
-                        continue
-                    if int(entry.name) in found.get(key, ()):
-                        continue
-                    info = Path(f"/proc/{entry.name}/fdinfo/{fd.name}").read_text()
-                except OSError:
-                    continue
-                rows = [row for row in info.splitlines() if row.startswith("flags")]
-                flags = int(rows[0].split()[1], 8) if rows else 0
-                if flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
-                    found.setdefault(key, set()).add(int(entry.name))
-    return found
+    return live.writers(path)
 
 
 def in_use_error(rel: str, pids: list[int] | None = None) -> FileInUseError:
@@ -200,36 +145,48 @@ def in_use_error(rel: str, pids: list[int] | None = None) -> FileInUseError:
 @contextlib.contextmanager
 def _no_writers(target: Path, rel: str) -> Iterator[Callable[[], bool]]:
     """Hold a read lease on `target`; yields a check that the lease was not broken since."""
-    fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+    fd = os.open(target, os.O_RDONLY | O_NOFOLLOW)
     leased = False
     previous: signal._HANDLER = None
     main_thread = threading.current_thread() is threading.main_thread()
+    from gitclaw_compress.store import live
+
+    sigio: int | None = getattr(signal, "SIGIO", None)  # leases are Linux's alone
+    use_lease = main_thread and sigio is not None and live.check().lease
     try:
-        if main_thread and hasattr(signal, "SIGIO"):
+        if use_lease and sigio is not None:
+            import fcntl  # checked by live.check: here only where it exists
+
             # A lease break is announced by SIGIO, whose default action ends the process.
-            previous = signal.signal(signal.SIGIO, signal.SIG_IGN)
+            previous = signal.signal(sigio, signal.SIG_IGN)
             try:
                 fcntl.fcntl(fd, F_SETLEASE, fcntl.F_RDLCK)
                 leased = True
             except OSError as error:
                 if error.errno == errno.EAGAIN:
                     raise in_use_error(rel, writers_of(target)) from None
-        if not leased:  # no leases here (filesystem, permissions, platform): scan instead
+        if not leased:  # no lease here (filesystem, owner, platform): ask the OS instead
             pids = writers_of(target)
             if pids:
                 raise in_use_error(rel, pids)
 
         def intact() -> bool:
-            return not leased or fcntl.fcntl(fd, F_GETLEASE) == fcntl.F_RDLCK
+            if not leased:
+                return True
+            import fcntl
+
+            return bool(fcntl.fcntl(fd, F_GETLEASE) == fcntl.F_RDLCK)
 
         yield intact
     finally:
         if leased:
+            import fcntl
+
             with contextlib.suppress(OSError):
                 fcntl.fcntl(fd, F_SETLEASE, fcntl.F_UNLCK)
         os.close(fd)
-        if main_thread and hasattr(signal, "SIGIO"):
-            signal.signal(signal.SIGIO, previous if previous is not None else signal.SIG_DFL)
+        if use_lease and sigio is not None:
+            signal.signal(sigio, previous if previous is not None else signal.SIG_DFL)
 
 
 @contextlib.contextmanager
@@ -241,8 +198,8 @@ def signals_deferred() -> Iterator[None]:
     happens to be once the signal is unblocked (a finalizer can swallow it there).
     """
     deferred = {signal.SIGINT, signal.SIGTERM}
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    if threading.current_thread() is not threading.main_thread() or not POSIX_SIGNALS:
+        yield  # Windows has no signal mask: Ctrl-C there may land inside the block
         return
     old = signal.pthread_sigmask(signal.SIG_BLOCK, deferred)
     try:
@@ -323,7 +280,11 @@ class AtomicFile:
             self.handle.flush()
             os.fsync(self.handle.fileno())
             self.handle.close()
-            if self._group is not None and os.stat(self.temp).st_gid != self._group:
+            if (
+                self._group is not None
+                and hasattr(os, "chown")  # Windows has no groups to keep
+                and os.stat(self.temp).st_gid != self._group
+            ):
                 # The file keeps its group (a shared checkout's), or is not replaced.
                 try:
                     os.chown(self.temp, -1, self._group)
@@ -384,6 +345,13 @@ class AtomicFile:
         try:
             os.replace(self.temp, self.target)
             fsync_directory(self.target.absolute().parent)
+        except PermissionError as error:
+            if os.name == "nt":  # a file another process holds open cannot be replaced
+                raise FileInUseError(
+                    f"{self.target}: in use by another process (Windows replaces no file "
+                    "that another process holds open); nothing was changed"
+                ) from None
+            raise disk_error(error, self.target, "replacing the file") from None
         except OSError as error:
             raise disk_error(error, self.target, "replacing the file") from None
 
