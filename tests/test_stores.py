@@ -4,7 +4,6 @@ folder, into an archive the tool keeps outside it, and every command works on th
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -19,6 +18,9 @@ import synthetic
 from agent_hook_helpers import held_open, session_bytes
 from conftest import cli
 from test_hardening import fill
+
+# POSIX only: Windows skips this module (see LINUX_ONLY_MODULES in conftest.py).
+resource = pytest.importorskip("resource", reason="POSIX only")
 
 OLD = 1_700_000_000  # an mtime long ago: at rest
 SESSIONS = {

@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import datetime
-import fcntl
 import hashlib
 import os
 import re
@@ -36,6 +35,7 @@ from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import lifecycle_hook
 from gitclaw_compress.formats.base import TITLES, LifecycleHook
 from gitclaw_compress.store.agent_store import data_home
+from gitclaw_compress.store.locks import try_lock
 
 AGENTS = tuple(TITLES)  # every agent, in the formats' order
 FOLDER = "agent-hooks"  # in the data folder: records, locks, the log
@@ -563,9 +563,7 @@ def run_hook(
     with open_log(env) as handle:
         event = f"{hook.event}, {hook.session(payload)}"
         with open(lock_path(env, agent), "a+b") as lock:
-            try:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if not try_lock(lock):
                 log(handle, agent, f"{event}: the last pass still runs; none started")
                 return [*chained, payload_text] if chained else []
             since = _since_last_pass(lock)
@@ -576,18 +574,26 @@ def run_hook(
             lock.truncate()
             lock.write(f"{time.time():.3f}\n".encode())  # when the last pass started
             lock.flush()
-            # The pass inherits the locked file and holds it until it ends.
             child = subprocess.Popen(
                 [sys.executable, "-P", "-m", "gitclaw_compress", "hook", "--pass", agent],
                 stdin=subprocess.DEVNULL,
                 stdout=handle,
                 stderr=handle,
-                pass_fds=(lock.fileno(),),
-                start_new_session=True,
                 env=dict(env),
+                **_detached(lock),
             )
             log(handle, agent, f"{event}: started a pass (pid {child.pid})")
     return [*chained, payload_text] if chained else []
+
+
+def _detached(lock: IO[bytes]) -> dict[str, Any]:
+    """How the pass outlives the hook. POSIX: a session of its own, and it inherits the
+    locked file and holds it until it ends. Windows: a detached process; it cannot inherit
+    the lock, so there only the interval and the store's own lock keep passes apart."""
+    if os.name == "nt":
+        flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined,unused-ignore]
+        return {"creationflags": flags}
+    return {"pass_fds": (lock.fileno(),), "start_new_session": True}
 
 
 def _since_last_pass(lock: IO[bytes]) -> float | None:
