@@ -65,7 +65,7 @@ def test_each_check_says_in_one_line_what_it_can_tell(monkeypatch: pytest.Monkey
         lines[forced] = live.check().line()
     platform = live.platform_name()
     assert lines["psutil"] == f"live-writer check: open files ({platform})"
-    assert lines["any-mode"] == f"live-writer check: open files (read and write alike) ({platform})"
+    assert lines["any-mode"] == f"live-writer check: open files, read and write alike ({platform})"
     assert lines["processes"].startswith(f"live-writer check: none ({platform}: open files")
     assert "keeps its file open is rewritten while it runs" in lines["processes"]
     assert "neither open files nor processes" in lines["none"]

@@ -111,7 +111,7 @@ def test_stores_dry_run_says_what_it_would_do_and_which_check_it_has(
     done = run(tmp_path, shim, "stores", "claude", "--dry-run")
     assert done.returncode == expected.returncode, done.stderr.decode()
     first, *rest = done.stdout.decode().splitlines()
-    assert first.startswith("gitclaw-compress: live-writer check: open files (read and write")
+    assert first.startswith("gitclaw-compress: live-writer check: open files, read and write")
     assert rest == expected.stdout.decode().splitlines()[1:]
     assert done.stderr == expected.stderr
     parsed = orjson.loads(run(tmp_path, shim, "stores", "claude", "--dry-run", "--json").stdout)

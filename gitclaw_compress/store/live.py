@@ -52,7 +52,7 @@ class Check:
         if self.open_files:
             how = "lease + open files" if self.lease else "open files"
             if not self.modes:
-                how += " (read and write alike)"
+                how += ", read and write alike"
             return f"live-writer check: {how} ({self.platform})"
         if self.lease:
             return f"live-writer check: lease only ({self.platform}); agents' files by their facts"
