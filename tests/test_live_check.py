@@ -24,7 +24,7 @@ import orjson
 import psutil
 import pytest
 from agent_harness import place_codex, require_agent
-from agent_hook_helpers import session_bytes, wait_for_hooks
+from agent_hook_helpers import held_open, session_bytes, wait_for_hooks
 from conftest import commit_session, linux_only
 from format_cases import SYNTHETIC
 from test_live_writers import APPENDED, Writer
@@ -319,3 +319,41 @@ def test_the_real_codex_keeps_its_rollout_whatever_the_check(
     lines = wait_for_hooks(env)
     assert any("codex: pass ended: exit 0" in line for line in lines), lines
     assert held.read_bytes().startswith(before[held])
+
+
+@linux_only("the hook's pass is waited for through /proc and pidfd")
+@pytest.mark.parametrize("check", ["psutil", "any-mode"])
+def test_a_plain_writer_keeps_a_store_session_from_stores_and_the_hook(
+    tmp_path: Path, check: str
+) -> None:
+    home = Path(os.environ["HOME"])
+    held = home / ".claude" / "projects" / "-home-u-proj" / "0e0c2e0a-1111-4222-8333-4444.jsonl"
+    resting = held.with_name("8f1c2e0a-1111-4222-8333-4444.jsonl")
+    held.parent.mkdir(parents=True)
+    for path in (held, resting):
+        path.write_bytes(session_bytes("claude"))
+        os.utime(path, (OLD, OLD))
+    config = home / ".config" / "gitclaw-compress" / "compression.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_bytes(orjson.dumps(THRESHOLD_ZERO))
+    before = held.read_bytes()
+    env = env_with(check)
+    with held_open(held):
+        done = run(tmp_path, "stores", "claude", "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        [store] = orjson.loads(done.stdout)["stores"]
+        assert store["in_use"] == [str(held.relative_to(home / ".claude"))]  # once
+        assert [file["status"] for file in store["files"]] == ["compressed"]
+        text = run(tmp_path, "stores", "claude", env=env).stdout
+        alike = ", read and write alike" if check == "any-mode" else ""
+        platform = live.platform_name()
+        first = f"gitclaw-compress: live-writer check: open files{alike} ({platform})"
+        assert text.splitlines()[0] == first  # no lease: every run says it
+        assert "1 in use by a running agent (left alone)" in text
+        payload = '{"session_id": "s-1", "transcript_path": "/x.jsonl", "reason": "other"}'
+        hook = [sys.executable, "-m", "gitclaw_compress", "hook", "claude"]
+        subprocess.run(hook, input=payload, text=True, env=env, check=True)
+        lines = wait_for_hooks(env)
+    assert any("claude: pass ended: exit 0" in line for line in lines), lines
+    assert held.read_bytes() == before
+    assert resting.read_bytes() != before
