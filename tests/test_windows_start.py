@@ -166,3 +166,34 @@ def test_no_module_names_a_signal_windows_lacks() -> None:
         text = path.read_text()
         found += [f"{path.name}: {name}" for name in posix_only if f"signal.{name}" in text]
     assert found == []
+
+
+def test_on_windows_a_file_held_open_cannot_be_replaced_and_is_left_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows refuses to replace a file another process holds open (without FILE_SHARE_DELETE):
+    `os.replace` raises PermissionError there. Forced here: `os.name` "nt" and that error."""
+    from gitclaw_compress.store import fileio
+
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"old\n")
+    atomic = fileio.AtomicFile(target)
+    atomic.write(b"new\n")
+    atomic.seal()
+
+    def refused(source: object, destination: object) -> None:
+        raise PermissionError(13, "The process cannot access the file")
+
+    monkeypatch.setattr(os, "name", "nt")
+    monkeypatch.setattr(os, "replace", refused)
+    with pytest.raises(fileio.FileInUseError) as raised:
+        atomic.replace()
+    monkeypatch.undo()
+    atomic.discard()
+    message = str(raised.value)
+    assert message == (
+        f"{target}: in use by another process (Windows replaces no file that another process "
+        "holds open); nothing was changed"
+    )
+    assert target.read_bytes() == b"old\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["s.jsonl"]
