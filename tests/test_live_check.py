@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 import psutil
 import pytest
-from agent_harness import place_codex, require_agent
+from agent_harness import place_codex, place_copilot, require_agent
 from agent_hook_helpers import held_open, session_bytes, wait_for_hooks
 from conftest import commit_session, linux_only
 from format_cases import SYNTHETIC
@@ -357,3 +357,52 @@ def test_a_plain_writer_keeps_a_store_session_from_stores_and_the_hook(
     assert any("claude: pass ended: exit 0" in line for line in lines), lines
     assert held.read_bytes() == before
     assert resting.read_bytes() != before
+
+
+def test_the_real_copilot_marks_the_session_it_runs_and_stores_leaves_it(
+    tmp_path: Path,
+) -> None:
+    """Copilot CLI appends to events.jsonl by its path, and marks the session it runs with
+    `inuse.<pid>.hold`: with no list of open files, that mark and its running process keep
+    the session; once the process is gone, its leftover mark does not."""
+    require_agent("copilot")
+    transcript = tmp_path / "events.jsonl"
+    transcript.write_bytes(session_bytes("copilot"))
+    with silent_model() as url:
+        where = place_copilot(transcript, tmp_path, url, "next")
+        os.utime(where.placed, (OLD, OLD))
+        before = where.placed.read_bytes()
+        home = Path(where.env["HOME"])
+        config = home / ".config" / "gitclaw-compress" / "compression.json"
+        config.parent.mkdir(parents=True)
+        config.write_bytes(orjson.dumps(THRESHOLD_ZERO))
+        env = {**where.env, "XDG_CONFIG_HOME": str(config.parent.parent)}
+        env["GITCLAW_COMPRESS_RULE_CACHE"] = os.environ["GITCLAW_COMPRESS_RULE_CACHE"]
+        rel = str(where.placed.relative_to(home / ".copilot")).replace(os.sep, "/")
+        copilot = subprocess.Popen(
+            where.argv,
+            cwd=where.workdir,
+            env=where.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + WAIT_SECONDS
+            while not list(where.placed.parent.glob("inuse.*.hold")):
+                assert copilot.poll() is None, "copilot ended before it marked its session"
+                assert time.monotonic() < deadline, "copilot never marked its session"
+            for check in ("processes", "none"):
+                done = run(home, "stores", "copilot", "--json", env=env_with(check, **env))
+                assert done.returncode == 0, done.stderr
+                [store] = orjson.loads(done.stdout)["stores"]
+                assert store["in_use"] == [rel], store
+        finally:
+            end_tree(copilot)
+    assert where.placed.read_bytes().startswith(before)
+    # Ended (killed: its mark is left behind): the session is no longer in use (written by
+    # copilot just now, it waits for the quiet minutes).
+    os.utime(where.placed, (OLD, OLD))
+    done = run(home, "stores", "copilot", "--json", env=env_with("processes", **env))
+    [store] = orjson.loads(done.stdout)["stores"]
+    assert store["in_use"] == [] and store["files"][0]["status"] == "compressed", store
