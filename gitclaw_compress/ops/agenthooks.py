@@ -591,8 +591,8 @@ def _detached(lock: IO[bytes]) -> dict[str, Any]:
     locked file and holds it until it ends. Windows: a detached process; it cannot inherit
     the lock, so there only the interval and the store's own lock keep passes apart."""
     if os.name == "nt":
-        flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined,unused-ignore]
-        return {"creationflags": flags}
+        detached = getattr(subprocess, "DETACHED_PROCESS", 0x8)
+        return {"creationflags": detached | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)}
     return {"pass_fds": (lock.fileno(),), "start_new_session": True}
 
 
