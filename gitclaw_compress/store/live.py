@@ -91,15 +91,25 @@ def check() -> Check:
     """The check this machine has (a forced one under FORCE_ENV)."""
     mode = forced()
     platform = platform_name()
-    have = _psutil() is not None and mode not in ("processes", "none")
+    present = _psutil_present()
+    have = present and mode not in ("processes", "none")
     lease = mode is None and platform == "Linux" and _has_leases()
     return Check(
         lease=lease,
         open_files=have,
         modes=have and platform == "Linux" and mode != "any-mode",
-        processes=_psutil() is not None and mode != "none",
+        processes=present and mode != "none",
         platform=platform,
     )
+
+
+@functools.cache
+def _psutil_present() -> bool:
+    """Whether psutil can be imported, without importing it (12 ms): a rename under the
+    lease never needs it."""
+    import importlib.util
+
+    return importlib.util.find_spec("psutil") is not None
 
 
 @functools.cache
@@ -125,10 +135,9 @@ def open_for_writing(only: Path | None = None) -> dict[tuple[int, int], set[int]
     the mode cannot be told: open at all), with the processes' ids; `only`: that file.
     None where the open files cannot be listed."""
     found_check = check()
-    if not found_check.open_files:
+    psutil = _psutil() if found_check.open_files else None
+    if psutil is None:  # not to be had here, or present but broken
         return None
-    psutil = _psutil()
-    assert psutil is not None
     wanted = None
     if only is not None:
         try:
@@ -190,10 +199,9 @@ class Running:
 
 def running() -> list[Running] | None:
     """Every other process this user may inspect; None where processes cannot be listed."""
-    if not check().processes:
+    psutil = _psutil() if check().processes else None
+    if psutil is None:
         return None
-    psutil = _psutil()
-    assert psutil is not None
     found = []
     for process in _others():
         try:
