@@ -108,11 +108,11 @@ def live_sessions(
     home: AgentHome, processes: list[live.Running] | None, open_files_listed: bool
 ) -> set[Path]:
     """The sessions a running agent may be writing: the newest in the folder where each
-    running one keeps its working directory's sessions (when the agent says where), those
-    a running agent marked as its own (when the agent marks them); and,
-    where the open files cannot be listed (`open_files_listed` False), every session of an
-    agent that keeps its file open while it runs, while one of its processes runs, or when
-    the processes cannot be listed either."""
+    running one keeps its working directory's sessions (when the agent says where), and
+    those a running agent marked as its own (when the agent marks them). Where the open
+    files cannot be listed (`open_files_listed` False): every session of an agent that keeps
+    its file open while it runs, while one of its processes runs, or when the processes
+    cannot be listed either."""
     mine = [process for process in processes or [] if runs(home, process.argv)]
     if not open_files_listed and home.keeps_open and (processes is None or mine):
         return set(session_files(home))

@@ -187,7 +187,7 @@ class AgentStore(Repository):
 
         if live.check().open_files:
             return False
-        return path.absolute() in {held.absolute() for held in self._live()}
+        return path.resolve() in {held.resolve() for held in self._live()}
 
     def session_ref(self, rel: str) -> str:
         """Stubs name a store's session by its full path: the agent runs `show` from its
