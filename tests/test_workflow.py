@@ -32,6 +32,10 @@ def test_the_workflow_runs_the_readme_test_command_on_every_platform() -> None:
     assert uses["actions/setup-node"]["node-version"] == "20"
     runs = [step for step in steps if "run" in step]
     assert runs[-1]["run"].strip() == command  # the README's, unchanged, on every platform
-    # Before it, only on Windows: what the command expects there (python3, .venv/bin).
-    assert all(step.get("if") == "runner.os == 'Windows'" for step in runs[:-1])
+    # Before it, only what .ci/run installs beside (tmux), and on Windows what the command
+    # expects there (python3, .venv/bin).
+    tmux, *windows = runs[:-1]
+    assert tmux["if"] == "runner.os != 'Windows'" and "install -y -q tmux" in tmux["run"]
+    assert "install -y -q tmux" in (PROJECT / ".ci" / "run").read_text()
+    assert [step.get("if") for step in windows] == ["runner.os == 'Windows'"]
     assert "-m pytest" not in "".join(step["run"] for step in runs[:-1])
