@@ -133,6 +133,7 @@ def main() -> None:
     parser.add_argument("--summarized", action="store_true", help="after a compaction record")
     parser.add_argument("--resume", action="store_true", help="resume each file in its CLI")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS))
     options = parser.parse_args()
     if not CORPUS.is_dir():
         raise SystemExit(f"no corpus at {CORPUS}")
@@ -141,7 +142,7 @@ def main() -> None:
         home = Path(temp) / "home"
         home.mkdir()
         env = {**os.environ, **GIT_ENV, "HOME": str(home)}
-        for kind in FORMATS:
+        for kind in options.formats:
             for index, source in enumerate(sorted((CORPUS / kind).glob("*.jsonl"))):
                 work = Path(temp) / f"{kind}-{index}"
                 work.mkdir()
@@ -157,7 +158,7 @@ def main() -> None:
         if options.json:
             print(orjson.dumps(report).decode())
             return
-    for kind in FORMATS:
+    for kind in options.formats:
         rows = [row for name, row in report.items() if name.startswith(kind + "/")]
         total = sum(row["bytes"] for row in rows)
         default, deep = sum(row["default"] for row in rows), sum(row["deep"] for row in rows)

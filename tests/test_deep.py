@@ -78,7 +78,7 @@ def test_the_kept_turn_size_is_a_setting() -> None:
     assert _run(data, deep=True, deep_kept_max_bytes=1 << 20) == _run(data, stub_ui_copies=True)
 
 
-def test_deep_drops_readable_thinking_of_old_turns_and_keeps_signed_and_newest() -> None:
+def test_deep_drops_the_thinking_of_old_turns_whole_and_keeps_the_newest() -> None:
     session = ClaudeSession()
     for turn in range(3):
         session.user(f"Question {turn}")
@@ -88,7 +88,7 @@ def test_deep_drops_readable_thinking_of_old_turns_and_keeps_signed_and_newest()
             claude_text(f"Answer {turn}"),
         )
     session.user("Last question")
-    session.assistant(unsigned_thinking(big_text("readable last", 10)), claude_text("Last"))
+    session.assistant(signed_thinking(big_text("signed last", 10)), claude_text("Last"))
     data = session.data()
     before = [orjson.loads(line) for line in data.split(b"\n")[:-1]]
     after = [orjson.loads(line) for line in _run(data, keep=0, deep=True)]
@@ -96,11 +96,10 @@ def test_deep_drops_readable_thinking_of_old_turns_and_keeps_signed_and_newest()
         blocks = old.get("message", {}).get("content")
         if not isinstance(blocks, list) or blocks[0].get("type") != "thinking":
             continue
-        readable, newest = not blocks[0]["signature"], "readable last" in blocks[0]["thinking"]
-        if readable and not newest:
-            assert new["message"]["content"] == [], "a readable old block stayed"
-        else:
-            assert new["message"]["content"] == blocks, "a signed or newest block changed"
+        if "last" in blocks[0]["thinking"]:  # the newest turn: a tool loop may be open
+            assert new["message"]["content"] == blocks, "the newest turn's thinking changed"
+        else:  # signed or not, dropped whole (claude-opus-4-6 binds nothing)
+            assert new["message"]["content"] == [], "an old thinking block stayed"
     # Without deep, thinking is never touched.
     default = [orjson.loads(line) for line in _run(data, keep=0)]
     assert all(
@@ -108,6 +107,91 @@ def test_deep_drops_readable_thinking_of_old_turns_and_keeps_signed_and_newest()
         for old, new in zip(before, default, strict=True)
         if old["type"] == "assistant"
     )
+
+
+def _bound_session(*, open_loop: bool = False, alone: bool = False) -> bytes:
+    """Three turns of a model with preserved thinking; each turn reads a file (a tool loop).
+    `open_loop`: the last turn stops after its tool result; `alone`: an old reply holds
+    nothing but its thinking."""
+    session = ClaudeSession()
+    for turn in range(3):
+        session.user(f"Question {turn}")
+        session.assistant(signed_thinking(f"plan {turn}"), tool_use_block(f"r{turn}"))
+        session.tool_result(f"r{turn}", big_text(f"file {turn}", 200), {"type": "text"})
+        if open_loop and turn == 2:
+            break
+        session.assistant(signed_thinking(f"answer {turn}"), claude_text(f"Answer {turn}"))
+        if alone and turn == 0:
+            session.assistant(signed_thinking("a reply of thinking alone"))
+    data = session.data().replace(b"claude-opus-4-6", b"claude-opus-5-5")
+    return data
+
+
+def tool_use_block(call_id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": "Read", "input": {"file_path": "a.py"}}
+
+
+def _thinking(lines: list[bytes]) -> list[str]:
+    return [
+        block["thinking"]
+        for line in lines
+        for block in orjson.loads(line).get("message", {}).get("content", [])
+        if isinstance(block, dict) and block.get("type") == "thinking"
+    ]
+
+
+def test_deep_drops_every_thinking_block_of_a_bound_session_in_the_kept_turns_too() -> None:
+    data = _bound_session()
+    deep = _run(data, keep=1, deep=True)
+    assert _thinking(deep) == [], "a bound block stayed: its prefix changed"
+    assert b"file 0 line 150" not in b"".join(deep), "the old outputs stayed whole"
+    # No message is left empty: each reply keeps its text or tool call.
+    for line in deep:
+        entry = orjson.loads(line)
+        if entry["type"] == "assistant" and entry["message"]["content"] == []:
+            reply = entry["message"]["id"]
+            assert any(
+                orjson.loads(other)["message"]["id"] == reply
+                and orjson.loads(other)["message"]["content"]
+                for other in deep
+                if orjson.loads(other)["type"] == "assistant"
+            )
+    # The default keeps today's rule: nothing the model sees before the newest bound block.
+    assert _thinking(_run(data, keep=1)) == _thinking(data.split(b"\n")[:-1])
+
+
+@pytest.mark.parametrize("shape", ["open_loop", "alone"])
+def test_deep_keeps_a_bound_prefix_whole_where_its_thinking_must_stay(shape: str) -> None:
+    data = _bound_session(**{shape: True})
+    original = data.split(b"\n")[:-1]
+    deep = _run(data, keep=1, deep=True)
+    assert _thinking(deep) == _thinking(original)
+    last_bound = max(i for i, line in enumerate(original) if b"plan 2" in line)
+    for old, new in zip(original[:last_bound], deep[:last_bound], strict=True):
+        sent = orjson.loads(old).get("message")
+        assert orjson.loads(new).get("message") == sent, "a bound block's prefix changed"
+
+
+def test_deep_stubs_large_user_text_of_older_turns_only() -> None:
+    session = ClaudeSession()
+    pasted = big_text("pasted log", 400)  # about 16 KB
+    session.user("Look at this log:\n" + pasted)
+    session.assistant(claude_text("It fails at step 3."))
+    session.user([claude_text("And this one:\n" + pasted)])
+    session.assistant(claude_text("The same."))
+    session.user("Summary", isCompactSummary=True)
+    session.user("Last: " + pasted)
+    session.assistant(claude_text("Done."))
+    data = session.data()
+    lines = data.split(b"\n")[:-1]
+    assert _run(data, keep=1) == lines, "the default stubbed user text"
+    deep = _run(data, keep=1, deep=True)
+    first, second = (orjson.loads(deep[i])["message"]["content"] for i in (0, 2))
+    assert isinstance(first, str) and first.startswith(STUB_PREFIX)
+    assert "Look at this log:" in first and "gitclaw-compress show" in first
+    assert len(first) < 600
+    assert second[0]["type"] == "text" and second[0]["text"].startswith(STUB_PREFIX)
+    assert deep[5] == lines[5], "the kept turn's text changed"
 
 
 def test_deep_archives_what_claude_code_never_sends_before_its_compact_boundary() -> None:
@@ -127,7 +211,7 @@ def test_deep_archives_what_claude_code_never_sends_before_its_compact_boundary(
             assert new == old, "a line Claude Code reads for itself changed"
         blocks = old.get("message", {}).get("content")
         if isinstance(blocks, list) and blocks and blocks[0].get("signature"):
-            assert new["message"]["content"] == blocks, "a signed block changed"
+            assert new["message"]["content"] in (blocks, []), "a signed block was edited"
 
 
 def _two_compactions(*, large_last: bool = False) -> bytes:

@@ -178,6 +178,18 @@ def tool_output_stub(
     return f"{head}\n{preview(text, settings)}"
 
 
+def head(text: str, settings: PreviewSettings) -> str:
+    """The first lines of `text` (twice the preview's), each cut short."""
+    lines = text[: settings.lines * 2 * (settings.line_chars + 1) * 4].split("\n")
+    shown = [cut(line, settings.line_chars) for line in lines[: settings.lines * 2]]
+    return "\n".join(shown)
+
+
+def user_text_stub(text: str, show: str, settings: PreviewSettings) -> str:
+    """Text a person pasted in an older turn (deep), long since answered."""
+    return f"{STUB_PREFIX} Text elided: {text_shape(text)}. Full: {show}\n{head(text, settings)}"
+
+
 def argument_stub(key: str, value: object, show: str, line_chars: int) -> str:
     """A tool-call argument replaced because the call was large."""
     if isinstance(value, str):

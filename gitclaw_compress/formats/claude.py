@@ -209,6 +209,12 @@ class ClaudeRules:
         # still be open).
         self.answered: set[str] = set()
         self.last_turn_start = 0
+        # Deep: whether the newest turn ends in an open tool loop (its last line a tool call,
+        # a tool result or thinking): the API then needs that loop's thinking back as it was.
+        self.turn_open = False
+        # Deep: bound thinking-only lines by reply id (all dropped, or none, see
+        # `drops_every_thinking`).
+        self._bound_only: list[str] = []
         # Preserved thinking: the newest line holding a thinking block bound to its prefix,
         # and the newest compact boundary (Claude Code sends nothing before it, unless a
         # boundary keeps a segment from before it).
@@ -219,8 +225,11 @@ class ClaudeRules:
     def observe(self, number: int, entry: Entry) -> bool:
         kind = entry.get("type")
         if kind != "assistant":  # `edits` changes user and progress lines, and tool calls
-            if self.settings.deep and is_turn_start(entry):
-                self.last_turn_start = number
+            if self.settings.deep and kind == "user":
+                if is_turn_start(entry):
+                    self.last_turn_start, self.turn_open = number, False
+                elif _holds_tool_result(entry):
+                    self.turn_open = True
             if kind == "system" and entry.get("subtype") == "compact_boundary":
                 self._observe_boundary(number, entry)
             return kind in ("user", "progress")
@@ -229,6 +238,8 @@ class ClaudeRules:
             return False
         if _holds_bound_thinking(message):
             self.bound_until = number
+            if self.settings.deep and _thinking_only(message):
+                self._bound_only.append(str(message.get("id")))
         calls = False
         for block in _blocks(message):
             if isinstance(block, dict) and block.get("type") == "tool_use":
@@ -239,12 +250,14 @@ class ClaudeRules:
         if not self.settings.deep:
             return calls
         reply_id = message.get("id")
+        blocks = [block for block in _blocks(message) if isinstance(block, dict)]
         if isinstance(reply_id, str) and any(
-            isinstance(block, dict) and block.get("type") in ("text", "tool_use")
-            for block in _blocks(message)
+            block.get("type") in ("text", "tool_use") for block in blocks
         ):
             self.answered.add(reply_id)
-        return calls or _readable_thinking_only(message)
+        if blocks:
+            self.turn_open = blocks[-1].get("type") != "text"
+        return calls or any(block.get("type") in THINKING_TYPES for block in blocks)
 
     def _observe_boundary(self, number: int, entry: Entry) -> None:
         metadata = entry.get("compactMetadata")
@@ -255,28 +268,50 @@ class ClaudeRules:
         self.sent_from = number
         self.bound_until = 0  # thinking before the boundary is never sent again
 
+    def drops_every_thinking(self) -> bool:
+        """Deep, on a session whose thinking binds its prefix (preserved thinking): every
+        thinking block Claude Code sends goes whole, in the kept turns too, so that none comes
+        back with a changed prefix (Anthropic's advice for tools that trim earlier turns). Not
+        when the newest turn ends in an open tool loop (the API wants that loop's thinking
+        back, bound to what was sent before it), nor when a bound block is a reply's only
+        content (the message would be empty): then nothing before it changes, as by default."""
+        if not (self.settings.deep and self.bound_until) or self.turn_open:
+            return False
+        return all(reply in self.answered for reply in self._bound_only)
+
+    def _bound_until(self) -> int:
+        return 0 if self.drops_every_thinking() else self.bound_until
+
     def in_bound_prefix(self, number: int) -> bool:
         """Whether line `number` is sent before a thinking block bound to its prefix (the
         newest one Claude Code sends): then what the model sees there stays byte for byte."""
         sent_from = 0 if self.keeps_segments else self.sent_from
-        return sent_from < number <= self.bound_until
+        return sent_from < number <= self._bound_until()
 
     def preserved_thinking_span(self) -> tuple[int, int] | None:
         first = 1 if self.keeps_segments else self.sent_from + 1
-        return (first, self.bound_until) if self.bound_until >= first else None
+        bound_until = self._bound_until()
+        return (first, bound_until) if bound_until >= first else None
 
-    def _droppable_thinking(self, message: dict[str, Any], number: int) -> bool:
-        """Deep: a line that holds only readable (unsigned) thinking, of a reply whose text
-        or tool call is on another line, in a turn older than the newest. The Messages API
-        accepts earlier turns without their thinking; a signed block is kept (its signature
-        is the provider's), and so is any thinking of the newest turn, where a tool loop may
-        still need it."""
-        return (
-            self.settings.deep
-            and number < self.last_turn_start
-            and _readable_thinking_only(message)
-            and message.get("id") in self.answered
-        )
+    def _thinking_edits(self, message: dict[str, Any], number: int) -> list[Edit]:
+        """Deep: the thinking blocks of a reply in a turn older than the newest (of every
+        turn, with `drops_every_thinking`), each dropped whole, never edited: the Messages
+        API takes earlier turns without their thinking. A line of thinking alone becomes
+        `content: []` only when its reply's text or tool call is on another line (Claude
+        Code merges the lines of one reply by `message.id`), never an empty message."""
+        if not self.settings.deep or not (
+            number < self.last_turn_start or self.drops_every_thinking()
+        ):
+            return []
+        blocks = message.get("content")
+        if not isinstance(blocks, list):
+            return []
+        rest = [b for b in blocks if not (isinstance(b, dict) and b.get("type") in THINKING_TYPES)]
+        if len(rest) == len(blocks):
+            return []
+        if not rest and message.get("id") not in self.answered:
+            return []
+        return [Edit(("message", "content"), rest)]
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         if self.in_bound_prefix(scope.number):
@@ -290,6 +325,9 @@ class ClaudeRules:
             edits = self._ui_edits(entry, scope)
             if scope.kept_large:
                 edits.extend(self._kept_large_edits(entry, scope))
+                message = message_of(entry)
+                if entry.get("type") == "assistant" and message is not None:
+                    edits.extend(self._thinking_edits(message, scope.number))
             return edits
         kind = entry.get("type")
         if not scope.full:  # a budget policy chose this line's tool output: only that
@@ -365,9 +403,10 @@ class ClaudeRules:
         if message is None:
             return []
         edits: list[Edit] = []
-        if self._droppable_thinking(message, scope.number):
-            # The whole block goes (never edited): the reply's other lines still carry it.
-            return [Edit(("message", "content"), [])]
+        dropped = self._thinking_edits(message, scope.number)
+        if dropped:
+            # Whole blocks go (never edited); the tool calls left keep their size for now.
+            return dropped
         for index, block in enumerate(_blocks(message)):
             if not isinstance(block, dict):
                 continue
@@ -438,9 +477,33 @@ class ClaudeRules:
                     ((mime, size),) = _images_of([block])
                     stub = stubs.image_stub("User" if typed else "Tool", mime, size, scope.show)
                     edits.append(Edit(base, {"type": "text", "text": stub}))
+        if message is not None and self.settings.deep and not entry.get("isCompactSummary"):
+            edits.extend(self._user_text_edits(message, scope))
         result = entry.get("toolUseResult")
         if result is not None:
             edits.extend(_shrink_ui(result, ("toolUseResult",), self._ui_stub(scope)))
+        return edits
+
+    def _user_text_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
+        """Deep, in older turns: text over `deep_kept_max_bytes` that a person pasted (or a
+        command printed) becomes its head and the `show` command; the model answered it
+        long ago. A compaction summary (what Claude Code resumes from) is never stubbed."""
+        limit, preview = self.settings.deep_kept_max_bytes, self.settings.preview
+        content = message.get("content")
+        if isinstance(content, str):
+            if _size(content) <= limit or stubs.is_stub(content):
+                return []
+            return [
+                Edit(("message", "content"), stubs.user_text_stub(content, scope.show, preview))
+            ]
+        edits: list[Edit] = []
+        for index, block in enumerate(_blocks(message)):
+            if not isinstance(block, dict) or block.get("type") != "text":
+                continue
+            text = block.get("text")
+            if isinstance(text, str) and _size(text) > limit and not stubs.is_stub(text):
+                path: JsonPath = ("message", "content", index, "text")
+                edits.append(Edit(path, stubs.user_text_stub(text, scope.show, preview)))
         return edits
 
     def _tool_result_edits(
@@ -484,18 +547,23 @@ def _holds_bound_thinking(message: dict[str, Any]) -> bool:
     )
 
 
-def _readable_thinking_only(message: dict[str, Any]) -> bool:
-    """Whether a message's content is thinking blocks alone, none of them signed."""
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def _thinking_only(message: dict[str, Any]) -> bool:
+    """Whether a message's content is thinking blocks alone."""
     blocks = message.get("content")
     return (
         isinstance(blocks, list)
         and bool(blocks)
-        and all(
-            isinstance(block, dict)
-            and block.get("type") == "thinking"
-            and not block.get("signature")
-            for block in blocks
-        )
+        and all(isinstance(block, dict) and block.get("type") in THINKING_TYPES for block in blocks)
+    )
+
+
+def _holds_tool_result(entry: Entry) -> bool:
+    message = message_of(entry)
+    return message is not None and any(
+        isinstance(block, dict) and block.get("type") == "tool_result" for block in _blocks(message)
     )
 
 
