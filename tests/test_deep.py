@@ -363,3 +363,29 @@ def test_restore_of_a_deep_run_is_identity_for_every_format(case: FormatCase) ->
         _deep_round_trip(case.name, data, keep, kept_max)
 
     run()
+
+
+def test_deep_keeps_the_usage_counts_claude_code_reads_in_older_turns() -> None:
+    session = ClaudeSession()
+    for turn in range(2):
+        session.user(f"Question {turn}")
+        session.assistant(claude_text(f"Answer {turn}"))
+    data = session.data()
+    full = {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cache_read_input_tokens": 80475,
+        "cache_creation": {"ephemeral_5m_input_tokens": 32, "ephemeral_1h_input_tokens": 0},
+        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+        "service_tier": "standard",
+        "inference_geo": "",
+        "iterations": [],
+        "speed": "standard",
+    }
+    data = data.replace(b'{"input_tokens":10,"output_tokens":5}', orjson.dumps(full))
+    lines = data.split(b"\n")[:-1]
+    assert _run(data, keep=1) == lines
+    deep = [orjson.loads(line) for line in _run(data, keep=1, deep=True)]
+    counts = {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 80475}
+    assert deep[1]["message"]["usage"] == counts, "an old reply kept more than the counts"
+    assert deep[3]["message"]["usage"] == full, "the kept turn's usage changed"

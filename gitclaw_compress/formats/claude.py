@@ -257,7 +257,12 @@ class ClaudeRules:
             self.answered.add(reply_id)
         if blocks:
             self.turn_open = blocks[-1].get("type") != "text"
-        return calls or any(block.get("type") in THINKING_TYPES for block in blocks)
+        usage = message.get("usage")
+        return (
+            calls
+            or any(block.get("type") in THINKING_TYPES for block in blocks)
+            or (isinstance(usage, dict) and not USAGE_READ.issuperset(usage))
+        )
 
     def _observe_boundary(self, number: int, entry: Entry) -> None:
         metadata = entry.get("compactMetadata")
@@ -293,6 +298,22 @@ class ClaudeRules:
         bound_until = self._bound_until()
         return (first, bound_until) if bound_until >= first else None
 
+    def _usage_edits(self, entry: Entry) -> list[Edit]:
+        """Deep, in older turns: a reply's `usage` keeps the four counts Claude Code reads
+        back from a transcript (its context size walks back to the newest reply's; its
+        session total adds input, cache and output tokens); the rest (cache breakdown, tier,
+        geography, iterations) is read by no CLI and never sent to a model."""
+        message = message_of(entry)
+        usage = None if message is None else message.get("usage")
+        if (
+            not self.settings.deep
+            or entry.get("type") != "assistant"
+            or not isinstance(usage, dict)
+        ):
+            return []
+        kept = {key: value for key, value in usage.items() if key in USAGE_READ}
+        return [] if len(kept) == len(usage) else [Edit(("message", "usage"), kept)]
+
     def _thinking_edits(self, message: dict[str, Any], number: int) -> list[Edit]:
         """Deep: the thinking blocks of a reply in a turn older than the newest (of every
         turn, with `drops_every_thinking`), each dropped whole, never edited: the Messages
@@ -320,7 +341,10 @@ class ClaudeRules:
             # sees may go (and, under deep, what the core finds it never sends again).
             if not (scope.full or scope.ui_only):
                 return []
-            return [Edit(e.path, e.value, unseen=True) for e in self._ui_edits(entry, scope)]
+            edits = self._ui_edits(entry, scope)
+            if scope.full:
+                edits.extend(self._usage_edits(entry))
+            return [Edit(e.path, e.value, unseen=True) for e in edits]
         if scope.ui_only:
             edits = self._ui_edits(entry, scope)
             if scope.kept_large:
@@ -402,11 +426,12 @@ class ClaudeRules:
         message = message_of(entry)
         if message is None:
             return []
-        edits: list[Edit] = []
+        usage = self._usage_edits(entry)
         dropped = self._thinking_edits(message, scope.number)
         if dropped:
             # Whole blocks go (never edited); the tool calls left keep their size for now.
-            return dropped
+            return usage + dropped
+        edits: list[Edit] = []
         for index, block in enumerate(_blocks(message)):
             if not isinstance(block, dict):
                 continue
@@ -422,6 +447,9 @@ class ClaudeRules:
                     _size(arguments) > self.settings.tool_call_max_bytes
                 ):
                     edits.extend(self._input_edits(arguments, (*base, "input"), scope))
+        # Alone, a trimmed usage must save more than the marker it brings costs.
+        if edits or (usage and _size(message["usage"]) - _size(usage[0].value) > USAGE_ALONE_MIN):
+            edits.extend(usage)
         return edits
 
     def _input_edits(self, value: object, path: JsonPath, scope: Scope) -> list[Edit]:
@@ -528,6 +556,13 @@ class ClaudeRules:
         value: object = stub if isinstance(content, str) else [{"type": "text", "text": stub}]
         return [Edit((*base, "content"), value)]
 
+
+# The counts of a reply's `usage` that Claude Code reads from a transcript.
+USAGE_READ = frozenset(
+    {"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
+)
+
+USAGE_ALONE_MIN = 100  # bytes a trimmed usage saves before it is worth a line's marker
 
 # Deep: the lines whose strings go when the chain Claude Code sends no longer reaches them,
 # and the members that stay there (settings and places, short or read by the CLI).
@@ -726,9 +761,15 @@ class ClaudeFormat(FormatBase):
         message = message_of(entry)
         if message is None:
             return
-        for key in ("id", "role", "model", "usage", "stop_reason"):
+        for key in ("id", "role", "model", "stop_reason"):
             if key in message:
                 yield f"message.{key}", message[key]
+        usage = message.get("usage")
+        if isinstance(usage, dict):  # deep keeps only the counts Claude Code reads
+            for key in sorted(USAGE_READ & usage.keys()):
+                yield f"message.usage.{key}", usage[key]
+        elif "usage" in message:
+            yield "message.usage", usage
         content = message.get("content")
         if isinstance(content, str):
             yield "message.content", content
