@@ -389,3 +389,29 @@ def test_deep_keeps_the_usage_counts_claude_code_reads_in_older_turns() -> None:
     counts = {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 80475}
     assert deep[1]["message"]["usage"] == counts, "an old reply kept more than the counts"
     assert deep[3]["message"]["usage"] == full, "the kept turn's usage changed"
+
+
+def test_codex_stubs_the_ui_copy_of_an_old_mcp_result_by_default() -> None:
+    from synthetic_codex import RolloutBuilder, listing
+
+    rollout = RolloutBuilder()
+    turn = rollout.start_turn("Look up the issue")
+    call = rollout.call_id()
+    body = listing("issue body")
+    rollout.item("function_call", name="mcp__linear__get_issue", arguments="{}", call_id=call)
+    rollout.item("function_call_output", call_id=call, output=body)
+    rollout.event(
+        "mcp_tool_call_end",
+        call_id=call,
+        invocation={"server": "linear", "tool": "get_issue", "arguments": {"id": "LAF-17"}},
+        result={"Ok": {"content": [{"type": "text", "text": body}], "isError": False}},
+    )
+    rollout.reply(turn, "Found it.")
+    rollout.full_turn(2)
+    data = rollout.data()
+    after = _run(data, keep=1)
+    end = next(orjson.loads(line) for line in after if b"mcp_tool_call_end" in line)
+    block = end["payload"]["result"]["Ok"]["content"][0]
+    assert block["type"] == "text" and block["text"].startswith(STUB_PREFIX)
+    assert end["payload"]["invocation"]["arguments"] == {"id": "LAF-17"}
+    assert end["payload"]["result"]["Ok"]["isError"] is False
