@@ -245,10 +245,7 @@ def ui_value_stub(name: str, text: str, images: list[tuple[str, int]], show: str
 
 def superseded_stub(key: str, text: str, show: str) -> str:
     """A value on a line the agent never sends again (before its newest compaction record)."""
-    return (
-        f"{STUB_PREFIX} {key} elided: {text_shape(text)} (before the compaction the agent "
-        f"resumes from; never sent again). Full entry: {show}"
-    )
+    return f"{STUB_PREFIX} {key}: {text_shape(text)}, before the compaction. {show}"
 
 
 def ui_copy_stub(key: str, size: int, show: str) -> str:
