@@ -200,7 +200,11 @@ def test_deep_archives_what_claude_code_never_sends_before_its_compact_boundary(
     boundary = next(i for i, line in enumerate(lines) if b"compact_boundary" in line)
     # From the boundary on, deep does what stubUiCopies does (no output there is over 8 KiB).
     default, deep = _run(data, keep=1, stub_ui_copies=True), _run(data, keep=1, deep=True)
-    assert deep[boundary:] == default[boundary:], "deep changed what the CLI resumes with"
+    # (its UI-copy stubs are shorter: only what the model sees is compared)
+    sent = [orjson.loads(line).get("message") for line in deep[boundary:]]
+    assert sent == [orjson.loads(line).get("message") for line in default[boundary:]], (
+        "deep changed what the CLI resumes with"
+    )
     before = [orjson.loads(line) for line in lines[:boundary]]
     now = [orjson.loads(line) for line in deep[:boundary]]
     assert sum(map(len, deep[:boundary])) < sum(map(len, default[:boundary]))
@@ -415,3 +419,44 @@ def test_codex_stubs_the_ui_copy_of_an_old_mcp_result_by_default() -> None:
     assert block["type"] == "text" and block["text"].startswith(STUB_PREFIX)
     assert end["payload"]["invocation"]["arguments"] == {"id": "LAF-17"}
     assert end["payload"]["result"]["Ok"]["isError"] is False
+
+
+def test_deep_stubs_what_old_attachments_send_and_keeps_the_kept_turns() -> None:
+    session = ClaudeSession()
+    body = big_text("notes", 80)
+    file = {"type": "text", "file": {"filePath": "/p/notes.md", "content": body}}
+    for turn in range(2):
+        session.user(f"Read @notes.md ({turn})")
+        session.chain(
+            "attachment", attachment={"type": "file", "filename": "/p/notes.md", "content": file}
+        )
+        session.chain(
+            "attachment",
+            attachment={"type": "hook_success", "hookEvent": "SessionStart", "content": body},
+        )
+        session.assistant(claude_text(f"Read {turn}."))
+    data = session.data()
+    lines = data.split(b"\n")[:-1]
+    assert _run(data, keep=1) == lines, "the default touched an attachment"
+    deep = [orjson.loads(line) for line in _run(data, keep=1, deep=True)]
+    old_file, old_hook = deep[1]["attachment"], deep[2]["attachment"]
+    stub = old_file["content"]["file"]["content"]
+    assert stub.startswith(STUB_PREFIX) and "Read '/p/notes.md'" in stub
+    assert old_file["content"]["file"]["filePath"] == "/p/notes.md"
+    assert old_hook["content"].startswith(STUB_PREFIX) and old_hook["hookEvent"] == "SessionStart"
+    assert [orjson.dumps(entry) for entry in deep[4:]] == lines[4:], "a kept attachment changed"
+
+
+def test_deep_stubs_are_shorter_than_the_defaults() -> None:
+    data = compacted_session().data()
+    default, deep = _run(data, keep=1), _run(data, keep=1, deep=True)
+
+    def stub_bytes(lines: list[bytes]) -> int:
+        return sum(
+            len(text)
+            for line in lines
+            for text in json.dumps(orjson.loads(line)).split('"')
+            if text.startswith(STUB_PREFIX)
+        )
+
+    assert 0 < stub_bytes(deep) < stub_bytes(default)

@@ -231,12 +231,17 @@ def bash_output_stub(text: str, show: str, settings: PreviewSettings) -> str:
     )
 
 
-def ui_value_stub(name: str, text: str, images: list[tuple[str, int]], show: str) -> str:
-    """A value only the transcript renderer reads (Claude Code's `toolUseResult`)."""
+def ui_value_stub(
+    name: str, text: str, images: list[tuple[str, int]], show: str, *, short: bool = False
+) -> str:
+    """A value only the transcript renderer reads (Claude Code's `toolUseResult`); `short`
+    (deep): its shape and the `show` command, no more."""
     shape = "; ".join(
         ([text_shape(text)] if text or not images else [])
         + ([describe_images(images)] if images else [])
     )
+    if short:
+        return f"{STUB_PREFIX} {shape}, UI only. {show}"
     return (
         f"{STUB_PREFIX} {name} elided: {shape} (shown only in the UI, never sent to the "
         f"model). Full entry: {show}"

@@ -33,6 +33,7 @@ What the model sees: `claude_view.py` (each line in neutral terms) and `claude_c
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -202,6 +203,11 @@ class ClaudeRules:
 
     def __init__(self, settings: CompressSettings) -> None:
         self.settings = settings
+        # Deep: stubs as short as a reader and `show` need, a head and a tail line each.
+        preview = settings.preview
+        self.preview = (
+            dataclasses.replace(preview, lines=min(preview.lines, 1)) if settings.deep else preview
+        )
         self.calls: dict[str, str] = {}  # tool_use id -> "Read 'src/app.ts'"
         # Deep: API message ids with a text or tool_use block on some line (Claude Code
         # writes each block of a reply on its own line, all with the reply's message.id),
@@ -232,7 +238,7 @@ class ClaudeRules:
                     self.turn_open = True
             if kind == "system" and entry.get("subtype") == "compact_boundary":
                 self._observe_boundary(number, entry)
-            return kind in ("user", "progress")
+            return kind in ("user", "progress") or (self.settings.deep and kind == "attachment")
         message = message_of(entry)
         if message is None:
             return False
@@ -362,7 +368,46 @@ class ClaudeRules:
             return self._user_edits(entry, scope)
         if kind == "progress" and isinstance(entry.get("data"), dict):
             return _shrink_ui(entry["data"], ("data",), self._ui_stub(scope))
+        if kind == "attachment" and self.settings.deep:
+            return self._attachment_edits(entry.get("attachment"), scope)
         return []
+
+    def _attachment_edits(self, attachment: object, scope: Scope) -> list[Edit]:
+        """Deep, in older turns: what Claude Code sends the model from an attachment line,
+        long since answered. A file it read for the prompt becomes a tool output's stub; an
+        edited file's snippet, a skill listing and a hook's output over
+        `tool_result_max_bytes`, and a message queued while it worked over
+        `deep_kept_max_bytes` (what a person typed), become their first lines and `show`."""
+        if not isinstance(attachment, dict):
+            return []
+        kind, base = attachment.get("type"), ("attachment",)
+        preview, limit = self.preview, self.settings.tool_result_max_bytes
+        content = attachment.get("content")
+        if kind == "file" and isinstance(content, dict):
+            file = content.get("file")
+            body = file.get("content") if isinstance(file, dict) else None
+            if not isinstance(body, str) or _size(body) <= limit or stubs.is_stub(body):
+                return []
+            name = call_descriptor("Read", {"file_path": attachment.get("filename")})
+            stub = stubs.tool_output_stub(
+                tool=name,
+                text=body,
+                images=[],
+                failed=False,
+                reason=None,
+                show=scope.show,
+                settings=preview,
+            )
+            return [Edit((*base, "content", "file", "content"), stub)]
+        key = {"edited_text_file": "snippet", "queued_command": "prompt"}.get(str(kind), "content")
+        if kind == "queued_command":
+            limit = self.settings.deep_kept_max_bytes
+        elif not (kind in ("edited_text_file", "skill_listing") or str(kind).startswith("hook_")):
+            return []
+        value = attachment.get(key)
+        if not isinstance(value, str) or _size(value) <= limit or stubs.is_stub(value):
+            return []
+        return [Edit((*base, key), stubs.user_text_stub(value, scope.show, preview))]
 
     def _pruned_output_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """The tool results of a user line, whatever their size; the renderer's copy
@@ -417,8 +462,10 @@ class ClaudeRules:
         return []
 
     def _ui_stub(self, scope: Scope) -> StubText:
+        short = self.settings.deep
+
         def stub_text(path: JsonPath, text: str, images: list[tuple[str, int]]) -> str:
-            return stubs.ui_value_stub(_path_name(path), text, images, scope.show)
+            return stubs.ui_value_stub(_path_name(path), text, images, scope.show, short=short)
 
         return stub_text
 
@@ -516,7 +563,7 @@ class ClaudeRules:
         """Deep, in older turns: text over `deep_kept_max_bytes` that a person pasted (or a
         command printed) becomes its head and the `show` command; the model answered it
         long ago. A compaction summary (what Claude Code resumes from) is never stubbed."""
-        limit, preview = self.settings.deep_kept_max_bytes, self.settings.preview
+        limit, preview = self.settings.deep_kept_max_bytes, self.preview
         content = message.get("content")
         if isinstance(content, str):
             if _size(content) <= limit or stubs.is_stub(content):
@@ -551,7 +598,7 @@ class ClaudeRules:
             failed=block.get("is_error") is True,
             reason=None,
             show=scope.show,
-            settings=self.settings.preview,
+            settings=self.preview,
         )
         value: object = stub if isinstance(content, str) else [{"type": "text", "text": stub}]
         return [Edit((*base, "content"), value)]
