@@ -123,7 +123,7 @@ def resume(kind: str, files: dict[str, Path], work: Path) -> dict[str, Any]:
         bodies[mode] = run.body
         sent[f"messages_{mode}"] = len(orjson.dumps(conversation(run.body)))
         sent[f"request_{mode}"] = len(orjson.dumps(run.body))
-        if mode == "deep":
+        if mode == "deep" and kind == "claude":  # an Anthropic message needs content
             sent["empty_messages"] = sum(
                 1 for message in conversation(run.body) if not message.get("content")
             )
@@ -245,8 +245,10 @@ def _line(name: str, row: dict[str, Any]) -> str:
                     text += f" {mode} {_cut(sent, row[f'{what}_{mode}'])}"
         text += (
             f"; same messages {row['same_messages']}, tool calls {row['same_tool_calls']}, "
-            f"signed kept {row['signed_kept']}, empty messages {row['empty_messages']}"
+            f"signed kept {row['signed_kept']}"
         )
+        if "empty_messages" in row:
+            text += f", empty messages {row['empty_messages']}"
     return text
 
 
