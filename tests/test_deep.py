@@ -460,3 +460,16 @@ def test_deep_stubs_are_shorter_than_the_defaults() -> None:
         )
 
     assert 0 < stub_bytes(deep) < stub_bytes(default)
+
+
+def test_deep_keeps_the_thinking_of_every_kept_turn_of_a_model_that_binds_nothing() -> None:
+    session = ClaudeSession()
+    for turn in range(3):
+        session.user(f"Question {turn}")
+        session.assistant(signed_thinking(f"thought {turn}"), claude_text(f"Answer {turn}"))
+    data = session.data()
+    lines = data.split(b"\n")[:-1]
+    deep = _run(data, keep=2, deep=True)
+    kept = next(i for i, line in enumerate(lines) if b"Question 1" in line)
+    assert deep[kept:] == lines[kept:], "a kept turn changed"
+    assert _thinking(deep) == ["thought 1", "thought 2"]

@@ -221,6 +221,7 @@ class ClaudeRules:
         # Deep: bound thinking-only lines by reply id (all dropped, or none, see
         # `drops_every_thinking`).
         self._bound_only: list[str] = []
+        self._drops: bool | None = None
         # Preserved thinking: the newest line holding a thinking block bound to its prefix,
         # and the newest compact boundary (Claude Code sends nothing before it, unless a
         # boundary keeps a segment from before it).
@@ -229,6 +230,7 @@ class ClaudeRules:
         self.keeps_segments = False
 
     def observe(self, number: int, entry: Entry) -> bool:
+        self._drops = None
         kind = entry.get("type")
         if kind != "assistant":  # `edits` changes user and progress lines, and tool calls
             if self.settings.deep and kind == "user":
@@ -286,9 +288,14 @@ class ClaudeRules:
         when the newest turn ends in an open tool loop (the API wants that loop's thinking
         back, bound to what was sent before it), nor when a bound block is a reply's only
         content (the message would be empty): then nothing before it changes, as by default."""
-        if not (self.settings.deep and self.bound_until) or self.turn_open:
-            return False
-        return all(reply in self.answered for reply in self._bound_only)
+        if self._drops is None:  # decided once pass 1 is over (observe resets it)
+            self._drops = (
+                self.settings.deep
+                and self.bound_until > 0
+                and not self.turn_open
+                and all(reply in self.answered for reply in self._bound_only)
+            )
+        return self._drops
 
     def _bound_until(self) -> int:
         return 0 if self.drops_every_thinking() else self.bound_until
@@ -356,7 +363,8 @@ class ClaudeRules:
             if scope.kept_large:
                 edits.extend(self._kept_large_edits(entry, scope))
                 message = message_of(entry)
-                if entry.get("type") == "assistant" and message is not None:
+                # Thinking of the kept turns goes only when every block the CLI sends does.
+                if message is not None and self.drops_every_thinking():
                     edits.extend(self._thinking_edits(message, scope.number))
             return edits
         kind = entry.get("type")
