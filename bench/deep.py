@@ -1,6 +1,7 @@
 """Deep compression on every corpus file, end to end. A script, not a test: it prints numbers.
 
-    python bench/deep.py [--keep-turns 1] [--summarized] [--resume] [--json]
+    python bench/deep.py [--keep-turns 1] [--summarized] [--resume] [--cozempic] [--json]
+                         [--formats pi claude codex copilot]
 
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, committed into a fresh git
 repository where its agent keeps it, the real command line is run twice: `compress --force
