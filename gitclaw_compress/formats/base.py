@@ -110,7 +110,9 @@ def superseded_edits(
         if json_size(value) <= SUPERSEDED_MIN_BYTES or stubs.is_stub(value):
             return []
         key = next((step for step in reversed(path) if isinstance(step, str)), "value")
-        return [Edit(path, stubs.superseded_stub(key, value, show))]
+        stub = stubs.superseded_stub(key, value, show)
+        # A stub no shorter than the value would only grow the line.
+        return [Edit(path, stub)] if json_size(stub) < json_size(value) else []
     if isinstance(value, dict):
         if value.get("type") in WHOLE_TYPES:
             return []
