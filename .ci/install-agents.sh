@@ -8,8 +8,8 @@
 # linux binary comes in an optional platform package of about 500 MB.
 set -euo pipefail
 
-CLAUDE_VERSION="2.1.197"
-CODEX_VERSION="0.169.0"
+CLAUDE_VERSION="2.1.332"
+CODEX_VERSION="0.171.0"
 COPILOT_VERSION="1.0.102"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -44,6 +44,9 @@ from fake_llm_sse import (
 )
 from pi_harness import chain_reaches_root, find_pi, prepare_pi_run, resume_mode
 
+from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
+from gitclaw_compress.formats.claude import FORMAT as CLAUDE
+
 REPO = Path(__file__).resolve().parent.parent
 AGENTS_CACHE = REPO / ".cache" / "agents"
 AGENTS = ("claude", "codex", "copilot")
@@ -59,6 +62,10 @@ FALLBACK_CODEX_MODEL = "gpt-5.1-codex-mini"
 COPILOT_XDG_CACHE = AGENTS_CACHE / "xdg-cache"
 
 # What the interactive Claude Code screen shows when rendering a transcript went wrong.
+# The footer of Claude Code's input box when it waits for a prompt: the default, and the one
+# of a session resumed in a permission mode it recorded ("auto mode on (shift+tab to cycle)").
+CLAUDE_IDLE = ("? for shortcuts", "(shift+tab to cycle)")
+QUIET_CAPTURES = 3  # a ready screen that printed nothing for this many captures is at rest
 CLAUDE_SCREEN_ERRORS = (
     "TypeError",
     "ReferenceError",
@@ -302,7 +309,7 @@ def claude_session_id(transcript: Path) -> str:
 
 
 def claude_project_dir(config_dir: Path, cwd: Path) -> Path:
-    """Where Claude Code looks for the sessions of ``cwd``. Checked with 2.1.197: every
+    """Where Claude Code looks for the sessions of ``cwd``. Checked with 2.1.197, 2.1.332: every
     character that is not an ASCII letter or digit becomes ``-`` (also ``_`` and spaces,
     not only ``/ . \\ :``)."""
     return config_dir / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
@@ -355,10 +362,11 @@ def claude_interactive_screen(
     ready. With ``detailed``, then press ctrl+o and return the detailed transcript view,
     which also renders each tool's ``toolUseResult`` (stdout, file contents, image sizes).
 
-    Raises :class:`AgentError` with the last screen if a view does not show within
-    ``timeout`` seconds (a guard against a hang: a count of captures ran out early while
-    the pane kept printing, as a slow start on a loaded machine does), or as soon as the
-    screen shows one of :data:`CLAUDE_SCREEN_ERRORS`. Between captures it waits for the
+    Raises :class:`AgentError` with the last screen as soon as the view is ready (its idle
+    footer, :data:`CLAUDE_IDLE`) and at rest without ``expect``, or as soon as the screen
+    shows one of :data:`CLAUDE_SCREEN_ERRORS`; and if a view does not show within
+    ``timeout`` seconds (a guard against a hang: a count of captures ran out early while the
+    pane kept printing, as a slow start on a loaded machine does). Between captures it waits for the
     pane to print more (through ``tmux pipe-pane`` into a FIFO), or at most
     ``quiet_seconds`` when the pane is idle."""
     claude = _binary("claude")
@@ -368,6 +376,10 @@ def claude_interactive_screen(
     with FakeLLMServer(checker=check_claude_code_request) as server:
         where = place_claude(Path(transcript), tmp_path, server.url, DEFAULT_PROMPT)
         session_id, workdir, env = where.session_id, where.workdir, where.env
+        # The classic renderer, whose output stays in the pane's scrollback: under tmux
+        # 2.1.332 otherwise draws fullscreen (an alternate screen with a scrollback of its own,
+        # virtualized), where a capture holds only the last screenful.
+        env = {**env, "CLAUDE_CODE_NO_FLICKER": "0"}
         base = [tmux, "-S", str(workdir.parent / "tmux.sock"), "-f", "/dev/null"]
         env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
         session = ["new-session", "-d", "-s", "claude", "-x", "200", "-y", "50", "-c", str(workdir)]
@@ -381,8 +393,13 @@ def claude_interactive_screen(
         os.mkfifo(fifo)
         output = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
 
-        def capture_until(marker: str) -> str:
+        def capture_until(markers: tuple[str, ...]) -> str:
+            """The screen once it shows ``expect`` and one of ``markers`` (the view is
+            ready). A screen that shows a marker but not ``expect``, and then prints nothing
+            for QUIET_CAPTURES captures in a row, is the view at rest: it fails at once with
+            that screen."""
             screen = ""
+            at_rest = 0  # captures in a row that showed a marker and printed nothing after
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 screen = subprocess.run(
@@ -394,20 +411,25 @@ def claude_interactive_screen(
                 errors = [e for e in CLAUDE_SCREEN_ERRORS if e in screen]
                 if errors:
                     raise AgentError(f"claude shows {errors}:\n{screen}")
-                if expect in screen and marker in screen:
+                ready = any(marker in screen for marker in markers)
+                if ready and expect in screen:
                     return screen
-                if select.select([output], [], [], quiet_seconds)[0]:
+                if ready and at_rest >= QUIET_CAPTURES:
+                    raise AgentError(f"claude is ready but does not show {expect!r}:\n{screen}")
+                printed = bool(select.select([output], [], [], quiet_seconds)[0])
+                if printed:
                     with contextlib.suppress(BlockingIOError):
                         os.read(output, 1 << 16)
-            raise AgentError(f"claude did not show {expect!r} and {marker!r}:\n{screen}")
+                at_rest = at_rest + 1 if ready and not printed else 0
+            raise AgentError(f"claude did not show {expect!r} and one of {markers}:\n{screen}")
 
         try:
             pipe = f"cat >> {shlex.quote(str(fifo))}"
             subprocess.run([*base, "pipe-pane", "-t", "claude", "-O", pipe], check=True)
-            screen = capture_until("? for shortcuts")
+            screen = capture_until(CLAUDE_IDLE)
             if detailed:
                 subprocess.run([*base, "send-keys", "-t", "claude", "C-o"], check=True)
-                screen = capture_until("Showing detailed transcript")
+                screen = capture_until(("Showing detailed transcript",))
             return screen
         finally:
             subprocess.run([*base, "kill-server"], capture_output=True, check=False)
@@ -556,6 +578,78 @@ SESSION_IDS = {
     "codex": codex_session_id,
     "copilot": copilot_session_id,
 }
+
+
+def compacted(agent: str, transcript: Path) -> bool:
+    """Whether the agent compacted this session before (a Claude Code compact boundary, a
+    Codex `compacted` record)."""
+    data = transcript.read_bytes()
+    if agent == "claude":
+        return b'"compact_boundary"' in data
+    if agent == "codex":
+        return re.search(rb'"type":\s*"compacted"', data) is not None
+    return False
+
+
+def representative_transcripts(agent: str) -> list[Path]:
+    """The first compacted and the first plain corpus transcript of an agent (those there
+    are): what the tests that run a real CLI per file take; bench/resume_sweep.py runs them
+    all."""
+    found = corpus_transcripts(agent)
+    picked = [
+        next((path for path in found if compacted(agent, path) is kind), None)
+        for kind in (True, False)
+    ]
+    return [path for path in picked if path is not None]
+
+
+def view_text(transcript: Path) -> str:
+    """A text the interactive view of a Claude Code transcript shows (the first 24
+    characters of a line): the last typed prompt on the resumed path after its newest compact
+    boundary; with none there (compacted in the middle of a long tool loop), the last line of
+    plain text of its last reply. The view starts at that boundary ("Conversation compacted",
+    the summary behind ctrl+o), and of a long tail shows only the newest messages."""
+    data = transcript.read_bytes()
+    lines = lines_from_bytes(data)
+    conversation = CLAUDE.resume(list(CLAUDE.views(lines)))
+    on_path = {n for n in conversation.path if n > (conversation.compaction or 0)}
+    prompt, reply = "", ""
+    for line in lines:
+        record = parse_entry(line.data) if line.number in on_path else None
+        message = record.get("message") if record else None
+        if not record or not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if record.get("type") == "user" and isinstance(content, str):
+            typed = not record.get("isMeta") and not record.get("isCompactSummary")
+            if typed and content.strip() and not content.startswith("<"):
+                prompt = content.splitlines()[0]
+        elif record.get("type") == "assistant" and isinstance(content, list):
+            texts = [
+                b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"
+            ]
+            reply = next(
+                (row for text in texts[::-1] if isinstance(text, str) for row in _plain(text)),
+                reply,
+            )
+    return (prompt or reply)[:24]
+
+
+def _plain(markdown: str) -> list[str]:
+    """The lines of a reply the view shows as written, newest first: not in a code block, no
+    heading, list, quote or table, inline code and bold shown without their marks."""
+    rows: list[str] = []
+    fenced = False
+    for row in markdown.splitlines():
+        if row.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        shown = row.strip().replace("`", "").replace("**", "")
+        if fenced or len(shown) < 8 or re.match(r"([-*+#>|]|\d+\.)", shown):
+            continue
+        if not re.search(r"[*_\[\]<|]", shown):
+            rows.append(shown)
+    return rows[::-1]
 
 
 def corpus_transcripts(agent: str) -> list[Path]:

@@ -1,6 +1,6 @@
 """Comparing what `FORMAT.resume` says Codex sends with the request the real CLI sent.
 
-Codex 0.169.0 sends the Responses API `input`: the rollout's own items (what `resume`
+Codex (0.169.0 and 0.171.0) sends the Responses API `input`: the rollout's own items (what `resume`
 rebuilds: base instructions, then the history), then its own new turn (contextual developer
 and user messages it builds for this machine, and the prompt). The comparison reads the first
 `len(resume)` items against `resume` and checks that the rest is only that new turn.

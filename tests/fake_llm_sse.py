@@ -387,6 +387,8 @@ def _check_anthropic(
             if not content.strip():
                 problems.append(f"messages.{i}: text content must be non-empty")
             continue
+        if role == "system" and system_messages and content == [] and "output_config" in msg:
+            continue  # a settings message (Claude Code 2.1.332 sends its effort so)
         if not isinstance(content, list) or not content:
             problems.append(f"messages.{i}: content must be a non-empty list or string")
             continue

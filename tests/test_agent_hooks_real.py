@@ -2,7 +2,8 @@
 `install --agents` wrote when a session ends, beside the hook another tool had configured
 there; `uninstall --agents` then leaves that agent's settings as they were, byte for byte.
 
-Checked with Claude Code 2.1.197, Codex CLI 0.169.0, Copilot CLI 1.0.102 and pi 0.73.1
+Checked with Claude Code 2.1.332, Codex CLI 0.171.0, Copilot CLI 1.0.102 and pi 0.73.1
+(before: Claude Code 2.1.197, Codex CLI 0.169.0)
 (docs/agent-hooks.md). The hook starts the pass detached; the test waits for it by pid.
 """
 

@@ -1,5 +1,5 @@
 """Claude Code's neutral view and resume: each line's messages, and the conversation that
-`FORMAT.resume` rebuilds, checked against the first request of the real CLI (2.1.197, offline
+`FORMAT.resume` rebuilds, checked against the first request of the real CLI (2.1.332, offline
 against the fake server) on every corpus file and on synthetic files of each resume rule."""
 
 from __future__ import annotations
@@ -194,14 +194,24 @@ def _texts(value: object) -> list[str]:
 def assert_first_request_matches(conversation: Conversation, body: dict[str, Any]) -> None:
     """The request holds `resume`'s messages, in order, then the CLI's own: the new prompt
     with its reminders (a user message, and a system one on new models). When the transcript
-    ends with a user message, the CLI first answers it with "No response requested." (and
-    adds "Continue from where you left off." after a tool result)."""
-    sent = body["messages"]
+    ends with tool calls that have no result, the CLI first answers them with results of its
+    own ("[Tool call interrupted: ...]"); when it ends with a user message (or so answered
+    calls), the CLI answers it with "No response requested." (and adds "Continue from where
+    you left off." after a tool result). A system message with no content that only carries
+    `output_config` (the effort 2.1.332 states after the first user message of a session
+    that resumes from a summary record of ours) is the CLI's too, and holds no text."""
+    sent = [m for m in body["messages"] if not settings_only(m)]
     ours = conversation.messages
     roles = [API_ROLES[m.role] for m in ours]
     compared = len(ours)
     assert [m["role"] for m in sent[:compared]] == roles
     added = sent[compared:]
+    open_calls = [p.call_id for p in ours[-1].parts if p.kind == TOOL_CALL] if ours else []
+    if open_calls and roles[-1] == "assistant":
+        answers = _blocks(added[0])
+        assert [b.get("tool_use_id") for b in answers] == open_calls
+        assert all("Tool call interrupted" in json.dumps(b) for b in answers)
+        roles, added = [*roles, "user"], added[1:]
     if roles and roles[-1] == "user":
         assert added[0]["role"] == "assistant"
         assert "No response requested." in json.dumps(added[0])
@@ -220,6 +230,15 @@ def assert_first_request_matches(conversation: Conversation, body: dict[str, Any
         for part in mine.parts:
             if part.kind == TEXT and part.text.strip():
                 assert part.text.strip()[:200] in sent_text
+
+
+def settings_only(message: dict[str, Any]) -> bool:
+    """A message Claude Code adds that carries settings and no content."""
+    return (
+        message.get("role") == "system"
+        and message.get("content") == []
+        and ("output_config" in message)
+    )
 
 
 def _resume_in_cli(data: bytes, tmp_path: Path) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from test_copilot_conversation import resume_in_cli as copilot_resume
 
 from gitclaw_compress.core.lines import lines_from_bytes
 from gitclaw_compress.formats import FORMATS
-from gitclaw_compress.model import SUMMARY, USER, Conversation
+from gitclaw_compress.model import SUMMARY, THINKING, USER, Conversation, Message
 
 # Where each format's file is committed ({stem}: the source file's name without .jsonl).
 LAYOUT = {
@@ -115,15 +115,26 @@ def check_claude(listed: list[dict[str, Any]], data: bytes, tmp_path: Path) -> N
     assert [m["role"] for m in sent[: len(listed)]] == [API_ROLES[m["role"]] for m in listed]
 
 
+def codex_item_role(message: Message) -> str:
+    """The role of the input item Codex sends for one message of `resume`: a summary is the
+    `compaction` item of a replacement history as it was (sealed), else a user message."""
+    if message.role != SUMMARY:
+        return message.role
+    return SUMMARY if any(part.kind == THINKING and part.sealed for part in message.parts) else USER
+
+
 def check_codex(listed: list[dict[str, Any]], data: bytes, tmp_path: Path) -> None:
     """Codex's Responses input: the rollout's items (base instructions first), then its new
     turn (context messages and the prompt), which `compare` checks."""
     body = codex_resume(data, tmp_path).body
-    assert compare(resumed("codex", data), body) == []
+    ours = resumed("codex", data)
+    assert compare(ours, body) == []
     items = conversation(body)
     assert len(items) > len(listed)
     theirs = [item_role(item) for item in items[: len(listed)]]
-    assert theirs == [USER if m["role"] == SUMMARY else m["role"] for m in listed]
+    sent = [message for message in ours.messages if message.sent]
+    assert [m["role"] for m in listed] == [m.role for m in sent]
+    assert theirs == [codex_item_role(message) for message in sent]
 
 
 def check_copilot(listed: list[dict[str, Any]], data: bytes, tmp_path: Path) -> None:

@@ -1,12 +1,12 @@
 """A compressed Claude Code session keeps its preserved thinking valid: the real ``claude``
-(2.1.197) resumes it against a fake API that runs the prefix check of models with preserved
+(2.1.332) resumes it against a fake API that runs the prefix check of models with preserved
 thinking (tests/fake_preserved_thinking.py) and is never refused.
 
 Claude Code sends back the thinking blocks of every turn it resumes, not only of the tool
 loop under way, so a stub in any line it sends before the newest signed block changes that
-block's prefix. 2.1.197 answers the 400 by resending the request with every thinking block
-stripped (the model loses its reasoning, and each request costs two); these tests fail on
-the first 400.
+block's prefix. 2.1.197 answered the 400 by resending the request with every thinking block
+stripped, 2.1.332 strips from the failing block on (the model loses its reasoning, and each
+request costs two); these tests fail on the first 400.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What Claude Code sends its model when it resumes a transcript (`Format.resume`), from the
-views of `claude_view.py`, as Claude Code 2.1.197 does it (read from its bundled code and
+views of `claude_view.py`, as Claude Code 2.1.332 does it (read from its bundled code and
 checked by resuming real and synthetic files offline, tests/test_claude_context.py).
 
 Loading. Chain lines are `user`, `assistant`, `attachment` and `system` lines with a `uuid`; a
@@ -24,7 +24,8 @@ message before them (tool results first); an `assistant` line joins the message 
 mid-conversation system messages (Claude 3, Opus 4.0-4.7, Sonnet 4.0-4.6, Haiku 4.5) get that
 text inside the user message; newer and unknown ones (an unknown model resumes with Claude
 Code's default) get `role: "system"` messages, each right after a user message and before an
-assistant one, else folded into the user message.
+assistant one, else folded into the user message. An assistant line whose tool calls have no
+result is left out, but for the last one sent (the CLI answers its calls itself).
 """
 
 from __future__ import annotations
@@ -551,7 +552,8 @@ def _place_system(built: list[_Built]) -> list[_Built]:
 
 def _without_unanswered_calls(views: list[EntryView]) -> list[EntryView]:
     """Claude Code leaves out an assistant line whose tool calls have no result (a session
-    stopped during a tool), wherever it is."""
+    stopped during a tool), except at the end: there 2.1.332 sends the calls, and answers them
+    with results of its own ("[Tool call interrupted: ...]", not in the file)."""
     answered = {
         part.call_id
         for view in views
@@ -564,7 +566,8 @@ def _without_unanswered_calls(views: list[EntryView]) -> list[EntryView]:
         calls = [p.call_id for m in view.messages for p in m.parts if p.kind == TOOL_CALL]
         return view.links.get(TYPE) == "assistant" and bool(calls) and answered.isdisjoint(calls)
 
-    return [view for view in views if not unanswered(view)]
+    last = next((i for i in range(len(views) - 1, -1, -1) if views[i].messages), None)
+    return [v for i, v in enumerate(views) if i == last or not unanswered(v)]
 
 
 def _without_usage(view: EntryView) -> EntryView:

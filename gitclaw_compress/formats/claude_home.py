@@ -22,6 +22,6 @@ def home(environ: Mapping[str, str]) -> AgentHome:
 
 
 def project_folder(cwd: str) -> str:
-    """Where Claude Code keeps the sessions of a working directory (checked with 2.1.197:
+    """Where Claude Code keeps the sessions of a working directory (checked with 2.1.332:
     every character that is not an ASCII letter or digit becomes `-`)."""
     return "projects/" + re.sub(r"[^A-Za-z0-9]", "-", cwd)

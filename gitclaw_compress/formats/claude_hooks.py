@@ -1,7 +1,7 @@
 """Claude Code's `SessionEnd` hook, in the user's `settings.json`.
 
-Claude Code (checked with 2.1.197) reads `<config dir>/settings.json`, the config dir being
-`$CLAUDE_CONFIG_DIR` or `~/.claude`, and runs each command hook of
+Claude Code (checked with 2.1.197 and 2.1.332) reads `<config dir>/settings.json`, the config
+dir being `$CLAUDE_CONFIG_DIR` or `~/.claude`, and runs each command hook of
 `{"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "…"}]}]}}` through the
 shell when a session ends (`-p` runs too, with `reason` "other"), the payload JSON on stdin
 (`session_id`, `transcript_path`, `cwd`, `hook_event_name`, `reason`). Every group runs, so

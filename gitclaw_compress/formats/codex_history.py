@@ -1,11 +1,13 @@
 """What Codex CLI sends its model: the neutral view of rollout lines and the resume rebuild.
 
-Codex (checked with 0.169.0) sends the Responses API an `input` array. On resume it is built
-from the rollout alone: `session_meta.base_instructions` as the first developer item, then
-the `response_item` payloads in file order, each one input item, with three rewrites:
+Codex (checked with 0.169.0 and 0.171.0) sends the Responses API an `input` array. On resume
+it is built from the rollout alone: `session_meta.base_instructions` as the first developer
+item, then the `response_item` payloads in file order, each one input item, with three
+rewrites:
 
-- a `compacted` line replaces everything before it with its `replacement_history` (or, when
-  it has none, with the earlier real user messages and its `message`);
+- a `compacted` line replaces everything before it with its `replacement_history`, items as
+  recorded (a sealed `compaction` item stays that item), or, when it has none, with the
+  earlier real user messages and its `message` as a user message after the summary prefix;
 - `event_msg` `thread_rolled_back` drops the newest `num_turns` user turns, with the
   contextual messages written just before each dropped prompt;
 - calls without an output get an "aborted" output right after them; outputs without a call
@@ -61,7 +63,8 @@ OTHER_SENT_TYPES = frozenset(
 )  # fmt: skip
 SEALED_SUMMARY_TYPES = frozenset({"compaction", "context_compaction"})
 ABORTED_OUTPUT = "aborted"  # what Codex sends for a call whose output it never recorded
-# Codex's own summary message starts with this line (compact/summary_prefix.md in 0.169.0).
+# Codex's own summary message starts with this line (compact/summary_prefix.md in 0.169.0,
+# the same in 0.171.0).
 SUMMARY_PREFIX = (
     "Another language model started to solve this problem and produced a summary of its "
     "thinking process. You also have access to the state of the tools that were used by that "

@@ -1,6 +1,6 @@
 """Codex CLI's `notify` program, in `config.toml`.
 
-Codex (checked with 0.169.0, `codex exec` too) runs the argv of the top-level
+Codex (checked with 0.169.0 and 0.171.0, `codex exec` too) runs the argv of the top-level
 `notify = ["prog", "arg"]` of `$CODEX_HOME/config.toml` (`~/.codex`) after each turn, with one
 more argument: a JSON payload (`type` "agent-turn-complete", `thread-id`, `turn-id`, `cwd`,
 and the turn's messages, which the log never keeps). It takes one program, so ours runs the
