@@ -324,6 +324,9 @@ class AgentHome:
     # directory; its newest session there is the one it may be running. None: unknown.
     program: tuple[str, ...] = ()
     cwd_folder: Callable[[str], str] | None = None
+    # The variables that can name the store's folder, the agent's own first: a folder an
+    # archive served is opened as the agent would see it with one of them set to it.
+    folder_variables: tuple[str, ...] = ()
 
 
 def home_folder(

@@ -9,12 +9,14 @@ from collections.abc import Mapping
 from gitclaw_compress.formats.base import AgentHome, home_folder
 
 PROGRAM = ("claude", "@anthropic-ai/claude-code")
+VARIABLE = "CLAUDE_CONFIG_DIR"
 
 
 def home(environ: Mapping[str, str]) -> AgentHome:
     """`CLAUDE_CONFIG_DIR`, else `~/.claude`; transcripts (and subagents') under `projects/`."""
-    root, moved_by = home_folder(environ, "CLAUDE_CONFIG_DIR", ".claude")
-    return AgentHome("claude", root, ("projects/**/*.jsonl",), moved_by, PROGRAM, project_folder)
+    root, moved_by = home_folder(environ, VARIABLE, ".claude")
+    globs = ("projects/**/*.jsonl",)
+    return AgentHome("claude", root, globs, moved_by, PROGRAM, project_folder, (VARIABLE,))
 
 
 def project_folder(cwd: str) -> str:

@@ -11,4 +11,5 @@ from gitclaw_compress.formats.base import AgentHome, home_folder
 def home(environ: Mapping[str, str]) -> AgentHome:
     """`COPILOT_HOME`, else `~/.copilot`; one folder per session under `session-state/`."""
     root, moved_by = home_folder(environ, "COPILOT_HOME", ".copilot")
-    return AgentHome("copilot", root, ("session-state/*/events.jsonl",), moved_by)
+    globs = ("session-state/*/events.jsonl",)
+    return AgentHome("copilot", root, globs, moved_by, folder_variables=("COPILOT_HOME",))
