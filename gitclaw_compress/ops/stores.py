@@ -40,6 +40,7 @@ from gitclaw_compress.store.agent_store import (
 )
 from gitclaw_compress.store.fileio import WriteError, files_open_for_writing, other_processes
 from gitclaw_compress.store.git import GitFailureError
+from gitclaw_compress.store.private import private_umask
 from gitclaw_compress.store.repository import LockedError
 
 if TYPE_CHECKING:
@@ -287,6 +288,8 @@ def run_store(
 
             folder = Path(scratch.enter_context(tempfile.TemporaryDirectory()))
             environ = {**environ, "XDG_DATA_HOME": str(folder)}
+        # Its archive, caches, locks and git children's files: for this user alone.
+        scratch.enter_context(private_umask())
         run = _run_in(run, home, environ, config_path, dry_run, remote, writing, now, progress)
     return run
 

@@ -16,7 +16,9 @@ remote.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -25,6 +27,12 @@ from pathlib import Path
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.store.fileio import disk_error, files_open_for_writing
 from gitclaw_compress.store.git import git_failure, link_work_tree, run_git
+from gitclaw_compress.store.private import (
+    SHARED_REPOSITORY,
+    make_private_folder,
+    private_umask,
+    tighten,
+)
 from gitclaw_compress.store.repository import Repository
 
 STORES_FOLDER = ("gitclaw-compress", "stores")
@@ -190,22 +198,55 @@ class AgentStore(Repository):
                 )
             self._create()
         link_work_tree(self.root, self.common_dir)
+        self._make_private()
         self._note_work_tree(created)
 
     def _create(self) -> None:
         try:
-            self.common_dir.parent.mkdir(parents=True, exist_ok=True)
+            make_private_folder(self.common_dir.parent)
         except OSError as error:
             raise disk_error(error, self.common_dir.parent, "creating the archive") from None
-        # No template: git's sample hooks would be most of an empty archive's bytes.
-        init = ("init", "-q", "--bare", "--template=", str(self.common_dir))
-        done = run_git(self.common_dir.parent, *init)
+        # No template: git's sample hooks would be most of an empty archive's bytes. Shared
+        # 0600: git makes every file it writes there 600 (400 read-only), every folder 700.
+        shared = f"--shared={SHARED_REPOSITORY}"
+        init = ("init", "-q", "--bare", shared, "--template=", str(self.common_dir))
+        with private_umask():
+            done = run_git(self.common_dir.parent, *init)
         if done.returncode != 0:
             raise git_failure("init", done.stderr, done.returncode, f" in {self.common_dir}")
+        self._config("--unset-all", "receive.denyNonFastForwards")  # what --shared adds
         # A work tree, the store, named per call (GIT_WORK_TREE), never in core.worktree:
         # one archive serves every folder its agent's store was in, and two at once.
         self._config("core.bare", "false")
         self._config("gc.autoDetach", "false")  # gc ends with the run that started it
+
+    def _make_private(self) -> None:
+        """The archive and the tool's data folders for this user alone (store/private.py):
+        an archive an older version made, readable by others, is tightened once (one line
+        says so), and git is told to keep it so."""
+        data = self.common_dir.parent.parent  # $XDG_DATA_HOME/gitclaw-compress
+        ours, folders = data, [data, self.common_dir.parent]
+        if (data.name, self.common_dir.parent.name) != STORES_FOLDER:
+            ours, folders = self.common_dir, [self.common_dir]  # elsewhere: only its own
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                mode = folder.stat().st_mode
+                if mode & 0o077:
+                    folder.chmod(stat.S_IMODE(mode) & ~0o077)
+        try:
+            text = (self.common_dir / "config").read_text(errors="replace")
+        except OSError:
+            return
+        if config_values(text).get("core.sharedrepository") == [SHARED_REPOSITORY]:
+            return
+        changed = tighten(ours)
+        self._config("core.sharedRepository", SHARED_REPOSITORY)
+        if changed:
+            self.notes.append(
+                f"the {self.agent} archive ({self.common_dir}) was readable by others (made by "
+                f"an older version): {changed} paths under {ours} are now for this user alone "
+                "(folders 700, files 600)"
+            )
 
     def _config(self, *args: str) -> str:
         done = subprocess.run(
