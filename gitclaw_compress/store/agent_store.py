@@ -198,8 +198,12 @@ class AgentStore(Repository):
                 )
             self._create()
         link_work_tree(self.root, self.common_dir)
-        self._make_private()
-        self._note_work_tree(created)
+        try:  # read once, as text: opening a store runs no git unless it changes something
+            settings = config_values((self.common_dir / "config").read_text(errors="replace"))
+        except OSError:
+            settings = {}
+        self._make_private(settings)
+        self._note_work_tree(created, settings)
 
     def _create(self) -> None:
         try:
@@ -220,7 +224,7 @@ class AgentStore(Repository):
         self._config("core.bare", "false")
         self._config("gc.autoDetach", "false")  # gc ends with the run that started it
 
-    def _make_private(self) -> None:
+    def _make_private(self, settings: dict[str, list[str]]) -> None:
         """The archive and the tool's data folders for this user alone (store/private.py):
         an archive an older version made, readable by others, is tightened once (one line
         says so), and git is told to keep it so."""
@@ -233,11 +237,7 @@ class AgentStore(Repository):
                 mode = folder.stat().st_mode
                 if mode & 0o077:
                     folder.chmod(stat.S_IMODE(mode) & ~0o077)
-        try:
-            text = (self.common_dir / "config").read_text(errors="replace")
-        except OSError:
-            return
-        if config_values(text).get("core.sharedrepository") == [SHARED_REPOSITORY]:
+        if settings.get("core.sharedrepository") == [SHARED_REPOSITORY]:
             return
         changed = tighten(ours)
         self._config("core.sharedRepository", SHARED_REPOSITORY)
@@ -256,13 +256,13 @@ class AgentStore(Repository):
         )
         return done.stdout.decode().strip() if done.returncode == 0 else ""
 
-    def _note_work_tree(self, created: bool) -> None:
+    def _note_work_tree(self, created: bool, settings: dict[str, list[str]]) -> None:
         """Remember each folder the archive served (`gitclaw.worktree`: the registry every
         command finds a session's archive by, whatever variable moved its store). A store
         whose recorded folder is gone and that now lives elsewhere moved; a second folder
         that still exists is a second store: one line says either."""
-        known = [line for line in self._config("--get-all", WORK_TREE_KEY).splitlines() if line]
-        legacy = self._config("--get", "core.worktree")
+        known = [folder for folder in settings.get(WORK_TREE_KEY, []) if folder]
+        legacy = (settings.get("core.worktree") or [""])[-1]
         if legacy:  # an older version named the last store run in core.worktree
             if legacy not in known:
                 self._config("--add", WORK_TREE_KEY, legacy)
