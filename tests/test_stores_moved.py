@@ -59,6 +59,11 @@ def moved_store(machine: Machine, case: str) -> tuple[str, Path, Path, bytes]:
     original = machine.originals[SESSIONS[agent]]
     session.write_bytes(original)
     os.utime(session, (OLD, OLD))
+    if case == "pi-sessions":
+        # pi keeps every working directory's sessions in such a folder: the newest is the one
+        # any running pi on this machine may write (left alone); a newer one keeps the test
+        # from depending on whether one runs.
+        (folder / "2026-01-03T10-00-00-000Z_newer.jsonl").write_bytes(original)
     return variable, folder, session, original
 
 
@@ -149,3 +154,23 @@ def test_an_archive_of_the_older_layout_keeps_working_and_says_so_once(machine: 
     assert b"core.worktree" not in done.stderr
     shutil.rmtree(machine.home / ".claude")  # the default store is not needed
     assert run(machine, "restore", str(session), "-o", "-").stdout == original
+
+
+def test_show_of_an_id_alone_does_not_record_a_store_it_only_looked_at(
+    machine: Machine, tmp_path: Path
+) -> None:
+    """`show ID` without the variable finds the id in the moved Claude store; the default
+    `~/.claude` beside it, never compressed, is not opened (opening would record it as a
+    store the archive serves), nor named in the search."""
+    variable, folder, session, original = moved_store(machine, "claude")
+    run(machine, "stores", "claude", env={variable: str(folder)})
+    compressed = session.read_bytes()
+    marker = b"gitclaw-compress show " + str(session).encode() + b" "
+    entry = re.split(rb"[^A-Za-z0-9_.:-]", compressed.split(marker, 1)[1], maxsplit=1)[0]
+    done = run(machine, "show", entry.decode(), "--raw", cwd=tmp_path)
+    assert done.stdout.rstrip(b"\n") in original.split(b"\n")
+    assert b"serves" not in done.stderr
+    assert archive_config(machine, "claude", "--get-all", "gitclaw.worktree") == [str(folder)]
+    missing = run(machine, "show", "no-such-id-anywhere", cwd=tmp_path, check=False)
+    assert str(folder).encode() in missing.stderr
+    assert str(machine.home / ".claude").encode() + b")" not in missing.stderr

@@ -96,17 +96,22 @@ def home_at(agent: str, root: Path, environ: Mapping[str, str]) -> AgentHome | N
 
 
 def known_homes(environ: Mapping[str, str]) -> list[AgentHome]:
-    """Every agent's store where the environment puts it, then every other store an archive
-    on this machine served that still exists (each folder once)."""
-    found = homes(environ)
-    seen = {home.root.absolute().resolve() for home in found}
-    for agent, root in served_stores(environ):
-        if root in seen or not root.is_dir():
-            continue
-        home = home_at(agent, root, environ)
-        if home is not None:
-            found.append(home)
-            seen.add(root)
+    """The stores whose archive may hold a session: every folder an archive on this machine
+    served that still exists, in the agents' order (where the environment puts a store,
+    first), then a store where the environment puts it that its agent's archive does not
+    list yet, when a folder that archive listed is gone (the store moved there). A store
+    no archive served is not opened: opening would record it as served."""
+    served = served_stores(environ)
+    by_agent = {agent: [root for each, root in served if each == agent] for agent in AGENTS}
+    found: list[AgentHome] = []
+    for home in homes(environ):
+        root = home.root.absolute().resolve()
+        listed = by_agent.get(home.agent, [])
+        here = [home] if root in listed and root.is_dir() else []
+        others = [home_at(home.agent, other, environ) for other in listed if other != root]
+        found += here + [each for each in others if each is not None and each.root.is_dir()]
+        if not here and any(not other.is_dir() for other in listed) and root.is_dir():
+            found.append(home)  # moved: the first run there records it
     return found
 
 
