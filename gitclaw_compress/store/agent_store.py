@@ -228,6 +228,8 @@ class AgentStore(Repository):
         """The archive and the tool's data folders for this user alone (store/private.py):
         an archive an older version made, readable by others, is tightened once (one line
         says so), and git is told to keep it so."""
+        if os.name == "nt":
+            return  # no POSIX modes there: the folder's ACL, inherited from the profile, decides
         data = self.common_dir.parent.parent  # $XDG_DATA_HOME/gitclaw-compress
         ours, folders = data, [data, self.common_dir.parent]
         if (data.name, self.common_dir.parent.name) != STORES_FOLDER:
