@@ -110,13 +110,37 @@ def git_dir_elsewhere(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.fixture
+def linked_work_tree_elsewhere(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """A `git worktree` on a tmpfs of its own, its repository's git dir on the disk."""
+    reason = _can_unshare()
+    if reason is not None:
+        pytest.skip(reason)
+    mount = tmp_path / "tmpfs"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)])
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    main = tmp_path / "main"
+    try:
+        subprocess.run(["git", "init", "-q", str(main)], check=True)
+        subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "0"], cwd=main, check=True)
+        linked = mount / "linked"
+        subprocess.run(["git", "worktree", "add", "-q", str(linked)], cwd=main, check=True)
+        yield linked, main / ".git"
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.mark.parametrize("layout", ["separate git dir", "linked work tree"])
 def test_a_git_dir_on_another_filesystem_keeps_temp_files_out_of_git(
-    git_dir_elsewhere: tuple[Path, Path],
+    layout: str, request: pytest.FixtureRequest
 ) -> None:
     from agent_hook_helpers import session_bytes
     from conftest import cli
 
-    work, git_dir = git_dir_elsewhere
+    fixture = "git_dir_elsewhere" if layout == "separate git dir" else "linked_work_tree_elsewhere"
+    work, git_dir = request.getfixturevalue(fixture)
     original = session_bytes("pi")
     session = work / "session.jsonl"
     session.write_bytes(original)
