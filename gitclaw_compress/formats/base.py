@@ -333,6 +333,9 @@ class AgentHome:
     # The ids of the processes that mark a session as theirs while they run (Copilot CLI's
     # `inuse.<pid>.hold` beside its events.jsonl); None: the agent leaves no such mark.
     holders: Callable[[Path], list[int]] | None = None
+    # The variables that can name the store's folder, the agent's own first: a folder an
+    # archive served is opened as the agent would see it with one of them set to it.
+    folder_variables: tuple[str, ...] = ()
 
 
 def home_folder(

@@ -19,4 +19,12 @@ def home(environ: Mapping[str, str]) -> AgentHome:
     `archived_sessions/` once archived (one store: archiving moves a file inside it)."""
     root, moved_by = home_folder(environ, "CODEX_HOME", ".codex")
     globs = ("sessions/**/rollout-*.jsonl", "archived_sessions/**/rollout-*.jsonl")
-    return AgentHome("codex", root, globs, moved_by, PROGRAM, keeps_open=KEEPS_OPEN)
+    return AgentHome(
+        "codex",
+        root,
+        globs,
+        moved_by,
+        PROGRAM,
+        keeps_open=KEEPS_OPEN,
+        folder_variables=("CODEX_HOME",),
+    )

@@ -22,7 +22,14 @@ def home(environ: Mapping[str, str]) -> AgentHome:
     root, moved_by = home_folder(environ, "COPILOT_HOME", ".copilot")
     globs = ("session-state/*/events.jsonl",)
     return AgentHome(
-        "copilot", root, globs, moved_by, PROGRAM, keeps_open=KEEPS_OPEN, holders=holders
+        "copilot",
+        root,
+        globs,
+        moved_by,
+        PROGRAM,
+        keeps_open=KEEPS_OPEN,
+        holders=holders,
+        folder_variables=("COPILOT_HOME",),
     )
 
 

@@ -33,9 +33,17 @@ from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
 from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.unchanged import UnchangedCache
 from gitclaw_compress.store import live
-from gitclaw_compress.store.agent_store import AgentStore, archive_path, archive_size, config_home
+from gitclaw_compress.store.agent_store import (
+    AgentStore,
+    archive_path,
+    archive_size,
+    config_home,
+    served_store,
+    served_stores,
+)
 from gitclaw_compress.store.fileio import WriteError
 from gitclaw_compress.store.git import GitFailureError
+from gitclaw_compress.store.private import private_umask
 from gitclaw_compress.store.repository import LockedError
 
 if TYPE_CHECKING:
@@ -54,13 +62,60 @@ def homes(environ: Mapping[str, str]) -> list[AgentHome]:
 
 
 def home_of(path: Path, environ: Mapping[str, str]) -> AgentHome | None:
-    """The agent store that holds `path` (a session file or a folder in it), if any."""
+    """The agent store that holds `path` (a session file or a folder in it), if any: one
+    where the environment puts an agent's store now, else one an archive on this machine
+    served (a store a variable moved when it was compressed, such as `CLAUDE_CONFIG_DIR`,
+    is found from the session's path alone)."""
     resolved = path.absolute().resolve()
     for home in homes(environ):
         root = home.root.absolute().resolve()
         if resolved == root or root in resolved.parents:
             return home
+    served = served_store(path, environ)
+    return home_at(*served, environ) if served is not None else None
+
+
+def home_at(agent: str, root: Path, environ: Mapping[str, str]) -> AgentHome | None:
+    """The store of `agent` in a folder an archive served, with the agent's layout there:
+    the agent's own answer with one of its variables set to that folder, the first under
+    which the folder its globs start in exists (pi's agent folder holds `sessions/`; a
+    sessions folder of its own, `PI_CODING_AGENT_SESSION_DIR`, holds them directly)."""
+    fmt = registry().get(agent)
+    if fmt is None:
+        return None
+    try:
+        variables = fmt.home(environ).folder_variables
+    except Unsupported:
+        return None
+    others = {name: value for name, value in environ.items() if name not in variables}
+    for variable in variables:
+        home = fmt.home({**others, variable: str(root)})
+        if home.root.absolute().resolve() != root:
+            continue  # another setting of the agent moves it on (pi's sessionDir)
+        fixed = [pattern.split("*", 1)[0].rstrip("/") for pattern in home.globs]
+        if any((root / folder).is_dir() for folder in fixed):
+            return home
     return None
+
+
+def known_homes(environ: Mapping[str, str]) -> list[AgentHome]:
+    """The stores whose archive may hold a session: every folder an archive on this machine
+    served that still exists, in the agents' order (where the environment puts a store,
+    first), then a store where the environment puts it that its agent's archive does not
+    list yet, when a folder that archive listed is gone (the store moved there). A store
+    no archive served is not opened: opening would record it as served."""
+    served = served_stores(environ)
+    by_agent = {agent: [root for each, root in served if each == agent] for agent in AGENTS}
+    found: list[AgentHome] = []
+    for home in homes(environ):
+        root = home.root.absolute().resolve()
+        listed = by_agent.get(home.agent, [])
+        here = [home] if root in listed and root.is_dir() else []
+        others = [home_at(home.agent, other, environ) for other in listed if other != root]
+        found += here + [each for each in others if each is not None and each.root.is_dir()]
+        if not here and any(not other.is_dir() for other in listed) and root.is_dir():
+            found.append(home)  # moved: the first run there records it
+    return found
 
 
 def open_store(home: AgentHome, environ: Mapping[str, str], *, create: bool) -> AgentStore:
@@ -155,16 +210,16 @@ def stores_holding(entry_id: str, environ: Mapping[str, str]) -> tuple[AgentStor
     from gitclaw_compress.ops.show import sessions_of
 
     searched = []
-    for home in homes(environ):
-        if not (archive_path(home.agent, environ) / "HEAD").is_file():
+    for home in known_homes(environ):
+        if not home.root.is_dir() or not (archive_path(home.agent, environ) / "HEAD").is_file():
             continue
         store = open_store(home, environ, create=False)
         config = load_config(None, store.config_root)
         try:
             return store, sessions_of(store, config, entry_id)
         except GitClawError:
-            searched.append(home.agent)
-    where = f"the {', '.join(searched)} store(s)" if searched else "no agent store with an archive"
+            searched.append(f"{home.agent} ({home.root})")
+    where = f"the stores {', '.join(searched)}" if searched else "no agent store with an archive"
     raise GitClawError(f"no session holds an entry with id {entry_id!r} (searched {where})")
 
 
@@ -266,6 +321,8 @@ def run_store(
 
             folder = Path(scratch.enter_context(tempfile.TemporaryDirectory()))
             environ = {**environ, "XDG_DATA_HOME": str(folder)}
+        # Its archive, caches, locks and git children's files: for this user alone.
+        scratch.enter_context(private_umask())
         run = _run_in(run, home, environ, config_path, dry_run, remote, writing, now, progress)
     return run
 

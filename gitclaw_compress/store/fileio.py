@@ -1,8 +1,9 @@
 """Atomic replacement of a file: a temp file, fsync, a guarded rename, fsync the folder.
 
-Temp files live in `.git/gitclaw-compress/tmp/` when that folder is on the same filesystem
-as the target (so the rename stays atomic and `git add -A` never sees them); otherwise
-beside the target, under a name the tool lists in `.git/info/exclude`.
+Temp files live in `.git/gitclaw-compress/tmp/` when a rename from that folder to the
+target's stays in one filesystem and one mount (so it is atomic, and `git add -A` never sees
+them); otherwise beside the target, under a hidden name the tool lists in
+`.git/info/exclude` (no agent takes it for a session: none ends in `.jsonl`).
 
 The rename never happens under a live writer. On Linux a read lease (`F_SETLEASE`) is
 taken on the target first: it fails while any process has the file open for writing, and
@@ -62,19 +63,36 @@ def _legacy_temp_prefix(target: Path) -> str:
 
 
 def temp_folder(target: Path, git_dir: Path | None) -> Path:
-    """Where temp files for `target` go: the git dir's tmp folder if the rename can be atomic."""
+    """Where temp files for `target` go: the git dir's tmp folder if the rename can be atomic
+    from there (the same filesystem and the same mount: a bind mount of the store keeps its
+    device number, yet a rename across it fails), else beside the target."""
     folder = target.absolute().parent
     if git_dir is None:
         return folder
     tmp = git_dir / "gitclaw-compress" / "tmp"
     try:
         tmp.mkdir(parents=True, exist_ok=True)
-        if tmp.stat().st_dev == folder.stat().st_dev:
+        if tmp.stat().st_dev == folder.stat().st_dev and not _across_mounts(tmp, folder):
             return tmp
     except OSError:
         pass
     _exclude_temp_names(git_dir)
     return folder
+
+
+def _across_mounts(source: Path, destination: Path) -> bool:
+    """Whether a rename from `source` to `destination` crosses a mount (EXDEV). Asked with a
+    name that exists in neither folder: Linux compares the two mounts before it looks the
+    name up, so this changes nothing; a system that looks first answers ENOENT, and the
+    rename itself then falls back (AtomicFile._rename)."""
+    name = f"{TEMP_PREFIX}probe.{os.getpid()}"
+    try:
+        os.rename(source / name, destination / name)
+    except OSError as error:
+        return error.errno == errno.EXDEV
+    with contextlib.suppress(OSError):  # it existed after all: put it back
+        os.rename(destination / name, source / name)
+    return False
 
 
 def _exclude_temp_names(git_dir: Path) -> None:
@@ -343,7 +361,13 @@ class AtomicFile:
 
     def _rename(self) -> None:
         try:
-            os.replace(self.temp, self.target)
+            try:
+                os.replace(self.temp, self.target)
+            except OSError as error:
+                if error.errno != errno.EXDEV or self.temp.parent == self.target.absolute().parent:
+                    raise
+                self._move_beside()  # another mount than the temp folder's, found only now
+                os.replace(self.temp, self.target)
             fsync_directory(self.target.absolute().parent)
         except PermissionError as error:
             if os.name == "nt":  # a file another process holds open cannot be replaced
@@ -354,6 +378,31 @@ class AtomicFile:
             raise disk_error(error, self.target, "replacing the file") from None
         except OSError as error:
             raise disk_error(error, self.target, "replacing the file") from None
+
+    def _move_beside(self) -> None:
+        """Copy the sealed temp file beside the target (the rename must stay in one mount),
+        with its mode and group, and drop the first one."""
+        import shutil
+        import tempfile
+
+        fd, name = tempfile.mkstemp(
+            dir=self.target.absolute().parent, prefix=_temp_prefix(self.target)
+        )
+        beside = Path(name)
+        try:
+            with os.fdopen(fd, "wb") as handle, open(self.temp, "rb") as source:
+                shutil.copyfileobj(source, handle, 1 << 20)
+                handle.flush()
+                os.fsync(handle.fileno())
+            shutil.copystat(self.temp, beside)
+            found = os.stat(self.temp)
+            if os.stat(beside).st_gid != found.st_gid:
+                os.chown(beside, -1, found.st_gid)
+        except BaseException:
+            beside.unlink(missing_ok=True)
+            raise
+        self.temp.unlink(missing_ok=True)
+        self.temp = beside
 
     def discard(self) -> None:
         with contextlib.suppress(OSError):
