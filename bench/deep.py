@@ -1,6 +1,7 @@
 """Deep compression on every corpus file, end to end. A script, not a test: it prints numbers.
 
-    python bench/deep.py [--keep-turns 1] [--summarized] [--resume] [--json]
+    python bench/deep.py [--keep-turns 1] [--summarized] [--resume] [--cozempic] [--json]
+                         [--formats pi claude codex copilot]
 
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, committed into a fresh git
 repository where its agent keeps it, the real command line is run twice: `compress --force
@@ -17,7 +18,11 @@ deep run it checks what the issue asks:
   LLM server that applies the APIs' rules) resumes the original, the default and the deep
   file: the same number of messages and the same tool calls, in order, every signed block
   sent as before; it prints the bytes of the messages (`messages` or `input`) of each
-  request.
+  request, and of the whole request (system prompt and tools too);
+- with `--cozempic` (Claude Code files), Cozempic (PyPI `cozempic`, a lossy pruner) is
+  installed in a temporary virtual environment, run with a temporary HOME and its telemetry,
+  auto-update and init off (`cozempic treat FILE -rx standard --execute`) on the same file,
+  and measured the same way (with `--resume`, its resumed request too).
 """
 
 from __future__ import annotations
@@ -118,13 +123,51 @@ def resume(kind: str, files: dict[str, Path], work: Path) -> dict[str, Any]:
         run = run_resume(kind, path, tmp_path=work / f"resume-{mode}").check()
         bodies[mode] = run.body
         sent[f"messages_{mode}"] = len(orjson.dumps(conversation(run.body)))
+        sent[f"request_{mode}"] = len(orjson.dumps(run.body))
+        if mode == "deep" and kind == "claude":  # an Anthropic message needs content
+            sent["empty_messages"] = sum(
+                1 for message in conversation(run.body) if not message.get("content")
+            )
     before, after = bodies["original"], bodies["deep"]
+    # Deep drops old thinking whole: every signed block it sends was sent as it is before.
     signed_before = [b for b in sealed_reasoning(before) if not b.endswith(", '', None)")]
-    signed_after = [b for b in sealed_reasoning(after) if b in signed_before]
+    signed_after = [b for b in sealed_reasoning(after) if not b.endswith(", '', None)")]
+    signed_after = [b for b in signed_after if b in signed_before] if kind == "pi" else signed_after
     sent["same_messages"] = len(conversation(after)) == len(conversation(before))
     sent["same_tool_calls"] = tool_call_ids(after) == tool_call_ids(before)
-    sent["signed_kept"] = signed_after == signed_before or kind == "pi"
+    sent["signed_kept"] = all(block in signed_before for block in signed_after)
     return sent
+
+
+COZEMPIC_ENV = {
+    "COZEMPIC_NO_TELEMETRY": "1",
+    "COZEMPIC_NO_AUTO_UPDATE": "1",
+    "COZEMPIC_NO_AUTO_INIT": "1",
+    "COZEMPIC_NO_GLOBAL_INIT": "1",
+    "COZEMPIC_NO_RECEIPTS": "1",
+    "COZEMPIC_NUDGE_OFF": "1",
+}
+
+
+def install_cozempic(temp: Path, env: dict[str, str]) -> Path:
+    """Cozempic in a virtual environment of its own under `temp`: its program."""
+    venv = temp / "cozempic-venv"
+    _run([sys.executable, "-m", "venv", str(venv)], temp, env)
+    _run([str(venv / "bin" / "pip"), "install", "-q", "cozempic"], temp, env)
+    return venv / "bin" / "cozempic"
+
+
+def cozempic(program: Path, source: Path, work: Path, env: dict[str, str]) -> Path:
+    """A copy of `source` after `cozempic treat -rx standard --execute`, with a HOME of its
+    own (Cozempic writes its backups and state there)."""
+    home = work / "cozempic-home"
+    home.mkdir()
+    copy = work / "cozempic" / source.name
+    copy.parent.mkdir()
+    shutil.copyfile(source, copy)
+    own = {**env, **COZEMPIC_ENV, "HOME": str(home)}
+    _run([str(program), "treat", str(copy), "-rx", "standard", "--execute"], work, own)
+    return copy
 
 
 def main() -> None:
@@ -133,6 +176,8 @@ def main() -> None:
     parser.add_argument("--summarized", action="store_true", help="after a compaction record")
     parser.add_argument("--resume", action="store_true", help="resume each file in its CLI")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS))
+    parser.add_argument("--cozempic", action="store_true", help="Claude Code: next to Cozempic")
     options = parser.parse_args()
     if not CORPUS.is_dir():
         raise SystemExit(f"no corpus at {CORPUS}")
@@ -141,7 +186,8 @@ def main() -> None:
         home = Path(temp) / "home"
         home.mkdir()
         env = {**os.environ, **GIT_ENV, "HOME": str(home)}
-        for kind in FORMATS:
+        program = install_cozempic(Path(temp), env) if options.cozempic else None
+        for kind in options.formats:
             for index, source in enumerate(sorted((CORPUS / kind).glob("*.jsonl"))):
                 work = Path(temp) / f"{kind}-{index}"
                 work.mkdir()
@@ -149,6 +195,9 @@ def main() -> None:
                     kind, source, options.keep_turns, work, env, summarized=options.summarized
                 )
                 files = row.pop("files")
+                if program is not None and kind == "claude":
+                    files["cozempic"] = cozempic(program, files["original"], work, env)
+                    row["cozempic"] = files["cozempic"].stat().st_size
                 if options.resume:
                     row.update(resume(kind, files, work))
                 report[f"{kind}/{source.name}"] = row
@@ -157,16 +206,22 @@ def main() -> None:
         if options.json:
             print(orjson.dumps(report).decode())
             return
-    for kind in FORMATS:
+    for kind in options.formats:
         rows = [row for name, row in report.items() if name.startswith(kind + "/")]
         total = sum(row["bytes"] for row in rows)
         default, deep = sum(row["default"] for row in rows), sum(row["deep"] for row in rows)
         line = f"{kind + ' (all files)':<50} {total:>10,} default {_cut(total, default)}"
         line += f" deep {_cut(total, deep)}"
+        modes = ["default", "deep"]
+        if all("cozempic" in row for row in rows):
+            line += f" cozempic {_cut(total, sum(row['cozempic'] for row in rows))}"
+            modes.append("cozempic")
         if options.resume:
-            sent = sum(row["messages_original"] for row in rows)
-            for mode in ("default", "deep"):
-                line += f"; sent {mode} {_cut(sent, sum(row[f'messages_{mode}'] for row in rows))}"
+            for what in ("messages", "request"):
+                sent = sum(row[f"{what}_original"] for row in rows)
+                for mode in modes:
+                    now = sum(row[f"{what}_{mode}"] for row in rows)
+                    line += f"; {what} {mode} {_cut(sent, now)}"
         print(line)
 
 
@@ -180,13 +235,21 @@ def _line(name: str, row: dict[str, Any]) -> str:
         f"deep {_cut(row['bytes'], row['deep'])} second run no-op "
         f"{row['second_run_changes_nothing']} restores after gc {row['restores_after_gc']}"
     )
+    if "cozempic" in row:
+        text += f" cozempic {_cut(row['bytes'], row['cozempic'])}"
     if "messages_original" in row:
-        sent = row["messages_original"]
+        for what in ("messages", "request"):
+            sent = row[f"{what}_original"]
+            text += f"; {what} sent {sent:,}:"
+            for mode in ("default", "deep", "cozempic"):
+                if f"{what}_{mode}" in row:
+                    text += f" {mode} {_cut(sent, row[f'{what}_{mode}'])}"
         text += (
-            f"; messages sent {sent:,}: default {_cut(sent, row['messages_default'])}, deep "
-            f"{_cut(sent, row['messages_deep'])}; same messages {row['same_messages']}, tool "
-            f"calls {row['same_tool_calls']}, signed kept {row['signed_kept']}"
+            f"; same messages {row['same_messages']}, tool calls {row['same_tool_calls']}, "
+            f"signed kept {row['signed_kept']}"
         )
+        if "empty_messages" in row:
+            text += f", empty messages {row['empty_messages']}"
     return text
 
 

@@ -15,7 +15,8 @@ import _signal  # type: ignore[import-not-found]
 
 
 def main() -> None:
-    _signal.pthread_sigmask(_signal.SIG_BLOCK, (_signal.SIGINT, _signal.SIGTERM))
+    if hasattr(_signal, "pthread_sigmask"):  # not on Windows: no signal mask there
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, (_signal.SIGINT, _signal.SIGTERM))
     import sys
 
     from gitclaw_compress import interrupts

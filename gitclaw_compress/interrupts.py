@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 # A test hook: the process sends itself SIGINT when it reaches the stage named here.
 STAGE_ENV = "GITCLAW_COMPRESS_INTERRUPT_AT"
 
+# POSIX signal masks and thread-directed signals; Windows has neither: there Ctrl-C can land
+# anywhere, and SIGTERM is never delivered (another process ending this one kills it).
+MASKS = hasattr(signal, "pthread_sigmask")
+
 received = False  # a SIGINT or SIGTERM came during this run
 _changed: list[tuple[str, str]] = []  # (what was done, to which file), in order
 _exiting = False  # the edge is reporting the interrupt: a second Ctrl-C must not break that
@@ -54,8 +58,8 @@ def _send_main_thread(signum: int) -> None:
     wherever it happens to be (inside a block that holds signals back, say), which made
     the test points depend on the load."""
     main = threading.main_thread().ident
-    if signum == signal.SIGKILL or main is None:
-        os.kill(os.getpid(), signum)
+    if signum == getattr(signal, "SIGKILL", 9) or main is None or not MASKS:
+        os.kill(os.getpid(), signum)  # Windows: ends the process (no pthread_kill there)
     else:
         signal.pthread_kill(main, signum)
 
@@ -133,7 +137,8 @@ def install() -> None:
 def imports_done() -> None:
     """Let SIGINT and SIGTERM in (`entry.main` blocks them until the imports are done): one
     that came meanwhile runs the handler now."""
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    if MASKS:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 @contextlib.contextmanager
@@ -142,7 +147,7 @@ def signals_held() -> Iterator[None]:
     one that came meanwhile lands when it ends. For an import (a native module's init that
     an interrupt cuts short crashes later), and to start a thread that must never take
     them (a thread inherits the mask it was started with)."""
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or not MASKS:
         yield
         return
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})

@@ -67,6 +67,43 @@ MACHINE_ENV = (
 )
 
 
+# What only Linux has (file leases, /proc, unshare, tmpfs mounts, pidfd) or only POSIX
+# (file modes, signals to a process, terminals): the tests that need it skip elsewhere
+# (the workflow's macOS and Windows jobs), each with its reason. One helper for a test, one
+# table for a whole module.
+ON_LINUX = sys.platform.startswith("linux")
+
+
+def linux_only(reason: str) -> pytest.MarkDecorator:
+    return pytest.mark.skipif(not ON_LINUX, reason=f"needs Linux: {reason}")
+
+
+LINUX_ONLY_MODULES = {
+    "test_live_writers.py": "file leases (fcntl F_SETLEASE) and /proc/locks",
+    "test_interrupts.py": "SIGINT, SIGTERM and SIGKILL sent to a run",
+    "test_no_leaked_processes.py": "/proc to find the processes a run left",
+    "test_agent_hooks.py": "/proc and pidfd to wait for the detached passes",
+    "test_agent_hooks_real.py": "/proc and pidfd to wait for the detached passes",
+    "test_stores_e2e.py": "/proc and pidfd to wait for the detached passes",
+    "test_permissions.py": "POSIX file modes and owners",
+    "test_special_files.py": "FIFOs and devices",
+    "test_progress.py": "a pseudo-terminal (pty, termios)",
+    "test_reporting.py": "a pseudo-terminal (pty)",
+    "test_hardening.py": "POSIX file modes, resource limits and signals",
+    "test_stores.py": "POSIX file modes, resource limits and /proc",
+    "test_new_user.py": "POSIX file modes, signals and /proc",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if ON_LINUX:
+        return
+    for item in items:
+        reason = LINUX_ONLY_MODULES.get(item.path.name)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=f"needs Linux: {reason}"))
+
+
 @pytest.fixture(scope="session")
 def rule_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One compiled secret-rule cache for the run: each fresh HOME would compile it again."""
@@ -80,6 +117,10 @@ def hermetic_git(
     monkeypatch.setenv("GITCLAW_COMPRESS_RULE_CACHE", str(rule_cache))
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
+    if os.name == "nt":  # where the agents and the tool look there (formats/base.user_home)
+        monkeypatch.setenv("USERPROFILE", str(home))
+        monkeypatch.delenv("LOCALAPPDATA", raising=False)
+        monkeypatch.delenv("APPDATA", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)

@@ -22,6 +22,7 @@ from agent_harness import (
     SESSION_IDS,
     AgentRun,
     claude_interactive_screen,
+    corpus_transcripts,
     representative_transcripts,
     require_agent,
     require_tmux,
@@ -200,6 +201,14 @@ def test_claude_detailed_view_renders_tool_results(tmp_path: Path) -> None:
 
 
 CLAUDE_CORPUS = representative_transcripts("claude")
+# Deep drops signed thinking of old turns: the smallest corpus file that holds some (Entire's).
+DEEP_VIEWED = (
+    sorted(
+        (path for path in corpus_transcripts("claude") if path.name.startswith("entire-cli__")),
+        key=lambda path: path.stat().st_size,
+    )[:1]
+    or CLAUDE_CORPUS[:1]
+)
 
 
 @pytest.mark.parametrize(
@@ -345,14 +354,15 @@ def test_claude_interactive_view_renders_a_transcript_with_ui_copies_stubbed(
 
 @pytest.mark.parametrize(
     "source",
-    CLAUDE_CORPUS[:1] or [pytest.param(Path(), marks=pytest.mark.skip(reason="no corpus"))],
-    ids=[p.name for p in CLAUDE_CORPUS[:1]] or ["no-corpus"],
+    DEEP_VIEWED or [pytest.param(Path(), marks=pytest.mark.skip(reason="no corpus"))],
+    ids=[p.name for p in DEEP_VIEWED] or ["no-corpus"],
 )
 def test_claude_interactive_view_renders_a_deep_compressed_transcript(
     source: Path, repo: Path, tmp_path: Path
 ) -> None:
-    """--deep drops readable thinking lines of old turns (their content becomes []) and stubs
-    large outputs in the kept turn: the transcript view and its detailed view still open it."""
+    """--deep drops the thinking lines of old turns (their content becomes []), stubs old
+    pasted text and attachments, trims old usage, and stubs large outputs in the kept turn:
+    the transcript view and its detailed view still open it."""
     require_agent("claude")
     compressed = _compress("claude", source, repo, "--deep")
     _assert_renders(compressed, tmp_path / "short", [view_text(source)])

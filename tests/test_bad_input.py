@@ -21,7 +21,7 @@ from pathlib import Path
 import orjson
 import pytest
 from click.testing import CliRunner, Result
-from conftest import commit_session, git
+from conftest import ON_LINUX, commit_session, git
 from synthetic import typical_session
 
 from gitclaw_compress.cli import cli
@@ -29,7 +29,7 @@ from gitclaw_compress.cli import cli
 SESSIONS = ".GITCLAW/state/sessions"
 GOOD = f"{SESSIONS}/issue-1.jsonl"
 SMALL_SESSIONS = b'{"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1}}'
-IS_ROOT = os.geteuid() == 0
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0  # no such thing on Windows
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ def _immutable(path: Path, on: bool) -> bool:
 @contextlib.contextmanager
 def read_only(path: Path) -> Iterator[None]:
     """`path` (a folder) cannot be written to, by this user, even if it is root."""
+    if not ON_LINUX:
+        pytest.skip("needs Linux: a folder made read-only by its mode (and chattr for root)")
     modes = {p: p.stat().st_mode for p in [path, *path.rglob("*")] if p.is_dir()}
     for folder in modes:
         folder.chmod(0o555)

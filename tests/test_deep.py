@@ -78,7 +78,7 @@ def test_the_kept_turn_size_is_a_setting() -> None:
     assert _run(data, deep=True, deep_kept_max_bytes=1 << 20) == _run(data, stub_ui_copies=True)
 
 
-def test_deep_drops_readable_thinking_of_old_turns_and_keeps_signed_and_newest() -> None:
+def test_deep_drops_the_thinking_of_old_turns_whole_and_keeps_the_newest() -> None:
     session = ClaudeSession()
     for turn in range(3):
         session.user(f"Question {turn}")
@@ -88,7 +88,7 @@ def test_deep_drops_readable_thinking_of_old_turns_and_keeps_signed_and_newest()
             claude_text(f"Answer {turn}"),
         )
     session.user("Last question")
-    session.assistant(unsigned_thinking(big_text("readable last", 10)), claude_text("Last"))
+    session.assistant(signed_thinking(big_text("signed last", 10)), claude_text("Last"))
     data = session.data()
     before = [orjson.loads(line) for line in data.split(b"\n")[:-1]]
     after = [orjson.loads(line) for line in _run(data, keep=0, deep=True)]
@@ -96,11 +96,10 @@ def test_deep_drops_readable_thinking_of_old_turns_and_keeps_signed_and_newest()
         blocks = old.get("message", {}).get("content")
         if not isinstance(blocks, list) or blocks[0].get("type") != "thinking":
             continue
-        readable, newest = not blocks[0]["signature"], "readable last" in blocks[0]["thinking"]
-        if readable and not newest:
-            assert new["message"]["content"] == [], "a readable old block stayed"
-        else:
-            assert new["message"]["content"] == blocks, "a signed or newest block changed"
+        if "last" in blocks[0]["thinking"]:  # the newest turn: a tool loop may be open
+            assert new["message"]["content"] == blocks, "the newest turn's thinking changed"
+        else:  # signed or not, dropped whole (claude-opus-4-6 binds nothing)
+            assert new["message"]["content"] == [], "an old thinking block stayed"
     # Without deep, thinking is never touched.
     default = [orjson.loads(line) for line in _run(data, keep=0)]
     assert all(
@@ -110,13 +109,102 @@ def test_deep_drops_readable_thinking_of_old_turns_and_keeps_signed_and_newest()
     )
 
 
+def _bound_session(*, open_loop: bool = False, alone: bool = False) -> bytes:
+    """Three turns of a model with preserved thinking; each turn reads a file (a tool loop).
+    `open_loop`: the last turn stops after its tool result; `alone`: an old reply holds
+    nothing but its thinking."""
+    session = ClaudeSession()
+    for turn in range(3):
+        session.user(f"Question {turn}")
+        session.assistant(signed_thinking(f"plan {turn}"), tool_use_block(f"r{turn}"))
+        session.tool_result(f"r{turn}", big_text(f"file {turn}", 200), {"type": "text"})
+        if open_loop and turn == 2:
+            break
+        session.assistant(signed_thinking(f"answer {turn}"), claude_text(f"Answer {turn}"))
+        if alone and turn == 0:
+            session.assistant(signed_thinking("a reply of thinking alone"))
+    data = session.data().replace(b"claude-opus-4-6", b"claude-opus-5-5")
+    return data
+
+
+def tool_use_block(call_id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": "Read", "input": {"file_path": "a.py"}}
+
+
+def _thinking(lines: list[bytes]) -> list[str]:
+    return [
+        block["thinking"]
+        for line in lines
+        for block in orjson.loads(line).get("message", {}).get("content", [])
+        if isinstance(block, dict) and block.get("type") == "thinking"
+    ]
+
+
+def test_deep_drops_every_thinking_block_of_a_bound_session_in_the_kept_turns_too() -> None:
+    data = _bound_session()
+    deep = _run(data, keep=1, deep=True)
+    assert _thinking(deep) == [], "a bound block stayed: its prefix changed"
+    assert b"file 0 line 150" not in b"".join(deep), "the old outputs stayed whole"
+    # No message is left empty: each reply keeps its text or tool call.
+    for line in deep:
+        entry = orjson.loads(line)
+        if entry["type"] == "assistant" and entry["message"]["content"] == []:
+            reply = entry["message"]["id"]
+            assert any(
+                orjson.loads(other)["message"]["id"] == reply
+                and orjson.loads(other)["message"]["content"]
+                for other in deep
+                if orjson.loads(other)["type"] == "assistant"
+            )
+    # The default keeps today's rule: nothing the model sees before the newest bound block.
+    assert _thinking(_run(data, keep=1)) == _thinking(data.split(b"\n")[:-1])
+
+
+@pytest.mark.parametrize("shape", ["open_loop", "alone"])
+def test_deep_keeps_a_bound_prefix_whole_where_its_thinking_must_stay(shape: str) -> None:
+    data = _bound_session(**{shape: True})
+    original = data.split(b"\n")[:-1]
+    deep = _run(data, keep=1, deep=True)
+    assert _thinking(deep) == _thinking(original)
+    last_bound = max(i for i, line in enumerate(original) if b"plan 2" in line)
+    for old, new in zip(original[:last_bound], deep[:last_bound], strict=True):
+        sent = orjson.loads(old).get("message")
+        assert orjson.loads(new).get("message") == sent, "a bound block's prefix changed"
+
+
+def test_deep_stubs_large_user_text_of_older_turns_only() -> None:
+    session = ClaudeSession()
+    pasted = big_text("pasted log", 400)  # about 16 KB
+    session.user("Look at this log:\n" + pasted)
+    session.assistant(claude_text("It fails at step 3."))
+    session.user([claude_text("And this one:\n" + pasted)])
+    session.assistant(claude_text("The same."))
+    session.user("Summary", isCompactSummary=True)
+    session.user("Last: " + pasted)
+    session.assistant(claude_text("Done."))
+    data = session.data()
+    lines = data.split(b"\n")[:-1]
+    assert _run(data, keep=1) == lines, "the default stubbed user text"
+    deep = _run(data, keep=1, deep=True)
+    first, second = (orjson.loads(deep[i])["message"]["content"] for i in (0, 2))
+    assert isinstance(first, str) and first.startswith(STUB_PREFIX)
+    assert "Look at this log:" in first and "gitclaw-compress show" in first
+    assert len(first) < 600
+    assert second[0]["type"] == "text" and second[0]["text"].startswith(STUB_PREFIX)
+    assert deep[5] == lines[5], "the kept turn's text changed"
+
+
 def test_deep_archives_what_claude_code_never_sends_before_its_compact_boundary() -> None:
     data = compacted_session().data()
     lines = data.split(b"\n")[:-1]
     boundary = next(i for i, line in enumerate(lines) if b"compact_boundary" in line)
     # From the boundary on, deep does what stubUiCopies does (no output there is over 8 KiB).
     default, deep = _run(data, keep=1, stub_ui_copies=True), _run(data, keep=1, deep=True)
-    assert deep[boundary:] == default[boundary:], "deep changed what the CLI resumes with"
+    # (its UI-copy stubs are shorter: only what the model sees is compared)
+    sent = [orjson.loads(line).get("message") for line in deep[boundary:]]
+    assert sent == [orjson.loads(line).get("message") for line in default[boundary:]], (
+        "deep changed what the CLI resumes with"
+    )
     before = [orjson.loads(line) for line in lines[:boundary]]
     now = [orjson.loads(line) for line in deep[:boundary]]
     assert sum(map(len, deep[:boundary])) < sum(map(len, default[:boundary]))
@@ -127,7 +215,7 @@ def test_deep_archives_what_claude_code_never_sends_before_its_compact_boundary(
             assert new == old, "a line Claude Code reads for itself changed"
         blocks = old.get("message", {}).get("content")
         if isinstance(blocks, list) and blocks and blocks[0].get("signature"):
-            assert new["message"]["content"] == blocks, "a signed block changed"
+            assert new["message"]["content"] in (blocks, []), "a signed block was edited"
 
 
 def _two_compactions(*, large_last: bool = False) -> bytes:
@@ -279,3 +367,109 @@ def test_restore_of_a_deep_run_is_identity_for_every_format(case: FormatCase) ->
         _deep_round_trip(case.name, data, keep, kept_max)
 
     run()
+
+
+def test_deep_keeps_the_usage_counts_claude_code_reads_in_older_turns() -> None:
+    session = ClaudeSession()
+    for turn in range(2):
+        session.user(f"Question {turn}")
+        session.assistant(claude_text(f"Answer {turn}"))
+    data = session.data()
+    full = {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cache_read_input_tokens": 80475,
+        "cache_creation": {"ephemeral_5m_input_tokens": 32, "ephemeral_1h_input_tokens": 0},
+        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+        "service_tier": "standard",
+        "inference_geo": "",
+        "iterations": [],
+        "speed": "standard",
+    }
+    data = data.replace(b'{"input_tokens":10,"output_tokens":5}', orjson.dumps(full))
+    lines = data.split(b"\n")[:-1]
+    assert _run(data, keep=1) == lines
+    deep = [orjson.loads(line) for line in _run(data, keep=1, deep=True)]
+    counts = {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 80475}
+    assert deep[1]["message"]["usage"] == counts, "an old reply kept more than the counts"
+    assert deep[3]["message"]["usage"] == full, "the kept turn's usage changed"
+
+
+def test_codex_stubs_the_ui_copy_of_an_old_mcp_result_by_default() -> None:
+    from synthetic_codex import RolloutBuilder, listing
+
+    rollout = RolloutBuilder()
+    turn = rollout.start_turn("Look up the issue")
+    call = rollout.call_id()
+    body = listing("issue body")
+    rollout.item("function_call", name="mcp__linear__get_issue", arguments="{}", call_id=call)
+    rollout.item("function_call_output", call_id=call, output=body)
+    rollout.event(
+        "mcp_tool_call_end",
+        call_id=call,
+        invocation={"server": "linear", "tool": "get_issue", "arguments": {"id": "LAF-17"}},
+        result={"Ok": {"content": [{"type": "text", "text": body}], "isError": False}},
+    )
+    rollout.reply(turn, "Found it.")
+    rollout.full_turn(2)
+    data = rollout.data()
+    after = _run(data, keep=1)
+    end = next(orjson.loads(line) for line in after if b"mcp_tool_call_end" in line)
+    block = end["payload"]["result"]["Ok"]["content"][0]
+    assert block["type"] == "text" and block["text"].startswith(STUB_PREFIX)
+    assert end["payload"]["invocation"]["arguments"] == {"id": "LAF-17"}
+    assert end["payload"]["result"]["Ok"]["isError"] is False
+
+
+def test_deep_stubs_what_old_attachments_send_and_keeps_the_kept_turns() -> None:
+    session = ClaudeSession()
+    body = big_text("notes", 80)
+    file = {"type": "text", "file": {"filePath": "/p/notes.md", "content": body}}
+    for turn in range(2):
+        session.user(f"Read @notes.md ({turn})")
+        session.chain(
+            "attachment", attachment={"type": "file", "filename": "/p/notes.md", "content": file}
+        )
+        session.chain(
+            "attachment",
+            attachment={"type": "hook_success", "hookEvent": "SessionStart", "content": body},
+        )
+        session.assistant(claude_text(f"Read {turn}."))
+    data = session.data()
+    lines = data.split(b"\n")[:-1]
+    assert _run(data, keep=1) == lines, "the default touched an attachment"
+    deep = [orjson.loads(line) for line in _run(data, keep=1, deep=True)]
+    old_file, old_hook = deep[1]["attachment"], deep[2]["attachment"]
+    stub = old_file["content"]["file"]["content"]
+    assert stub.startswith(STUB_PREFIX) and "Read '/p/notes.md'" in stub
+    assert old_file["content"]["file"]["filePath"] == "/p/notes.md"
+    assert old_hook["content"].startswith(STUB_PREFIX) and old_hook["hookEvent"] == "SessionStart"
+    assert [orjson.dumps(entry) for entry in deep[4:]] == lines[4:], "a kept attachment changed"
+
+
+def test_deep_stubs_are_shorter_than_the_defaults() -> None:
+    data = compacted_session().data()
+    default, deep = _run(data, keep=1), _run(data, keep=1, deep=True)
+
+    def stub_bytes(lines: list[bytes]) -> int:
+        return sum(
+            len(text)
+            for line in lines
+            for text in json.dumps(orjson.loads(line)).split('"')
+            if text.startswith(STUB_PREFIX)
+        )
+
+    assert 0 < stub_bytes(deep) < stub_bytes(default)
+
+
+def test_deep_keeps_the_thinking_of_every_kept_turn_of_a_model_that_binds_nothing() -> None:
+    session = ClaudeSession()
+    for turn in range(3):
+        session.user(f"Question {turn}")
+        session.assistant(signed_thinking(f"thought {turn}"), claude_text(f"Answer {turn}"))
+    data = session.data()
+    lines = data.split(b"\n")[:-1]
+    deep = _run(data, keep=2, deep=True)
+    kept = next(i for i, line in enumerate(lines) if b"Question 1" in line)
+    assert deep[kept:] == lines[kept:], "a kept turn changed"
+    assert _thinking(deep) == ["thought 1", "thought 2"]

@@ -137,9 +137,12 @@ def test_a_compressed_session_keeps_its_preserved_thinking_valid(
         assert b"[gitclaw" in compressed or b"gitclawCompress" in compressed
         resumed = session.turn(server, "turn 3: read the notes again")
     assert _refused(resumed) == []
-    # Every thinking block of every turn went back, none stripped or dropped.
+    # By default every thinking block of every turn went back, none stripped or dropped;
+    # deep drops them all whole, in the kept turn too (the turn was closed): none comes back
+    # with a changed prefix, and no message is empty.
     first = resumed[0]["body"]
-    assert len(sealed_reasoning(first)) == signed
+    assert len(sealed_reasoning(first)) == (0 if options else signed)
+    assert all(message["content"] for message in first["messages"])
     assert model.dropped == []
 
 

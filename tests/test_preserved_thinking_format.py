@@ -93,15 +93,41 @@ def _changed(before: list[RawLine], after: list[RawLine], key: str) -> list[int]
     ]
 
 
-@pytest.mark.parametrize("settings", [KEEP_ONE, DEEP], ids=["default", "deep"])
-def test_what_claude_code_sends_before_bound_thinking_stays(settings: CompressSettings) -> None:
+def _open_loop(data: bytes, result: bytes) -> bytes:
+    """The session cut after its last tool result: the newest turn's tool loop is open."""
+    lines = data.split(b"\n")
+    last = max(i for i, line in enumerate(lines) if result in line)
+    return b"\n".join(lines[: last + 1]) + b"\n"
+
+
+@pytest.mark.parametrize(
+    ("settings", "open_loop"), [(KEEP_ONE, False), (DEEP, True)], ids=["default", "deep-open-loop"]
+)
+def test_what_claude_code_sends_before_bound_thinking_stays(
+    settings: CompressSettings, open_loop: bool
+) -> None:
     data = _with_model(typical_session(3).data(), "claude-opus-5-5")
+    if open_loop:
+        data = _open_loop(data, b'"type":"tool_result"')
     before, after = _compress(data, settings)
     last = _last_bound_thinking(before)
     assert last > len(before) // 2  # the kept turn holds signed thinking
     assert [i for i in _changed(before, after, "message") if i <= last] == []
     # What only the transcript view reads still goes.
     assert _changed(before, after, "toolUseResult") != []
+
+
+def test_deep_drops_every_thinking_block_claude_code_sends_of_a_bound_session() -> None:
+    data = _with_model(typical_session(3).data(), "claude-opus-5-5")
+    before, after = _compress(data, DEEP)
+    last = _last_bound_thinking(before)
+    assert not any(b'"type":"thinking"' in line.data for line in after), "a thinking block stayed"
+    # With no bound block left, what lay before the newest one compresses as usual.
+    assert [
+        i
+        for i in _changed(before, after, "message")
+        if i < last and b"tool_result" in before[i].data
+    ]
 
 
 @pytest.mark.parametrize("settings", [KEEP_ONE, DEEP], ids=["default", "deep"])
@@ -139,9 +165,15 @@ def _message_without_details(line: RawLine) -> object:
     return message
 
 
-@pytest.mark.parametrize("settings", [KEEP_ONE, DEEP], ids=["default", "deep"])
-def test_pi_keeps_what_it_sends_before_bound_thinking(settings: CompressSettings) -> None:
+@pytest.mark.parametrize(
+    ("settings", "open_loop"), [(KEEP_ONE, False), (DEEP, True)], ids=["default", "deep-open-loop"]
+)
+def test_pi_keeps_what_it_sends_before_bound_thinking(
+    settings: CompressSettings, open_loop: bool
+) -> None:
     data = _with_model(pi_session(4).data(), "claude-opus-5-5")
+    if open_loop:
+        data = _open_loop(data, b'"role":"toolResult"')
     before, after = _compress(data, settings)
     last = max(i for i, line in enumerate(before) if b'"thinkingSignature":"' in line.data)
     assert last > len(before) * 3 // 4
@@ -153,6 +185,20 @@ def test_pi_keeps_what_it_sends_before_bound_thinking(settings: CompressSettings
     assert sent_changed == []
     # pi's UI-only `details` (an edit's diff) still goes.
     assert _changed(before, after, "message") != []
+
+
+def test_deep_empties_every_thinking_block_pi_sends_of_a_bound_session() -> None:
+    data = _with_model(pi_session(4).data(), "claude-opus-5-5")
+    before, after = _compress(data, DEEP)
+    assert not any(
+        b'"thinkingSignature":"' in line.data and b'"thinkingSignature":""' not in line.data
+        for line in after
+    )
+    assert [
+        i
+        for i, (old, new) in enumerate(zip(before, after, strict=True))
+        if b'"toolResult"' in old.data and old.data != new.data
+    ]
 
 
 def test_pi_sessions_of_earlier_models_and_other_apis_compress_as_before() -> None:

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import cli, git
 from fake_llm_sse import FakeLLMServer, sealed_reasoning
 from fake_preserved_thinking import PreservedThinking
@@ -64,8 +65,9 @@ def _statuses(requests: list[dict[str, Any]]) -> list[object]:
     return [r.get("status") for r in requests]
 
 
+@pytest.mark.parametrize("options", [(), ("--deep",)], ids=["default", "deep"])
 def test_a_compressed_pi_session_keeps_its_preserved_thinking_valid(
-    repo: Path, tmp_path: Path
+    options: tuple[str, ...], repo: Path, tmp_path: Path
 ) -> None:
     require_pi()
     session = PiSession(tmp_path / "pi")
@@ -83,11 +85,13 @@ def test_a_compressed_pi_session_keeps_its_preserved_thinking_valid(
         shutil.copyfile(session.file, path)
         git(repo, "add", "-A")
         git(repo, "commit", "-qm", "agent run")
-        cli("compress", "--force", "--keep-turns", "1", str(path), cwd=repo)
+        cli("compress", "--force", "--keep-turns", "1", *options, str(path), cwd=repo)
         restored = cli("restore", str(path), "-o", "-", cwd=repo).stdout
         assert restored == session.file.read_bytes()
         shutil.copyfile(path, session.file)
         code, resumed = session.turn(server, "turn 3: read notes.txt again")
     assert (code, _statuses(resumed)) == (0, [200, 200])
-    assert len(sealed_reasoning(resumed[0]["body"])) == 6
+    # By default every block goes back as it was; deep empties them all (pi leaves an empty
+    # block out), in the kept turn too, so that none comes back with a changed prefix.
+    assert len(sealed_reasoning(resumed[0]["body"])) == (0 if options else 6)
     assert model.dropped == []

@@ -5,14 +5,12 @@ a pipe, --json or a CI log."""
 
 from __future__ import annotations
 
-import fcntl
 import io
 import os
 import re
 import struct
 import subprocess
 import sys
-import termios
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,10 @@ from synthetic import typical_session
 
 from gitclaw_compress.interrupts import STAGE_ENV
 from gitclaw_compress.units import human_bytes
+
+# POSIX only: Windows skips this module (see LINUX_ONLY_MODULES in conftest.py).
+fcntl = pytest.importorskip("fcntl", reason="POSIX only")
+termios = pytest.importorskip("termios", reason="POSIX only")
 
 SESSIONS = ".GITCLAW/state/sessions"
 COUNT = 24

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,9 @@ from flow_helpers import SESSIONS, commit_all, git, init, ok, session_bytes, wri
 
 from gitclaw_compress.cli import cli
 from gitclaw_compress.units import human_bytes, original_size, plural, size_change
+
+# POSIX only: Windows skips this module (see LINUX_ONLY_MODULES in conftest.py).
+pty = pytest.importorskip("pty", reason="POSIX only")
 
 SMALL_SESSIONS = b'{"session":{"sizeThresholdKB":1,"turnThresholdBeforeCompress":1}}'
 

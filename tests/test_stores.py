@@ -4,7 +4,6 @@ folder, into an archive the tool keeps outside it, and every command works on th
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -19,6 +18,11 @@ import synthetic
 from agent_hook_helpers import held_open, session_bytes
 from conftest import cli
 from test_hardening import fill
+
+from gitclaw_compress.store import live
+
+# POSIX only: Windows skips this module (see LINUX_ONLY_MODULES in conftest.py).
+resource = pytest.importorskip("resource", reason="POSIX only")
 
 OLD = 1_700_000_000  # an mtime long ago: at rest
 SESSIONS = {
@@ -417,9 +421,15 @@ def test_a_file_that_is_no_session_is_a_warning_not_the_end(machine: Machine) ->
     assert b"1 compressed" in done.stdout
 
 
-def test_the_session_a_running_agent_may_write_is_left_alone(machine: Machine) -> None:
+@pytest.mark.parametrize("check", [None, "any-mode"], ids=["linux", "macos-windows-rule"])
+def test_the_session_a_running_agent_may_write_is_left_alone(
+    machine: Machine, check: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A process named like the agent, working in a project: the newest session of that
-    project's folder is left alone however old, the others of the folder are compressed."""
+    project's folder is left alone however old, the others of the folder are compressed
+    (also with the check of macOS and Windows forced: no lease, every open counts)."""
+    if check is not None:
+        monkeypatch.setenv(live.FORCE_ENV, check)
     older = ".claude/projects/-work-proj/1e0c2e0a-1111-4222-8333-444455556666.jsonl"
     newest = ".claude/projects/-work-proj/2e0c2e0a-1111-4222-8333-444455556666.jsonl"
     for rel, when in ((older, OLD), (newest, OLD + 60)):

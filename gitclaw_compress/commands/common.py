@@ -133,14 +133,37 @@ def open_repo(path: Path, *, create_store: bool = False, dry_run: bool = False) 
                 lambda: shutil.rmtree(scratch, ignore_errors=True)
             )
             environ["XDG_DATA_HOME"] = scratch
-        store = store_at(path, environ, create=create_store if repo is None else None)
+        from gitclaw_compress.store.private import private_umask
+
+        with private_umask():  # opening may make the archive
+            store = store_at(path, environ, create=create_store if repo is None else None)
         if store is not None:
+            private_until_done()
             for note in store.notes:
                 click.echo(f"gitclaw-compress: note: {note}", err=True)
             return store
     if repo is None:
         return Repository(path.absolute())  # the one-line "not inside a git repository"
     return repo
+
+
+def private_until_done() -> None:
+    """What a command that works in an agent's store writes (its archive, caches, locks, a
+    baseline) is for this user alone until the command ends (store/private.py); a command
+    in a repository keeps the user's umask."""
+    import os
+
+    from gitclaw_compress.store.private import PRIVATE_UMASK
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or ctx.meta.get(PRIVATE_META_KEY):
+        return
+    previous = os.umask(PRIVATE_UMASK)
+    ctx.meta[PRIVATE_META_KEY] = True
+    ctx.call_on_close(lambda: os.umask(previous))
+
+
+PRIVATE_META_KEY = "gitclaw_compress.private"
 
 
 def config_for(repo: Repository, session: Path | None, explicit: Path | None) -> Config:

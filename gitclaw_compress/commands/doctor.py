@@ -274,14 +274,20 @@ def agent_hook_text(state: AgentHookState) -> str:
 
 def _agent_hooks(as_json: bool) -> None:
     """`doctor --agents`: each agent's hook, wherever doctor runs."""
+    from gitclaw_compress.store import live
+
     states = hook_states(os.environ)
     problems = [state.problem for state in states if state.problem]
+    check = live.check().line()  # what the hooks' passes can tell of a running agent
     if as_json:
         agents = [state.as_json() for state in states]
-        echo_json({"ok": not problems, "agent_hooks": agents, "problems": problems})
+        echo_json(
+            {"ok": not problems, "agent_hooks": agents, "live_check": check, "problems": problems}
+        )
     else:
         for state in states:
             click.echo(f"agent hook:    {agent_hook_text(state)}")
+        click.echo(f"live writers:  {check.removeprefix('live-writer check: ')}")
         for problem in problems:
             click.echo(f"problem: {problem}")
     if problems:

@@ -18,6 +18,7 @@ from gitclaw_compress.commands.common import (
     json_option,
     no_fetch_option,
     open_repo,
+    private_until_done,
     session_path,
 )
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
@@ -112,6 +113,7 @@ def _sessions_holding(entry_id: str, config_path: Path | None) -> tuple[Reposito
 
         from gitclaw_compress.ops.stores import stores_holding
 
+        private_until_done()
         try:
             return stores_holding(entry_id, os.environ)
         except GitClawError as none_there:

@@ -125,13 +125,23 @@ def command(
     AGENT is claude (CLAUDE_CONFIG_DIR, else ~/.claude), codex (CODEX_HOME, else ~/.codex),
     copilot (COPILOT_HOME, else ~/.copilot) or pi (PI_CODING_AGENT_SESSION_DIR, else
     PI_CODING_AGENT_DIR or ~/.pi/agent); with none, every agent whose store exists. A
-    session that another process holds open for writing, or that was written in the last
-    stores.quietMinutes, is left alone. What is dropped goes to an archive the tool keeps
-    outside the store ($XDG_DATA_HOME/gitclaw-compress/stores/AGENT), never pushed unless
-    --remote (or stores.remote) names a remote of it. Every command (restore, verify, show,
-    …) takes a session path in a store as it takes one in a repository.
+    session that another process holds open for writing, that a running agent may be
+    writing, or that was written in the last stores.quietMinutes, is left alone (a dry
+    run's first line, and every run's where Linux's lease is missing, says how this machine
+    tells). What is dropped goes to an archive the tool keeps outside the store
+    ($XDG_DATA_HOME/gitclaw-compress/stores/AGENT; on Windows %LOCALAPPDATA%), never pushed
+    unless --remote (or stores.remote) names a remote of it. Every command (restore, verify,
+    show, …) takes a session path in a store as it takes one in a repository.
     """
+    from gitclaw_compress.store import live
+
+    found = live.check()
+    check = found.line()  # which live-writer check this machine has, said once
     progress = progress_for(as_json)  # a hook's pass writes to a log: nothing is drawn there
+    # Said first by a dry run, and by every run where the check is weaker than Linux's
+    # lease with the open files' modes (macOS, Windows, a forced path).
+    if not as_json and (dry_run or not (found.lease and found.modes)):
+        click.echo(f"gitclaw-compress: {check}")
 
     def say(run: StoreRun) -> None:
         """A store's lines as soon as its run ends: an interrupt or a kill later on (the
@@ -158,7 +168,7 @@ def command(
     finally:
         progress.end()
     if as_json:
-        echo_json({"stores": [run.as_json() for run in runs]})
+        echo_json({"stores": [run.as_json() for run in runs], "live_check": check})
     elif not agents and not any(run.state != "absent" for run in runs):
         # (an agent named has its own line: "no store at …")
         click.echo("gitclaw-compress: no agent store found on this machine")

@@ -178,6 +178,18 @@ def tool_output_stub(
     return f"{head}\n{preview(text, settings)}"
 
 
+def head(text: str, settings: PreviewSettings) -> str:
+    """The first lines of `text` (twice the preview's), each cut short."""
+    lines = text[: settings.lines * 2 * (settings.line_chars + 1) * 4].split("\n")
+    shown = [cut(line, settings.line_chars) for line in lines[: settings.lines * 2]]
+    return "\n".join(shown)
+
+
+def user_text_stub(text: str, show: str, settings: PreviewSettings) -> str:
+    """Text a person pasted in an older turn (deep), long since answered."""
+    return f"{STUB_PREFIX} Text elided: {text_shape(text)}. Full: {show}\n{head(text, settings)}"
+
+
 def argument_stub(key: str, value: object, show: str, line_chars: int) -> str:
     """A tool-call argument replaced because the call was large."""
     if isinstance(value, str):
@@ -219,12 +231,17 @@ def bash_output_stub(text: str, show: str, settings: PreviewSettings) -> str:
     )
 
 
-def ui_value_stub(name: str, text: str, images: list[tuple[str, int]], show: str) -> str:
-    """A value only the transcript renderer reads (Claude Code's `toolUseResult`)."""
+def ui_value_stub(
+    name: str, text: str, images: list[tuple[str, int]], show: str, *, short: bool = False
+) -> str:
+    """A value only the transcript renderer reads (Claude Code's `toolUseResult`); `short`
+    (deep): its shape and the `show` command, no more."""
     shape = "; ".join(
         ([text_shape(text)] if text or not images else [])
         + ([describe_images(images)] if images else [])
     )
+    if short:
+        return f"{STUB_PREFIX} {shape}, UI only. {show}"
     return (
         f"{STUB_PREFIX} {name} elided: {shape} (shown only in the UI, never sent to the "
         f"model). Full entry: {show}"
@@ -233,10 +250,7 @@ def ui_value_stub(name: str, text: str, images: list[tuple[str, int]], show: str
 
 def superseded_stub(key: str, text: str, show: str) -> str:
     """A value on a line the agent never sends again (before its newest compaction record)."""
-    return (
-        f"{STUB_PREFIX} {key} elided: {text_shape(text)} (before the compaction the agent "
-        f"resumes from; never sent again). Full entry: {show}"
-    )
+    return f"{STUB_PREFIX} {key}: {text_shape(text)}, before the compaction. {show}"
 
 
 def ui_copy_stub(key: str, size: int, show: str) -> str:

@@ -110,7 +110,9 @@ def superseded_edits(
         if json_size(value) <= SUPERSEDED_MIN_BYTES or stubs.is_stub(value):
             return []
         key = next((step for step in reversed(path) if isinstance(step, str)), "value")
-        return [Edit(path, stubs.superseded_stub(key, value, show))]
+        stub = stubs.superseded_stub(key, value, show)
+        # A stub no shorter than the value would only grow the line.
+        return [Edit(path, stub)] if json_size(stub) < json_size(value) else []
     if isinstance(value, dict):
         if value.get("type") in WHOLE_TYPES:
             return []
@@ -324,20 +326,39 @@ class AgentHome:
     # directory; its newest session there is the one it may be running. None: unknown.
     program: tuple[str, ...] = ()
     cwd_folder: Callable[[str], str] | None = None
+    # Whether the agent holds its session open for its whole run (Codex) rather than opening
+    # it for each append (the rest): where open files cannot be listed, no session of such
+    # an agent is rewritten while one of its processes runs.
+    keeps_open: bool = False
+    # The ids of the processes that mark a session as theirs while they run (Copilot CLI's
+    # `inuse.<pid>.hold` beside its events.jsonl); None: the agent leaves no such mark.
+    holders: Callable[[Path], list[int]] | None = None
+    # The variables that can name the store's folder, the agent's own first: a folder an
+    # archive served is opened as the agent would see it with one of them set to it.
+    folder_variables: tuple[str, ...] = ()
 
 
 def home_folder(
     environ: Mapping[str, str], name: str | None, *default: str, tilde: bool = False
 ) -> tuple[Path, str | None]:
     """The folder the environment variable `name` names (a leading ~ expanded when the
-    agent does, `tilde`), else `default` under HOME; and the variable, if it chose."""
-    home = environ.get("HOME") or os.path.expanduser("~")
+    agent does, `tilde`), else `default` under the user's home; and the variable, if it
+    chose."""
+    home = user_home(environ)
     value = environ.get(name, "") if name else ""
     if not value:
         return Path(home, *default), None
-    if tilde and (value == "~" or value.startswith("~/")):
+    if tilde and (value == "~" or value.startswith(("~/", "~\\"))):
         value = home + value[1:]
     return Path(value), name
+
+
+def user_home(environ: Mapping[str, str], windows: bool = os.name == "nt") -> str:
+    """The home the agents use: HOME; on Windows `%USERPROFILE%` (Node's `os.homedir()` and
+    Codex read it there, not HOME, which Git Bash sets too)."""
+    if windows and environ.get("USERPROFILE"):
+        return environ["USERPROFILE"]
+    return environ.get("HOME") or os.path.expanduser("~")
 
 
 class Unsupported(GitClawError):

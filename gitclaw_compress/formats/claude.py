@@ -33,6 +33,7 @@ What the model sees: `claude_view.py` (each line in neutral terms) and `claude_c
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -202,6 +203,11 @@ class ClaudeRules:
 
     def __init__(self, settings: CompressSettings) -> None:
         self.settings = settings
+        # Deep: stubs as short as a reader and `show` need, a head and a tail line each.
+        preview = settings.preview
+        self.preview = (
+            dataclasses.replace(preview, lines=min(preview.lines, 1)) if settings.deep else preview
+        )
         self.calls: dict[str, str] = {}  # tool_use id -> "Read 'src/app.ts'"
         # Deep: API message ids with a text or tool_use block on some line (Claude Code
         # writes each block of a reply on its own line, all with the reply's message.id),
@@ -209,6 +215,13 @@ class ClaudeRules:
         # still be open).
         self.answered: set[str] = set()
         self.last_turn_start = 0
+        # Deep: whether the newest turn ends in an open tool loop (its last line a tool call,
+        # a tool result or thinking): the API then needs that loop's thinking back as it was.
+        self.turn_open = False
+        # Deep: bound thinking-only lines by reply id (all dropped, or none, see
+        # `drops_every_thinking`).
+        self._bound_only: list[str] = []
+        self._drops: bool | None = None
         # Preserved thinking: the newest line holding a thinking block bound to its prefix,
         # and the newest compact boundary (Claude Code sends nothing before it, unless a
         # boundary keeps a segment from before it).
@@ -217,18 +230,24 @@ class ClaudeRules:
         self.keeps_segments = False
 
     def observe(self, number: int, entry: Entry) -> bool:
+        self._drops = None
         kind = entry.get("type")
         if kind != "assistant":  # `edits` changes user and progress lines, and tool calls
-            if self.settings.deep and is_turn_start(entry):
-                self.last_turn_start = number
+            if self.settings.deep and kind == "user":
+                if is_turn_start(entry):
+                    self.last_turn_start, self.turn_open = number, False
+                elif _holds_tool_result(entry):
+                    self.turn_open = True
             if kind == "system" and entry.get("subtype") == "compact_boundary":
                 self._observe_boundary(number, entry)
-            return kind in ("user", "progress")
+            return kind in ("user", "progress") or (self.settings.deep and kind == "attachment")
         message = message_of(entry)
         if message is None:
             return False
         if _holds_bound_thinking(message):
             self.bound_until = number
+            if self.settings.deep and _thinking_only(message):
+                self._bound_only.append(str(message.get("id")))
         calls = False
         for block in _blocks(message):
             if isinstance(block, dict) and block.get("type") == "tool_use":
@@ -239,12 +258,19 @@ class ClaudeRules:
         if not self.settings.deep:
             return calls
         reply_id = message.get("id")
+        blocks = [block for block in _blocks(message) if isinstance(block, dict)]
         if isinstance(reply_id, str) and any(
-            isinstance(block, dict) and block.get("type") in ("text", "tool_use")
-            for block in _blocks(message)
+            block.get("type") in ("text", "tool_use") for block in blocks
         ):
             self.answered.add(reply_id)
-        return calls or _readable_thinking_only(message)
+        if blocks:
+            self.turn_open = blocks[-1].get("type") != "text"
+        usage = message.get("usage")
+        return (
+            calls
+            or any(block.get("type") in THINKING_TYPES for block in blocks)
+            or (isinstance(usage, dict) and not USAGE_READ.issuperset(usage))
+        )
 
     def _observe_boundary(self, number: int, entry: Entry) -> None:
         metadata = entry.get("compactMetadata")
@@ -255,28 +281,71 @@ class ClaudeRules:
         self.sent_from = number
         self.bound_until = 0  # thinking before the boundary is never sent again
 
+    def drops_every_thinking(self) -> bool:
+        """Deep, on a session whose thinking binds its prefix (preserved thinking): every
+        thinking block Claude Code sends goes whole, in the kept turns too, so that none comes
+        back with a changed prefix (Anthropic's advice for tools that trim earlier turns). Not
+        when the newest turn ends in an open tool loop (the API wants that loop's thinking
+        back, bound to what was sent before it), nor when a bound block is a reply's only
+        content (the message would be empty): then nothing before it changes, as by default."""
+        if self._drops is None:  # decided once pass 1 is over (observe resets it)
+            self._drops = (
+                self.settings.deep
+                and self.bound_until > 0
+                and not self.turn_open
+                and all(reply in self.answered for reply in self._bound_only)
+            )
+        return self._drops
+
+    def _bound_until(self) -> int:
+        return 0 if self.drops_every_thinking() else self.bound_until
+
     def in_bound_prefix(self, number: int) -> bool:
         """Whether line `number` is sent before a thinking block bound to its prefix (the
         newest one Claude Code sends): then what the model sees there stays byte for byte."""
         sent_from = 0 if self.keeps_segments else self.sent_from
-        return sent_from < number <= self.bound_until
+        return sent_from < number <= self._bound_until()
 
     def preserved_thinking_span(self) -> tuple[int, int] | None:
         first = 1 if self.keeps_segments else self.sent_from + 1
-        return (first, self.bound_until) if self.bound_until >= first else None
+        bound_until = self._bound_until()
+        return (first, bound_until) if bound_until >= first else None
 
-    def _droppable_thinking(self, message: dict[str, Any], number: int) -> bool:
-        """Deep: a line that holds only readable (unsigned) thinking, of a reply whose text
-        or tool call is on another line, in a turn older than the newest. The Messages API
-        accepts earlier turns without their thinking; a signed block is kept (its signature
-        is the provider's), and so is any thinking of the newest turn, where a tool loop may
-        still need it."""
-        return (
-            self.settings.deep
-            and number < self.last_turn_start
-            and _readable_thinking_only(message)
-            and message.get("id") in self.answered
-        )
+    def _usage_edits(self, entry: Entry) -> list[Edit]:
+        """Deep, in older turns: a reply's `usage` keeps the four counts Claude Code reads
+        back from a transcript (its context size walks back to the newest reply's; its
+        session total adds input, cache and output tokens); the rest (cache breakdown, tier,
+        geography, iterations) is read by no CLI and never sent to a model."""
+        message = message_of(entry)
+        usage = None if message is None else message.get("usage")
+        if (
+            not self.settings.deep
+            or entry.get("type") != "assistant"
+            or not isinstance(usage, dict)
+        ):
+            return []
+        kept = {key: value for key, value in usage.items() if key in USAGE_READ}
+        return [] if len(kept) == len(usage) else [Edit(("message", "usage"), kept)]
+
+    def _thinking_edits(self, message: dict[str, Any], number: int) -> list[Edit]:
+        """Deep: the thinking blocks of a reply in a turn older than the newest (of every
+        turn, with `drops_every_thinking`), each dropped whole, never edited: the Messages
+        API takes earlier turns without their thinking. A line of thinking alone becomes
+        `content: []` only when its reply's text or tool call is on another line (Claude
+        Code merges the lines of one reply by `message.id`), never an empty message."""
+        if not self.settings.deep or not (
+            number < self.last_turn_start or self.drops_every_thinking()
+        ):
+            return []
+        blocks = message.get("content")
+        if not isinstance(blocks, list):
+            return []
+        rest = [b for b in blocks if not (isinstance(b, dict) and b.get("type") in THINKING_TYPES)]
+        if len(rest) == len(blocks):
+            return []
+        if not rest and message.get("id") not in self.answered:
+            return []
+        return [Edit(("message", "content"), rest)]
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         if self.in_bound_prefix(scope.number):
@@ -285,11 +354,18 @@ class ClaudeRules:
             # sees may go (and, under deep, what the core finds it never sends again).
             if not (scope.full or scope.ui_only):
                 return []
-            return [Edit(e.path, e.value, unseen=True) for e in self._ui_edits(entry, scope)]
+            edits = self._ui_edits(entry, scope)
+            if scope.full:
+                edits.extend(self._usage_edits(entry))
+            return [Edit(e.path, e.value, unseen=True) for e in edits]
         if scope.ui_only:
             edits = self._ui_edits(entry, scope)
             if scope.kept_large:
                 edits.extend(self._kept_large_edits(entry, scope))
+                message = message_of(entry)
+                # Thinking of the kept turns goes only when every block the CLI sends does.
+                if message is not None and self.drops_every_thinking():
+                    edits.extend(self._thinking_edits(message, scope.number))
             return edits
         kind = entry.get("type")
         if not scope.full:  # a budget policy chose this line's tool output: only that
@@ -300,7 +376,46 @@ class ClaudeRules:
             return self._user_edits(entry, scope)
         if kind == "progress" and isinstance(entry.get("data"), dict):
             return _shrink_ui(entry["data"], ("data",), self._ui_stub(scope))
+        if kind == "attachment" and self.settings.deep:
+            return self._attachment_edits(entry.get("attachment"), scope)
         return []
+
+    def _attachment_edits(self, attachment: object, scope: Scope) -> list[Edit]:
+        """Deep, in older turns: what Claude Code sends the model from an attachment line,
+        long since answered. A file it read for the prompt becomes a tool output's stub; an
+        edited file's snippet, a skill listing and a hook's output over
+        `tool_result_max_bytes`, and a message queued while it worked over
+        `deep_kept_max_bytes` (what a person typed), become their first lines and `show`."""
+        if not isinstance(attachment, dict):
+            return []
+        kind, base = attachment.get("type"), ("attachment",)
+        preview, limit = self.preview, self.settings.tool_result_max_bytes
+        content = attachment.get("content")
+        if kind == "file" and isinstance(content, dict):
+            file = content.get("file")
+            body = file.get("content") if isinstance(file, dict) else None
+            if not isinstance(body, str) or _size(body) <= limit or stubs.is_stub(body):
+                return []
+            name = call_descriptor("Read", {"file_path": attachment.get("filename")})
+            stub = stubs.tool_output_stub(
+                tool=name,
+                text=body,
+                images=[],
+                failed=False,
+                reason=None,
+                show=scope.show,
+                settings=preview,
+            )
+            return [Edit((*base, "content", "file", "content"), stub)]
+        key = {"edited_text_file": "snippet", "queued_command": "prompt"}.get(str(kind), "content")
+        if kind == "queued_command":
+            limit = self.settings.deep_kept_max_bytes
+        elif not (kind in ("edited_text_file", "skill_listing") or str(kind).startswith("hook_")):
+            return []
+        value = attachment.get(key)
+        if not isinstance(value, str) or _size(value) <= limit or stubs.is_stub(value):
+            return []
+        return [Edit((*base, key), stubs.user_text_stub(value, scope.show, preview))]
 
     def _pruned_output_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """The tool results of a user line, whatever their size; the renderer's copy
@@ -355,8 +470,10 @@ class ClaudeRules:
         return []
 
     def _ui_stub(self, scope: Scope) -> StubText:
+        short = self.settings.deep
+
         def stub_text(path: JsonPath, text: str, images: list[tuple[str, int]]) -> str:
-            return stubs.ui_value_stub(_path_name(path), text, images, scope.show)
+            return stubs.ui_value_stub(_path_name(path), text, images, scope.show, short=short)
 
         return stub_text
 
@@ -364,10 +481,12 @@ class ClaudeRules:
         message = message_of(entry)
         if message is None:
             return []
+        usage = self._usage_edits(entry)
+        dropped = self._thinking_edits(message, scope.number)
+        if dropped:
+            # Whole blocks go (never edited); the tool calls left keep their size for now.
+            return usage + dropped
         edits: list[Edit] = []
-        if self._droppable_thinking(message, scope.number):
-            # The whole block goes (never edited): the reply's other lines still carry it.
-            return [Edit(("message", "content"), [])]
         for index, block in enumerate(_blocks(message)):
             if not isinstance(block, dict):
                 continue
@@ -383,6 +502,9 @@ class ClaudeRules:
                     _size(arguments) > self.settings.tool_call_max_bytes
                 ):
                     edits.extend(self._input_edits(arguments, (*base, "input"), scope))
+        # Alone, a trimmed usage must save more than the marker it brings costs.
+        if edits or (usage and _size(message["usage"]) - _size(usage[0].value) > USAGE_ALONE_MIN):
+            edits.extend(usage)
         return edits
 
     def _input_edits(self, value: object, path: JsonPath, scope: Scope) -> list[Edit]:
@@ -438,9 +560,33 @@ class ClaudeRules:
                     ((mime, size),) = _images_of([block])
                     stub = stubs.image_stub("User" if typed else "Tool", mime, size, scope.show)
                     edits.append(Edit(base, {"type": "text", "text": stub}))
+        if message is not None and self.settings.deep and not entry.get("isCompactSummary"):
+            edits.extend(self._user_text_edits(message, scope))
         result = entry.get("toolUseResult")
         if result is not None:
             edits.extend(_shrink_ui(result, ("toolUseResult",), self._ui_stub(scope)))
+        return edits
+
+    def _user_text_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
+        """Deep, in older turns: text over `deep_kept_max_bytes` that a person pasted (or a
+        command printed) becomes its head and the `show` command; the model answered it
+        long ago. A compaction summary (what Claude Code resumes from) is never stubbed."""
+        limit, preview = self.settings.deep_kept_max_bytes, self.preview
+        content = message.get("content")
+        if isinstance(content, str):
+            if _size(content) <= limit or stubs.is_stub(content):
+                return []
+            return [
+                Edit(("message", "content"), stubs.user_text_stub(content, scope.show, preview))
+            ]
+        edits: list[Edit] = []
+        for index, block in enumerate(_blocks(message)):
+            if not isinstance(block, dict) or block.get("type") != "text":
+                continue
+            text = block.get("text")
+            if isinstance(text, str) and _size(text) > limit and not stubs.is_stub(text):
+                path: JsonPath = ("message", "content", index, "text")
+                edits.append(Edit(path, stubs.user_text_stub(text, scope.show, preview)))
         return edits
 
     def _tool_result_edits(
@@ -460,11 +606,18 @@ class ClaudeRules:
             failed=block.get("is_error") is True,
             reason=None,
             show=scope.show,
-            settings=self.settings.preview,
+            settings=self.preview,
         )
         value: object = stub if isinstance(content, str) else [{"type": "text", "text": stub}]
         return [Edit((*base, "content"), value)]
 
+
+# The counts of a reply's `usage` that Claude Code reads from a transcript.
+USAGE_READ = frozenset(
+    {"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
+)
+
+USAGE_ALONE_MIN = 100  # bytes a trimmed usage saves before it is worth a line's marker
 
 # Deep: the lines whose strings go when the chain Claude Code sends no longer reaches them,
 # and the members that stay there (settings and places, short or read by the CLI).
@@ -484,18 +637,23 @@ def _holds_bound_thinking(message: dict[str, Any]) -> bool:
     )
 
 
-def _readable_thinking_only(message: dict[str, Any]) -> bool:
-    """Whether a message's content is thinking blocks alone, none of them signed."""
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def _thinking_only(message: dict[str, Any]) -> bool:
+    """Whether a message's content is thinking blocks alone."""
     blocks = message.get("content")
     return (
         isinstance(blocks, list)
         and bool(blocks)
-        and all(
-            isinstance(block, dict)
-            and block.get("type") == "thinking"
-            and not block.get("signature")
-            for block in blocks
-        )
+        and all(isinstance(block, dict) and block.get("type") in THINKING_TYPES for block in blocks)
+    )
+
+
+def _holds_tool_result(entry: Entry) -> bool:
+    message = message_of(entry)
+    return message is not None and any(
+        isinstance(block, dict) and block.get("type") == "tool_result" for block in _blocks(message)
     )
 
 
@@ -658,9 +816,15 @@ class ClaudeFormat(FormatBase):
         message = message_of(entry)
         if message is None:
             return
-        for key in ("id", "role", "model", "usage", "stop_reason"):
+        for key in ("id", "role", "model", "stop_reason"):
             if key in message:
                 yield f"message.{key}", message[key]
+        usage = message.get("usage")
+        if isinstance(usage, dict):  # deep keeps only the counts Claude Code reads
+            for key in sorted(USAGE_READ & usage.keys()):
+                yield f"message.usage.{key}", usage[key]
+        elif "usage" in message:
+            yield "message.usage", usage
         content = message.get("content")
         if isinstance(content, str):
             yield "message.content", content

@@ -64,7 +64,9 @@ EXEC_OUTPUT_FIELDS = ("stdout", "stderr", "aggregated_output", "formatted_output
 PATCH_EVENTS = frozenset({"patch_apply_begin", "patch_apply_end"})
 # What `edits` may change, besides messages with images and turn_context (see `observe`).
 BULK_ITEMS = frozenset({*OUTPUT_TYPES, "function_call", "custom_tool_call"})
-BULK_EVENTS = frozenset({"exec_command_end", "user_message", *PATCH_EVENTS})
+# An MCP tool's result as the UI shows it (the model sees the function_call_output).
+MCP_END = "mcp_tool_call_end"
+BULK_EVENTS = frozenset({"exec_command_end", "user_message", MCP_END, *PATCH_EVENTS})
 ARGUMENT_KEYS_KEPT = frozenset({"path", "file_path", "workdir", "timeout_ms", "justification"})
 UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only copies above this size are stubbed
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
@@ -383,6 +385,10 @@ class CodexRules:
                     if isinstance(value, str) and (size := _size(value)) > limit:
                         stub = stubs.ui_copy_stub(key, size, scope.show)
                         edits.append(Edit(("payload", "changes", path, key), stub))
+        elif kind == MCP_END:
+            for path, value in _long_strings(payload.get("result"), ("payload", "result"), limit):
+                key = next(step for step in reversed(path) if isinstance(step, str))
+                edits.append(Edit(path, stubs.ui_copy_stub(key, _size(value), scope.show)))
         return edits
 
     def _turn_context_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
@@ -405,6 +411,19 @@ class CodexRules:
                 stub = stubs.repeated_stub(str(path[-1]), _size(value), "turn_context", scope.show)
                 edits.append(Edit(path, stub))
         return edits
+
+
+def _long_strings(value: object, path: JsonPath, limit: int) -> Iterator[tuple[JsonPath, str]]:
+    """Every string over `limit` bytes inside `value` (not a stub already), with its path."""
+    if isinstance(value, str):
+        if not stubs.is_stub(value) and _size(value) > limit:
+            yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _long_strings(item, (*path, key), limit)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _long_strings(item, (*path, index), limit)
 
 
 def _is_stubbed(output: str | list[Any]) -> bool:
@@ -642,6 +661,8 @@ def _measure_event(kind: object, payload: dict[str, Any]) -> Iterator[tuple[str,
         for change in payload["changes"].values():
             if isinstance(change, dict):
                 values.extend(change.get(key) for key in ("unified_diff", "content"))
+    elif kind == MCP_END:
+        values = [text for _, text in _long_strings(payload.get("result"), (), 0)]
     elif kind == "user_message" and isinstance(payload.get("images"), list):
         for url in payload["images"]:
             if isinstance(url, str):

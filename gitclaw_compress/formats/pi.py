@@ -137,6 +137,10 @@ class PiRules:
         self.bound_until = 0
         self.sent_from = 0
         self._line_of: dict[str, int] = {}
+        # Deep: whether the newest turn ends in an open tool loop, and whether some bound
+        # reply could not lose its thinking (nothing else in it, or a redacted block).
+        self.turn_open = False
+        self._bound_kept = False
 
     def observe(self, number: int, entry: Entry) -> bool:
         entry_id = entry.get("id")
@@ -150,6 +154,13 @@ class PiRules:
         role = message.get("role")
         if role == "assistant" and _holds_bound_thinking(message):
             self.bound_until = number
+            content = message["content"]
+            if not _has_visible_blocks(content) or any(
+                isinstance(block, dict) and block.get("redacted") for block in content
+            ):
+                self._bound_kept = True
+        if self.settings.deep:
+            self._observe_loop(message, role)
         self._learn(number, entry, message, role)
         return role in BULK_ROLES
 
@@ -161,14 +172,43 @@ class PiRules:
         if self.bound_until < first_kept:
             self.bound_until = 0  # thinking pi never sends again binds nothing
 
+    def _observe_loop(self, message: dict[str, Any], role: object) -> None:
+        if role == "user":
+            self.turn_open = False
+        elif role == "toolResult":
+            self.turn_open = True
+        elif role == "assistant":
+            content = message.get("content")
+            blocks = (
+                [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+            )
+            if blocks:
+                self.turn_open = blocks[-1].get("type") != "text"
+
+    def drops_every_thinking(self) -> bool:
+        """Deep, on a session whose thinking binds its prefix (preserved thinking): every
+        thinking block pi sends is emptied (pi then leaves it out), in the kept turns too, so
+        that none comes back with a changed prefix. Not when the newest turn ends in an open
+        tool loop, nor when a bound reply holds nothing else or a redacted block: then
+        nothing before the newest bound block changes, as by default."""
+        return (
+            self.settings.deep
+            and self.bound_until > 0
+            and not self.turn_open
+            and not self._bound_kept
+        )
+
+    def _bound_until(self) -> int:
+        return 0 if self.drops_every_thinking() else self.bound_until
+
     def in_bound_prefix(self, number: int) -> bool:
         """Whether line `number` is sent before a thinking block bound to its prefix (pi
         sends every turn's thinking back): then what the model sees there stays."""
-        return self.sent_from < number <= self.bound_until
+        return self.sent_from < number <= self._bound_until()
 
     def preserved_thinking_span(self) -> tuple[int, int] | None:
-        first = self.sent_from + 1
-        return (first, self.bound_until) if self.bound_until >= first else None
+        first, bound_until = self.sent_from + 1, self._bound_until()
+        return (first, bound_until) if bound_until >= first else None
 
     def _learn(self, number: int, entry: Entry, message: dict[str, Any], role: object) -> None:
         if role == "user":
@@ -239,6 +279,8 @@ class PiRules:
             )
             if scope.kept_large:
                 edits.extend(self._kept_large_edits(scope.number, message, scope))
+                if message.get("role") == "assistant" and self.drops_every_thinking():
+                    edits.extend(self._thinking_edits(message))
             return edits
         if not scope.full:
             if message.get("role") != "toolResult":
@@ -300,22 +342,13 @@ class PiRules:
         content = message.get("content")
         if not isinstance(content, list):
             return []
-        edits: list[Edit] = []
-        strip_thinking = (
-            self.settings.strip_thinking
-            and message.get("api") not in RESPONSES_APIS
-            and _has_visible_blocks(content)
-        )
+        strip_thinking = self.settings.strip_thinking or self.drops_every_thinking()
+        edits: list[Edit] = self._thinking_edits(message) if strip_thinking else []
         for index, block in enumerate(content):
             if not isinstance(block, dict):
                 continue
             base: JsonPath = ("message", "content", index)
-            kind = block.get("type")
-            if kind == "thinking" and strip_thinking and not block.get("redacted"):
-                for key in ("thinking", "thinkingSignature"):
-                    if isinstance(block.get(key), str) and block[key]:
-                        edits.append(Edit((*base, key), ""))
-            elif kind == "toolCall":
+            if block.get("type") == "toolCall":
                 if isinstance(block.get("partialJson"), str) and block["partialJson"]:
                     edits.append(Edit((*base, "partialJson"), ""))
                 arguments = block.get("arguments")
@@ -323,6 +356,26 @@ class PiRules:
                     _size(arguments) > self.settings.tool_call_max_bytes
                 ):
                     edits.extend(self._argument_edits(arguments, (*base, "arguments"), scope))
+        return edits
+
+    def _thinking_edits(self, message: dict[str, Any]) -> list[Edit]:
+        """Thinking emptied (pi leaves an empty block out of what it sends), in a reply that
+        keeps text or a tool call; never OpenAI reasoning, never a redacted block."""
+        content = message.get("content")
+        if (
+            not isinstance(content, list)
+            or message.get("api") in RESPONSES_APIS
+            or not _has_visible_blocks(content)
+        ):
+            return []
+        edits: list[Edit] = []
+        for index, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "thinking":
+                if block.get("redacted"):
+                    continue
+                for key in ("thinking", "thinkingSignature"):
+                    if isinstance(block.get(key), str) and block[key]:
+                        edits.append(Edit(("message", "content", index, key), ""))
         return edits
 
     def _argument_edits(

@@ -12,8 +12,13 @@ import orjson
 from gitclaw_compress.formats.base import AgentHome, home_folder
 
 PROGRAM = ("pi", "pi-coding-agent")
+# pi appends each entry with `appendFileSync` by path (its core/session-manager.js): it does
+# not hold the session open between entries.
+KEEPS_OPEN = False
 SESSION_DIR = "PI_CODING_AGENT_SESSION_DIR"  # the sessions folder itself, files directly in it
 SETTINGS_SESSION_DIR = "settings.json sessionDir"  # the same, from the agent folder's settings
+AGENT_DIR = "PI_CODING_AGENT_DIR"
+VARIABLES = (AGENT_DIR, SESSION_DIR)
 
 
 def home(environ: Mapping[str, str]) -> AgentHome:
@@ -22,13 +27,42 @@ def home(environ: Mapping[str, str]) -> AgentHome:
     `PI_CODING_AGENT_DIR`, else `~/.pi/agent`. A leading ~ is expanded, as pi does."""
     if environ.get(SESSION_DIR):
         root, moved_by = home_folder(environ, SESSION_DIR, tilde=True)
-        return AgentHome("pi", root, ("**/*.jsonl",), moved_by, PROGRAM, _one_folder)
-    agent_dir, moved_by = home_folder(environ, "PI_CODING_AGENT_DIR", ".pi", "agent", tilde=True)
+        return AgentHome(
+            "pi",
+            root,
+            ("**/*.jsonl",),
+            moved_by,
+            PROGRAM,
+            _one_folder,
+            KEEPS_OPEN,
+            folder_variables=VARIABLES,
+        )
+    agent_dir, moved_by = home_folder(environ, AGENT_DIR, ".pi", "agent", tilde=True)
     configured = _settings_session_dir(agent_dir)
     if configured:
         root, _ = home_folder({**environ, SESSION_DIR: configured}, SESSION_DIR, tilde=True)
-        return AgentHome("pi", root, ("**/*.jsonl",), SETTINGS_SESSION_DIR, PROGRAM, _one_folder)
-    return AgentHome("pi", agent_dir, ("sessions/**/*.jsonl",), moved_by, PROGRAM, cwd_folder)
+        globs = ("**/*.jsonl",)
+        return AgentHome(
+            "pi",
+            root,
+            globs,
+            SETTINGS_SESSION_DIR,
+            PROGRAM,
+            _one_folder,
+            KEEPS_OPEN,
+            folder_variables=VARIABLES,
+        )
+    globs = ("sessions/**/*.jsonl",)
+    return AgentHome(
+        "pi",
+        agent_dir,
+        globs,
+        moved_by,
+        PROGRAM,
+        cwd_folder,
+        KEEPS_OPEN,
+        folder_variables=VARIABLES,
+    )
 
 
 def cwd_folder(cwd: str) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import datetime
-import fcntl
 import hashlib
 import os
 import re
@@ -36,6 +35,8 @@ from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import lifecycle_hook
 from gitclaw_compress.formats.base import TITLES, LifecycleHook
 from gitclaw_compress.store.agent_store import data_home
+from gitclaw_compress.store.locks import try_lock
+from gitclaw_compress.store.private import make_private_folder, private_opener
 
 AGENTS = tuple(TITLES)  # every agent, in the formats' order
 FOLDER = "agent-hooks"  # in the data folder: records, locks, the log
@@ -69,7 +70,7 @@ def _made_hooks_folder(env: Mapping[str, str]) -> Path:
     """`hooks_folder`, made if missing, for this user alone: a record holds the bytes ours
     replaced (a notify program's arguments may hold a token), the log names sessions."""
     folder = hooks_folder(env)
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    make_private_folder(folder.parent)
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
     return folder
@@ -96,13 +97,14 @@ def _cannot_write(path: Path, error: OSError) -> GitClawError:
     return GitClawError(f"{path}: cannot write it ({what}); nothing was changed")
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Replace a file whole (a temp file beside it, renamed), keeping its permissions; a
-    symlink (settings kept in a dotfiles folder) stays one: its target is replaced."""
+def _write(path: Path, data: bytes, *, private: bool = False) -> None:
+    """Replace a file whole (a temp file beside it, renamed), keeping its permissions (a
+    new one `private`: 600); a symlink (settings kept in a dotfiles folder) stays one: its
+    target is replaced."""
     path = path.resolve() if path.is_symlink() else path
     temp = path.with_name(f".{path.name}.gitclaw-compress-new")
     try:
-        with open(temp, "wb") as handle:
+        with open(temp, "wb", opener=private_opener if private else None) as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -189,7 +191,7 @@ def records(env: Mapping[str, str], agent: str) -> list[Record]:
 def _save_record(env: Mapping[str, str], agent: str, record: Record) -> None:
     _made_hooks_folder(env)
     path = _record_path(env, agent, record.file)
-    _write(path, orjson.dumps(record.as_json(), option=orjson.OPT_INDENT_2) + b"\n")
+    _write(path, orjson.dumps(record.as_json(), option=orjson.OPT_INDENT_2) + b"\n", private=True)
 
 
 def _change(file: Path, old: bytes, new: bytes, created: bool, folders: list[Path]) -> Record:
@@ -533,7 +535,7 @@ def open_log(env: Mapping[str, str]) -> IO[bytes]:
     with contextlib.suppress(OSError):
         if path.stat().st_size > LOG_LIMIT:
             os.replace(path, path.with_name(LOG_NAME + ".1"))
-    return open(path, "ab")
+    return open(path, "ab", opener=private_opener)
 
 
 def log(handle: IO[bytes], agent: str, message: str) -> None:
@@ -562,10 +564,8 @@ def run_hook(
         payload = None
     with open_log(env) as handle:
         event = f"{hook.event}, {hook.session(payload)}"
-        with open(lock_path(env, agent), "a+b") as lock:
-            try:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+        with open(lock_path(env, agent), "a+b", opener=private_opener) as lock:
+            if not try_lock(lock):
                 log(handle, agent, f"{event}: the last pass still runs; none started")
                 return [*chained, payload_text] if chained else []
             since = _since_last_pass(lock)
@@ -576,18 +576,26 @@ def run_hook(
             lock.truncate()
             lock.write(f"{time.time():.3f}\n".encode())  # when the last pass started
             lock.flush()
-            # The pass inherits the locked file and holds it until it ends.
             child = subprocess.Popen(
                 [sys.executable, "-P", "-m", "gitclaw_compress", "hook", "--pass", agent],
                 stdin=subprocess.DEVNULL,
                 stdout=handle,
                 stderr=handle,
-                pass_fds=(lock.fileno(),),
-                start_new_session=True,
                 env=dict(env),
+                **_detached(lock),
             )
             log(handle, agent, f"{event}: started a pass (pid {child.pid})")
     return [*chained, payload_text] if chained else []
+
+
+def _detached(lock: IO[bytes]) -> dict[str, Any]:
+    """How the pass outlives the hook. POSIX: a session of its own, and it inherits the
+    locked file and holds it until it ends. Windows: a detached process; it cannot inherit
+    the lock, so there only the interval and the store's own lock keep passes apart."""
+    if os.name == "nt":
+        detached = getattr(subprocess, "DETACHED_PROCESS", 0x8)
+        return {"creationflags": detached | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)}
+    return {"pass_fds": (lock.fileno(),), "start_new_session": True}
 
 
 def _since_last_pass(lock: IO[bytes]) -> float | None:

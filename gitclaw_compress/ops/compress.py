@@ -359,6 +359,11 @@ class Compression:
                         # Named as stubs name it: a store's session by its full path (a
                         # run over several stores must say which one an interrupt left).
                         name = self.repo.session_ref(pending.report.path)
+                        if self.repo.live_agent_may_hold(pending.output.target):
+                            raise FileInUseError(
+                                f"{name}: its agent is running and this machine cannot tell "
+                                "which files it holds open; nothing was changed"
+                            )
                         pending.output.replace(name, pending.stat)
                         replaced.append(name)
                     except FileInUseError as busy:

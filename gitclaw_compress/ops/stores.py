@@ -1,9 +1,11 @@
 """The agents' own stores: find them, open their archives, and compress the sessions at rest.
 
-A session is at rest when no other process holds it open for writing (Linux `/proc/*/fd`),
-no running agent may be writing it (the newest session of the folder where a running agent,
-found by its command line, keeps its working directory's sessions), and nothing wrote to it
-for `stores.quietMinutes`; the rest are left alone, each counted once. Compression itself is
+A session is at rest when no other process holds it open for writing (the OS is asked:
+store/live.py), no running agent may be writing it (the newest session of the folder where a
+running agent, found by its command line, keeps its working directory's sessions; and, where
+the open files cannot be listed, every session of an agent that keeps its file open while it
+runs, as long as one of its processes runs), and nothing wrote to it for
+`stores.quietMinutes`; the rest are left alone, each counted once. Compression itself is
 the flow every command uses (`run_flow`), in the store's archive, with its secret scan: a
 session with a finding the baseline does not accept is held (untouched, nothing of it in the
 archive). A run that finds a session unchanged since the last one costs a `stat` (the
@@ -30,9 +32,18 @@ from gitclaw_compress.formats.base import AgentHome, Unsupported
 from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
 from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.unchanged import UnchangedCache
-from gitclaw_compress.store.agent_store import AgentStore, archive_path, archive_size, config_home
-from gitclaw_compress.store.fileio import WriteError, files_open_for_writing, other_processes
+from gitclaw_compress.store import live
+from gitclaw_compress.store.agent_store import (
+    AgentStore,
+    archive_path,
+    archive_size,
+    config_home,
+    served_store,
+    served_stores,
+)
+from gitclaw_compress.store.fileio import WriteError
 from gitclaw_compress.store.git import GitFailureError
+from gitclaw_compress.store.private import private_umask
 from gitclaw_compress.store.repository import LockedError
 
 if TYPE_CHECKING:
@@ -51,13 +62,60 @@ def homes(environ: Mapping[str, str]) -> list[AgentHome]:
 
 
 def home_of(path: Path, environ: Mapping[str, str]) -> AgentHome | None:
-    """The agent store that holds `path` (a session file or a folder in it), if any."""
+    """The agent store that holds `path` (a session file or a folder in it), if any: one
+    where the environment puts an agent's store now, else one an archive on this machine
+    served (a store a variable moved when it was compressed, such as `CLAUDE_CONFIG_DIR`,
+    is found from the session's path alone)."""
     resolved = path.absolute().resolve()
     for home in homes(environ):
         root = home.root.absolute().resolve()
         if resolved == root or root in resolved.parents:
             return home
+    served = served_store(path, environ)
+    return home_at(*served, environ) if served is not None else None
+
+
+def home_at(agent: str, root: Path, environ: Mapping[str, str]) -> AgentHome | None:
+    """The store of `agent` in a folder an archive served, with the agent's layout there:
+    the agent's own answer with one of its variables set to that folder, the first under
+    which the folder its globs start in exists (pi's agent folder holds `sessions/`; a
+    sessions folder of its own, `PI_CODING_AGENT_SESSION_DIR`, holds them directly)."""
+    fmt = registry().get(agent)
+    if fmt is None:
+        return None
+    try:
+        variables = fmt.home(environ).folder_variables
+    except Unsupported:
+        return None
+    others = {name: value for name, value in environ.items() if name not in variables}
+    for variable in variables:
+        home = fmt.home({**others, variable: str(root)})
+        if home.root.absolute().resolve() != root:
+            continue  # another setting of the agent moves it on (pi's sessionDir)
+        fixed = [pattern.split("*", 1)[0].rstrip("/") for pattern in home.globs]
+        if any((root / folder).is_dir() for folder in fixed):
+            return home
     return None
+
+
+def known_homes(environ: Mapping[str, str]) -> list[AgentHome]:
+    """The stores whose archive may hold a session: every folder an archive on this machine
+    served that still exists, in the agents' order (where the environment puts a store,
+    first), then a store where the environment puts it that its agent's archive does not
+    list yet, when a folder that archive listed is gone (the store moved there). A store
+    no archive served is not opened: opening would record it as served."""
+    served = served_stores(environ)
+    by_agent = {agent: [root for each, root in served if each == agent] for agent in AGENTS}
+    found: list[AgentHome] = []
+    for home in homes(environ):
+        root = home.root.absolute().resolve()
+        listed = by_agent.get(home.agent, [])
+        here = [home] if root in listed and root.is_dir() else []
+        others = [home_at(home.agent, other, environ) for other in listed if other != root]
+        found += here + [each for each in others if each is not None and each.root.is_dir()]
+        if not here and any(not other.is_dir() for other in listed) and root.is_dir():
+            found.append(home)  # moved: the first run there records it
+    return found
 
 
 def open_store(home: AgentHome, environ: Mapping[str, str], *, create: bool) -> AgentStore:
@@ -77,7 +135,7 @@ def open_store(home: AgentHome, environ: Mapping[str, str], *, create: bool) -> 
         archive,
         config_root=config_home(environ),
         globs=home.globs,
-        live=lambda: live_sessions(home, other_processes()),
+        live=lambda: live_sessions(home, live.running(), live.check().open_files),
         create=create,
     )
 
@@ -88,23 +146,48 @@ def runs(home: AgentHome, argv: list[str]) -> bool:
         return False
     name, *mark = home.program
     words = argv[:3]  # the program, or an interpreter and its script
-    return any(Path(word).name == name or any(m in word for m in mark) for word in words)
+    return any(_program(word) == name or any(m in word for m in mark) for word in words)
 
 
-def live_sessions(home: AgentHome, processes: list[tuple[list[str], str]]) -> set[Path]:
-    """The session each running agent may be writing: the newest in the folder where it
-    keeps its working directory's sessions (none when the agent does not say where)."""
+def _program(word: str) -> str:
+    """A program's name from a command line's word, as on every platform (`C:\\…\\codex.exe`
+    and `/usr/bin/codex` are both `codex`)."""
+    name = word.replace("\\", "/").rsplit("/", 1)[-1]
+    for suffix in (".exe", ".cmd", ".ps1", ".js", ".mjs"):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def live_sessions(
+    home: AgentHome, processes: list[live.Running] | None, open_files_listed: bool
+) -> set[Path]:
+    """The sessions a running agent may be writing: the newest in the folder where each
+    running one keeps its working directory's sessions (when the agent says where), and
+    those a running agent marked as its own (when the agent marks them). Where the open
+    files cannot be listed (`open_files_listed` False): every session of an agent that keeps
+    its file open while it runs, while one of its processes runs, or when the processes
+    cannot be listed either."""
+    mine = [process for process in processes or [] if runs(home, process.argv)]
+    if not open_files_listed and home.keeps_open and (processes is None or mine):
+        return set(session_files(home))
+    found = set()
+    if home.holders is not None:  # the sessions a running agent marked as its own
+        pids = None if processes is None else {process.pid for process in processes}
+        for path in session_files(home):
+            marks = home.holders(path)
+            if marks and (pids is None or pids.intersection(marks)):
+                found.add(path)
     if home.cwd_folder is None:
-        return set()
-    live = set()
-    for argv, cwd in processes:
-        if not runs(home, argv):
-            continue
-        folder = home.root / home.cwd_folder(cwd)
+        return found
+    for process in mine:
+        if not process.cwd:
+            continue  # its working directory is not this user's to read
+        folder = home.root / home.cwd_folder(process.cwd)
         sessions = [path for path in folder.glob("*.jsonl") if path.is_file()]
         if sessions:
-            live.add(max(sessions, key=lambda path: path.stat().st_mtime))
-    return live
+            found.add(max(sessions, key=lambda path: path.stat().st_mtime))
+    return found
 
 
 def store_at(path: Path, environ: Mapping[str, str], *, create: bool | None) -> AgentStore | None:
@@ -127,16 +210,16 @@ def stores_holding(entry_id: str, environ: Mapping[str, str]) -> tuple[AgentStor
     from gitclaw_compress.ops.show import sessions_of
 
     searched = []
-    for home in homes(environ):
-        if not (archive_path(home.agent, environ) / "HEAD").is_file():
+    for home in known_homes(environ):
+        if not home.root.is_dir() or not (archive_path(home.agent, environ) / "HEAD").is_file():
             continue
         store = open_store(home, environ, create=False)
         config = load_config(None, store.config_root)
         try:
             return store, sessions_of(store, config, entry_id)
         except GitClawError:
-            searched.append(home.agent)
-    where = f"the {', '.join(searched)} store(s)" if searched else "no agent store with an archive"
+            searched.append(f"{home.agent} ({home.root})")
+    where = f"the stores {', '.join(searched)}" if searched else "no agent store with an archive"
     raise GitClawError(f"no session holds an entry with id {entry_id!r} (searched {where})")
 
 
@@ -238,6 +321,8 @@ def run_store(
 
             folder = Path(scratch.enter_context(tempfile.TemporaryDirectory()))
             environ = {**environ, "XDG_DATA_HOME": str(folder)}
+        # Its archive, caches, locks and git children's files: for this user alone.
+        scratch.enter_context(private_umask())
         run = _run_in(run, home, environ, config_path, dry_run, remote, writing, now, progress)
     return run
 
@@ -386,7 +471,7 @@ def run_stores(
         raise GitClawError(
             f"no agent named {unknown[0]!r}; the agents are {', '.join(AGENTS)}", exit_code=2
         )
-    writing = files_open_for_writing()
+    writing = live.files_open_for_writing()
     now = time.time()
     runs = []
     for home in homes(environ):

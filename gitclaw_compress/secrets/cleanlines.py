@@ -285,6 +285,10 @@ def _stale_temp(path: Path) -> bool:
     pid = path.name.removesuffix(TEMP_SUFFIX).rpartition(".")[2]
     if not pid.isdigit() or int(pid) == os.getpid():
         return False
+    if os.name == "nt":  # os.kill there ends the process: ask whether it exists
+        import psutil
+
+        return not psutil.pid_exists(int(pid))
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:

@@ -16,15 +16,23 @@ remote.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.store.fileio import disk_error, files_open_for_writing
+from gitclaw_compress.store.fileio import disk_error
 from gitclaw_compress.store.git import git_failure, link_work_tree, run_git
+from gitclaw_compress.store.private import (
+    SHARED_REPOSITORY,
+    make_private_folder,
+    private_umask,
+    tighten,
+)
 from gitclaw_compress.store.repository import Repository
 
 STORES_FOLDER = ("gitclaw-compress", "stores")
@@ -32,17 +40,25 @@ CONFIG_FOLDER = "gitclaw-compress"
 WORK_TREE_KEY = "gitclaw.worktree"  # every folder this archive served as a store
 
 
-def data_home(environ: Mapping[str, str]) -> Path:
+def data_home(environ: Mapping[str, str], windows: bool = os.name == "nt") -> Path:
+    """`$XDG_DATA_HOME`, else `%LOCALAPPDATA%` on Windows, else `~/.local/share`."""
     value = environ.get("XDG_DATA_HOME", "")
     if value and os.path.isabs(value):
         return Path(value)
+    local = environ.get("LOCALAPPDATA", "")
+    if windows and local:
+        return Path(local)
     return Path(environ.get("HOME") or os.path.expanduser("~"), ".local", "share")
 
 
-def config_home(environ: Mapping[str, str]) -> Path:
+def config_home(environ: Mapping[str, str], windows: bool = os.name == "nt") -> Path:
+    """`$XDG_CONFIG_HOME`, else `%APPDATA%` on Windows, else `~/.config`; its folder of ours."""
     value = environ.get("XDG_CONFIG_HOME", "")
     if value and os.path.isabs(value):
         return Path(value) / CONFIG_FOLDER
+    roaming = environ.get("APPDATA", "")
+    if windows and roaming:
+        return Path(roaming) / CONFIG_FOLDER
     return Path(environ.get("HOME") or os.path.expanduser("~"), ".config", CONFIG_FOLDER)
 
 
@@ -55,29 +71,90 @@ def in_a_store(path: Path, environ: Mapping[str, str]) -> bool:
 def store_root(path: Path, environ: Mapping[str, str]) -> Path | None:
     """The folder of the store that `path` lies in, when an archive on this machine serves
     it (read from the archives' configs: no format is loaded, no git is run)."""
+    found = served_store(path, environ)
+    return found[1] if found is not None else None
+
+
+def served_store(path: Path, environ: Mapping[str, str]) -> tuple[str, Path] | None:
+    """The agent and the folder of the store that `path` lies in, among every folder an
+    archive on this machine serves, whatever variable moved it when it was compressed
+    (the innermost, where one store lies in another)."""
+    resolved = path.absolute().resolve()
+    best: tuple[str, Path] | None = None
+    for agent, root in served_stores(environ):
+        inside = resolved == root or root in resolved.parents
+        if inside and (best is None or len(root.parts) > len(best[1].parts)):
+            best = (agent, root)
+    return best
+
+
+def served_stores(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """(agent, folder) of every store an archive on this machine served: the registry is
+    each archive's `gitclaw.worktree` (an archive of an older version: its `core.worktree`
+    too), read from its config file."""
     folder = data_home(environ).joinpath(*STORES_FOLDER)
     try:
-        archives = list(folder.iterdir())
+        archives = sorted(folder.iterdir())
     except OSError:
-        return None
-    resolved = path.absolute().resolve()
+        return []
+    found = []
     for archive in archives:
         try:
             text = (archive / "config").read_text(errors="replace")
         except OSError:
             continue
-        for line in text.splitlines():
-            name, _, value = line.strip().partition("=")
-            if name.strip() == "worktree" and value.strip():
-                root = Path(value.strip())
-                if resolved == root or root in resolved.parents:
-                    return root
-    return None
+        values = config_values(text)
+        for value in values.get("gitclaw.worktree", []) + values.get("core.worktree", []):
+            if os.path.isabs(value) and (archive.name, Path(value)) not in found:
+                found.append((archive.name, Path(value)))
+    return found
+
+
+def config_values(text: str) -> dict[str, list[str]]:
+    """`section.key` -> its values, from a git config file's text (no subsections, which
+    an archive's config does not have; quotes and backslash escapes as git writes them)."""
+    values: dict[str, list[str]] = {}
+    section = ""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line[1 : line.find("]")].strip().lower() if "]" in line else ""
+            continue
+        name, equals, rest = line.partition("=")
+        if not equals or not section or not name.strip():
+            continue
+        values.setdefault(f"{section}.{name.strip().lower()}", []).append(_unquoted(rest))
+    return values
+
+
+def _unquoted(raw: str) -> str:
+    out: list[str] = []
+    quoted, index, kept = False, 0, 0  # kept: the end of what a trailing strip keeps
+    escapes = {"n": "\n", "t": "\t", "b": "\b"}
+    raw = raw.strip()
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\" and index + 1 < len(raw):
+            out.append(escapes.get(raw[index + 1], raw[index + 1]))
+            kept, index = len(out), index + 2
+            continue
+        if char == '"':
+            quoted = not quoted
+        elif char in "#;" and not quoted:
+            break
+        else:
+            out.append(char)
+            if quoted or not char.isspace():
+                kept = len(out)
+        index += 1
+    return "".join(out[:kept])
 
 
 def archive_path(agent: str, environ: Mapping[str, str]) -> Path:
     """Where the archive of an agent's store lives: one per agent, whatever folder its store
-    is in, so a store that moved keeps its archive."""
+    is in, so a store that moved keeps its archive, and two stores of one agent (the default
+    and a `CLAUDE_CONFIG_DIR`) share it: its objects and records serve both, and no git
+    setting names one of them (see `_note_work_tree`)."""
     return data_home(environ).joinpath(*STORES_FOLDER, agent)
 
 
@@ -129,21 +206,57 @@ class AgentStore(Repository):
                 )
             self._create()
         link_work_tree(self.root, self.common_dir)
-        self._note_work_tree(created)
+        try:  # read once, as text: opening a store runs no git unless it changes something
+            settings = config_values((self.common_dir / "config").read_text(errors="replace"))
+        except OSError:
+            settings = {}
+        self._make_private(settings)
+        self._note_work_tree(created, settings)
 
     def _create(self) -> None:
         try:
-            self.common_dir.parent.mkdir(parents=True, exist_ok=True)
+            make_private_folder(self.common_dir.parent)
         except OSError as error:
             raise disk_error(error, self.common_dir.parent, "creating the archive") from None
-        # No template: git's sample hooks would be most of an empty archive's bytes.
-        init = ("init", "-q", "--bare", "--template=", str(self.common_dir))
-        done = run_git(self.common_dir.parent, *init)
+        # No template: git's sample hooks would be most of an empty archive's bytes. Shared
+        # 0600: git makes every file it writes there 600 (400 read-only), every folder 700.
+        shared = f"--shared={SHARED_REPOSITORY}"
+        init = ("init", "-q", "--bare", shared, "--template=", str(self.common_dir))
+        with private_umask():
+            done = run_git(self.common_dir.parent, *init)
         if done.returncode != 0:
             raise git_failure("init", done.stderr, done.returncode, f" in {self.common_dir}")
-        self._config("core.bare", "false")  # a work tree: the store
-        self._config("core.worktree", str(self.root))
+        self._config("--unset-all", "receive.denyNonFastForwards")  # what --shared adds
+        # A work tree, the store, named per call (GIT_WORK_TREE), never in core.worktree:
+        # one archive serves every folder its agent's store was in, and two at once.
+        self._config("core.bare", "false")
         self._config("gc.autoDetach", "false")  # gc ends with the run that started it
+
+    def _make_private(self, settings: dict[str, list[str]]) -> None:
+        """The archive and the tool's data folders for this user alone (store/private.py):
+        an archive an older version made, readable by others, is tightened once (one line
+        says so), and git is told to keep it so."""
+        if os.name == "nt":
+            return  # no POSIX modes there: the folder's ACL, inherited from the profile, decides
+        data = self.common_dir.parent.parent  # $XDG_DATA_HOME/gitclaw-compress
+        ours, folders = data, [data, self.common_dir.parent]
+        if (data.name, self.common_dir.parent.name) != STORES_FOLDER:
+            ours, folders = self.common_dir, [self.common_dir]  # elsewhere: only its own
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                mode = folder.stat().st_mode
+                if mode & 0o077:
+                    folder.chmod(stat.S_IMODE(mode) & ~0o077)
+        if settings.get("core.sharedrepository") == [SHARED_REPOSITORY]:
+            return
+        changed = tighten(ours)
+        self._config("core.sharedRepository", SHARED_REPOSITORY)
+        if changed:
+            self.notes.append(
+                f"the {self.agent} archive ({self.common_dir}) was readable by others (made by "
+                f"an older version): {changed} paths under {ours} are now for this user alone "
+                "(folders 700, files 600)"
+            )
 
     def _config(self, *args: str) -> str:
         done = subprocess.run(
@@ -153,22 +266,50 @@ class AgentStore(Repository):
         )
         return done.stdout.decode().strip() if done.returncode == 0 else ""
 
-    def _note_work_tree(self, created: bool) -> None:
-        """Remember each folder the archive served; a store whose recorded folder is gone
-        and that now lives elsewhere moved: one line says so, and the archive follows."""
-        known = [line for line in self._config("--get-all", WORK_TREE_KEY).splitlines() if line]
+    def _note_work_tree(self, created: bool, settings: dict[str, list[str]]) -> None:
+        """Remember each folder the archive served (`gitclaw.worktree`: the registry every
+        command finds a session's archive by, whatever variable moved its store). A store
+        whose recorded folder is gone and that now lives elsewhere moved; a second folder
+        that still exists is a second store: one line says either."""
+        known = [folder for folder in settings.get(WORK_TREE_KEY, []) if folder]
+        legacy = (settings.get("core.worktree") or [""])[-1]
+        if legacy:  # an older version named the last store run in core.worktree
+            if legacy not in known:
+                self._config("--add", WORK_TREE_KEY, legacy)
+                known.append(legacy)
+            self._config("--unset-all", "core.worktree")
+            self.notes.append(
+                f"the {self.agent} archive ({self.common_dir}) names its stores in "
+                f"{WORK_TREE_KEY} now, not in core.worktree (which followed the last one run)"
+            )
         here = str(self.root)
         if here in known:
             return
         gone = [folder for folder in known if not Path(folder).is_dir()]
+        others = [folder for folder in known if Path(folder).is_dir()]
         if gone and not created:
             self.notes.append(f"the {self.agent} store moved from {gone[-1]} to {here}")
+        elif others and not created:
+            self.notes.append(
+                f"the {self.agent} archive ({self.common_dir}) now serves "
+                f"{len(others) + 1} {self.agent} stores: {', '.join([*others, here])}"
+            )
         self._config("--add", WORK_TREE_KEY, here)
-        self._config("core.worktree", here)
 
     @property
     def config_root(self) -> Path:
         return self._config_root
+
+    def live_agent_may_hold(self, path: Path) -> bool:
+        """Whether a running agent may be writing `path`, where no open-file check can tell
+        (see ops/stores.live_sessions): such a file is never rewritten."""
+        if self._live is None:
+            return False
+        from gitclaw_compress.store import live
+
+        if live.check().open_files:
+            return False
+        return path.resolve() in {held.resolve() for held in self._live()}
 
     def session_ref(self, rel: str) -> str:
         """Stubs name a store's session by its full path: the agent runs `show` from its
@@ -184,9 +325,11 @@ class AgentStore(Repository):
         writing: set[tuple[int, int]] | None = None,
     ) -> tuple[list[Path], list[Path], list[Path]]:
         """Only sessions at rest: none that another process holds open for writing
-        (`writing`, else one pass over /proc) or that a running agent may be writing (the
-        newest of its working directory), none written in the last `quiet_minutes`."""
+        (`writing`, else one question to the OS: store/live.py) or that a running agent may
+        be writing (`live`), none written in the last `quiet_minutes`."""
         if writing is None:
+            from gitclaw_compress.store.live import files_open_for_writing
+
             writing = files_open_for_writing()
         live = self._live() if self._live is not None else set()
         now = time.time() if now is None else now

@@ -12,7 +12,6 @@ one `git cat-file --batch` process.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import signal
 import subprocess
@@ -36,6 +35,7 @@ from gitclaw_compress.store.repository import Repository as Repository  # caller
 FAST_PACK = ("-c", "pack.compression=1")
 NO_DELTA = "--big-file-threshold=1k"
 F_SETPIPE_SZ = 1031  # Linux fcntl; not in Python's fcntl module before 3.10 on all builds
+TEMP_PACK = "tmp_pack_"  # fast-import's pack, named so until it is moved into place
 
 
 class ArchiveWriter:
@@ -92,9 +92,7 @@ class ArchiveWriter:
             except FileNotFoundError:
                 raise GitClawError("git is not installed or not on PATH") from None
             assert self._process.stdin is not None
-            # A 1 MiB pipe lets Python and git work at the same time instead of in turns.
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(self._process.stdin.fileno(), F_SETPIPE_SZ, 1 << 20)
+            _widen_pipe(self._process.stdin.fileno())
         return self._process
 
     def add(self, oid: str, data: bytes) -> None:
@@ -195,19 +193,36 @@ class ArchiveWriter:
             raise GitFailureError(f"{error}; nothing was changed")
 
 
-def _stopped_temp_pack(process: subprocess.Popen[bytes]) -> Path | None:
-    """Stop fast-import (SIGSTOP: it writes nothing more) and name the temp pack it holds
-    open (`objects/pack/tmp_pack_*`, from Linux's /proc), for the caller to kill it and
-    remove the file; None where /proc cannot tell (the file is then left to `git gc`)."""
-    with contextlib.suppress(OSError):
-        os.kill(process.pid, signal.SIGSTOP)
-    folder = Path(f"/proc/{process.pid}/fd")
+def _widen_pipe(fd: int) -> None:
+    """A 1 MiB pipe lets Python and git work at the same time instead of in turns (Linux;
+    elsewhere the pipe keeps its size)."""
     try:
-        links = [os.readlink(folder / fd) for fd in os.listdir(folder)]
-    except OSError:
+        import fcntl
+    except ImportError:  # Windows
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, F_SETPIPE_SZ, 1 << 20)
+
+
+def _stopped_temp_pack(process: subprocess.Popen[bytes]) -> Path | None:
+    """Stop fast-import (SIGSTOP where there is one: it writes nothing more) and name the
+    temp pack it holds open (`objects/pack/tmp_pack_*`, from the operating system's list of
+    its open files), for the caller to kill it and remove the file; None where that list
+    cannot be had (the file is then left to `git gc`)."""
+    stop = getattr(signal, "SIGSTOP", None)  # not on Windows
+    if stop is not None:
+        with contextlib.suppress(OSError):
+            os.kill(process.pid, stop)
+    try:
+        import psutil
+    except ImportError:
         return None
-    for link in links:
-        name = Path(link)
-        if name.name.startswith("tmp_pack_") and name.parent.name == "pack":
+    try:
+        files = psutil.Process(process.pid).open_files()
+    except (psutil.Error, OSError):  # gone, or not to be read
+        return None
+    for opened in files:
+        name = Path(opened.path)
+        if name.name.startswith(TEMP_PACK) and name.parent.name == "pack":
             return name
     return None

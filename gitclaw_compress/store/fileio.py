@@ -1,24 +1,27 @@
 """Atomic replacement of a file: a temp file, fsync, a guarded rename, fsync the folder.
 
-Temp files live in `.git/gitclaw-compress/tmp/` when that folder is on the same filesystem
-as the target (so the rename stays atomic and `git add -A` never sees them); otherwise
-beside the target, under a name the tool lists in `.git/info/exclude`.
+Temp files live in `.git/gitclaw-compress/tmp/` when a rename from that folder to the
+target's stays in one filesystem and one mount (so it is atomic, and `git add -A` never sees
+them); otherwise beside the target, under a hidden name the tool lists in
+`.git/info/exclude` (no agent takes it for a session: none ends in `.jsonl`).
 
 The rename never happens under a live writer. On Linux a read lease (`F_SETLEASE`) is
 taken on the target first: it fails while any process has the file open for writing, and
 while it is held an `open` for writing blocks until it is released. The last check that
 the file did not change, and the rename, happen under the lease. If a writer's `open`
 arrived in that window anyway (it was resolved to the old file before the rename), the old
-file is put back and nothing is changed. Where leases are not available, `/proc/*/fd` is
-scanned for writers instead (the window between scan and rename then stays open); where
-neither exists, there is no check (see docs/integrity.md).
+file is put back and nothing is changed. Where leases are not available (macOS, Windows,
+another owner's file, NFS), the operating system is asked which processes hold the file
+open (store/live.py; the window between that question and the rename then stays open).
+Where neither can be had, there is no check here: the callers go by the agents' facts
+(see docs/integrity.md). On Windows a file that another process holds open cannot be
+replaced: the rename fails, and the file is left as it was, in use.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import glob
 import os
 import signal
@@ -32,8 +35,10 @@ from gitclaw_compress import interrupts
 from gitclaw_compress.errors import GitClawError, shell_line
 
 TEMP_PREFIX = ".gitclaw-compress-tmp-"
-F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)  # Linux values, in case the build lacks them
-F_GETLEASE = getattr(fcntl, "F_GETLEASE", 1025)
+F_SETLEASE = 1024  # Linux values (not every build's fcntl names them)
+F_GETLEASE = 1025
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # absent on Windows, where a symlink is followed
+POSIX_SIGNALS = hasattr(signal, "pthread_sigmask")  # a signal mask: not on Windows
 # Errors of a full or read-only disk: one line, never a traceback.
 DISK_ERRORS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG}
 
@@ -58,19 +63,36 @@ def _legacy_temp_prefix(target: Path) -> str:
 
 
 def temp_folder(target: Path, git_dir: Path | None) -> Path:
-    """Where temp files for `target` go: the git dir's tmp folder if the rename can be atomic."""
+    """Where temp files for `target` go: the git dir's tmp folder if the rename can be atomic
+    from there (the same filesystem and the same mount: a bind mount of the store keeps its
+    device number, yet a rename across it fails), else beside the target."""
     folder = target.absolute().parent
     if git_dir is None:
         return folder
     tmp = git_dir / "gitclaw-compress" / "tmp"
     try:
         tmp.mkdir(parents=True, exist_ok=True)
-        if tmp.stat().st_dev == folder.stat().st_dev:
+        if tmp.stat().st_dev == folder.stat().st_dev and not _across_mounts(tmp, folder):
             return tmp
     except OSError:
         pass
     _exclude_temp_names(git_dir)
     return folder
+
+
+def _across_mounts(source: Path, destination: Path) -> bool:
+    """Whether a rename from `source` to `destination` crosses a mount (EXDEV). Asked with a
+    name that exists in neither folder: Linux compares the two mounts before it looks the
+    name up, so this changes nothing; a system that looks first answers ENOENT, and the
+    rename itself then falls back (AtomicFile._rename)."""
+    name = f"{TEMP_PREFIX}probe.{os.getpid()}"
+    try:
+        os.rename(source / name, destination / name)
+    except OSError as error:
+        return error.errno == errno.EXDEV
+    with contextlib.suppress(OSError):  # it existed after all: put it back
+        os.rename(destination / name, source / name)
+    return False
 
 
 def _exclude_temp_names(git_dir: Path) -> None:
@@ -97,6 +119,10 @@ def clean_stale_temps(target: Path, git_dir: Path | None = None) -> None:
 
 
 def fsync_directory(path: Path) -> None:
+    """Make a rename in `path` durable (Windows cannot open a folder: its renames are
+    written through by the filesystem)."""
+    if os.name == "nt":
+        return
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -122,74 +148,11 @@ class WriteError(GitClawError):
 
 
 def writers_of(path: Path) -> list[int] | None:
-    """Ids of other processes that hold `path` open for writing; None without /proc."""
-    try:
-        wanted = os.stat(path)
-    except OSError:
-        return [] if Path("/proc/self/fd").is_dir() else None
-    found = _open_for_writing((wanted.st_dev, wanted.st_ino))
-    return None if found is None else sorted(found.get((wanted.st_dev, wanted.st_ino), set()))
+    """Ids of other processes that hold `path` open for writing (store/live.py); None
+    where the open files cannot be listed."""
+    from gitclaw_compress.store import live  # not at start-up: a no-op run renames nothing
 
-
-def files_open_for_writing() -> set[tuple[int, int]] | None:
-    """(device, inode) of every file another process holds open for writing, in one pass
-    over `/proc` (for many files at once); None without /proc."""
-    found = _open_for_writing(None)
-    return None if found is None else set(found)
-
-
-def other_processes() -> list[tuple[list[str], str]]:
-    """The command line and working directory of every other process this user may see
-    (Linux `/proc`; none elsewhere)."""
-    found = []
-    me = os.getpid()
-    try:
-        entries = list(os.scandir("/proc"))
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            argv = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
-            cwd = os.readlink(f"/proc/{entry.name}/cwd")
-        except OSError:
-            continue
-        found.append(([os.fsdecode(word) for word in argv if word], cwd))
-    return found
-
-
-def _open_for_writing(only: tuple[int, int] | None) -> dict[tuple[int, int], set[int]] | None:
-    """The files other processes hold open for writing (`only` that one), with their ids."""
-    proc = Path("/proc")
-    if not (proc / "self" / "fd").is_dir():
-        return None
-    me = os.getpid()
-    found: dict[tuple[int, int], set[int]] = {}
-    for entry in os.scandir(proc):
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            fds = os.scandir(f"/proc/{entry.name}/fd")
-        except OSError:
-            continue
-        with fds:
-            for fd in fds:
-                try:
-                    held = os.stat(fd.path)
-                    key = (held.st_dev, held.st_ino)
-                    if (only is not None and key != only) or not stat_module.S_ISREG(held.st_mode):
-                        continue
-                    if int(entry.name) in found.get(key, ()):
-                        continue
-                    info = Path(f"/proc/{entry.name}/fdinfo/{fd.name}").read_text()
-                except OSError:
-                    continue
-                rows = [row for row in info.splitlines() if row.startswith("flags")]
-                flags = int(rows[0].split()[1], 8) if rows else 0
-                if flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
-                    found.setdefault(key, set()).add(int(entry.name))
-    return found
+    return live.writers(path)
 
 
 def in_use_error(rel: str, pids: list[int] | None = None) -> FileInUseError:
@@ -200,36 +163,48 @@ def in_use_error(rel: str, pids: list[int] | None = None) -> FileInUseError:
 @contextlib.contextmanager
 def _no_writers(target: Path, rel: str) -> Iterator[Callable[[], bool]]:
     """Hold a read lease on `target`; yields a check that the lease was not broken since."""
-    fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+    fd = os.open(target, os.O_RDONLY | O_NOFOLLOW)
     leased = False
     previous: signal._HANDLER = None
     main_thread = threading.current_thread() is threading.main_thread()
+    from gitclaw_compress.store import live
+
+    sigio: int | None = getattr(signal, "SIGIO", None)  # leases are Linux's alone
+    use_lease = main_thread and sigio is not None and live.check().lease
     try:
-        if main_thread and hasattr(signal, "SIGIO"):
+        if use_lease and sigio is not None:
+            import fcntl  # checked by live.check: here only where it exists
+
             # A lease break is announced by SIGIO, whose default action ends the process.
-            previous = signal.signal(signal.SIGIO, signal.SIG_IGN)
+            previous = signal.signal(sigio, signal.SIG_IGN)
             try:
                 fcntl.fcntl(fd, F_SETLEASE, fcntl.F_RDLCK)
                 leased = True
             except OSError as error:
                 if error.errno == errno.EAGAIN:
                     raise in_use_error(rel, writers_of(target)) from None
-        if not leased:  # no leases here (filesystem, permissions, platform): scan instead
+        if not leased:  # no lease here (filesystem, owner, platform): ask the OS instead
             pids = writers_of(target)
             if pids:
                 raise in_use_error(rel, pids)
 
         def intact() -> bool:
-            return not leased or fcntl.fcntl(fd, F_GETLEASE) == fcntl.F_RDLCK
+            if not leased:
+                return True
+            import fcntl
+
+            return bool(fcntl.fcntl(fd, F_GETLEASE) == fcntl.F_RDLCK)
 
         yield intact
     finally:
         if leased:
+            import fcntl
+
             with contextlib.suppress(OSError):
                 fcntl.fcntl(fd, F_SETLEASE, fcntl.F_UNLCK)
         os.close(fd)
-        if main_thread and hasattr(signal, "SIGIO"):
-            signal.signal(signal.SIGIO, previous if previous is not None else signal.SIG_DFL)
+        if use_lease and sigio is not None:
+            signal.signal(sigio, previous if previous is not None else signal.SIG_DFL)
 
 
 @contextlib.contextmanager
@@ -241,8 +216,8 @@ def signals_deferred() -> Iterator[None]:
     happens to be once the signal is unblocked (a finalizer can swallow it there).
     """
     deferred = {signal.SIGINT, signal.SIGTERM}
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    if threading.current_thread() is not threading.main_thread() or not POSIX_SIGNALS:
+        yield  # Windows has no signal mask: Ctrl-C there may land inside the block
         return
     old = signal.pthread_sigmask(signal.SIG_BLOCK, deferred)
     try:
@@ -323,7 +298,11 @@ class AtomicFile:
             self.handle.flush()
             os.fsync(self.handle.fileno())
             self.handle.close()
-            if self._group is not None and os.stat(self.temp).st_gid != self._group:
+            if (
+                self._group is not None
+                and hasattr(os, "chown")  # Windows has no groups to keep
+                and os.stat(self.temp).st_gid != self._group
+            ):
                 # The file keeps its group (a shared checkout's), or is not replaced.
                 try:
                     os.chown(self.temp, -1, self._group)
@@ -382,10 +361,48 @@ class AtomicFile:
 
     def _rename(self) -> None:
         try:
-            os.replace(self.temp, self.target)
+            try:
+                os.replace(self.temp, self.target)
+            except OSError as error:
+                if error.errno != errno.EXDEV or self.temp.parent == self.target.absolute().parent:
+                    raise
+                self._move_beside()  # another mount than the temp folder's, found only now
+                os.replace(self.temp, self.target)
             fsync_directory(self.target.absolute().parent)
+        except PermissionError as error:
+            if os.name == "nt":  # a file another process holds open cannot be replaced
+                raise FileInUseError(
+                    f"{self.target}: in use by another process (Windows replaces no file "
+                    "that another process holds open); nothing was changed"
+                ) from None
+            raise disk_error(error, self.target, "replacing the file") from None
         except OSError as error:
             raise disk_error(error, self.target, "replacing the file") from None
+
+    def _move_beside(self) -> None:
+        """Copy the sealed temp file beside the target (the rename must stay in one mount),
+        with its mode and group, and drop the first one."""
+        import shutil
+        import tempfile
+
+        fd, name = tempfile.mkstemp(
+            dir=self.target.absolute().parent, prefix=_temp_prefix(self.target)
+        )
+        beside = Path(name)
+        try:
+            with os.fdopen(fd, "wb") as handle, open(self.temp, "rb") as source:
+                shutil.copyfileobj(source, handle, 1 << 20)
+                handle.flush()
+                os.fsync(handle.fileno())
+            shutil.copystat(self.temp, beside)
+            found = os.stat(self.temp)
+            if os.stat(beside).st_gid != found.st_gid:
+                os.chown(beside, -1, found.st_gid)
+        except BaseException:
+            beside.unlink(missing_ok=True)
+            raise
+        self.temp.unlink(missing_ok=True)
+        self.temp = beside
 
     def discard(self) -> None:
         with contextlib.suppress(OSError):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.store.archive_layout import REDACTIONS, FileRecord, record_folder
 from gitclaw_compress.store.fileio import disk_error
 from gitclaw_compress.store.git import git, git_failure, rev_parse_in, run_git
+from gitclaw_compress.store.locks import try_lock, unlock
 from gitclaw_compress.store.objects import ObjectReader
 
 
@@ -116,6 +116,11 @@ class Repository:
         sessions: in a repository every session the agent changed is taken (compress itself
         leaves one open for writing alone, and its commit is the agent's run)."""
         return list(paths), [], []
+
+    def live_agent_may_hold(self, path: Path) -> bool:
+        """Whether a running agent may be writing `path` where no check of open files can
+        be made (an agent's store knows; a repository's sessions are the finished run's)."""
+        return False
 
     def relative(self, path: Path) -> str:
         """The repo-relative path of a file, with forward slashes; outside is an error."""
@@ -290,14 +295,12 @@ class Repository:
             except OSError:
                 raise disk_error(error, folder, f"locking {what}") from None
         with handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if not try_lock(handle):
                 raise LockedError(
                     f"{what}: locked by another gitclaw-compress run; try again when it "
                     "finishes; nothing was changed"
-                ) from None
+                )
             try:
                 yield
             finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+                unlock(handle)
