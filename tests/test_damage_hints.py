@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from flow_helpers import SESSIONS, commit_all, git, make_origin, session_bytes, write
+from format_cases import SYNTHETIC
 
 SESSION = f"{SESSIONS}/issue-1.jsonl"
 
@@ -135,3 +136,52 @@ def test_the_remotes_archive_is_found_by_its_exact_name(compressed: tuple[Path, 
     assert tool(repo, "push").returncode == 0
     found = json.loads(tool(repo, "doctor", "--json").stdout)["archive"]
     assert found["state"] == "up-to-date" and found["remote_tip"] == found["local_tip"], found
+
+
+def _damage(data: bytes, how: str) -> tuple[bytes, int]:
+    """One byte changed on one line of a compressed file: in a stub's text, in an unmarked
+    line, or in a marker's object id. The new bytes and the line's number."""
+    lines = data.split(b"\n")
+    for index, line in enumerate(lines[1:], 1):
+        marked = b'"gitclawCompress"' in line
+        if how == "stub" and marked and b"elided" in line:
+            lines[index] = line.replace(b"elided", b"elidex", 1)
+        elif how == "kept" and not marked and b'"type"' in line and index > 2:
+            lines[index] = line.replace(b'"type"', b'"typf"', 1)
+        elif how == "marker" and marked and b'"oid":"' in line:
+            at = line.index(b'"oid":"') + len(b'"oid":"')
+            flipped = b"1" if line[at : at + 1] == b"0" else b"0"
+            lines[index] = line[:at] + flipped + line[at + 1 :]
+        else:
+            continue
+        return b"\n".join(lines), index + 1
+    raise AssertionError(f"no line to damage by {how}")
+
+
+@pytest.mark.parametrize("how", ["stub", "kept", "marker"])
+@pytest.mark.parametrize("name", list(SYNTHETIC))
+def test_damage_to_a_file_never_committed_names_its_line(repo: Path, name: str, how: str) -> None:
+    """Issue 32: with no staged or committed version to compare with, verify and restore
+    named the first marker's line ("carries a marker, but the file differs…") for a byte
+    changed in a stub or a kept line, and a damaged marker as an archived object "not in
+    this clone", which also started a fetch. The record of what compress wrote holds each
+    line's digest: the damaged line is named, and nothing is fetched."""
+    rel = "s.jsonl"
+    write(repo / rel, SYNTHETIC[name][0][1]())
+    git(repo, "remote", "add", "origin", str(repo.parent / "no-such-origin"))
+    done = tool(repo, "compress", "--force", "--keep-turns", "1", rel)
+    assert done.returncode == 0, done.stderr
+    damaged, number = _damage((repo / rel).read_bytes(), how)
+    (repo / rel).write_bytes(damaged)
+    verified = tool(repo, "verify", rel)
+    assert verified.returncode == 1, verified.stdout + verified.stderr
+    problems = verified.stdout.splitlines()[1:]
+    assert problems == [
+        f"  {rel}:{number}: the line differs from what gitclaw-compress wrote, and no staged "
+        "or committed version holds it intact"
+    ], verified.stdout
+    assert "origin" not in verified.stdout + verified.stderr
+    restored = tool(repo, "restore", rel)
+    assert restored.returncode == 3, restored.stderr
+    assert restored.stderr.startswith(f"gitclaw-compress: error: {rel}:{number}: the line differs")
+    assert (repo / rel).read_bytes() == damaged

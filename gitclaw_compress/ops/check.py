@@ -18,7 +18,13 @@ from gitclaw_compress.core.marker import misplaced, read_marker
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.session_lines import file_chunks, has_compressed_line, open_lines
-from gitclaw_compress.store.archive_layout import FileRecord, header_key
+from gitclaw_compress.store.archive_layout import (
+    LINE_DIGEST,
+    FileRecord,
+    header_key,
+    line_digest,
+    record_folder,
+)
 from gitclaw_compress.store.git import GitFailureError
 from gitclaw_compress.store.redactions import applying, redaction_notes, superseded
 from gitclaw_compress.store.repository import Repository
@@ -43,6 +49,7 @@ class FileCheck:
     reference: str | None = None  # where a repair takes its lines from
     replacements: dict[int, bytes] = field(default_factory=dict)  # line -> line to restore
     stray: list[int] = field(default_factory=list)  # lines with a marker compress did not write
+    differing: list[int] = field(default_factory=list)  # lines named as not what it wrote
     problems: list[str] = field(default_factory=list)
 
 
@@ -148,6 +155,9 @@ def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -
         return _past_record(path, rel, matched, FileCheck("matched", len(records)))
     if not has_compressed_line(path):  # restored in place, or never compressed under this header
         return FileCheck("unrecorded", len(records))
+    named = _against_written(repo, path, rel, ref, header_key(first.data), records)
+    if named is not None:
+        return named
     check = FileCheck("damaged", len(records))
     first_marker = _misplaced_markers(check, path, rel)  # named first: a line that arrived with one
     check.problems += [
@@ -158,6 +168,62 @@ def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -
         "altered, or a line "
         "with a marker was copied, moved or inserted",
     ]
+    return check
+
+
+SHOWN = 10  # differing lines named one by one; more are counted
+
+
+def _against_written(
+    repo: Repository, path: Path, rel: str, ref: str, key: str, records: list[FileRecord]
+) -> FileCheck | None:
+    """With no staged or committed version to compare with, compare each line with the
+    digest of what compress wrote there (the record's content, of the record the file is
+    closest to): the lines that differ are named, each for itself. None when no record
+    holds digests (written by an older release)."""
+    tip = repo.rev_parse(ref)
+    written: list[tuple[int, list[bytes]]] = []
+    for record in records:
+        blob = repo.reader.get(f"{tip}:{record_folder(key)}/{record.name()}") if tip else None
+        if blob and len(blob) == record.lines * LINE_DIGEST:
+            cut = range(0, len(blob), LINE_DIGEST)
+            written.append((record.lines, [blob[at : at + LINE_DIGEST] for at in cut]))
+    if not written:
+        return None
+    with open_lines(path) as lines:
+        have = [
+            (line_digest(line.data, line.newline), line_digest(line.data, False)) for line in lines
+        ]
+
+    def differing(wanted: list[bytes]) -> list[int]:
+        last = len(wanted)
+        return [
+            number
+            for number, (want, (digest, bare)) in enumerate(zip(wanted, have, strict=False), 1)
+            # the last line written had no newline: the agent appended one, and lines
+            if digest != want and not (number == last and bare == want)
+        ]
+
+    count, wanted = min(written, key=lambda pair: len(differing(pair[1])))
+    check = FileCheck("damaged", len(records))
+    check.differing = differing(wanted)
+    nobody = "and no staged or committed version holds it intact"
+    for number in check.differing[:SHOWN]:
+        check.problems.append(
+            f"{rel}:{number}: the line differs from what gitclaw-compress wrote, {nobody}"
+        )
+    if len(check.differing) > SHOWN:
+        check.problems.append(
+            f"{rel}: {len(check.differing) - SHOWN} more lines differ from what "
+            "gitclaw-compress wrote"
+        )
+    if len(have) < count:
+        check.problems.append(
+            f"{rel}: {len(have)} lines, but gitclaw-compress wrote {count}; lines were cut "
+            "or joined"
+        )
+    if not check.problems:
+        return None  # every line is as written: not what this comparison can explain
     return check
 
 

@@ -35,7 +35,7 @@ from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.session_lines import has_compressed_line, open_lines
 from gitclaw_compress.store.archive import ArchiveWriter
-from gitclaw_compress.store.archive_layout import FileRecord, header_key
+from gitclaw_compress.store.archive_layout import FileRecord, header_key, line_digest
 from gitclaw_compress.store.fileio import (
     AtomicFile,
     FileInUseError,
@@ -211,6 +211,7 @@ class Compression:
             else AtomicFile(path, git_dir=self.repo.git_dir, doing="compressing")
         )
         digest = hashlib.sha256()
+        written: list[bytes] = []  # each line's `line_digest`, for the record
         header = b""
 
         def sink(chunk: bytes) -> None:
@@ -231,6 +232,7 @@ class Compression:
                     intact_blob=intact.blob_for,
                 ):
                     batch.add(result.line)
+                    written.append(line_digest(result.line.data, result.line.newline))
                     if result.line.number == 1:
                         header = result.line.data
                     if result.changed:
@@ -265,7 +267,8 @@ class Compression:
             report.status = "would-compress"
             return report
         report.status = "compressed"
-        writer.record(header_key(header), FileRecord(digest.hexdigest(), size_after, counts.lines))
+        record = FileRecord(digest.hexdigest(), size_after, counts.lines)
+        writer.record(header_key(header), record, b"".join(written))
         self._pending.append(_Pending(output, stat, report, ref))
         return report
 
