@@ -80,6 +80,56 @@ def blob_id_for(repo: Repository) -> ObjectId:
     return git_blob_id_sha256 if repo.object_format() == "sha256" else git_blob_id
 
 
+def settled_plan(
+    repo: Repository,
+    path: Path,
+    rel: str,
+    fmt: Format,
+    settings: CompressSettings,
+    intact: IntactLines | None = None,
+) -> SessionPlan:
+    """Pass 1's plan of the file, settled where it needs to be: measured with the markers
+    pass 2 writes (those that name a committed or staged version, where one holds the line)."""
+    with open_lines(path) as lines:
+        plan = scan(lines, settings, fmt)
+    if plan.needs_settling:
+        intact = intact or IntactLines(repo, path, rel)
+        with open_lines(path) as lines:
+            plan = settle(plan, lines, settings, **_pass_two(repo, rel, intact))
+    return plan
+
+
+def _pass_two(repo: Repository, rel: str, intact: IntactLines) -> dict[str, Any]:
+    """What pass 2 (and settling) gets from the repository: one set for every caller."""
+    return {
+        "session_ref": repo.session_ref(rel),
+        "object_id": blob_id_for(repo),
+        "intact_commit": intact.commit_for,
+        "intact_blob": intact.blob_for,
+    }
+
+
+def written_lines(
+    repo: Repository,
+    path: Path,
+    rel: str,
+    fmt: Format,
+    settings: CompressSettings,
+    intact: IntactLines | None = None,
+) -> tuple[SessionPlan, list[RawLine]]:
+    """The plan and the lines `compress` writes for this file with these settings, written
+    nowhere: what `stats` shows as 'after', and a dry run's deep comparison measures. One
+    code path with the run (`Compression.add`), so that the figures are the run's."""
+    intact = intact or IntactLines(repo, path, rel)
+    plan = settled_plan(repo, path, rel, fmt, settings, intact)
+    with open_lines(path) as lines:
+        after = [
+            result.line
+            for result in compress_lines(lines, plan, settings, **_pass_two(repo, rel, intact))
+        ]
+    return plan, after
+
+
 class Compression:
     """One `compress` run over several files: all archive writes land before any rename."""
 
@@ -223,13 +273,7 @@ class Compression:
         try:
             with open_lines(path) as lines:
                 for result in compress_lines(
-                    self._told(lines),
-                    plan,
-                    settings,
-                    session_ref=self.repo.session_ref(rel),
-                    object_id=self.object_id,
-                    intact_commit=intact.commit_for,
-                    intact_blob=intact.blob_for,
+                    self._told(lines), plan, settings, **_pass_two(self.repo, rel, intact)
                 ):
                     batch.add(result.line)
                     written.append(line_digest(result.line.data, result.line.newline))
@@ -280,23 +324,7 @@ class Compression:
         settings: CompressSettings,
         intact: IntactLines | None = None,
     ) -> SessionPlan:
-        """Pass 1's plan of the file, settled where it needs to be: measured with the markers
-        pass 2 writes."""
-        with open_lines(path) as lines:
-            plan = scan(lines, settings, fmt)
-        if plan.needs_settling:
-            intact = intact or IntactLines(self.repo, path, rel)
-            with open_lines(path) as lines:
-                plan = settle(
-                    plan,
-                    lines,
-                    settings,
-                    session_ref=self.repo.session_ref(rel),
-                    object_id=self.object_id,
-                    intact_commit=intact.commit_for,
-                    intact_blob=intact.blob_for,
-                )
-        return plan
+        return settled_plan(self.repo, path, rel, fmt, settings, intact)
 
     def _deep_size(
         self,
@@ -308,20 +336,8 @@ class Compression:
     ) -> int:
         """The file's size after a deep run with these settings (a dry run's comparison)."""
         deep = dataclasses.replace(settings, deep=True)
-        plan = self._plan(path, rel, fmt, deep, intact)
-        with open_lines(path) as lines:
-            return sum(
-                len(result.line.encode())
-                for result in compress_lines(
-                    lines,
-                    plan,
-                    deep,
-                    session_ref=self.repo.session_ref(rel),
-                    object_id=self.object_id,
-                    intact_commit=intact.commit_for,
-                    intact_blob=intact.blob_for,
-                )
-            )
+        _, lines = written_lines(self.repo, path, rel, fmt, deep, intact)
+        return sum(len(line.encode()) for line in lines)
 
     @staticmethod
     def _warn_too_deep(plan: Any, rel: str, report: FileReport) -> None:
