@@ -100,7 +100,29 @@ def test_verify_in_a_fresh_clone_prints_one_line_per_cause(tmp_path: Path) -> No
     assert lines[0].startswith(f"{int(lines[0].split()[0])} problems: {SESSION}"), lines
     assert len(lines) <= 4, done.stdout  # the file, at most two causes, the fix
     assert any("archived object … is not in this clone" in line for line in lines)
-    assert lines[-1] == "to fix: get the archive with: gitclaw-compress fetch"
+    # origin has no archive: fetch would find nothing (issue 32), and doctor says so too
+    fix = (
+        "origin has no refs/gitclaw/archive to fetch either: run `gitclaw-compress push` in "
+        "the clone that compressed them"
+    )
+    assert lines[-1] == f"to fix: {fix}", done.stdout
+    assert f"cannot be restored from this clone; {fix}" in tool(clone, "doctor").stdout
+
+
+def test_verify_and_doctor_give_one_fix_and_it_works(tmp_path: Path) -> None:
+    """The advice for archived objects that are not here comes from one function, for the
+    remote as it stands: once origin has the archive both say fetch, and fetch fixes it."""
+    work, clone = never_pushed_archive(tmp_path)
+    assert tool(work, "push").returncode == 0
+    fix = "get the archive with: gitclaw-compress fetch"
+    done = tool(clone, "verify", "--no-fetch")
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[-1] == f"to fix: {fix}", done.stdout
+    assert f"cannot be restored from this clone; {fix}" in tool(clone, "doctor").stdout
+    restore = tool(clone, "restore", "--no-fetch", SESSION)
+    assert restore.returncode == 3 and restore.stderr.rstrip().endswith(fix), restore.stderr
+    assert tool(clone, "fetch").returncode == 0
+    assert tool(clone, "verify", "--no-fetch").returncode == 0
 
 
 def test_doctor_advises_fetch_only_where_it_helps_and_names_the_path_once(

@@ -109,9 +109,13 @@ def test_verify_names_the_remedy_once(tmp_path: Path, monkeypatch: pytest.Monkey
     assert result.exit_code == 1
     problems = [line for line in result.stdout.splitlines() if line.startswith("  ")]
     assert len(problems) >= 2  # one line per file and cause (not one per line and object)
-    assert not any("gitclaw-compress fetch" in line for line in problems)
-    assert result.stdout.count("gitclaw-compress fetch") == 1
-    assert result.stdout.splitlines()[-1] == "to fix: get the archive with: gitclaw-compress fetch"
+    assert not any("gitclaw-compress push" in line for line in problems)
+    assert result.stdout.count("gitclaw-compress push") == 1
+    # origin has no archive either: fetch would bring nothing (doctor's advice, the same)
+    assert result.stdout.splitlines()[-1] == (
+        "to fix: origin has no refs/gitclaw/archive to fetch either: run `gitclaw-compress "
+        "push` in the clone that compressed them"
+    )
 
 
 def test_restore_all_shows_a_progress_bar_on_a_terminal(sessions: Path) -> None:
