@@ -262,6 +262,7 @@ class Compression:
         )
         digest = hashlib.sha256()
         written: list[bytes] = []  # each line's `line_digest`, for the record
+        archive_only: set[str] = set()  # objects no commit of the branch holds
         header = b""
 
         def sink(chunk: bytes) -> None:
@@ -281,9 +282,13 @@ class Compression:
                         header = result.line.data
                     if result.changed:
                         report.lines_compressed += 1
-                        if result.reference is not None and not self.dry_run:
-                            writer.reference(result.reference, path.name)
+                        if result.reference is not None:
+                            if result.reference != intact.head_blob:
+                                archive_only.add(result.reference)
+                            if not self.dry_run:
+                                writer.reference(result.reference, path.name)
                         for payload in result.payloads:
+                            archive_only.add(payload.oid)
                             report.objects += 1
                             report.object_bytes += len(payload.data)
                             if not self.dry_run:
@@ -302,6 +307,7 @@ class Compression:
         self._warn_too_deep(plan, rel, report)
         size_after = batch.size
         report.bytes_after = size_after
+        report.archive_only = len(archive_only)
         if report.lines_compressed == 0:
             if output is not None:
                 output.discard()
