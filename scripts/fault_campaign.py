@@ -140,6 +140,7 @@ def main() -> None:
     parser.add_argument("--largest", action="store_true", help="the largest corpus file")
     parser.add_argument("--load", type=int, default=0, help="CPU-bound processes meanwhile")
     parser.add_argument("--fresh-scan", action="store_true", help="scan in a thread each run")
+    parser.add_argument("--why", action="store_true", help="print the line of an exit 1 or 3")
     options = parser.parse_args()
     span = options.until - options.start
     delays = [options.start + span * n / options.delays for n in range(options.delays)]
@@ -172,6 +173,8 @@ def main() -> None:
                     elif code not in (0, 1, 3, 130, -signal.SIGINT):
                         counts["crashes"] += 1
                         print(f"CRASH {where}: exit {code}: {lines[-3:]}")
+                    elif code in (1, 3) and options.why:
+                        print(f"EXIT {code} {where}: {lines[-1:]}")
                     elif len(lines) > 1 and code in (130, -2):
                         early = any("<frozen" in line or "site" in line for line in lines)
                         counts["tracebacks before our code" if early else "many lines"] += 1

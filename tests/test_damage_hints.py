@@ -198,12 +198,17 @@ def test_damage_to_a_file_never_committed_names_its_line(repo: Path, name: str, 
     verified = tool(repo, "verify", rel)
     assert verified.returncode == 1, verified.stdout + verified.stderr
     problems = verified.stdout.splitlines()[1:]
-    assert problems == [
-        f"  {rel}:{number}: the line differs from what gitclaw-compress wrote, and no staged "
-        "or committed version holds it intact"
-    ], verified.stdout
+    cause = (
+        "the line differs from what gitclaw-compress wrote"
+        if how == "kept"
+        else "the line carries a gitclawCompress marker, but differs from what gitclaw-compress "
+        "wrote there (a compressed line was altered, or a line with a marker was copied, moved "
+        "or inserted)"
+    )
+    said = f"{rel}:{number}: {cause}, and no staged or committed version holds it intact"
+    assert problems == [f"  {said}"], verified.stdout
     assert "origin" not in verified.stdout + verified.stderr
     restored = tool(repo, "restore", rel)
     assert restored.returncode == 3, restored.stderr
-    assert restored.stderr.startswith(f"gitclaw-compress: error: {rel}:{number}: the line differs")
+    assert restored.stderr == f"gitclaw-compress: error: {said}; nothing was restored\n"
     assert (repo / rel).read_bytes() == damaged

@@ -155,11 +155,12 @@ def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -
         return _past_record(path, rel, matched, FileCheck("matched", len(records)))
     if not has_compressed_line(path):  # restored in place, or never compressed under this header
         return FileCheck("unrecorded", len(records))
-    named = _against_written(repo, path, rel, ref, header_key(first.data), records)
-    if named is not None:
-        return named
     check = FileCheck("damaged", len(records))
     first_marker = _misplaced_markers(check, path, rel)  # named first: a line that arrived with one
+    if not check.stray:  # no marker out of place: which lines differ from what was written
+        named = _against_written(repo, path, rel, ref, header_key(first.data), records)
+        if named is not None:
+            return named
     check.problems += [
         *marker_problems(path, rel),
         f"{rel}:{first_marker}: the line carries a gitclawCompress marker, but the file "
@@ -180,7 +181,8 @@ def _against_written(
     """With no staged or committed version to compare with, compare each line with the
     digest of what compress wrote there (the record's content, of the record the file is
     closest to): the lines that differ are named, each for itself. None when no record
-    holds digests (written by an older release)."""
+    holds digests (written by an older release), or when no compressed line of the file is
+    as compress wrote it there (another file with a marker copied in, not a damaged one)."""
     tip = repo.rev_parse(ref)
     written: list[tuple[int, list[bytes]]] = []
     for record in records:
@@ -190,10 +192,13 @@ def _against_written(
             written.append((record.lines, [blob[at : at + LINE_DIGEST] for at in cut]))
     if not written:
         return None
+    have: list[tuple[bytes, bytes]] = []
+    marked: set[int] = set()  # the lines that name the marker key
     with open_lines(path) as lines:
-        have = [
-            (line_digest(line.data, line.newline), line_digest(line.data, False)) for line in lines
-        ]
+        for line in lines:
+            have.append((line_digest(line.data, line.newline), line_digest(line.data, False)))
+            if MARKER_BYTES in line.data:
+                marked.add(line.number)
 
     def differing(wanted: list[bytes]) -> list[int]:
         last = len(wanted)
@@ -207,10 +212,18 @@ def _against_written(
     count, wanted = min(written, key=lambda pair: len(differing(pair[1])))
     check = FileCheck("damaged", len(records))
     check.differing = differing(wanted)
-    nobody = "and no staged or committed version holds it intact"
+    if not marked - set(check.differing):
+        return None  # no compressed line is as written: not a damaged copy of what it wrote
     for number in check.differing[:SHOWN]:
+        what = (
+            "the line carries a gitclawCompress marker, but differs from what gitclaw-compress "
+            "wrote there (a compressed line was altered, or a line with a marker was copied, "
+            "moved or inserted)"
+            if number in marked
+            else "the line differs from what gitclaw-compress wrote"
+        )
         check.problems.append(
-            f"{rel}:{number}: the line differs from what gitclaw-compress wrote, {nobody}"
+            f"{rel}:{number}: {what}, and no staged or committed version holds it intact"
         )
     if len(check.differing) > SHOWN:
         check.problems.append(
