@@ -194,11 +194,16 @@ def _against_written(
         return None
     have: list[tuple[bytes, bytes]] = []
     marked: set[int] = set()  # the lines that name the marker key
+    unreadable: dict[int, str] = {}
     with open_lines(path) as lines:
         for line in lines:
             have.append((line_digest(line.data, line.newline), line_digest(line.data, False)))
             if MARKER_BYTES in line.data:
                 marked.add(line.number)
+                try:
+                    read_marker(line.data, f"{rel}:{line.number}")
+                except GitClawError as error:  # its own cause, named as marker_problems does
+                    unreadable[line.number] = str(error)
 
     def differing(wanted: list[bytes]) -> list[int]:
         last = len(wanted)
@@ -215,6 +220,9 @@ def _against_written(
     if not marked - set(check.differing):
         return None  # no compressed line is as written: not a damaged copy of what it wrote
     for number in check.differing[:SHOWN]:
+        if number in unreadable:
+            check.problems.append(unreadable[number])
+            continue
         what = (
             "the line carries a gitclawCompress marker, but differs from what gitclaw-compress "
             "wrote there (a compressed line was altered, or a line with a marker was copied, "
