@@ -11,6 +11,7 @@ Imports only the standard library: it is in force before anything else is import
 
 from __future__ import annotations
 
+import _imp
 import atexit
 import contextlib
 import os
@@ -42,14 +43,34 @@ class Interrupted(BaseException):
 
 def checkpoint(stage: str) -> None:
     """The named points where a test interrupts a real run: STAGE_ENV holds `<stage>` for
-    SIGINT, or `<stage>:<signal number>` (9 kills the run there)."""
+    SIGINT, `<stage>:<signal number>` (9 kills the run there), or `<stage>:import-lock`
+    (SIGINT inside the import machinery, in a finalizer: see `_import_lock_left_held`)."""
     wanted = os.environ.get(STAGE_ENV)
     if wanted is None or not wanted.startswith(stage):
         return
+    how = wanted[len(stage) + 1 :] if wanted[len(stage) : len(stage) + 1] == ":" else None
     if wanted == stage:
         _send_main_thread(signal.SIGINT)
-    elif wanted[len(stage) : len(stage) + 1] == ":" and wanted[len(stage) + 1 :].isdigit():
-        _send_main_thread(int(wanted[len(stage) + 1 :]))
+    elif how == "import-lock":
+        _import_lock_left_held()
+    elif how is not None and how.isdigit():
+        _send_main_thread(int(how))
+
+
+class _ImportLockCallback:
+    """What a Ctrl-C once did (issue 32): it landed in the import machinery's weakref
+    callback for a module lock, just after that took the global import lock and before its
+    `try`. Raised in a finalizer, the KeyboardInterrupt was swallowed, the lock stayed held
+    by the main thread, and the run went on; any other thread's next import waits forever."""
+
+    def __del__(self) -> None:
+        _imp.acquire_lock()
+        _send_main_thread(signal.SIGINT)  # the handler raises here: the lock is never released
+        _imp.release_lock()
+
+
+def _import_lock_left_held() -> None:
+    _ImportLockCallback()  # made and dropped: its finalizer runs now
 
 
 def _send_main_thread(signum: int) -> None:

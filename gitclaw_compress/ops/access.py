@@ -10,7 +10,7 @@ from gitclaw_compress.core.marker import HERE, MissingObjectError, restore_data
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.store.git import GitFailureError
 from gitclaw_compress.store.objects import BlobLinePool
-from gitclaw_compress.store.remote import fetch_archive, fetch_command
+from gitclaw_compress.store.remote import archive_fix, archive_state, fetch_archive
 from gitclaw_compress.store.repository import Repository
 
 
@@ -57,6 +57,7 @@ class ArchiveAccess:
         self.auto_fetch = auto_fetch
         self.notify = notify
         self.fetched = False  # a fetch was tried in this run
+        self._remote_state: str | None = None  # archive_state of the remote, once asked
         self.fetch_error: str | None = None
         self._archived: set[str] | None = None
         self.missing: set[str] = set()  # payloads not in the object store, for verify
@@ -138,13 +139,9 @@ class ArchiveAccess:
                 f"put the store's archive back from your backup, or fetch {self.ref} into it "
                 f"{source} (docs/stores.md)"
             )
-        if not self.repo.has_remote(self.remote):
-            return (
-                f"this clone has no remote {self.remote!r}; add the repository it came from "
-                f"with `{shell_line('git', 'remote', 'add', self.remote, 'URL')}`, then run: "
-                f"{fetch_command(self.ref, self.remote)}"
-            )
-        return f"get the archive with: {fetch_command(self.ref, self.remote)}"
+        if self._remote_state is None:  # asked once, and only when something is missing
+            self._remote_state = archive_state(self.repo, self.ref, self.remote)["state"]
+        return archive_fix(self._remote_state, self.ref, self.remote)
 
     def restore(
         self,

@@ -301,8 +301,10 @@ def run_flow(
         }
 
         def unsent(reports: list[FileReport]) -> str | None:
-            """The line for an archive that nothing sends (see ops/sending.py)."""
-            compressed = [r for r in reports if r.status == "compressed"]
+            """The line for an archive that nothing sends (see ops/sending.py): about the
+            sessions this run left originals of that only the archive keeps (a line whose
+            original a commit of the branch holds restores from that commit anywhere)."""
+            compressed = [r for r in reports if r.status == "compressed" and r.archive_only]
             if not compressed:
                 return None
             from gitclaw_compress.ops.sending import unsent_archive

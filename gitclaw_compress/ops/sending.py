@@ -1,6 +1,7 @@
-"""Whether something sends the archive to the remote: without it, the originals of the
-sessions a run compressed live only in this clone, and a fresh clone (or the next CI run,
-on a runner that was thrown away) cannot restore them.
+"""Whether something sends the archive to the remote: without it, the originals that a run
+left only in the archive (new payloads, staged versions: `FileReport.archive_only`) live
+only in this clone, and a fresh clone (or the next CI run, on a runner that was thrown away)
+cannot restore them. An original that a commit of the branch holds is no such case.
 
 The ways to send it: our pre-push hook (`gitclaw-compress install`), pre-commit's
 gitclaw-compress-push-archive hook with pre-commit's pre-push script installed, `--push`

@@ -35,6 +35,42 @@ def has_huge_line(path: Path) -> bool:
         return False
 
 
+def load_scan() -> None:
+    """Import every module the scan thread runs, here in the main thread with SIGINT and
+    SIGTERM held back (the caller's block), so that the thread imports nothing. An
+    interrupt that lands inside the import machinery can leave an import lock held (a
+    finalizer there swallows the KeyboardInterrupt, and the run goes on): a scan thread
+    that then imports waits for that lock forever, and the main thread for the scan."""
+    import codecs
+    import importlib
+
+    from gitclaw_compress.formats import registry
+    from gitclaw_compress.secrets.engine import _sdk, engine_version
+
+    registry()  # every format: the thread tells them apart by content
+    for name in _SCAN_MODULES:
+        importlib.import_module(f"gitclaw_compress.secrets.{name}")
+    codecs.lookup("unicode_escape")  # a codec's module loads on first use (`cleanlines`)
+    _sdk()
+    engine_version()
+
+
+# What the scan thread imports (tests/test_interrupts.py checks that it imports nothing).
+_SCAN_MODULES = ("assignments", "baseline", "check", "cleanlines", "findings", "scan")
+
+
+def join_interruptibly(thread: threading.Thread) -> None:
+    """Wait for a helper thread, but raise KeyboardInterrupt as soon as a SIGINT or SIGTERM
+    came, even one a finalizer swallowed (the handler records each): Ctrl-C ends the run
+    whatever the helper waits for."""
+    while True:
+        if interrupts.received:
+            raise KeyboardInterrupt
+        thread.join(0.1)  # returns as soon as the thread ends; the slice bounds the check
+        if not thread.is_alive():
+            return
+
+
 class ParallelGuard:
     """`start()` as soon as the sessions are known; `wait()` before anything is replaced or
     committed (it raises as `guard` would); `record()` after the files are written, so that
@@ -89,10 +125,12 @@ class ParallelGuard:
         # Started with SIGINT and SIGTERM blocked, which it keeps: they go to the main
         # thread, so a block that holds them back there really holds them back.
         with interrupts.signals_held():
+            load_scan()
             self._thread.start()
+        interrupts.checkpoint("scan-started")
 
     def _scan(self, paths: list[Path]) -> None:
-        from gitclaw_compress.secrets.engine import _light
+        from gitclaw_compress.secrets.engine import _light  # loaded by `load_scan`
 
         try:
             _light()  # first, while the GIL is free for the compression: then read and scan
@@ -134,7 +172,7 @@ class ParallelGuard:
             self._settled = True
         else:
             assert self._thread is not None
-            self._thread.join()
+            join_interruptibly(self._thread)
             self._settled = True
             if self._failure is not None:
                 failure, self._failure = self._failure, None
