@@ -29,7 +29,7 @@ from gitclaw_compress.core.plan import SessionPlan
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.formats import Format, detect_file
 from gitclaw_compress.formats.base import Unsupported
-from gitclaw_compress.ops.access import ArchiveAccess
+from gitclaw_compress.ops.access import ArchiveAccess, line_originals
 from gitclaw_compress.ops.check import check_file, marker_problems
 from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.report import FileReport
@@ -177,6 +177,10 @@ class Compression:
             return report
         if settings is None:
             settings = config.compress_settings(keep_turns)
+        if settings.budget.active:  # it measures the context as `status` does
+            originals = line_originals(self.repo, rel, config["archive.ref"])
+            budget = dataclasses.replace(settings.budget, originals=originals)
+            settings = dataclasses.replace(settings, budget=budget)
         try:  # a budget policy reads the conversation, which a format may not offer
             plan = self._plan(path, rel, fmt, settings)
         except Unsupported as error:
