@@ -279,3 +279,18 @@ def test_a_prune_that_would_prune_nothing_says_so_plainly(
     assert human[row].endswith("would change nothing"), human[row]  # no command that does nothing
     assert human[row + 1].strip() == saving["decision"]
     assert sum("pruning" in line for line in human) == 1
+
+
+def test_summarize_names_the_context_status_gives_beside_its_estimate(
+    repo: Path, session: Path
+) -> None:
+    """Where the kept tokens hold every message, `summarize` says so with the estimate it
+    compared (its unit) and the context's size as `status` gives it, from the same source.
+    Before, it gave only "the N estimated tokens in the session", where `status` gave the
+    recorded usage: two figures for one fact."""
+    report = status(repo)
+    done = cli("summarize", "--offline", "--keep-tokens", "1000000", SESSION, cwd=repo)
+    said = done.stdout.decode()
+    assert said.startswith("nothing to summarize"), said
+    assert "fit in the newest 1,000,000 estimated tokens" in said
+    assert f"as `status` gives it: {report['context_tokens']:,} tokens, recorded usage" in said
