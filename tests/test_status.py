@@ -294,3 +294,28 @@ def test_summarize_names_the_context_status_gives_beside_its_estimate(
     assert said.startswith("nothing to summarize"), said
     assert "fit in the newest 1,000,000 estimated tokens" in said
     assert f"as `status` gives it: {report['context_tokens']:,} tokens, recorded usage" in said
+
+
+def test_a_gain_under_the_minimum_leaves_the_file_and_status_says_so(repo: Path) -> None:
+    """Compressing for a gain nobody would notice (a stub in a session of long messages)
+    rewrites the agent's file and writes an archive commit for nothing: compress leaves it
+    (session.minGainPercent 1, session.minGainBytes 1,024) and says why, status says the
+    same, --force still compresses. Before, both compressed for 0.1%."""
+    builder = SessionBuilder()
+    for turn in range(6):
+        builder.user(f"task {turn}: " + "words " * 6000)
+        builder.assistant(tool_call(f"c{turn}", "bash", {"command": "ls"}))
+        builder.tool_result(f"c{turn}", "bash", "x" * (900 if turn == 0 else 100))
+        builder.assistant(text(f"done {turn}"), stop="stop")
+    data = builder.data()
+    path = commit_session(repo, SESSION, data)
+    report = status(repo, "--keep-turns", "1")
+    compress = report["savings"]["compress"]
+    assert compress["lines"] == 0 and compress["tokens_saved"] == 0, compress
+    assert "under session.minGainPercent 1% or session.minGainBytes 1,024" in compress["decision"]
+    done = cli("compress", "--keep-turns", "1", SESSION, cwd=repo).stdout.decode()
+    assert done.startswith(f"unchanged {SESSION}: compressing would gain only "), done
+    assert path.read_bytes() == data
+    forced = cli("compress", "--force", "--keep-turns", "1", SESSION, cwd=repo).stdout.decode()
+    assert forced.startswith(f"compressed {SESSION}"), forced
+    assert 0 < len(data) - path.stat().st_size < 1024

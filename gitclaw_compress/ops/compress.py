@@ -223,6 +223,9 @@ class Compression:
                 output.write(chunk)
 
         batch = LineBatch(sink)
+        # Archived once the gain is known to be worth it (`_worth_it`), not before.
+        payloads: list[Any] = []
+        references: list[Any] = []
         try:
             with open_lines(path) as lines:
                 for result in compress_lines(
@@ -240,12 +243,12 @@ class Compression:
                     if result.changed:
                         report.lines_compressed += 1
                         if result.reference is not None and not self.dry_run:
-                            writer.reference(result.reference, path.name)
+                            references.append(result.reference)
                         for payload in result.payloads:
                             report.objects += 1
                             report.object_bytes += len(payload.data)
                             if not self.dry_run:
-                                writer.add(payload.oid, payload.data)
+                                payloads.append(payload)
             batch.flush()
             if output is not None:
                 output.seal()
@@ -260,11 +263,19 @@ class Compression:
         self._warn_too_deep(plan, rel, report)
         size_after = batch.size
         report.bytes_after = size_after
-        if report.lines_compressed == 0:
+        small = None if force else config.gain_too_small(stat.st_size, size_after)
+        if report.lines_compressed == 0 or small is not None:
             if output is not None:
                 output.discard()
             report.bytes_after = stat.st_size
+            if report.lines_compressed:
+                report.reason, report.lines_compressed, report.objects = small or "", 0, 0
+                report.object_bytes = 0
             return report
+        for reference in references:
+            writer.reference(reference, path.name)
+        for payload in payloads:
+            writer.add(payload.oid, payload.data)
         if output is None:
             report.status = "would-compress"
             return report

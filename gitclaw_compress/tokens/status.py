@@ -135,6 +135,7 @@ def _saving(
     object_id: ObjectId,
     intact_blob: IntactBlob | None = None,
     fmt: Format | None = None,
+    config: Config | None = None,
 ) -> Saving:
     plan = plan_lines(
         lines,
@@ -156,6 +157,14 @@ def _saving(
         intact_commit=intact_commit,
         intact_blob=intact_blob,
     )
+    small = (
+        config.gain_too_small(run.bytes_before, run.bytes_after)
+        if config is not None and run.lines_changed
+        else None
+    )
+    if small is not None:  # the command leaves the file as it is (without --force)
+        after, source = size.after_run((), 0)
+        return Saving(command, run.bytes_before, run.bytes_before, 0, 0, after, source, small)
     saved = run.tokens_saved
     after, source = size.after_run(run.savings, saved)
     return Saving(
@@ -265,5 +274,7 @@ def session_status(
             object_id,
             intact_blob,
             fmt,
+            # compress leaves a small gain alone; prune forces its run (commands/prune.py)
+            config if name in ("compress", "deep") else None,
         )
     return status
