@@ -114,6 +114,19 @@ COMMANDS = {
 }
 
 
+# Commands that never change a session, the index or the archive: their errors do not say
+# "nothing was changed" (a message shared with the commands that write says it).
+READ_ONLY = frozenset({"verify", "show", "stats", "status", "context", "doctor"})
+UNCHANGED = "; nothing was changed"
+
+
+def said_by(command: str | None, message: str) -> str:
+    """An error as `command` says it: a read-only one drops "nothing was changed"."""
+    if command in READ_ONLY:
+        return message.replace(UNCHANGED, "")
+    return message
+
+
 class _Group(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -158,7 +171,7 @@ class _Group(click.Group):
         except GitClawError as error:
             for line in getattr(error, "details", ()):  # e.g. each secret finding, masked
                 click.echo(line, err=True)
-            fail(ctx, str(error), error.exit_code)
+            fail(ctx, said_by(ctx.invoked_subcommand, str(error)), error.exit_code)
         except OSError as error:
             fail(ctx, describe_os_error(error), EXIT_ERROR)
         except KeyboardInterrupt:

@@ -212,3 +212,23 @@ def test_help_names_every_format_not_pi_alone() -> None:
     assert "Compress the old turns of agent session files in place" in text
     for name in ("pi", "Claude Code", "Codex", "Copilot CLI"):
         assert name in text
+
+
+@pytest.mark.parametrize("command", ["verify", "show", "stats", "status", "context"])
+def test_a_command_that_changes_nothing_never_says_nothing_was_changed(
+    repo: Path, command: str
+) -> None:
+    """`verify nope.jsonl` ended with "nothing was changed", which it never does anyway;
+    commands that write still say it."""
+    args = [command, "nope.jsonl", *(["x"] if command == "show" else [])]
+    done = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", *args], cwd=repo, capture_output=True
+    )
+    assert done.returncode in (2, 3) and done.stderr.count(b"\n") == 1, done.stderr
+    assert b"nothing was changed" not in done.stderr, done.stderr
+    wrote = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", "restore", "nope.jsonl"],
+        cwd=repo,
+        capture_output=True,
+    )
+    assert wrote.stderr.endswith(b"no such session file; nothing was changed\n"), wrote.stderr
