@@ -187,18 +187,27 @@ def test_context_then_is_the_figure_status_gives_after_the_run_with_its_source(
     report = json.loads(cli("status", "--json", "--keep-turns", "1", path, cwd=repo).stdout)
     assert report["source"] == "usage"
     compress = report["savings"]["compress"]
-    predicted = max(0, report["context_tokens"] - compress["tokens_saved"])
+    # The Claude Code session records 15 tokens, fewer than compress frees: a usage that
+    # cannot have counted them, so the figure then is the estimate less what it frees.
+    kept = compress["tokens_saved"] < report["usage_tokens"]
+    assert kept == (kind == "pi")
+    base = report["context_tokens"] if kept else report["estimated_tokens"]
+    predicted = max(0, base - compress["tokens_saved"])
     assert compress["context_tokens_after"] == predicted
-    source = "recorded usage less what compression freed"
+    source = "recorded usage less what compression freed" if kept else "estimated with chars4"
     assert compress["context_source_after"] == source
     human = cli("status", "--keep-turns", "1", path, cwd=repo).stdout.decode()
     assert f"context then {predicted:,}, {source})" in human
     cli("compress", "--force", "--keep-turns", "1", path, cwd=repo)
     after = json.loads(cli("status", "--json", "--keep-turns", "1", path, cwd=repo).stdout)
-    assert (after["context_tokens"], after["source"]) == (predicted, "usage+estimate")
+    expected = (predicted, "usage+estimate" if kept else "estimate")
+    assert (after["context_tokens"], after["source"]) == expected
     assert after["usage_tokens"] == report["usage_tokens"]
     said = cli("status", path, cwd=repo).stdout.decode()
-    assert f"less {compress['tokens_saved']:,} estimated with chars4 that compression" in said
+    if kept:
+        assert f"less {compress['tokens_saved']:,} estimated with chars4 that compression" in said
+    else:
+        assert "is more than it counted" in said
 
 
 def test_compress_moves_the_level_by_what_it_frees_only(repo: Path) -> None:
