@@ -35,6 +35,7 @@ MASKS = hasattr(signal, "pthread_sigmask")
 received = False  # a SIGINT or SIGTERM came during this run
 _changed: list[tuple[str, str]] = []  # (what was done, to which file), in order
 _exiting = False  # the edge is reporting the interrupt: a second Ctrl-C must not break that
+_reported = 0  # files replaced and printed already (`changes_reported`)
 
 
 class Interrupted(BaseException):
@@ -95,15 +96,26 @@ def forget_changes() -> None:
     _changed.clear()
 
 
+def changes_reported() -> None:
+    """The files replaced so far were printed, each on its line (a store's pass): an
+    interrupt later names only those replaced since, and points up to the rest."""
+    global _reported
+    _reported += len(_changed)
+    _changed.clear()
+
+
 def reset() -> None:
-    global received, _exiting
+    global received, _exiting, _reported
     received = False
     _exiting = False
+    _reported = 0
     _changed.clear()
 
 
 def message() -> str:
     """What an interrupted run did, in one line."""
+    if not _changed and _reported:
+        return f"interrupted; the files replaced are listed above; {SAME}"
     if not _changed:
         return "interrupted; nothing was changed"
     by_doing: dict[str, list[str]] = {}

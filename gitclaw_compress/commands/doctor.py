@@ -25,11 +25,9 @@ from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.agenthooks import AgentHookState, hook_states
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.ops.githooks import (
-    HOOK_NAME,
     hook_state,
-    hooks_dir,
     hooks_left_behind,
-    is_pre_commit_script,
+    pre_commit_state,
 )
 from gitclaw_compress.ops.sending import PRE_COMMIT_CONFIG, PUSH_ARCHIVE_HOOK
 from gitclaw_compress.ops.session_lines import has_compressed_line
@@ -40,20 +38,8 @@ from gitclaw_compress.store.remote import archive_fix, archive_state
 
 
 def _pre_commit(repo: Repository) -> dict[str, Any]:
-    """Whether .pre-commit-config.yaml names our hooks, and which of pre-commit's scripts
-    git runs (pre-commit's own, not any hook file)."""
-    config = repo.root / PRE_COMMIT_CONFIG
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        text = ""
-    hooks = hooks_dir(repo)
-    return {
-        "configured": "gitclaw-compress" in text,
-        "push_archive_configured": PUSH_ARCHIVE_HOOK in text,
-        "installed": is_pre_commit_script(hooks / "pre-commit"),
-        "pre_push_installed": is_pre_commit_script(hooks / HOOK_NAME),
-    }
+    """pre-commit's side as `uninstall` reads it too (`pre_commit_state`)."""
+    return pre_commit_state(repo).as_json()
 
 
 def _configs_without_local_only(

@@ -35,6 +35,22 @@ def commit_line_source(
     return for_line
 
 
+def line_originals(repo: Repository, rel: str, ref: str) -> Callable[[int, bytes], bytes | None]:
+    """The original of one compressed line of `rel`, from this clone (the archive ref, the
+    commits where it is intact; never a fetch), or None when it cannot be had: for figures
+    that compare a line with its original, never for restoring."""
+    from_commit = commit_line_source(repo, rel)
+    access = ArchiveAccess(repo, ref)
+
+    def original(number: int, data: bytes) -> bytes | None:
+        try:
+            return access.restore(data, f"{rel}:{number}", from_commit(number), number)
+        except GitClawError:
+            return None
+
+    return original
+
+
 class ArchiveAccess:
     """Where archived payloads come from: this clone first (the archive ref's objects, then
     the commits where a line was intact), then, once per run, the archive ref fetched from

@@ -29,7 +29,7 @@ from gitclaw_compress.core.plan import SessionPlan
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.formats import Format, detect_file
 from gitclaw_compress.formats.base import Unsupported
-from gitclaw_compress.ops.access import ArchiveAccess
+from gitclaw_compress.ops.access import ArchiveAccess, line_originals
 from gitclaw_compress.ops.check import check_file, marker_problems
 from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.report import FileReport
@@ -227,6 +227,10 @@ class Compression:
             return report
         if settings is None:
             settings = config.compress_settings(keep_turns)
+        if settings.budget.active:  # it measures the context as `status` does
+            originals = line_originals(self.repo, rel, config["archive.ref"])
+            budget = dataclasses.replace(settings.budget, originals=originals)
+            settings = dataclasses.replace(settings, budget=budget)
         try:  # a budget policy reads the conversation, which a format may not offer
             plan = self._plan(path, rel, fmt, settings)
         except Unsupported as error:
@@ -271,6 +275,9 @@ class Compression:
                 output.write(chunk)
 
         batch = LineBatch(sink)
+        # Archived once the gain is known to be worth it (`_worth_it`), not before.
+        payloads: list[Any] = []
+        references: list[Any] = []
         try:
             with open_lines(path) as lines:
                 for result in compress_lines(
@@ -286,13 +293,13 @@ class Compression:
                             if result.reference != intact.head_blob:
                                 archive_only.add(result.reference)
                             if not self.dry_run:
-                                writer.reference(result.reference, path.name)
+                                references.append(result.reference)
                         for payload in result.payloads:
                             archive_only.add(payload.oid)
                             report.objects += 1
                             report.object_bytes += len(payload.data)
                             if not self.dry_run:
-                                writer.add(payload.oid, payload.data)
+                                payloads.append(payload)
             batch.flush()
             if output is not None:
                 output.seal()
@@ -307,12 +314,20 @@ class Compression:
         self._warn_too_deep(plan, rel, report)
         size_after = batch.size
         report.bytes_after = size_after
-        report.archive_only = len(archive_only)
-        if report.lines_compressed == 0:
+        small = None if force else config.gain_too_small(stat.st_size, size_after)
+        if report.lines_compressed == 0 or small is not None:
             if output is not None:
                 output.discard()
             report.bytes_after = stat.st_size
+            if report.lines_compressed:
+                report.reason, report.lines_compressed, report.objects = small or "", 0, 0
+                report.object_bytes = 0
             return report
+        report.archive_only = len(archive_only)
+        for reference in references:
+            writer.reference(reference, path.name)
+        for payload in payloads:
+            writer.add(payload.oid, payload.data)
         if output is None:
             report.status = "would-compress"
             return report

@@ -282,7 +282,7 @@ def run_flow(
     # lines not scanned clean before); a finding holds its session before any write. A dry
     # run scans too, so that it says which sessions the run would hold. In an agent's store
     # too: what compress drops would be committed to the store's archive.
-    secrets = ParallelGuard(repo, root_config, enabled=True, dry_run=dry_run)
+    secrets = ParallelGuard(repo, root_config, enabled=True, dry_run=dry_run, progress=progress)
     try:
         cache = UnchangedCache(repo.git_dir)
         chosen, result.discovery = select(

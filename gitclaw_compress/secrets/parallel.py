@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from gitclaw_compress import interrupts
 from gitclaw_compress.config import Config
 from gitclaw_compress.core.lines import HUGE_LINE, has_line_of
+from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.store.archive import Repository
 
 if TYPE_CHECKING:  # the scan's modules load only when there is something to scan
@@ -71,15 +72,37 @@ def join_interruptibly(thread: threading.Thread) -> None:
             return
 
 
+RULES_FIRST_TIME = (
+    "loading the secret rules (the first run on a machine compiles them: tens of seconds; "
+    "later runs reuse them)"
+)
+SCANNING = "scanning for secrets"
+
+
+def _waiting_for() -> str:
+    """What the run waits for: the rules, while they load (compiled on a machine's first
+    run), or the scan itself."""
+    from gitclaw_compress.secrets import engine
+
+    return RULES_FIRST_TIME if engine.light_loaded() is False else SCANNING
+
+
 class ParallelGuard:
     """`start()` as soon as the sessions are known; `wait()` before anything is replaced or
     committed (it raises as `guard` would); `record()` after the files are written, so that
     the next run finds the lines this one wrote scanned; `cancel()` always, at the end."""
 
     def __init__(
-        self, repo: Repository, config: Config, enabled: bool, *, dry_run: bool = False
+        self,
+        repo: Repository,
+        config: Config,
+        enabled: bool,
+        *,
+        dry_run: bool = False,
+        progress: Progress = SILENT,
     ) -> None:
         self._repo = repo
+        self._progress = progress  # says what `wait` waits for, on a terminal
         self._config = config
         self._dry_run = dry_run  # scan, to say what the run would hold; record nothing
         self._enabled = enabled and bool(config["scan.enabled"])
@@ -163,16 +186,24 @@ class ParallelGuard:
             paths, self._deferred = self._deferred, None
             from gitclaw_compress.secrets.engine import _light
 
+            self._progress.begin(_waiting_for(), 0)
             try:
                 _light()  # the rules first, as the thread does: not while a line is held
                 self._result = self._run(paths)
             except BaseException:
                 self._started = False
                 raise
+            finally:
+                self._progress.clear()
             self._settled = True
         else:
             assert self._thread is not None
-            join_interruptibly(self._thread)
+            if self._thread.is_alive():  # seconds, or tens of them on a machine's first run
+                self._progress.begin(_waiting_for(), 0)
+            try:
+                join_interruptibly(self._thread)
+            finally:
+                self._progress.clear()
             self._settled = True
             if self._failure is not None:
                 failure, self._failure = self._failure, None
