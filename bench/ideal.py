@@ -231,16 +231,46 @@ def measure_file(source: Path, keep_turns: int, overrides: dict[str, Any]) -> tu
 
 
 def session_ref(source: Path) -> str:
-    """Where the file lives in a repository (stubs name it): the path its agent uses, with a
-    Copilot session's folder named by its 36-character id as the CLI names it."""
+    """Where the file lives in a repository (stubs name it, so its length counts): the path
+    its agent gives it, with the real file name, read from the file (the corpus renames its
+    files): a Codex rollout's `rollout-<time>-<id>.jsonl`, a Claude Code session's
+    `<sessionId>.jsonl` (Entire's `<xx>/<id>/0/full.jsonl`), a Copilot session's folder named
+    by its 36-character id as the CLI names it."""
     kind = source.parent.name
     if kind == "copilot":
         return f"state/copilot/.copilot/session-state/{'0' * 36}/events.jsonl"
+    real = _real_name(source)
+    if real is not None:
+        return real
     return {
         "pi": ".GITCLAW/state/sessions/{}",
         "claude": ".claude/projects/-home-runner-work-demo-demo/{}",
         "codex": ".codex/sessions/2026/03/30/{}",
     }[kind].format(source.name)
+
+
+def _real_name(source: Path) -> str | None:
+    """The path a Codex or Claude Code corpus file had where it was written, from its first
+    records (its id and start time); None for the other formats."""
+    kind = source.parent.name
+    with open(source, "rb") as handle:
+        head = [orjson.loads(line) for _, line in zip(range(20), handle, strict=False)]
+    if kind == "codex":
+        meta = next((r["payload"] for r in head if r.get("type") == "session_meta"), None)
+        if meta is None:
+            return None
+        when = str(meta["timestamp"])[:19].replace(":", "-")  # the length the CLI writes
+        day = when[:10].replace("-", "/")
+        return f".codex/sessions/{day}/rollout-{when}-{meta['id']}.jsonl"
+    if kind == "claude":
+        session = next((r["sessionId"] for r in head if "sessionId" in r), None)
+        if session is None:
+            return None
+        if source.name.startswith("entire-cli__"):  # Entire's checkpoints branch
+            shard, checkpoint = source.stem.removeprefix("entire-cli__").split("-", 1)
+            return f"{shard}/{checkpoint}/0/full.jsonl"
+        return f".claude/projects/E--CC-test/{session}.jsonl"
+    return None
 
 
 def main() -> None:

@@ -69,6 +69,16 @@ def quiet_broken_pipe() -> NoReturn:
     sys.exit(EXIT_BROKEN_PIPE)
 
 
+def usage_line(error: click.exceptions.UsageError) -> str:
+    """A usage error in one line: what is wrong, and the --help that says how it goes."""
+    message = error.format_message().rstrip(".")
+    message = f"{message[:1].lower()}{message[1:]}"
+    if error.ctx is None:
+        return f"{message}; see `gitclaw-compress --help`"
+    usage = " ".join(error.ctx.get_usage().removeprefix("Usage:").split())
+    return f"{message} (usage: {usage}; `{error.ctx.command_path} --help` says more)"
+
+
 def fail(ctx: click.Context, message: str, exit_code: int) -> NoReturn:
     """The one way a command fails: one line on stderr, and JSON on stdout under --json."""
     message = " ".join(message.split())  # one line, whatever the message held
@@ -104,6 +114,19 @@ COMMANDS = {
 }
 
 
+# Commands that never change a session, the index or the archive: their errors do not say
+# "nothing was changed" (a message shared with the commands that write says it).
+READ_ONLY = frozenset({"verify", "show", "stats", "status", "context", "doctor"})
+UNCHANGED = "; nothing was changed"
+
+
+def said_by(command: str | None, message: str) -> str:
+    """An error as `command` says it: a read-only one drops "nothing was changed"."""
+    if command in READ_ONLY:
+        return message.replace(UNCHANGED, "")
+    return message
+
+
 class _Group(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -123,6 +146,13 @@ class _Group(click.Group):
             return super().make_context(*args, **kwargs)
         except KeyboardInterrupt:  # in an option callback: click would print "Aborted!"
             raise interrupts.Interrupted from None
+        except click.exceptions.UsageError as error:  # no such command, a bad group option
+            words = args[1] if len(args) > 1 else kwargs.get("args", [])
+            as_json = JSON_FLAG in list(words)
+            if as_json:
+                click.echo(orjson.dumps({"ok": False, "error": usage_line(error), "exit_code": 2}))
+            click.echo(f"gitclaw-compress: error: {usage_line(error)}", err=True)
+            raise click.exceptions.Exit(error.exit_code) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         args = [*ctx._protected_args, *ctx.args]
@@ -134,14 +164,14 @@ class _Group(click.Group):
             # Raised before the command's own --json was read: look for it in the words.
             if JSON_FLAG in args[: args.index("--") if "--" in args else len(args)]:
                 ctx.meta[JSON_META_KEY] = True
-                fail(ctx, error.format_message(), error.exit_code)
-            raise
+            # One line, as every error (click's own is three: Usage, Try, Error).
+            fail(ctx, usage_line(error), error.exit_code)
         except BrokenPipeError:
             quiet_broken_pipe()
         except GitClawError as error:
             for line in getattr(error, "details", ()):  # e.g. each secret finding, masked
                 click.echo(line, err=True)
-            fail(ctx, str(error), error.exit_code)
+            fail(ctx, said_by(ctx.invoked_subcommand, str(error)), error.exit_code)
         except OSError as error:
             fail(ctx, describe_os_error(error), EXIT_ERROR)
         except KeyboardInterrupt:

@@ -68,6 +68,24 @@ OPTIONS: tuple[Option, ...] = (
         minimum=0,
     ),
     Option(
+        "session.minGainPercent",
+        int,
+        1,
+        "Leave a session alone when compressing it would shrink it by less than this "
+        "percent (`--force` ignores it): a rewrite of the agent's file and an archive commit "
+        "for a gain nobody would notice.",
+        minimum=0,
+        maximum=100,
+    ),
+    Option(
+        "session.minGainBytes",
+        int,
+        1024,
+        "Leave a session alone when compressing it would shrink it by fewer bytes than this "
+        "(`--force` ignores it).",
+        minimum=0,
+    ),
+    Option(
         "session.turnThresholdBeforeCompress",
         int,
         4,
@@ -504,6 +522,22 @@ class Config:
             target_percent=target_percent,
             reserve_tokens=self["tokens.reserve"],
             model_overrides=self["models.overrides"],
+        )
+
+    def gain_too_small(self, before: int, after: int) -> str | None:
+        """Why shrinking a session from `before` to `after` bytes is too small a gain to
+        rewrite it for (`session.minGainPercent`, `session.minGainBytes`), in words; None
+        when it is worth it. `compress`, `stores` and `status` all ask this."""
+        from gitclaw_compress.units import human_bytes, size_change
+
+        gain = before - after
+        percent, least = self["session.minGainPercent"], self["session.minGainBytes"]
+        if gain * 100 >= percent * before and gain >= least:
+            return None
+        return (
+            f"compressing would gain only {human_bytes(gain)} ({size_change(before, after)}), "
+            f"under session.minGainPercent {percent}% or session.minGainBytes {least:,}; left "
+            "as it is (--force compresses it)"
         )
 
     def compress_settings(

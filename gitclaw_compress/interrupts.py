@@ -11,6 +11,7 @@ Imports only the standard library: it is in force before anything else is import
 
 from __future__ import annotations
 
+import _imp
 import atexit
 import contextlib
 import os
@@ -34,6 +35,7 @@ MASKS = hasattr(signal, "pthread_sigmask")
 received = False  # a SIGINT or SIGTERM came during this run
 _changed: list[tuple[str, str]] = []  # (what was done, to which file), in order
 _exiting = False  # the edge is reporting the interrupt: a second Ctrl-C must not break that
+_reported = 0  # files replaced and printed already (`changes_reported`)
 
 
 class Interrupted(BaseException):
@@ -42,14 +44,34 @@ class Interrupted(BaseException):
 
 def checkpoint(stage: str) -> None:
     """The named points where a test interrupts a real run: STAGE_ENV holds `<stage>` for
-    SIGINT, or `<stage>:<signal number>` (9 kills the run there)."""
+    SIGINT, `<stage>:<signal number>` (9 kills the run there), or `<stage>:import-lock`
+    (SIGINT inside the import machinery, in a finalizer: see `_import_lock_left_held`)."""
     wanted = os.environ.get(STAGE_ENV)
     if wanted is None or not wanted.startswith(stage):
         return
+    how = wanted[len(stage) + 1 :] if wanted[len(stage) : len(stage) + 1] == ":" else None
     if wanted == stage:
         _send_main_thread(signal.SIGINT)
-    elif wanted[len(stage) : len(stage) + 1] == ":" and wanted[len(stage) + 1 :].isdigit():
-        _send_main_thread(int(wanted[len(stage) + 1 :]))
+    elif how == "import-lock":
+        _import_lock_left_held()
+    elif how is not None and how.isdigit():
+        _send_main_thread(int(how))
+
+
+class _ImportLockCallback:
+    """What a Ctrl-C once did (issue 32): it landed in the import machinery's weakref
+    callback for a module lock, just after that took the global import lock and before its
+    `try`. Raised in a finalizer, the KeyboardInterrupt was swallowed, the lock stayed held
+    by the main thread, and the run went on; any other thread's next import waits forever."""
+
+    def __del__(self) -> None:
+        _imp.acquire_lock()
+        _send_main_thread(signal.SIGINT)  # the handler raises here: the lock is never released
+        _imp.release_lock()
+
+
+def _import_lock_left_held() -> None:
+    _ImportLockCallback()  # made and dropped: its finalizer runs now
 
 
 def _send_main_thread(signum: int) -> None:
@@ -74,15 +96,26 @@ def forget_changes() -> None:
     _changed.clear()
 
 
+def changes_reported() -> None:
+    """The files replaced so far were printed, each on its line (a store's pass): an
+    interrupt later names only those replaced since, and points up to the rest."""
+    global _reported
+    _reported += len(_changed)
+    _changed.clear()
+
+
 def reset() -> None:
-    global received, _exiting
+    global received, _exiting, _reported
     received = False
     _exiting = False
+    _reported = 0
     _changed.clear()
 
 
 def message() -> str:
     """What an interrupted run did, in one line."""
+    if not _changed and _reported:
+        return f"interrupted; the files replaced are listed above; {SAME}"
     if not _changed:
         return "interrupted; nothing was changed"
     by_doing: dict[str, list[str]] = {}

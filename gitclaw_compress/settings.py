@@ -6,7 +6,7 @@ use it without a cycle. `config.Config` builds these from compression.json.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -37,6 +37,9 @@ class BudgetSettings:
     target_percent: int | None = None  # target mode: compress until context <= this % of usable
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
     model_overrides: Mapping[str, Any] = field(default_factory=dict)
+    # (line number, its bytes) -> the original of a compressed line, or None: so that the
+    # context measured counts recorded usage less what compression freed, as `status` does.
+    originals: Callable[[int, bytes], bytes | None] | None = field(default=None, compare=False)
 
     @property
     def active(self) -> bool:

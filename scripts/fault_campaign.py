@@ -2,6 +2,7 @@
 transcript of each format. A script, not a test: it prints counts.
 
     python scripts/fault_campaign.py [--delays 20] [--start 0] [--until 1.0] [--commands …]
+                                     [--load N] [--fresh-scan]
 
 For each format (the smallest corpus file of ../shared/corpus/<format>, or with --largest
 the largest; skipped when absent)
@@ -21,6 +22,11 @@ waits (60 s at most: longer is a hang). After each run it checks:
   `summarize`, not the original followed by the lines it appended).
 
 Then it puts the session back as it was (the committed compressed version).
+
+--load N keeps N processes busy on the CPU meanwhile (a loaded machine: the interrupt lands
+at other points). --fresh-scan forgets the lines recorded as scanned before each run, so that
+the secret scan runs in its thread beside the compression (otherwise the session is known
+clean and no thread starts): the hang of issue 32 needed that thread.
 """
 
 from __future__ import annotations
@@ -96,6 +102,17 @@ def build(root: Path, kind: str, source: Path) -> tuple[Path, str, bytes]:
     return repo, session, original
 
 
+def forget_scans(repo: Path) -> None:
+    """Drop the records of lines scanned clean: the next run scans them again, in its thread."""
+    shutil.rmtree(repo / ".git" / "gitclaw-compress" / "secrets-clean-lines", ignore_errors=True)
+
+
+def busy(count: int) -> list[subprocess.Popen[bytes]]:
+    """`count` processes that spin on the CPU until they are killed."""
+    spin = "while True: pass"
+    return [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(count)]
+
+
 def one_run(repo: Path, args: list[str], delay: float) -> tuple[int | None, bytes]:
     """Exit code (None: a hang) and stderr of one run interrupted after `delay` seconds."""
     process = subprocess.Popen(
@@ -121,12 +138,16 @@ def main() -> None:
     parser.add_argument("--commands", default=",".join(COMMANDS))
     parser.add_argument("--formats", default=",".join(FORMATS))
     parser.add_argument("--largest", action="store_true", help="the largest corpus file")
+    parser.add_argument("--load", type=int, default=0, help="CPU-bound processes meanwhile")
+    parser.add_argument("--fresh-scan", action="store_true", help="scan in a thread each run")
+    parser.add_argument("--why", action="store_true", help="print the line of an exit 1 or 3")
     options = parser.parse_args()
     span = options.until - options.start
     delays = [options.start + span * n / options.delays for n in range(options.delays)]
     counts: collections.Counter[str] = collections.Counter()
     exits: collections.Counter[str] = collections.Counter()
     root = Path(tempfile.mkdtemp(prefix="gitclaw-campaign-"))
+    load = busy(options.load)
     try:
         for kind in options.formats.split(","):
             source = corpus_file(kind, options.largest)
@@ -139,6 +160,8 @@ def main() -> None:
                 args = [word.replace("{s}", session) for word in COMMANDS[name]]
                 for delay in delays:
                     before = (repo / session).read_bytes()
+                    if options.fresh_scan:
+                        forget_scans(repo)
                     code, err = one_run(repo, args, delay)
                     counts["runs"] += 1
                     exits[str(code)] += 1
@@ -150,6 +173,8 @@ def main() -> None:
                     elif code not in (0, 1, 3, 130, -signal.SIGINT):
                         counts["crashes"] += 1
                         print(f"CRASH {where}: exit {code}: {lines[-3:]}")
+                    elif code in (1, 3) and options.why:
+                        print(f"EXIT {code} {where}: {lines[-1:]}")
                     elif len(lines) > 1 and code in (130, -2):
                         early = any("<frozen" in line or "site" in line for line in lines)
                         counts["tracebacks before our code" if early else "many lines"] += 1
@@ -172,6 +197,9 @@ def main() -> None:
         for key in ("many lines", "tracebacks before our code"):
             print(f"{key}: {counts[key]}")
     finally:
+        for process in load:
+            process.kill()
+            process.wait()
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -62,7 +62,8 @@ def test_bare_repository_is_a_one_line_error(tmp_path: Path) -> None:
     before = sorted(p.relative_to(bare).as_posix() for p in bare.rglob("*"))
     for args in (("compress",), ("step",), ("verify",), ("push",)):
         error = one_line_error(tool(bare, *args))
-        assert "bare git repository" in error and "nothing was changed" in error
+        assert "bare git repository" in error
+        assert ("nothing was changed" in error) == (args != ("verify",)), error
     assert sorted(p.relative_to(bare).as_posix() for p in bare.rglob("*")) == before
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from flow_helpers import SESSIONS, commit_all, git, make_origin, session_bytes, write
+from format_cases import SYNTHETIC
 
 SESSION = f"{SESSIONS}/issue-1.jsonl"
 
@@ -99,7 +100,29 @@ def test_verify_in_a_fresh_clone_prints_one_line_per_cause(tmp_path: Path) -> No
     assert lines[0].startswith(f"{int(lines[0].split()[0])} problems: {SESSION}"), lines
     assert len(lines) <= 4, done.stdout  # the file, at most two causes, the fix
     assert any("archived object … is not in this clone" in line for line in lines)
-    assert lines[-1] == "to fix: get the archive with: gitclaw-compress fetch"
+    # origin has no archive: fetch would find nothing (issue 32), and doctor says so too
+    fix = (
+        "origin has no refs/gitclaw/archive to fetch either: run `gitclaw-compress push` in "
+        "the clone that compressed them"
+    )
+    assert lines[-1] == f"to fix: {fix}", done.stdout
+    assert f"cannot be restored from this clone; {fix}" in tool(clone, "doctor").stdout
+
+
+def test_verify_and_doctor_give_one_fix_and_it_works(tmp_path: Path) -> None:
+    """The advice for archived objects that are not here comes from one function, for the
+    remote as it stands: once origin has the archive both say fetch, and fetch fixes it."""
+    work, clone = never_pushed_archive(tmp_path)
+    assert tool(work, "push").returncode == 0
+    fix = "get the archive with: gitclaw-compress fetch"
+    done = tool(clone, "verify", "--no-fetch")
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[-1] == f"to fix: {fix}", done.stdout
+    assert f"cannot be restored from this clone; {fix}" in tool(clone, "doctor").stdout
+    restore = tool(clone, "restore", "--no-fetch", SESSION)
+    assert restore.returncode == 3 and restore.stderr.rstrip().endswith(fix), restore.stderr
+    assert tool(clone, "fetch").returncode == 0
+    assert tool(clone, "verify", "--no-fetch").returncode == 0
 
 
 def test_doctor_advises_fetch_only_where_it_helps_and_names_the_path_once(
@@ -135,3 +158,57 @@ def test_the_remotes_archive_is_found_by_its_exact_name(compressed: tuple[Path, 
     assert tool(repo, "push").returncode == 0
     found = json.loads(tool(repo, "doctor", "--json").stdout)["archive"]
     assert found["state"] == "up-to-date" and found["remote_tip"] == found["local_tip"], found
+
+
+def _damage(data: bytes, how: str) -> tuple[bytes, int]:
+    """One byte changed on one line of a compressed file: in a stub's text, in an unmarked
+    line, or in a marker's object id. The new bytes and the line's number."""
+    lines = data.split(b"\n")
+    for index, line in enumerate(lines[1:], 1):
+        marked = b'"gitclawCompress"' in line
+        if how == "stub" and marked and b"elided" in line:
+            lines[index] = line.replace(b"elided", b"elidex", 1)
+        elif how == "kept" and not marked and b'"type"' in line and index > 2:
+            lines[index] = line.replace(b'"type"', b'"typf"', 1)
+        elif how == "marker" and marked and b'"oid":"' in line:
+            at = line.index(b'"oid":"') + len(b'"oid":"')
+            flipped = b"1" if line[at : at + 1] == b"0" else b"0"
+            lines[index] = line[:at] + flipped + line[at + 1 :]
+        else:
+            continue
+        return b"\n".join(lines), index + 1
+    raise AssertionError(f"no line to damage by {how}")
+
+
+@pytest.mark.parametrize("how", ["stub", "kept", "marker"])
+@pytest.mark.parametrize("name", list(SYNTHETIC))
+def test_damage_to_a_file_never_committed_names_its_line(repo: Path, name: str, how: str) -> None:
+    """Issue 32: with no staged or committed version to compare with, verify and restore
+    named the first marker's line ("carries a marker, but the file differs…") for a byte
+    changed in a stub or a kept line, and a damaged marker as an archived object "not in
+    this clone", which also started a fetch. The record of what compress wrote holds each
+    line's digest: the damaged line is named, and nothing is fetched."""
+    rel = "s.jsonl"
+    write(repo / rel, SYNTHETIC[name][0][1]())
+    git(repo, "remote", "add", "origin", str(repo.parent / "no-such-origin"))
+    done = tool(repo, "compress", "--force", "--keep-turns", "1", rel)
+    assert done.returncode == 0, done.stderr
+    damaged, number = _damage((repo / rel).read_bytes(), how)
+    (repo / rel).write_bytes(damaged)
+    verified = tool(repo, "verify", rel)
+    assert verified.returncode == 1, verified.stdout + verified.stderr
+    problems = verified.stdout.splitlines()[1:]
+    cause = (
+        "the line differs from what gitclaw-compress wrote"
+        if how == "kept"
+        else "the line carries a gitclawCompress marker, but differs from what gitclaw-compress "
+        "wrote there (a compressed line was altered, or a line with a marker was copied, moved "
+        "or inserted)"
+    )
+    said = f"{rel}:{number}: {cause}, and no staged or committed version holds it intact"
+    assert problems == [f"  {said}"], verified.stdout
+    assert "origin" not in verified.stdout + verified.stderr
+    restored = tool(repo, "restore", rel)
+    assert restored.returncode == 3, restored.stderr
+    assert restored.stderr == f"gitclaw-compress: error: {said}; nothing was restored\n"
+    assert (repo / rel).read_bytes() == damaged

@@ -289,7 +289,10 @@ def test_summarize_keeping_turns_says_in_one_line_why_copilot_cannot(
     assert done.exit_code == 3
     message = done.stderr.strip()
     assert message.count("\n") == 0, message
-    assert f"{EVENTS_PATH}: Copilot CLI transcripts: summaries is not supported (" in message
+    opening = (
+        f"{EVENTS_PATH}: Copilot CLI transcripts: a summary that keeps turns is not supported ("
+    )
+    assert opening in message
     assert path.read_bytes() == original
 
 

@@ -294,3 +294,11 @@ def test_doctor_counts_pre_commits_push_archive_hook_and_advises_no_second_hook(
     )
     assert "gitclaw-compress install" not in doctor.stdout, doctor.stdout
     assert "pre-commit:    configured and installed" in doctor.stdout
+    # uninstall reads the same script the same way: it runs our hook, from the config, and
+    # uninstall says so and where to stop it (it said "runs no gitclaw-compress hook").
+    said = run(origin.work, monkeypatch, "uninstall").stdout
+    assert "runs no gitclaw-compress hook" not in said, said
+    assert "runs gitclaw-compress's gitclaw-compress-push-archive hook" in said, said
+    assert ".pre-commit-config.yaml" in said
+    doctor = run(origin.work, monkeypatch, "doctor")  # uninstall left it alone: the same
+    assert "pre-commit's gitclaw-compress-push-archive sends the archive" in doctor.stdout

@@ -147,3 +147,27 @@ def test_the_deep_table_of_deep_md(measured: Measured) -> None:
         default, deep, share = found[label]
         assert default == f"{MINUS}{want['cut']}%" and deep == f"{MINUS}{want['deep']}%", label
         assert share == f"{want['deep share']}% of {MINUS}{want['deep ideal']}%", label
+
+
+DEFAULT_TURNS = re.compile(r"<!-- default-turns -->(.*?)<!-- /default-turns -->", re.S)
+DEFAULT_ROWS = {"pi": "pi/", "Claude Code": "claude/", "Codex": "codex/", "Copilot CLI": "copilot/"}
+
+
+def test_readmes_figures_at_the_default_turns_are_what_the_bench_measures() -> None:
+    """README's figures at the default of four kept turns (it gave none: a new user runs
+    `compress` with no option) are `bench/ideal.py --keep-turns 4`, with the real names."""
+    files = _measure("--keep-turns", "4")
+    readme = (REPO_ROOT / "README.md").read_text()
+    match = DEFAULT_TURNS.search(readme)
+    assert match is not None
+    said = " ".join(match.group(1).split())
+    total = after = 0
+    for name, prefix in DEFAULT_ROWS.items():
+        count = sum(1 for file in files if file.startswith(prefix))
+        before = _sum(files, prefix, "bytes")
+        left = _sum(files, prefix, "after")
+        total, after = total + before, after + left
+        files_word = "file" if count == 1 else "files"
+        expected = f"{name} {count} {files_word} {MINUS}{_percent(before - left, before)}%"
+        assert expected in said, (expected, said)
+    assert f"all {len(files)}: {MINUS}{_percent(total - after, total)}%" in said, said

@@ -215,3 +215,73 @@ def test_an_interrupt_inside_the_start_up_imports_is_one_line_and_130(
     )
     error = assert_one_line_130(done)
     assert "interrupted; nothing was changed" in error, error
+
+
+@pytest.mark.parametrize("name", ["pi", "claude"])
+def test_a_ctrl_c_that_leaves_the_import_lock_held_still_ends_the_run(
+    repo: Path, name: str
+) -> None:
+    """Issue 32: a Ctrl-C landed in the import machinery's module-lock callback (a
+    finalizer), which swallowed it and left the global import lock held by the main
+    thread; the scan thread then waited on its next import forever and the main thread
+    joined it: the run never ended. The test point does exactly that, just after the scan
+    thread started. Now the scan thread imports nothing and the wait for it ends on the
+    recorded interrupt: exit 130, one line, nothing changed."""
+    path = commit_session(repo, SESSION, FORMATS[name]())
+    before = path.read_bytes()
+    env = {**os.environ, STAGE_ENV: "scan-started:import-lock"}
+    # A hang is the failure: the timeout only ends the test, it is never the answer.
+    done = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", *COMPRESS],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    error = assert_one_line_130(done)
+    assert "interrupted; nothing was changed" in error, error
+    assert path.read_bytes() == before
+
+
+# Runs the console script's main and prints every module a thread other than the main one
+# imported (the audit event fires only for a module not loaded yet: one that takes a lock).
+THREAD_IMPORTS = """
+import sys, threading
+
+imported = []
+
+def hook(event, args):
+    if event == "import" and threading.current_thread() is not threading.main_thread():
+        imported.append(args[0])
+
+sys.addaudithook(hook)
+sys.argv[0] = "gitclaw-compress"
+from gitclaw_compress.entry import main
+try:
+    main()
+finally:
+    print("thread imports:", imported)
+"""
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_the_scan_thread_imports_nothing(repo: Path, name: str) -> None:
+    """Every module the scan beside the compression runs (the engine, the rules, a finding's
+    report) is imported by the main thread before the thread starts, with signals held."""
+    line, _secret = planted(3)["github"]
+    data = FORMATS[name]().replace(b'"text":"', b'"text":"' + orjson.dumps(line)[1:-1], 1)
+    assert orjson.dumps(line)[1:-1] in data
+    commit_session(repo, SESSION, data)
+    (repo / "compression.json").write_bytes(b'{"scan": {"block": false}}')
+    done = subprocess.run(
+        [sys.executable, "-c", THREAD_IMPORTS, *COMPRESS],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "secret" in done.stderr  # the scan ran and found the planted one
+    assert "thread imports: []" in done.stdout, done.stdout

@@ -38,6 +38,10 @@ def test_a_store_done_before_an_interrupt_is_reported(machine: Machine) -> None:
     assert b"claude: " + str(machine.home / ".claude").encode() + b": 1 session" in done.stdout
     assert b"codex:" not in done.stdout
     assert done.stderr.endswith(b"\n") and b"interrupted" in done.stderr
+    # The store done said its lines once: the interrupt points up to them, not again (it
+    # named every compressed session a second time, where docs/stores.md promises one line).
+    assert (done.stdout + done.stderr).count(b"projects/-home-u-proj/") == 1, done.stderr
+    assert done.stderr.count(b"\n") == 1 and b"listed above" in done.stderr
 
 
 def test_status_of_a_store_session_names_commands_that_work_anywhere(
@@ -121,7 +125,7 @@ def test_a_dry_run_before_the_first_says_there_is_no_archive_once(machine: Machi
     done = machine.run("stores", "codex", "--dry-run")
     archive = machine.archive("codex")
     [line] = done.stdout.decode().splitlines()[-1:]
-    assert line.endswith(f"; no archive yet ({archive}; the first run makes it)")
+    assert line.endswith(f"; no archive yet ({archive}; the first run that compresses makes it)")
     assert done.stderr == b""
     assert not archive.exists()
 
@@ -419,3 +423,32 @@ def test_an_unknown_finding_id_names_the_session(repo: Path) -> None:
         [line] = done.stderr.decode().splitlines()
         assert "sessions/s.jsonl: no finding has id 000000000000" in line, line
     assert path.read_bytes() == before
+
+
+def test_the_archive_size_is_what_the_disk_holds_and_no_pass_makes_an_empty_one(
+    machine: Machine,
+) -> None:
+    """A pass that compresses nothing makes no archive (it made an empty one); the size a
+    pass prints is what the archive takes on disk, as `du` counts it (it printed the files'
+    lengths: 62.8 KB of 452 KB)."""
+    from gitclaw_compress.store.agent_store import archive_path
+    from gitclaw_compress.units import human_bytes
+
+    config = machine.home / ".config" / "gitclaw-compress" / "compression.json"
+    kept = config.read_bytes()
+    config.write_text('{"session": {"sizeThresholdKB": 100000}}')  # nothing is big enough
+    archive = archive_path("claude", dict(os.environ))
+    done = machine.run("stores", "claude")
+    assert not archive.exists(), done.stdout
+    assert b"no archive yet" in done.stdout and b"first run that compresses" in done.stdout
+    config.write_bytes(kept)
+    done = machine.run("stores", "claude")
+    assert archive.is_dir(), done.stdout
+    used = subprocess.run(
+        ["du", "-s", "-B1", str(archive)], capture_output=True, check=True, text=True
+    ).stdout.split()[0]
+    on_disk = int(used)
+    lengths = sum(p.stat().st_size for p in archive.rglob("*") if p.is_file())
+    assert on_disk > lengths  # many small files, each a whole block or more
+    line = next(row for row in done.stdout.decode().splitlines() if "; archive " in row)
+    assert f"({human_bytes(on_disk)} on disk)" in line, (line, on_disk)

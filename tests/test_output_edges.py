@@ -12,6 +12,8 @@ import pytest
 from conftest import commit_session
 from synthetic import big_text, typical_session
 
+from gitclaw_compress.cli import COMMANDS
+
 SESSION = ".GITCLAW/state/sessions/issue-1.jsonl"
 EXIT_BROKEN_PIPE = 0  # the reader's choice, not a failure (README: exit codes)
 
@@ -98,7 +100,8 @@ def test_usage_errors_under_json_print_the_json_error(repo: Path, args: tuple[st
     assert done.stderr.startswith(b"gitclaw-compress: error: ")
 
 
-def test_usage_errors_without_json_keep_clicks_usage_text(repo: Path) -> None:
+def test_usage_errors_without_json_are_one_line_with_the_usage(repo: Path) -> None:
+    """As every error: one line (click's own is three: Usage, Try, Error), exit 2."""
     done = subprocess.run(
         [sys.executable, "-m", "gitclaw_compress", "compress", "--bogus"],
         cwd=repo,
@@ -106,7 +109,31 @@ def test_usage_errors_without_json_keep_clicks_usage_text(repo: Path) -> None:
         check=False,
     )
     assert done.returncode == 2 and done.stdout == b""
-    assert b"Usage: " in done.stderr and b"No such option '--bogus'" in done.stderr
+    assert done.stderr.count(b"\n") == 1, done.stderr
+    assert done.stderr.startswith(b"gitclaw-compress: error: no such option '--bogus' (usage: ")
+    assert b"gitclaw-compress compress [OPTIONS] [PATHS]..." in done.stderr
+
+
+@pytest.mark.parametrize("command", [*COMMANDS, ""])
+def test_every_command_gives_a_usage_error_in_one_line(repo: Path, command: str) -> None:
+    """Every command (and the tool itself), with an option it lacks: one line naming it and
+    the command's usage, exit 2; under --json the same as JSON on stdout."""
+    words = [command] if command else []
+    for extra in ([], ["--json"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "gitclaw_compress", *words, "--no-such-option", *extra],
+            cwd=repo,
+            capture_output=True,
+            check=False,
+        )
+        assert done.returncode == 2, (command, done.stderr)
+        assert done.stderr.count(b"\n") == 1, (command, done.stderr)
+        assert done.stderr.startswith(b"gitclaw-compress: error: "), done.stderr
+        assert b"--no-such-option" in done.stderr and b"--help" in done.stderr
+        assert b"Usage:" not in done.stderr and b"Try '" not in done.stderr
+        if extra and command:
+            document = orjson.loads(done.stdout)
+            assert (document["ok"], document["exit_code"]) == (False, 2)
 
 
 @pytest.mark.parametrize("as_json", [False, True])
@@ -185,3 +212,23 @@ def test_help_names_every_format_not_pi_alone() -> None:
     assert "Compress the old turns of agent session files in place" in text
     for name in ("pi", "Claude Code", "Codex", "Copilot CLI"):
         assert name in text
+
+
+@pytest.mark.parametrize("command", ["verify", "show", "stats", "status", "context"])
+def test_a_command_that_changes_nothing_never_says_nothing_was_changed(
+    repo: Path, command: str
+) -> None:
+    """`verify nope.jsonl` ended with "nothing was changed", which it never does anyway;
+    commands that write still say it."""
+    args = [command, "nope.jsonl", *(["x"] if command == "show" else [])]
+    done = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", *args], cwd=repo, capture_output=True
+    )
+    assert done.returncode in (2, 3) and done.stderr.count(b"\n") == 1, done.stderr
+    assert b"nothing was changed" not in done.stderr, done.stderr
+    wrote = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", "restore", "nope.jsonl"],
+        cwd=repo,
+        capture_output=True,
+    )
+    assert wrote.stderr.endswith(b"no such session file; nothing was changed\n"), wrote.stderr

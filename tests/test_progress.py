@@ -251,5 +251,68 @@ def test_the_stores_pass_shows_progress_on_a_terminal_and_nothing_in_a_pipe(
     code, received = in_terminal(tmp_path, "stores", "pi", "--dry-run")
     assert code == piped.returncode == 0, (received, piped.stderr)
     every = drawn(received)
-    assert every and every[0].startswith(f"checking 0/{COUNT} sessions"), every[:2]
+    # The pass scans first: while it waits for the rules it says so (when it has to wait:
+    # tests/test_progress.py forces that below), then it checks each session.
+    waits = ("loading the secret rules", "scanning for secrets")
+    checks = [line for line in every if not line.startswith(waits)]
+    assert checks and checks[0].startswith(f"checking 0/{COUNT} sessions"), every[:2]
     assert CLEAR not in piped.stdout + piped.stderr
+
+
+class Recorded:
+    """A Progress that keeps what it was told, and signals its first `begin`."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.said: list[str] = []
+        self.began = threading.Event()
+
+    def begin(self, verb: str, total: int, total_bytes: int = 0, unit: str = "session") -> None:
+        self.said.append(verb)
+        self.began.set()
+
+    def item(self, name: str, size: int = 0) -> None:
+        pass
+
+    def advance(self, size: int) -> None:
+        pass
+
+    def clear(self) -> None:
+        self.said.append("(cleared)")
+
+    def end(self) -> None:
+        pass
+
+
+def test_a_run_that_waits_for_the_secret_rules_says_what_it_waits_for(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first run on a machine waits tens of seconds while the secret rules compile:
+    the progress line says so (before, the line was silent all that time). The rules are
+    held back here by their own lock, so the wait is certain, not a matter of timing."""
+    import threading
+
+    from gitclaw_compress.config import load_config
+    from gitclaw_compress.secrets import engine
+    from gitclaw_compress.secrets.parallel import RULES_FIRST_TIME, ParallelGuard
+    from gitclaw_compress.store.archive import Repository
+
+    path = repo / SESSIONS / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(typical_session(turns=2).data())
+    monkeypatch.setattr(engine, "_light_scanner", None)  # not loaded yet: a first run
+    recorded = Recorded()
+    guard = ParallelGuard(
+        Repository(repo), load_config(None, repo, None), enabled=True, progress=recorded
+    )
+    warnings: list[str] = []
+    with engine._loading:  # the rules cannot load until the wait has begun
+        guard.start([path])
+        waiting = threading.Thread(target=guard.wait, args=(warnings,))
+        waiting.start()
+        assert recorded.began.wait(60)
+    waiting.join()
+    guard.cancel()
+    assert recorded.said == [RULES_FIRST_TIME, "(cleared)"], recorded.said
+    assert "secret rules" in RULES_FIRST_TIME and "first run" in RULES_FIRST_TIME

@@ -111,9 +111,13 @@ def test_verify_names_the_remedy_once(tmp_path: Path, monkeypatch: pytest.Monkey
     assert result.exit_code == 1
     problems = [line for line in result.stdout.splitlines() if line.startswith("  ")]
     assert len(problems) >= 2  # one line per file and cause (not one per line and object)
-    assert not any("gitclaw-compress fetch" in line for line in problems)
-    assert result.stdout.count("gitclaw-compress fetch") == 1
-    assert result.stdout.splitlines()[-1] == "to fix: get the archive with: gitclaw-compress fetch"
+    assert not any("gitclaw-compress push" in line for line in problems)
+    assert result.stdout.count("gitclaw-compress push") == 1
+    # origin has no archive either: fetch would bring nothing (doctor's advice, the same)
+    assert result.stdout.splitlines()[-1] == (
+        "to fix: origin has no refs/gitclaw/archive to fetch either: run `gitclaw-compress "
+        "push` in the clone that compressed them"
+    )
 
 
 def test_restore_all_shows_a_progress_bar_on_a_terminal(sessions: Path) -> None:
@@ -143,3 +147,32 @@ def test_restore_all_shows_a_progress_bar_on_a_terminal(sessions: Path) -> None:
     assert drawn.endswith(b"\r\x1b[K"), drawn  # taken away at the end
     assert done.stdout.decode().splitlines()[-1].startswith("restored 3 sessions: ")
     assert {path: path.read_bytes() for path in originals} == originals
+
+
+@pytest.mark.parametrize("name", ["pi", "claude", "codex", "copilot"])
+def test_stats_after_is_the_size_compress_gives(repo: Path, name: str) -> None:
+    """Issue 32: on a committed session stats planned its own way (markers that name
+    payloads, no settling with the markers that name the committed version) and its
+    'after' differed from what compress then wrote. Now it is the run's own plan and
+    lines, before the run and after it."""
+    from format_cases import SYNTHETIC
+
+    rel = f"{SESSIONS}/s.jsonl"
+    write(repo / rel, SYNTHETIC[name][0][1]())
+    commit_all(repo, "agent run")
+
+    def stats_after() -> int:
+        done = subprocess.run(
+            [sys.executable, "-m", "gitclaw_compress", "stats", "--json", "--keep-turns", "1", rel],
+            cwd=repo,
+            capture_output=True,
+            check=True,
+        )
+        after: int = orjson.loads(done.stdout)["bytes_after"]
+        return after
+
+    predicted = stats_after()
+    ok(repo, "compress", "--force", "--keep-turns", "1", rel)
+    assert (repo / rel).stat().st_size == predicted
+    commit_all(repo, "compressed")
+    assert stats_after() == predicted  # nothing more would change

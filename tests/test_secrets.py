@@ -468,6 +468,27 @@ def test_accepted_findings_pass_and_the_baseline_holds_no_secret(tmp_path: Path)
     run.assert_no_secret()
 
 
+def test_scan_gives_one_count_for_one_content_whatever_earlier_runs_recorded(
+    tmp_path: Path,
+) -> None:
+    """Accepted findings are listed on every run, not only until a run records their lines as
+    settled: the same file gives the same findings and the same count line each time (before,
+    "N findings (0 not accepted)" right after the accept, then "0 findings")."""
+    repo, rel = _pi_repo(tmp_path)
+    run = Runs(repo)
+    accepted = run("scan", rel, "--accept-all", "--no-archive")
+    runs = [run("scan", rel, "--no-archive") for _ in range(3)]
+    counts = {done.stdout.splitlines()[-1] for done in runs}
+    assert len(counts) == 1, counts
+    assert accepted.stdout.splitlines()[-1] in counts
+    [count] = counts
+    assert not count.startswith(b"0 findings"), count
+    assert len({done.stdout for done in runs}) == 1
+    listed = [orjson.loads(run("scan", rel, "--json").stdout)["findings"] for _ in range(2)]
+    assert listed[0] == listed[1] and all(f["accepted"] for f in listed[0])
+    run.assert_no_secret()
+
+
 def test_a_secret_across_a_window_edge_of_a_long_value_is_found() -> None:
     from gitclaw_compress.secrets.engine import OVERLAP, WINDOW, scan_values
 

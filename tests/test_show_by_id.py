@@ -303,7 +303,8 @@ def test_show_without_an_id_is_a_usage_error(tmp_path: Path) -> None:
     for args in ((), (SESSION_A,), (SESSION_A, "x", "y")):
         done = tool(repo, "show", *args)
         assert done.returncode == 2, (args, done.stderr)
-        assert b"Usage: gitclaw-compress show [OPTIONS] [PATH] ENTRY_ID" in done.stderr
+        assert b"(usage: gitclaw-compress show [OPTIONS] [PATH] ENTRY_ID;" in done.stderr
+        assert done.stderr.count(b"\n") == 1, done.stderr
 
 
 def _compress(repo: Path, keep_turns: int) -> None:

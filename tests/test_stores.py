@@ -411,6 +411,9 @@ def test_an_append_during_a_run_is_never_lost(
     rel = SESSIONS["pi"]
     data = machine.path(rel).read_bytes()
     assert data.endswith(APPENDED % 3)
+    if b"gitclawCompress" not in data:  # left as it was: a pass that compressed nothing
+        assert data == machine.originals[rel] + APPENDED % 3  # makes no archive
+        return
     assert machine.restored(rel) == machine.originals[rel] + APPENDED % 3
 
 

@@ -418,7 +418,9 @@ def test_keep_tokens_cuts_where_the_record_can_keep_messages(repo: Path, case: C
     assert done.returncode == 3 and path.read_bytes() == original
     error = done.stderr.decode()
     assert error.startswith(f"gitclaw-compress: error: {rel}: ") and error.count("\n") == 1
-    assert "summaries is not supported" in error and "keep no turns" in error
+    # One reason, in a sentence: not "summaries is not supported (… keep no turns (…))".
+    assert "a summary that keeps turns is not supported" in error and "summaries is" not in error
+    assert "no turn can be kept" in error and "((" not in error and "))" not in error
     assert "`--keep-turns 0`" in error and len(error) - len(rel) < 220, error
 
 

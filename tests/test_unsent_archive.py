@@ -2,7 +2,8 @@
 is set up to send it (our pre-push hook, pre-commit's push-archive hook, `--push`, the
 Action's push, or `archive.localOnly` on purpose), `compress` and `step` say so in one line
 with the command that fixes it; with CI=true (a runner that is thrown away) it is an error,
-exit 3, before anything is written."""
+exit 3, before anything is written. A run whose every original a commit of the branch holds
+(a committed session) leaves nothing that only the archive keeps: it says nothing."""
 
 from __future__ import annotations
 
@@ -16,11 +17,17 @@ LOCAL_ONLY = b'{"session": {"sizeThresholdKB": 0}, "archive": {"localOnly": true
 WARNING = "gitclaw-compress: warning: the originals of 1 compressed session are only in"
 
 
-def cloned_session(tmp_path: Path, config: bytes = THRESHOLD_ZERO) -> tuple[Path, Path]:
+def cloned_session(
+    tmp_path: Path, config: bytes = THRESHOLD_ZERO, *, committed: bool = False
+) -> tuple[Path, Path]:
+    """A clone with a session: never committed (its originals go to the archive alone), or
+    `committed` (the branch holds them)."""
     work = make_origin(tmp_path).work
     write(work / "compression.json", config)
+    commit_all(work, "config")
     session = write(work / SESSIONS / "a.jsonl", session_bytes(6))
-    commit_all(work)
+    if committed:
+        commit_all(work)
     return work, session
 
 
@@ -35,7 +42,7 @@ def test_compress_and_step_say_that_nothing_sends_the_archive(tmp_path: Path) ->
     warning = done.stderr.decode()
     assert warning.startswith(WARNING) and warning.count("\n") == 1, warning
     assert "run `gitclaw-compress install`" in warning and "archive.localOnly" in warning
-    git(work, "checkout", "--", ".")
+    write(session, session_bytes(6))
     done = tool(work, "step", "--keep-turns", "1")
     assert done.returncode == 0 and done.stderr.decode().startswith(WARNING), done.stderr
 
@@ -44,7 +51,7 @@ def test_a_way_to_send_it_silences_the_line(tmp_path: Path) -> None:
     work, session = cloned_session(tmp_path)
     done = tool(work, "step", "--keep-turns", "1", "--push")  # this run sends it
     assert done.returncode == 0 and done.stderr == b"", done.stderr
-    git(work, "checkout", "--", ".")
+    write(session, session_bytes(6))
     assert tool(work, "install").returncode == 0  # git push sends it from now on
     done = tool(work, "compress", "--keep-turns", "1", "--force", str(session))
     assert done.returncode == 0 and done.stderr == b"", done.stderr
@@ -68,3 +75,28 @@ def test_in_ci_it_is_an_error_before_anything_is_written(tmp_path: Path) -> None
     assert git(work, "rev-parse", "--verify", "--quiet", "refs/gitclaw/archive", check=False) == ""
     done = tool(work, "step", "--keep-turns", "1", "--push", env=ci())
     assert done.returncode == 0 and done.stderr == b"", done.stderr
+
+
+def test_a_run_the_branch_history_covers_says_nothing_even_in_ci(tmp_path: Path) -> None:
+    """Issue 32: the line (and with CI=true exit 3) came after a run that wrote 0 new
+    archive objects, whose every original a commit of the branch holds; a fresh clone of
+    the pushed branch restores it byte for byte, with no archive at all."""
+    work, session = cloned_session(tmp_path, committed=True)
+    original = session.read_bytes()
+    done = tool(work, "compress", "--keep-turns", "1", str(session), env=ci())
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    assert b"0 new archive objects" in done.stdout
+    assert session.read_bytes() != original
+    commit_all(work, "compressed")
+    git(work, "push", "-q", "origin", "main")  # the branch, not the archive
+    fresh = tmp_path / "fresh"
+    git(tmp_path, "clone", "-q", (tmp_path / "origin.git").as_uri(), fresh.name)
+    rel = session.relative_to(work)
+    done = tool(fresh, "restore", "--no-fetch", "-o", "-", str(rel))
+    assert done.returncode == 0 and done.stdout == original, done.stderr
+    # Lines appended since the commit have their originals only in the archive: said again.
+    write(session, session.read_bytes() + session_bytes(6).split(b"\n", 1)[1])
+    commit_all(work, "more turns")
+    write(session, session.read_bytes() + session_bytes(3).split(b"\n", 1)[1])
+    done = tool(work, "compress", "--keep-turns", "1", str(session))
+    assert done.returncode == 0 and done.stderr.decode().startswith(WARNING), done.stderr

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # loaded by the commands that use them, not by every command
     from gitclaw_compress.formats import Format
     from gitclaw_compress.ops.access import ArchiveAccess
     from gitclaw_compress.ops.report import FileReport
+    from gitclaw_compress.tokens.context import OriginalLine
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -216,6 +217,15 @@ class SessionFile:
     config: Config
     ref: str  # the repository-relative path, or the path as given outside a repository
     repo: Repository | None
+
+    def originals(self) -> OriginalLine | None:
+        """The original of a compressed line, from this clone's archive (never fetched):
+        what the context's size takes off the recorded usage (`measure_context`)."""
+        if self.repo is None:
+            return None
+        from gitclaw_compress.ops.access import line_originals
+
+        return line_originals(self.repo, self.ref, self.config["archive.ref"])
 
 
 def read_session(path: Path, explicit: Path | None) -> SessionFile:

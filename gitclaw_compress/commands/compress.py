@@ -131,7 +131,11 @@ def with_discovery_options(function: F) -> F:
     is_flag=True,
     help="Like --dry-run, but exit 1 also if any file would change.",
 )
-@click.option("--force", is_flag=True, help="Ignore session.sizeThresholdKB.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Ignore session.sizeThresholdKB, session.minGainPercent and session.minGainBytes.",
+)
 @click.option(
     "--stage",
     is_flag=True,

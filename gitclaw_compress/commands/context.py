@@ -60,7 +60,7 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
     """The context of one session: printed when `show`, returned as its JSON document."""
     session = read_session(path, config_path)
     estimator = get_estimator(session.config["tokens.estimator"])
-    context = read_context(session.format, session.lines, estimator)
+    context = read_context(session.format, session.lines, estimator, session.originals())
     history, history_source = _history_tokens(session, path, context.views)
     messages: list[dict[str, Any]] = []
     for index, message in enumerate(context.messages):

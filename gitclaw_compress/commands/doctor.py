@@ -25,83 +25,21 @@ from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.agenthooks import AgentHookState, hook_states
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.ops.githooks import (
-    HOOK_NAME,
     hook_state,
-    hooks_dir,
     hooks_left_behind,
-    is_pre_commit_script,
+    pre_commit_state,
 )
 from gitclaw_compress.ops.sending import PRE_COMMIT_CONFIG, PUSH_ARCHIVE_HOOK
 from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.ops.verify import OFF_REF, verify_file
 from gitclaw_compress.store.agent_store import archive_size
 from gitclaw_compress.store.archive import Repository
-from gitclaw_compress.store.git import run_git
-from gitclaw_compress.store.remote import fetch_command, remote_tip
+from gitclaw_compress.store.remote import archive_fix, archive_state
 
 
 def _pre_commit(repo: Repository) -> dict[str, Any]:
-    """Whether .pre-commit-config.yaml names our hooks, and which of pre-commit's scripts
-    git runs (pre-commit's own, not any hook file)."""
-    config = repo.root / PRE_COMMIT_CONFIG
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        text = ""
-    hooks = hooks_dir(repo)
-    return {
-        "configured": "gitclaw-compress" in text,
-        "push_archive_configured": PUSH_ARCHIVE_HOOK in text,
-        "installed": is_pre_commit_script(hooks / "pre-commit"),
-        "pre_push_installed": is_pre_commit_script(hooks / HOOK_NAME),
-    }
-
-
-def _remote_archive(repo: Repository, ref: str, remote: str) -> dict[str, Any]:
-    """Where the remote's archive ref stands against this clone's (asks the remote once)."""
-    local = repo.rev_parse(ref)
-    found: dict[str, Any] = {"remote": remote, "local_tip": local, "remote_tip": None}
-    if not repo.has_remote(remote):
-        found["state"] = "no-remote"
-        return found
-    asked = remote_tip(repo, remote, ref)
-    if asked.error is not None:
-        found["state"] = "unreachable"
-        found["error"] = asked.error
-        return found
-    found["remote_tip"] = tip = asked.tip
-    if tip is None:
-        found["state"] = "missing" if local else "none"
-    elif local is None:
-        found["state"] = "not-fetched"
-    elif tip == local:
-        found["state"] = "up-to-date"
-    elif repo.rev_parse(tip) is not None and _contains(repo, tip, local):
-        found["state"] = "up-to-date"  # the remote moved on and includes this clone's archive
-    else:
-        found["state"] = "behind"
-    return found
-
-
-def _contains(repo: Repository, newer: str, older: str) -> bool:
-    done = run_git(repo.root, "merge-base", "--is-ancestor", older, newer)
-    return done.returncode == 0
-
-
-def _unrestorable_fix(archive: dict[str, Any], ref: str, remote: str) -> str:
-    """What gets the missing archive here, as the remote stands (fetch only where it helps)."""
-    state = archive["state"]
-    if state in ("up-to-date", "behind", "not-fetched"):
-        return f"get the archive with: {fetch_command(ref, remote)}"
-    if state == "no-remote":
-        add = shell_line("git", "remote", "add", remote, "URL")
-        return f"add the remote it was pushed to (`{add}`), then: {fetch_command(ref, remote)}"
-    if state == "unreachable":
-        return f"{remote} could not be asked; once it can: {fetch_command(ref, remote)}"
-    return (
-        f"{remote} has no {ref} to fetch either: run `gitclaw-compress push` in the clone "
-        "that compressed them"
-    )
+    """pre-commit's side as `uninstall` reads it too (`pre_commit_state`)."""
+    return pre_commit_state(repo).as_json()
 
 
 def _configs_without_local_only(
@@ -151,7 +89,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
                 history_only.append({"path": report.path, "problem": off_ref[0]})
                 continue
             unrestorable.append({"path": report.path, "problem": (missing or report.problems)[0]})
-    archive = _remote_archive(repo, ref, remote)
+    archive = archive_state(repo, ref, remote)
     hook = hook_state(repo)
     left_behind = hooks_left_behind(repo)
     problems: list[str] = [hook.problem] if hook.problem else []
@@ -164,13 +102,13 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     elif unrestorable:
         problems.append(
             f"{plural(len(unrestorable), 'session')} cannot be restored from this clone; "
-            + _unrestorable_fix(archive, ref, remote)
+            + archive_fix(archive["state"], ref, remote)
         )
     if history_only:
         problems.append(
             f"{plural(len(history_only), 'session')} restore here only from git history, "
             f"not from {ref} (a rewritten history would lose them); "
-            + _unrestorable_fix(archive, ref, remote)
+            + archive_fix(archive["state"], ref, remote)
         )
     if compressed and archive["state"] in ("missing", "behind"):
         problems.append(f"{remote} lacks this clone's {ref}; send it with: gitclaw-compress push")

@@ -60,7 +60,9 @@ def command(
     progress = progress_for(as_json, finding=not paths)
     try:
         chosen, _ = select(repo, config, list(paths), take_all=not paths, warnings=warnings)
-        result = run_scan(repo, config, chosen, archive=not no_archive, progress=progress)
+        result = run_scan(
+            repo, config, chosen, archive=not no_archive, progress=progress, listing=True
+        )
     finally:
         progress.end()
     if accept_ids or accept_all:

@@ -17,8 +17,10 @@ from gitclaw_compress.commands.common import (
     read_session,
     report_sessions,
 )
+from gitclaw_compress.config import Config
 from gitclaw_compress.core.compressor import git_blob_id
 from gitclaw_compress.ops.compress import blob_id_for
+from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.intact import IntactLines
 from gitclaw_compress.tokens.context import Budget, ContextSize
 from gitclaw_compress.tokens.status import Saving, SessionStatus, session_status
@@ -36,10 +38,11 @@ def describe_source(status: SessionStatus) -> str:
         status.usage_tokens,
         status.trailing_tokens,
         status.note,
+        compressed_tokens=status.compressed_tokens,
     ).label()
 
 
-def describe_saving(name: str, saving: Saving, estimator: str) -> str:
+def describe_saving(name: str, saving: Saving, estimator: str, held: bool = False) -> str:
     if not saving.lines:
         what = "would change nothing"
     else:
@@ -50,7 +53,10 @@ def describe_saving(name: str, saving: Saving, estimator: str) -> str:
             f" and {human_bytes(saving.bytes_before - saving.bytes_after)} ({share}) "
             f"in {plural(saving.lines, 'line')}"
         )
-    text = f"  {name:<8} {what}" + (f": {saving.command}" if saving.lines else "")
+    # A session a secret holds: the command would leave it untouched (the `secret` line says
+    # what to run first), so it is not offered.
+    way = "once the secret below is dealt with" if held else saving.command
+    text = f"  {name:<8} {what}" + (f": {way}" if saving.lines else "")
     notes = [saving.decision] if saving.decision else []
     if saving.preserved_thinking:
         notes.append(preserved_thinking_note(saving.preserved_thinking).removeprefix("; "))
@@ -77,8 +83,9 @@ def command(
     """How full the session's context is, and what `compress` and `prune` would save.
 
     The context is what the agent gives the model on resume. Its size comes from the usage the
-    provider recorded with the last reply (plus estimates for later messages), or, without
-    usable usage, from the configured estimator (tokens.estimator). The level is ok,
+    provider recorded with the last reply (plus estimates for later messages, less what
+    compression freed since from the messages it counted), or, without usable usage, from
+    the configured estimator (tokens.estimator). The level is ok,
     warning (tokens.warningPercent, 75) or critical (tokens.criticalPercent, 90) of the
     usable tokens of the session's model. Nothing is written.
 
@@ -91,6 +98,23 @@ def command(
         return report(session, keep_turns, config_path, show=show)
 
     report_sessions(path, config_path, as_json, one_report, take_all=take_all)
+
+
+def held_for_secret(repo: Repository, config: Config, path: Path) -> dict[str, Any] | None:
+    """What `compress` would hold this session for (its ids and the way on), found as its
+    dry run finds it (the same scan, nothing recorded); None when it would not hold it."""
+    from gitclaw_compress.secrets.held import SecretsHeld
+    from gitclaw_compress.secrets.parallel import ParallelGuard
+
+    guard = ParallelGuard(repo, config, enabled=True, dry_run=True)
+    try:
+        guard.start([path])
+        guard.wait([])
+    except SecretsHeld as held:
+        return held.sessions[0] if held.sessions else None
+    finally:
+        guard.cancel()
+    return None
 
 
 def report(
@@ -112,9 +136,13 @@ def report(
         object_id=blob_id_for(repo) if repo else git_blob_id,
         intact_blob=intact.blob_for if intact else None,
         fmt=session.format,
+        originals=session.originals(),
     )
+    held = held_for_secret(repo, session.config, path) if repo else None
+    document = status.as_json()
+    document["held"] = None if held is None else {"ids": held["ids"], "advice": held["advice"]}
     if not show:
-        return status.as_json()
+        return document
     click.echo(f"{status.path}: {status.level}")
     click.echo(
         f"  context  {status.context_tokens:,} tokens, {status.percent}% of "
@@ -133,7 +161,13 @@ def report(
         f"warning at {status.warning_percent}%, critical at {status.critical_percent}%"
     )
     for name, saving in status.savings.items():
-        click.echo(describe_saving(name, saving, status.estimator))
+        click.echo(describe_saving(name, saving, status.estimator, held is not None))
+    if held is not None:
+        click.echo(
+            f"  secret   compress and prune would hold this session (untouched): "
+            f"{plural(len(held['ids']), 'secret')} (ids {', '.join(held['ids'])}); "
+            f"{held['advice']}"
+        )
     if status.below_size_threshold and status.savings["compress"].lines:
         click.echo("  (compress leaves files under session.sizeThresholdKB alone without --force)")
-    return status.as_json()
+    return document

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from gitclaw_compress import interrupts
 from gitclaw_compress.commands.common import (
     config_option,
     echo_json,
@@ -91,9 +92,9 @@ def describe(run: StoreRun) -> list[str]:
         verb = "is" if run.not_sessions == 1 else "are"
         parts.append(f"{plural(run.not_sessions, 'other file')} that {verb} no session (skipped)")
     if run.archive.is_dir():
-        archive = f"archive {run.archive} ({human_bytes(run.archive_bytes)})"
-    else:  # a dry run before the first run
-        archive = f"no archive yet ({run.archive}; the first run makes it)"
+        archive = f"archive {run.archive} ({human_bytes(run.archive_bytes)} on disk)"
+    else:  # nothing compressed yet (or a dry run before that)
+        archive = f"no archive yet ({run.archive}; the first run that compresses makes it)"
     if run.pushed_to:
         archive += f", pushed to {run.pushed_to}"
     lines.append(f"{name}: {where}: {', '.join(parts)}; {archive}")
@@ -154,6 +155,9 @@ def command(
             aside = aside or any(line.startswith(f"{run.home.agent}: {w} ") for w in HOLDS)
             click.echo(line, err=aside or run.state == "failed")
         sys.stdout.flush()  # a pipe or the hook's log: out now, not at exit
+        # Said: an interrupt later on names only what the store at hand replaced (before, it
+        # listed every session of the stores done again).
+        interrupts.changes_reported()
 
     try:
         runs = run_stores(

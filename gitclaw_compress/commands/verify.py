@@ -25,25 +25,21 @@ from gitclaw_compress.core.marker import NOT_IN
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.progress import file_size, running
-
-# The remedies engine.py appends to a problem after "; " (the archive is missing here).
 from gitclaw_compress.ops.verify import VerifyReport, verify_file
 
-REMEDY_STARTS = (
-    "get the archive with: ",
-    "this clone has no remote ",
-    "fetching it failed: ",
-    "put the store's archive back ",
+# The remedies appended to a problem after "; " (`ArchiveAccess.hint`, `archive_fix`).
+REMEDY = re.compile(
+    r"; (?=get the archive with: |add the remote it was pushed to |fetching it failed: "
+    r"|put the store's archive back |\S+ could not be asked; |\S+ has no \S+ to fetch either: )"
 )
 
 
 def split_remedy(problem: str) -> tuple[str, str]:
     """A problem without its remedy, and the remedy ("" if it has none)."""
-    for start in REMEDY_STARTS:
-        at = problem.find("; " + start)
-        if at >= 0:
-            return problem[:at], problem[at + 2 :]
-    return problem, ""
+    found = REMEDY.search(problem)
+    if found is None:
+        return problem, ""
+    return problem[: found.start()], problem[found.end() :]
 
 
 LINE_PROBLEM = re.compile(r"^(?P<rel>.+?):(?P<line>\d+): (?P<text>.*)$")

@@ -222,7 +222,7 @@ def _plan_budget(
         read_context,
     )
 
-    context = read_context(plan.format, lines, estimator)
+    context = read_context(plan.format, lines, estimator, settings.originals)
     size = measure_context(context, estimator)
     budget = budget_for(
         context.model,

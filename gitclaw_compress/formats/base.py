@@ -402,7 +402,7 @@ class FormatBase:
         raise self.unsupported("rebuilding what the agent resumes with")
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
-        raise self.unsupported("summaries")
+        raise self.unsupported("summarizing")
 
     def lifecycle_hook(self) -> LifecycleHook:
         raise self.unsupported("a hook when a session ends")

@@ -524,7 +524,7 @@ class CopilotFormat(FormatBase):
         cannot keep a tail (see `copilot_conversation.NO_KEPT_TAIL`)."""
         views = list(self.views(lines))
         if conversation.kept_tail(conversation.resume(views), request.first_kept):
-            raise self.unsupported("summaries", conversation.NO_KEPT_TAIL)
+            raise self.unsupported("a summary that keeps turns", conversation.NO_KEPT_TAIL)
         return conversation.record_lines(views, request)
 
     def rules(self, settings: CompressSettings) -> CopilotRules:

@@ -380,8 +380,8 @@ def _answers(call: Message, line: int, results: dict[str, list[Message]]) -> Ite
 # before the record, so each kept request would reach the model twice (and once more per
 # chained record), and the copies would repeat toolCallId and messageId values it keeps unique.
 NO_KEPT_TAIL = (
-    "its summary lists every user message before the record, so nothing after it is kept; "
-    "keep no turns (`--keep-turns 0`)"
+    "its summary lists every earlier user message, so no turn can be kept after it; "
+    "use `--keep-turns 0`"
 )
 SEPARATOR_ESCAPES = (("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
 

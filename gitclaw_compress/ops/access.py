@@ -10,7 +10,7 @@ from gitclaw_compress.core.marker import HERE, MissingObjectError, restore_data
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.store.git import GitFailureError
 from gitclaw_compress.store.objects import BlobLinePool
-from gitclaw_compress.store.remote import fetch_archive, fetch_command
+from gitclaw_compress.store.remote import archive_fix, archive_state, fetch_archive
 from gitclaw_compress.store.repository import Repository
 
 
@@ -35,6 +35,22 @@ def commit_line_source(
     return for_line
 
 
+def line_originals(repo: Repository, rel: str, ref: str) -> Callable[[int, bytes], bytes | None]:
+    """The original of one compressed line of `rel`, from this clone (the archive ref, the
+    commits where it is intact; never a fetch), or None when it cannot be had: for figures
+    that compare a line with its original, never for restoring."""
+    from_commit = commit_line_source(repo, rel)
+    access = ArchiveAccess(repo, ref)
+
+    def original(number: int, data: bytes) -> bytes | None:
+        try:
+            return access.restore(data, f"{rel}:{number}", from_commit(number), number)
+        except GitClawError:
+            return None
+
+    return original
+
+
 class ArchiveAccess:
     """Where archived payloads come from: this clone first (the archive ref's objects, then
     the commits where a line was intact), then, once per run, the archive ref fetched from
@@ -57,6 +73,7 @@ class ArchiveAccess:
         self.auto_fetch = auto_fetch
         self.notify = notify
         self.fetched = False  # a fetch was tried in this run
+        self._remote_state: str | None = None  # archive_state of the remote, once asked
         self.fetch_error: str | None = None
         self._archived: set[str] | None = None
         self.missing: set[str] = set()  # payloads not in the object store, for verify
@@ -138,13 +155,9 @@ class ArchiveAccess:
                 f"put the store's archive back from your backup, or fetch {self.ref} into it "
                 f"{source} (docs/stores.md)"
             )
-        if not self.repo.has_remote(self.remote):
-            return (
-                f"this clone has no remote {self.remote!r}; add the repository it came from "
-                f"with `{shell_line('git', 'remote', 'add', self.remote, 'URL')}`, then run: "
-                f"{fetch_command(self.ref, self.remote)}"
-            )
-        return f"get the archive with: {fetch_command(self.ref, self.remote)}"
+        if self._remote_state is None:  # asked once, and only when something is missing
+            self._remote_state = archive_state(self.repo, self.ref, self.remote)["state"]
+        return archive_fix(self._remote_state, self.ref, self.remote)
 
     def restore(
         self,

@@ -18,7 +18,13 @@ from gitclaw_compress.core.marker import misplaced, read_marker
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.session_lines import file_chunks, has_compressed_line, open_lines
-from gitclaw_compress.store.archive_layout import FileRecord, header_key
+from gitclaw_compress.store.archive_layout import (
+    LINE_DIGEST,
+    FileRecord,
+    header_key,
+    line_digest,
+    record_folder,
+)
 from gitclaw_compress.store.git import GitFailureError
 from gitclaw_compress.store.redactions import applying, redaction_notes, superseded
 from gitclaw_compress.store.repository import Repository
@@ -43,6 +49,7 @@ class FileCheck:
     reference: str | None = None  # where a repair takes its lines from
     replacements: dict[int, bytes] = field(default_factory=dict)  # line -> line to restore
     stray: list[int] = field(default_factory=list)  # lines with a marker compress did not write
+    differing: list[int] = field(default_factory=list)  # lines named as not what it wrote
     problems: list[str] = field(default_factory=list)
 
 
@@ -150,6 +157,10 @@ def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -
         return FileCheck("unrecorded", len(records))
     check = FileCheck("damaged", len(records))
     first_marker = _misplaced_markers(check, path, rel)  # named first: a line that arrived with one
+    if not check.stray:  # no marker out of place: which lines differ from what was written
+        named = _against_written(repo, path, rel, ref, header_key(first.data), records)
+        if named is not None:
+            return named
     check.problems += [
         *marker_problems(path, rel),
         f"{rel}:{first_marker}: the line carries a gitclawCompress marker, but the file "
@@ -158,6 +169,82 @@ def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -
         "altered, or a line "
         "with a marker was copied, moved or inserted",
     ]
+    return check
+
+
+SHOWN = 10  # differing lines named one by one; more are counted
+
+
+def _against_written(
+    repo: Repository, path: Path, rel: str, ref: str, key: str, records: list[FileRecord]
+) -> FileCheck | None:
+    """With no staged or committed version to compare with, compare each line with the
+    digest of what compress wrote there (the record's content, of the record the file is
+    closest to): the lines that differ are named, each for itself. None when no record
+    holds digests (written by an older release), or when no compressed line of the file is
+    as compress wrote it there (another file with a marker copied in, not a damaged one)."""
+    tip = repo.rev_parse(ref)
+    written: list[tuple[int, list[bytes]]] = []
+    for record in records:
+        blob = repo.reader.get(f"{tip}:{record_folder(key)}/{record.name()}") if tip else None
+        if blob and len(blob) == record.lines * LINE_DIGEST:
+            cut = range(0, len(blob), LINE_DIGEST)
+            written.append((record.lines, [blob[at : at + LINE_DIGEST] for at in cut]))
+    if not written:
+        return None
+    have: list[tuple[bytes, bytes]] = []
+    marked: set[int] = set()  # the lines that name the marker key
+    unreadable: dict[int, str] = {}
+    with open_lines(path) as lines:
+        for line in lines:
+            have.append((line_digest(line.data, line.newline), line_digest(line.data, False)))
+            if MARKER_BYTES in line.data:
+                marked.add(line.number)
+                try:
+                    read_marker(line.data, f"{rel}:{line.number}")
+                except GitClawError as error:  # its own cause, named as marker_problems does
+                    unreadable[line.number] = str(error)
+
+    def differing(wanted: list[bytes]) -> list[int]:
+        last = len(wanted)
+        return [
+            number
+            for number, (want, (digest, bare)) in enumerate(zip(wanted, have, strict=False), 1)
+            # the last line written had no newline: the agent appended one, and lines
+            if digest != want and not (number == last and bare == want)
+        ]
+
+    count, wanted = min(written, key=lambda pair: len(differing(pair[1])))
+    check = FileCheck("damaged", len(records))
+    check.differing = differing(wanted)
+    if not marked - set(check.differing):
+        return None  # no compressed line is as written: not a damaged copy of what it wrote
+    for number in check.differing[:SHOWN]:
+        if number in unreadable:
+            check.problems.append(unreadable[number])
+            continue
+        what = (
+            "the line carries a gitclawCompress marker, but differs from what gitclaw-compress "
+            "wrote there (a compressed line was altered, or a line with a marker was copied, "
+            "moved or inserted)"
+            if number in marked
+            else "the line differs from what gitclaw-compress wrote"
+        )
+        check.problems.append(
+            f"{rel}:{number}: {what}, and no staged or committed version holds it intact"
+        )
+    if len(check.differing) > SHOWN:
+        check.problems.append(
+            f"{rel}: {len(check.differing) - SHOWN} more lines differ from what "
+            "gitclaw-compress wrote"
+        )
+    if len(have) < count:
+        check.problems.append(
+            f"{rel}: {len(have)} lines, but gitclaw-compress wrote {count}; lines were cut "
+            "or joined"
+        )
+    if not check.problems:
+        return None  # every line is as written: not what this comparison can explain
     return check
 
 

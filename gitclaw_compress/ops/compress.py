@@ -29,13 +29,13 @@ from gitclaw_compress.core.plan import SessionPlan
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.formats import Format, detect_file
 from gitclaw_compress.formats.base import Unsupported
-from gitclaw_compress.ops.access import ArchiveAccess
+from gitclaw_compress.ops.access import ArchiveAccess, line_originals
 from gitclaw_compress.ops.check import check_file, marker_problems
 from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.session_lines import has_compressed_line, open_lines
 from gitclaw_compress.store.archive import ArchiveWriter
-from gitclaw_compress.store.archive_layout import FileRecord, header_key
+from gitclaw_compress.store.archive_layout import FileRecord, header_key, line_digest
 from gitclaw_compress.store.fileio import (
     AtomicFile,
     FileInUseError,
@@ -78,6 +78,56 @@ def terminate_as_interrupt() -> Iterator[None]:
 def blob_id_for(repo: Repository) -> ObjectId:
     """How this repository names a blob: SHA-1 or SHA-256, by its object format."""
     return git_blob_id_sha256 if repo.object_format() == "sha256" else git_blob_id
+
+
+def settled_plan(
+    repo: Repository,
+    path: Path,
+    rel: str,
+    fmt: Format,
+    settings: CompressSettings,
+    intact: IntactLines | None = None,
+) -> SessionPlan:
+    """Pass 1's plan of the file, settled where it needs to be: measured with the markers
+    pass 2 writes (those that name a committed or staged version, where one holds the line)."""
+    with open_lines(path) as lines:
+        plan = scan(lines, settings, fmt)
+    if plan.needs_settling:
+        intact = intact or IntactLines(repo, path, rel)
+        with open_lines(path) as lines:
+            plan = settle(plan, lines, settings, **_pass_two(repo, rel, intact))
+    return plan
+
+
+def _pass_two(repo: Repository, rel: str, intact: IntactLines) -> dict[str, Any]:
+    """What pass 2 (and settling) gets from the repository: one set for every caller."""
+    return {
+        "session_ref": repo.session_ref(rel),
+        "object_id": blob_id_for(repo),
+        "intact_commit": intact.commit_for,
+        "intact_blob": intact.blob_for,
+    }
+
+
+def written_lines(
+    repo: Repository,
+    path: Path,
+    rel: str,
+    fmt: Format,
+    settings: CompressSettings,
+    intact: IntactLines | None = None,
+) -> tuple[SessionPlan, list[RawLine]]:
+    """The plan and the lines `compress` writes for this file with these settings, written
+    nowhere: what `stats` shows as 'after', and a dry run's deep comparison measures. One
+    code path with the run (`Compression.add`), so that the figures are the run's."""
+    intact = intact or IntactLines(repo, path, rel)
+    plan = settled_plan(repo, path, rel, fmt, settings, intact)
+    with open_lines(path) as lines:
+        after = [
+            result.line
+            for result in compress_lines(lines, plan, settings, **_pass_two(repo, rel, intact))
+        ]
+    return plan, after
 
 
 class Compression:
@@ -177,6 +227,10 @@ class Compression:
             return report
         if settings is None:
             settings = config.compress_settings(keep_turns)
+        if settings.budget.active:  # it measures the context as `status` does
+            originals = line_originals(self.repo, rel, config["archive.ref"])
+            budget = dataclasses.replace(settings.budget, originals=originals)
+            settings = dataclasses.replace(settings, budget=budget)
         try:  # a budget policy reads the conversation, which a format may not offer
             plan = self._plan(path, rel, fmt, settings)
         except Unsupported as error:
@@ -211,6 +265,8 @@ class Compression:
             else AtomicFile(path, git_dir=self.repo.git_dir, doing="compressing")
         )
         digest = hashlib.sha256()
+        written: list[bytes] = []  # each line's `line_digest`, for the record
+        archive_only: set[str] = set()  # objects no commit of the branch holds
         header = b""
 
         def sink(chunk: bytes) -> None:
@@ -219,29 +275,31 @@ class Compression:
                 output.write(chunk)
 
         batch = LineBatch(sink)
+        # Archived once the gain is known to be worth it (`_worth_it`), not before.
+        payloads: list[Any] = []
+        references: list[Any] = []
         try:
             with open_lines(path) as lines:
                 for result in compress_lines(
-                    self._told(lines),
-                    plan,
-                    settings,
-                    session_ref=self.repo.session_ref(rel),
-                    object_id=self.object_id,
-                    intact_commit=intact.commit_for,
-                    intact_blob=intact.blob_for,
+                    self._told(lines), plan, settings, **_pass_two(self.repo, rel, intact)
                 ):
                     batch.add(result.line)
+                    written.append(line_digest(result.line.data, result.line.newline))
                     if result.line.number == 1:
                         header = result.line.data
                     if result.changed:
                         report.lines_compressed += 1
-                        if result.reference is not None and not self.dry_run:
-                            writer.reference(result.reference, path.name)
+                        if result.reference is not None:
+                            if result.reference != intact.head_blob:
+                                archive_only.add(result.reference)
+                            if not self.dry_run:
+                                references.append(result.reference)
                         for payload in result.payloads:
+                            archive_only.add(payload.oid)
                             report.objects += 1
                             report.object_bytes += len(payload.data)
                             if not self.dry_run:
-                                writer.add(payload.oid, payload.data)
+                                payloads.append(payload)
             batch.flush()
             if output is not None:
                 output.seal()
@@ -256,16 +314,26 @@ class Compression:
         self._warn_too_deep(plan, rel, report)
         size_after = batch.size
         report.bytes_after = size_after
-        if report.lines_compressed == 0:
+        small = None if force else config.gain_too_small(stat.st_size, size_after)
+        if report.lines_compressed == 0 or small is not None:
             if output is not None:
                 output.discard()
             report.bytes_after = stat.st_size
+            if report.lines_compressed:
+                report.reason, report.lines_compressed, report.objects = small or "", 0, 0
+                report.object_bytes = 0
             return report
+        report.archive_only = len(archive_only)
+        for reference in references:
+            writer.reference(reference, path.name)
+        for payload in payloads:
+            writer.add(payload.oid, payload.data)
         if output is None:
             report.status = "would-compress"
             return report
         report.status = "compressed"
-        writer.record(header_key(header), FileRecord(digest.hexdigest(), size_after, counts.lines))
+        record = FileRecord(digest.hexdigest(), size_after, counts.lines)
+        writer.record(header_key(header), record, b"".join(written))
         self._pending.append(_Pending(output, stat, report, ref))
         return report
 
@@ -277,23 +345,7 @@ class Compression:
         settings: CompressSettings,
         intact: IntactLines | None = None,
     ) -> SessionPlan:
-        """Pass 1's plan of the file, settled where it needs to be: measured with the markers
-        pass 2 writes."""
-        with open_lines(path) as lines:
-            plan = scan(lines, settings, fmt)
-        if plan.needs_settling:
-            intact = intact or IntactLines(self.repo, path, rel)
-            with open_lines(path) as lines:
-                plan = settle(
-                    plan,
-                    lines,
-                    settings,
-                    session_ref=self.repo.session_ref(rel),
-                    object_id=self.object_id,
-                    intact_commit=intact.commit_for,
-                    intact_blob=intact.blob_for,
-                )
-        return plan
+        return settled_plan(self.repo, path, rel, fmt, settings, intact)
 
     def _deep_size(
         self,
@@ -305,20 +357,8 @@ class Compression:
     ) -> int:
         """The file's size after a deep run with these settings (a dry run's comparison)."""
         deep = dataclasses.replace(settings, deep=True)
-        plan = self._plan(path, rel, fmt, deep, intact)
-        with open_lines(path) as lines:
-            return sum(
-                len(result.line.encode())
-                for result in compress_lines(
-                    lines,
-                    plan,
-                    deep,
-                    session_ref=self.repo.session_ref(rel),
-                    object_id=self.object_id,
-                    intact_commit=intact.commit_for,
-                    intact_blob=intact.blob_for,
-                )
-            )
+        _, lines = written_lines(self.repo, path, rel, fmt, deep, intact)
+        return sum(len(line.encode()) for line in lines)
 
     @staticmethod
     def _warn_too_deep(plan: Any, rel: str, report: FileReport) -> None:

@@ -282,7 +282,7 @@ def run_flow(
     # lines not scanned clean before); a finding holds its session before any write. A dry
     # run scans too, so that it says which sessions the run would hold. In an agent's store
     # too: what compress drops would be committed to the store's archive.
-    secrets = ParallelGuard(repo, root_config, enabled=True, dry_run=dry_run)
+    secrets = ParallelGuard(repo, root_config, enabled=True, dry_run=dry_run, progress=progress)
     try:
         cache = UnchangedCache(repo.git_dir)
         chosen, result.discovery = select(
@@ -301,8 +301,10 @@ def run_flow(
         }
 
         def unsent(reports: list[FileReport]) -> str | None:
-            """The line for an archive that nothing sends (see ops/sending.py)."""
-            compressed = [r for r in reports if r.status == "compressed"]
+            """The line for an archive that nothing sends (see ops/sending.py): about the
+            sessions this run left originals of that only the archive keeps (a line whose
+            original a commit of the branch holds restores from that commit anywhere)."""
+            compressed = [r for r in reports if r.status == "compressed" and r.archive_only]
             if not compressed:
                 return None
             from gitclaw_compress.ops.sending import unsent_archive

@@ -157,6 +157,49 @@ def _tool_for(script: str) -> str | None:
     return shutil.which("gitclaw-compress")
 
 
+PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+PUSH_ARCHIVE_HOOK = "gitclaw-compress-push-archive"
+
+
+@dataclass(frozen=True, slots=True)
+class PreCommitState:
+    """The one reading of pre-commit's side, for `doctor`, `uninstall` and the warning that
+    nothing sends the archive: what .pre-commit-config.yaml names, and which of pre-commit's
+    scripts git runs (pre-commit's own, not any hook file)."""
+
+    configured: bool  # the config names a gitclaw-compress hook
+    push_archive_configured: bool  # ... the push-archive one
+    installed: bool  # pre-commit's script is the pre-commit hook
+    pre_push_installed: bool  # pre-commit's script is the pre-push hook
+
+    @property
+    def sends(self) -> bool:
+        """`git push` runs our push-archive hook through pre-commit's pre-push script."""
+        return self.push_archive_configured and self.pre_push_installed
+
+    def as_json(self) -> dict[str, bool]:
+        return {
+            "configured": self.configured,
+            "push_archive_configured": self.push_archive_configured,
+            "installed": self.installed,
+            "pre_push_installed": self.pre_push_installed,
+        }
+
+
+def pre_commit_state(repo: Repository) -> PreCommitState:
+    try:
+        text = (repo.root / PRE_COMMIT_CONFIG).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    hooks = hooks_dir(repo)
+    return PreCommitState(
+        configured="gitclaw-compress" in text,
+        push_archive_configured=PUSH_ARCHIVE_HOOK in text,
+        installed=is_pre_commit_script(hooks / "pre-commit"),
+        pre_push_installed=is_pre_commit_script(hooks / HOOK_NAME),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class HookState:
     """Which pre-push hooks are where, and whether `git push` runs ours."""
@@ -377,7 +420,13 @@ def uninstall(repo: Repository) -> Uninstalled:
         return Uninstalled("; ".join(said), removed, restored)
     state = hook_state_in(here)
     path = state.path
-    if state.pre_commit:
+    if state.pre_commit and pre_commit_state(repo).sends:  # as `doctor` reads it
+        message = (
+            f"not installed: {path} is pre-commit's, and it runs gitclaw-compress's "
+            f"{PUSH_ARCHIVE_HOOK} hook, which {PRE_COMMIT_CONFIG} names: remove it there to "
+            "stop it; left alone"
+        )
+    elif state.pre_commit:
         message = f"not installed: {path} is pre-commit's and runs no gitclaw-compress hook"
     elif state.foreign:
         message = f"not installed: {path} is not gitclaw-compress's; left alone"

@@ -23,6 +23,9 @@ class FileReport:
     lines_compressed: int = 0
     objects: int = 0
     object_bytes: int = 0
+    # Archived objects this run wrote or named that no commit of the branch holds (new
+    # payloads, staged versions): what only the archive keeps (see ops/sending.py).
+    archive_only: int = 0
     counts: LineCounts = field(default_factory=LineCounts)
     archive_commit: str | None = None
     warnings: list[str] = field(default_factory=list)

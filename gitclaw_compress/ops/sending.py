@@ -1,6 +1,7 @@
-"""Whether something sends the archive to the remote: without it, the originals of the
-sessions a run compressed live only in this clone, and a fresh clone (or the next CI run,
-on a runner that was thrown away) cannot restore them.
+"""Whether something sends the archive to the remote: without it, the originals that a run
+left only in the archive (new payloads, staged versions: `FileReport.archive_only`) live
+only in this clone, and a fresh clone (or the next CI run, on a runner that was thrown away)
+cannot restore them. An original that a commit of the branch holds is no such case.
 
 The ways to send it: our pre-push hook (`gitclaw-compress install`), pre-commit's
 gitclaw-compress-push-archive hook with pre-commit's pre-push script installed, `--push`
@@ -14,21 +15,17 @@ from __future__ import annotations
 import os
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.ops.githooks import hook_state, hooks_dir, is_pre_commit_script
+from gitclaw_compress.ops.githooks import PRE_COMMIT_CONFIG as PRE_COMMIT_CONFIG
+from gitclaw_compress.ops.githooks import PUSH_ARCHIVE_HOOK as PUSH_ARCHIVE_HOOK
+from gitclaw_compress.ops.githooks import hook_state, pre_commit_state
 from gitclaw_compress.store.repository import Repository
 
-PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
-PUSH_ARCHIVE_HOOK = "gitclaw-compress-push-archive"
 INSTALL = "gitclaw-compress install"
 
 
 def pre_commit_sends(repo: Repository) -> bool:
     """pre-commit's push-archive hook is configured and its pre-push script installed."""
-    try:
-        text = (repo.root / PRE_COMMIT_CONFIG).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return PUSH_ARCHIVE_HOOK in text and is_pre_commit_script(hooks_dir(repo) / "pre-push")
+    return pre_commit_state(repo).sends
 
 
 def in_ci() -> bool:

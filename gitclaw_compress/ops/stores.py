@@ -313,8 +313,9 @@ def run_store(
     if not home.root.is_dir():
         run.state = "absent"
         return run
+    first = not (run.archive / "HEAD").is_file()
     with contextlib.ExitStack() as scratch:
-        if dry_run and not (run.archive / "HEAD").is_file():
+        if dry_run and first:
             # Before the first run: a dry run in an archive of its own that it throws away,
             # so that it says exactly what the first run would do, and writes nothing.
             import tempfile
@@ -324,7 +325,22 @@ def run_store(
         # Its archive, caches, locks and git children's files: for this user alone.
         scratch.enter_context(private_umask())
         run = _run_in(run, home, environ, config_path, dry_run, remote, writing, now, progress)
+    if first and not dry_run and run.archive.is_dir() and not _archived_anything(run):
+        # An archive holds what compression dropped: with nothing compressed there is none
+        # to keep (the next pass scans again what this one scanned; it makes the archive
+        # once it compresses something).
+        import shutil
+
+        shutil.rmtree(run.archive, ignore_errors=True)
+        run.archive_bytes = 0
     return run
+
+
+def _archived_anything(run: StoreRun) -> bool:
+    """Whether the pass wrote anything to a store's archive that it must keep."""
+    if run.state != "done" or run.flow is None or run.pushed_to or run.refused:
+        return True  # not a clean pass with nothing in it: keep what is there
+    return bool(run.flow.compressed)
 
 
 def _run_in(

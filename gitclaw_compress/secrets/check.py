@@ -152,16 +152,19 @@ def scan_sessions(
     progress: Progress = SILENT,
     *,
     save: bool = True,
+    listing: bool = False,
 ) -> None:
     """Scan the lines of each file not recorded clean before (all of them the first time),
     then record the clean ones: a line holding a finding is scanned on every run. A run that
     saved a record also drops the records of sessions that are gone (it cost a scan already;
     a run with nothing new saves nothing and prunes nothing). `save` False (a dry run)
-    records nothing."""
+    records nothing. `listing` (the `scan` command, which lists accepted findings too): the
+    settled lines are scanned again, so that its findings are those of the content, not of
+    what an earlier run recorded."""
     from gitclaw_compress.secrets.cleanlines import prune
 
     with running(progress, "scanning", paths, repo.relative, file_size) as announced:
-        saved = _scan_each(repo, announced, result, accepted, save)
+        saved = _scan_each(repo, announced, result, accepted, save, listing)
     if saved:  # the engine loaded for new lines: pruning costs nothing next to that
         prune(repo.git_dir, repo.root)
 
@@ -172,6 +175,7 @@ def _scan_each(
     result: ScanResult,
     accepted: frozenset[str],
     save: bool = True,
+    listing: bool = False,
 ) -> bool:
     """Scan each session; whether a record of new clean lines was saved."""
     from gitclaw_compress.secrets.cleanlines import CleanLines, read_session
@@ -181,7 +185,7 @@ def _scan_each(
         name = repo.relative(path)
         result.files += 1
         record = CleanLines.load(repo.git_dir, name, accepted)
-        with read_session(path, name, record) as session:
+        with read_session(path, name, record, rescan=record.settled if listing else {}) as session:
             # Named as the commands take it from anywhere (a store's session: its full path).
             found = scan_lines(session.new(), session.format, repo.session_ref(name))
         result.findings.extend(found)
@@ -266,10 +270,11 @@ def run_scan(
     *,
     archive: bool,
     progress: Progress = SILENT,
+    listing: bool = False,
 ) -> ScanResult:
     result = ScanResult()
     baseline = baseline_for(repo, config)
-    scan_sessions(repo, list(paths), result, frozenset(baseline.entries), progress)
+    scan_sessions(repo, list(paths), result, frozenset(baseline.entries), progress, listing=listing)
     if archive:
         scan_archive(repo, config["archive.ref"], result, progress)
     result.accepted = {f.hash for f in result.findings if baseline.accepts(f)}

@@ -441,9 +441,12 @@ class SessionLines:
 
 
 @contextmanager
-def read_session(path: Path, name: str, record: CleanLines) -> Iterator[SessionLines]:
-    """The file's format (detected as `detect_file` does) and its lines not in `record`; all
-    lines are new when the record is for another format. The file stays open inside."""
+def read_session(
+    path: Path, name: str, record: CleanLines, rescan: Iterable[str] = ()
+) -> Iterator[SessionLines]:
+    """The file's format (detected as `detect_file` does) and its lines not in `record`
+    (nor in `rescan`, digests scanned again); all lines are new when the record is for
+    another format. The file stays open inside."""
     from gitclaw_compress.formats import detect
 
     consumed: list[RawLine] = []
@@ -457,5 +460,5 @@ def read_session(path: Path, name: str, record: CleanLines) -> Iterator[SessionL
         stat = FileStat.of(handle)
         lines = iter_lines(handle)
         fmt = detect(counted(lines), name)
-        known = record.digests if record.fits(fmt.name) else set()
+        known = record.digests - set(rescan) if record.fits(fmt.name) else set()
         yield SessionLines(fmt, consumed, lines, known, stat)

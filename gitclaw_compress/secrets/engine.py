@@ -79,6 +79,11 @@ def _engine() -> Any:
         return _scanner
 
 
+def light_loaded() -> bool:
+    """Whether `_light` has its scanner (a thread may be loading it now)."""
+    return _light_scanner is not None
+
+
 def _light() -> Any:
     """Every engine rule's pattern as a custom rule without its filters or entropy floor (a
     candidate: whatever the engine's rule finds, its candidate matches too), and ours. Custom

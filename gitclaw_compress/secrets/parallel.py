@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from gitclaw_compress import interrupts
 from gitclaw_compress.config import Config
 from gitclaw_compress.core.lines import HUGE_LINE, has_line_of
+from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.store.archive import Repository
 
 if TYPE_CHECKING:  # the scan's modules load only when there is something to scan
@@ -35,15 +36,73 @@ def has_huge_line(path: Path) -> bool:
         return False
 
 
+def load_scan() -> None:
+    """Import every module the scan thread runs, here in the main thread with SIGINT and
+    SIGTERM held back (the caller's block), so that the thread imports nothing. An
+    interrupt that lands inside the import machinery can leave an import lock held (a
+    finalizer there swallows the KeyboardInterrupt, and the run goes on): a scan thread
+    that then imports waits for that lock forever, and the main thread for the scan."""
+    import codecs
+    import importlib
+
+    from gitclaw_compress.formats import registry
+    from gitclaw_compress.secrets.engine import _sdk, engine_version
+
+    registry()  # every format: the thread tells them apart by content
+    for name in _SCAN_MODULES:
+        importlib.import_module(f"gitclaw_compress.secrets.{name}")
+    codecs.lookup("unicode_escape")  # a codec's module loads on first use (`cleanlines`)
+    _sdk()
+    engine_version()
+
+
+# What the scan thread imports (tests/test_interrupts.py checks that it imports nothing).
+_SCAN_MODULES = ("assignments", "baseline", "check", "cleanlines", "findings", "scan")
+
+
+def join_interruptibly(thread: threading.Thread) -> None:
+    """Wait for a helper thread, but raise KeyboardInterrupt as soon as a SIGINT or SIGTERM
+    came, even one a finalizer swallowed (the handler records each): Ctrl-C ends the run
+    whatever the helper waits for."""
+    while True:
+        if interrupts.received:
+            raise KeyboardInterrupt
+        thread.join(0.1)  # returns as soon as the thread ends; the slice bounds the check
+        if not thread.is_alive():
+            return
+
+
+RULES_FIRST_TIME = (
+    "loading the secret rules (the first run on a machine compiles them: tens of seconds; "
+    "later runs reuse them)"
+)
+SCANNING = "scanning for secrets"
+
+
+def _waiting_for() -> str:
+    """What the run waits for: the rules, while they load (compiled on a machine's first
+    run), or the scan itself."""
+    from gitclaw_compress.secrets import engine
+
+    return RULES_FIRST_TIME if engine.light_loaded() is False else SCANNING
+
+
 class ParallelGuard:
     """`start()` as soon as the sessions are known; `wait()` before anything is replaced or
     committed (it raises as `guard` would); `record()` after the files are written, so that
     the next run finds the lines this one wrote scanned; `cancel()` always, at the end."""
 
     def __init__(
-        self, repo: Repository, config: Config, enabled: bool, *, dry_run: bool = False
+        self,
+        repo: Repository,
+        config: Config,
+        enabled: bool,
+        *,
+        dry_run: bool = False,
+        progress: Progress = SILENT,
     ) -> None:
         self._repo = repo
+        self._progress = progress  # says what `wait` waits for, on a terminal
         self._config = config
         self._dry_run = dry_run  # scan, to say what the run would hold; record nothing
         self._enabled = enabled and bool(config["scan.enabled"])
@@ -89,10 +148,12 @@ class ParallelGuard:
         # Started with SIGINT and SIGTERM blocked, which it keeps: they go to the main
         # thread, so a block that holds them back there really holds them back.
         with interrupts.signals_held():
+            load_scan()
             self._thread.start()
+        interrupts.checkpoint("scan-started")
 
     def _scan(self, paths: list[Path]) -> None:
-        from gitclaw_compress.secrets.engine import _light
+        from gitclaw_compress.secrets.engine import _light  # loaded by `load_scan`
 
         try:
             _light()  # first, while the GIL is free for the compression: then read and scan
@@ -125,16 +186,24 @@ class ParallelGuard:
             paths, self._deferred = self._deferred, None
             from gitclaw_compress.secrets.engine import _light
 
+            self._progress.begin(_waiting_for(), 0)
             try:
                 _light()  # the rules first, as the thread does: not while a line is held
                 self._result = self._run(paths)
             except BaseException:
                 self._started = False
                 raise
+            finally:
+                self._progress.clear()
             self._settled = True
         else:
             assert self._thread is not None
-            self._thread.join()
+            if self._thread.is_alive():  # seconds, or tens of them on a machine's first run
+                self._progress.begin(_waiting_for(), 0)
+            try:
+                join_interruptibly(self._thread)
+            finally:
+                self._progress.clear()
             self._settled = True
             if self._failure is not None:
                 failure, self._failure = self._failure, None

@@ -32,6 +32,7 @@ from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.archive_layout import (
     FileRecord,
     header_key,
+    line_digest,
     record_folder,
     redaction_folder,
 )
@@ -246,7 +247,9 @@ def _rewrite(
         frozenset(replaces),
     )
     extra = {
-        f"{record_folder(key)}/{record.name()}": b"",
+        f"{record_folder(key)}/{record.name()}": b"".join(
+            line_digest(line.data, line.newline) for line in iter_lines([body])
+        ),
         f"{redaction_folder(key)}/{record.sha256}.json": note.data(),
     }
 

@@ -349,12 +349,16 @@ class AgentStore(Repository):
 
 
 def archive_size(folder: Path) -> int:
-    """The bytes of every file under the archive's git dir."""
+    """The bytes the archive's git dir takes on disk, as `du` counts them: the blocks of
+    every file (an archive is many small files, each a whole block or more: their lengths
+    alone said 62.8 KB of an archive that took 452 KB)."""
     total = 0
     for base, _folders, files in os.walk(folder):
-        for name in files:
+        for name in [".", *files]:  # each folder takes its blocks too
             try:
-                total += os.lstat(os.path.join(base, name)).st_size
+                found = os.lstat(os.path.join(base, name))
             except OSError:
                 continue
+            blocks = getattr(found, "st_blocks", None)  # not on Windows: the length then
+            total += found.st_size if blocks is None else blocks * 512
     return total

@@ -51,7 +51,7 @@ class ArchiveWriter:
         self._process: subprocess.Popen[bytes] | None = None
         self._marks: dict[str, int] = {}
         self._references: set[tuple[str, str]] = set()  # blobs git has, and their file name
-        self._records: list[str] = []
+        self._records: list[tuple[str, bytes]] = []  # (path, the line digests)
         self._errors: IO[bytes] | None = None
         self.bytes_written = 0
 
@@ -110,9 +110,10 @@ class ArchiveWriter:
         `name`) reachable from the archive: a v2 or v3 marker reads its original line there."""
         self._references.add((oid, name))
 
-    def record(self, key: str, record: FileRecord) -> None:
-        """Note in the next commit what compress wrote for one session (see FileRecord)."""
-        self._records.append(f"{record_folder(key)}/{record.name()}")
+    def record(self, key: str, record: FileRecord, lines: bytes = b"") -> None:
+        """Note in the next commit what compress wrote for one session (see FileRecord), with
+        the digests of its lines."""
+        self._records.append((f"{record_folder(key)}/{record.name()}", lines))
 
     def _send(self, process: subprocess.Popen[bytes], *chunks: bytes) -> None:
         assert process.stdin is not None
@@ -142,11 +143,10 @@ class ArchiveWriter:
             stream.append(b"M 100644 :%d %s\n" % (mark, blob_path(oid).encode()))
         for oid, name in sorted(self._references):  # fast-import refuses an unknown id
             stream.append(b"M 100644 %s %s\n" % (oid.encode(), intact_path(oid, name).encode()))
-        for path in self._records:
-            stream.append(b"M 100644 :%d %s\n" % (len(self._marks) + 2, path.encode()))
+        for number, (path, lines) in enumerate(self._records, len(self._marks) + 2):
+            stream.append(b"M 100644 :%d %s\n" % (number, path.encode()))
+            self._send(process, b"blob\nmark :%d\ndata %d\n%s\n" % (number, len(lines), lines))
         stream.append(b"\ndone\n")
-        if self._records:  # the empty blob that names the records
-            self._send(process, b"blob\nmark :%d\ndata 0\n\n" % (len(self._marks) + 2))
         self._send(process, b"".join(stream))
         self._finish(process)
         new_tip = self.repo.rev_parse(self.ref)

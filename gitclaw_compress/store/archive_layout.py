@@ -36,9 +36,11 @@ def redaction_folder(key: str) -> str:
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """What one compress run wrote for one session: the sha256 and size of the whole file it
-    wrote, and its number of lines. Kept as an empty file named `<sha256>-<size>-<lines>`
-    under `files/<key[:2]>/<key[2:]>/` in the archive tree, where the key is the sha256 of
-    the session's header line (line 1 never changes, so a renamed session keeps its key)."""
+    wrote, and its number of lines. Kept as a file named `<sha256>-<size>-<lines>` under
+    `files/<key[:2]>/<key[2:]>/` in the archive tree, where the key is the sha256 of the
+    session's header line (line 1 never changes, so a renamed session keeps its key). The
+    file holds `line_digest` of each line written (empty in records of older releases):
+    what names the damaged line of a file that no commit holds."""
 
     sha256: str
     size: int
@@ -58,3 +60,11 @@ class FileRecord:
 def header_key(header: bytes) -> str:
     """The key of a session's records in the archive: line 1 never changes."""
     return hashlib.sha256(header).hexdigest()
+
+
+LINE_DIGEST = 4  # bytes per line in a record: enough to tell which lines differ
+
+
+def line_digest(data: bytes, newline: bool) -> bytes:
+    """A short digest of one line as written (its bytes and whether a newline ends it)."""
+    return hashlib.blake2b(data + (b"\n" if newline else b""), digest_size=LINE_DIGEST).digest()

@@ -61,6 +61,12 @@ class IntactLines:
         if staged is not None and (head is None or staged[0] != head[0]):
             self._staged = _BlobLines(repo, path, *staged)
 
+    @property
+    def head_blob(self) -> str | None:
+        """HEAD's blob of the file (None: HEAD has none): in the branch history, which a
+        fresh clone has, unlike a staged blob that only the archive keeps."""
+        return self._head.oid if self._head is not None else None
+
     def commit_for(self, line: RawLine) -> str | None:
         if self._head is not None and self._head.holds(line):
             return self.commit

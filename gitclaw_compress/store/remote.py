@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.store.archive import Repository
@@ -212,4 +213,49 @@ def push_archive(repo: Repository, ref: str, remote: str, force: bool = False) -
     raise GitClawError(
         f"{shell_line('git', 'push', remote, ref)} kept being rejected after {PUSH_ATTEMPTS} "
         "merges; run `gitclaw-compress push` again"
+    )
+
+
+def archive_state(repo: Repository, ref: str, remote: str) -> dict[str, Any]:
+    """Where the remote's archive ref stands against this clone's (asks the remote once):
+    `state` is no-remote, unreachable, none (neither has it), missing (only this clone),
+    not-fetched (only the remote), up-to-date or behind."""
+    local = repo.rev_parse(ref)
+    found: dict[str, Any] = {"remote": remote, "local_tip": local, "remote_tip": None}
+    if not repo.has_remote(remote):
+        found["state"] = "no-remote"
+        return found
+    asked = remote_tip(repo, remote, ref)
+    if asked.error is not None:
+        found["state"] = "unreachable"
+        found["error"] = asked.error
+        return found
+    found["remote_tip"] = tip = asked.tip
+    if tip is None:
+        found["state"] = "missing" if local else "none"
+    elif local is None:
+        found["state"] = "not-fetched"
+    elif tip == local:
+        found["state"] = "up-to-date"
+    elif repo.rev_parse(tip) is not None and _is_ancestor(repo, local, tip):
+        found["state"] = "up-to-date"  # the remote moved on and includes this clone's archive
+    else:
+        found["state"] = "behind"
+    return found
+
+
+def archive_fix(state: str, ref: str, remote: str) -> str:
+    """What gets archived objects that are not here, as the remote stands (`archive_state`):
+    fetch only where the remote has something to fetch. The one advice `verify`, `restore`
+    and `doctor` give for that fact."""
+    if state in ("up-to-date", "behind", "not-fetched"):
+        return f"get the archive with: {fetch_command(ref, remote)}"
+    if state == "no-remote":
+        add = shell_line("git", "remote", "add", remote, "URL")
+        return f"add the remote it was pushed to (`{add}`), then: {fetch_command(ref, remote)}"
+    if state == "unreachable":
+        return f"{remote} could not be asked; once it can: {fetch_command(ref, remote)}"
+    return (
+        f"{remote} has no {ref} to fetch either: run `gitclaw-compress push` in the clone "
+        "that compressed them"
     )

@@ -156,8 +156,11 @@ class Repository:
         return out[0].decode(), int(out[2])
 
     def object_format(self) -> str:
-        out = self.git("rev-parse", "--show-object-format", check=False).decode().strip()
-        return out or "sha1"
+        known: str | None = self.__dict__.get("_object_format")
+        if known is None:  # asked once per file planned: it never changes
+            out = self.git("rev-parse", "--show-object-format", check=False).decode().strip()
+            known = self.__dict__["_object_format"] = out or "sha1"
+        return known
 
     @property
     def reader(self) -> ObjectReader:

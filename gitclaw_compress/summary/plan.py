@@ -58,7 +58,7 @@ class KeepPolicy:
             return "nothing"
         if self.turns is not None:
             return f"the last {self.turns} turn{'s' if self.turns != 1 else ''}"
-        return f"the newest {self.tokens:,} tokens"
+        return f"the newest {self.tokens:,} estimated tokens"
 
 
 def message_text(message: Message) -> str:
@@ -277,8 +277,13 @@ def plan_summary(
                 cut = _valid_at_or_before(valid, position, start)
                 break
         if cut is None and kept < keep.tokens:
+            # The context's own size beside it, as `status` gives it: one fact, one figure
+            # (the kept tokens are estimated by definition; recorded usage may say more).
+            size = measure_context(context, estimator)
             return NoSummary(
-                f"the {kept:,} estimated tokens {where} fit in {keep.describe()}, which are kept"
+                f"the messages a summary could replace {where} fit in {keep.describe()}, which "
+                f"are kept: {kept:,} tokens estimated with {estimator.name} (the whole context, "
+                f"as `status` gives it: {size.tokens:,} tokens, {size.brief()})"
             )
     if cut is None:
         return NoSummary("no place to cut that keeps every tool call with its result")

@@ -35,6 +35,7 @@ from gitclaw_compress.model import (
     Part,
     SummaryRequest,
 )
+from gitclaw_compress.ops.access import line_originals
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import AtomicFile, clean_stale_temps
 from gitclaw_compress.summary.compose import extractive_summary, llm_summary
@@ -150,7 +151,8 @@ def summarize_file(
         lines = lines_from_bytes(data)
         fmt = detect(lines, rel)
         try:
-            context = read_context(fmt, lines, estimator)
+            originals = line_originals(repo, rel, config["archive.ref"])
+            context = read_context(fmt, lines, estimator, originals)
             plan = plan_summary(context, keep, estimator, fmt.resume)
         except Unsupported as error:
             raise error.at(rel) from None
@@ -329,7 +331,8 @@ def maybe_summarize(
     try:
         lines = lines_from_bytes(path.read_bytes())
         try:
-            fullness = context_fullness(lines, config, detect(lines, rel))
+            originals = line_originals(repo, rel, config["archive.ref"])
+            fullness = context_fullness(lines, config, detect(lines, rel), originals=originals)
         except Unsupported as error:
             raise error.at(rel) from None
         outcome.level, outcome.percent = fullness.level, fullness.percent

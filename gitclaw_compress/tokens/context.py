@@ -8,7 +8,7 @@ that usage is stale. Pure: lines in, facts out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,9 @@ from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, e
 from gitclaw_compress.tokens.models import ModelLimits, lookup_model, usable_tokens
 
 LEVELS = ("ok", "warning", "critical")  # in order; level_for gives one of them
+# (line number, its bytes now) -> the line before compression, None when it is not at hand:
+# what the context measures compression against (read from the archive, never fetched).
+OriginalLine = Callable[[int, bytes], bytes | None]
 
 
 def compressed_lines(lines: Iterable[RawLine]) -> dict[int, int | None]:
@@ -50,6 +53,9 @@ class Context:
     views: list[EntryView]  # every line the agent loads
     estimator: TokenEstimator
     compressed: dict[int, int | None] = field(default_factory=dict)  # see `compressed_lines`
+    # Per compressed line whose original was at hand: the estimated tokens compression took
+    # out of what the line gives the model (its original's estimate minus its own).
+    freed: dict[int, int] = field(default_factory=dict)
 
     @property
     def messages(self) -> list[Message]:
@@ -102,12 +108,44 @@ class Context:
         return view.id if view is not None and view.id is not None else f"L{number}"
 
 
-def read_context(fmt: Format, lines: list[RawLine], estimator: TokenEstimator) -> Context:
-    """What `fmt`'s agent sends when it resumes `lines`, each message estimated."""
+def read_context(
+    fmt: Format,
+    lines: list[RawLine],
+    estimator: TokenEstimator,
+    originals: OriginalLine | None = None,
+) -> Context:
+    """What `fmt`'s agent sends when it resumes `lines`, each message estimated; with
+    `originals`, what compression freed on each compressed line (`Context.freed`)."""
     views = list(fmt.views(lines))
     conversation = fmt.resume(views)
     estimate_messages(conversation.messages, estimator)
-    return Context(conversation, views, estimator, compressed_lines(lines))
+    context = Context(conversation, views, estimator, compressed_lines(lines))
+    if originals is not None and context.compressed:
+        context.freed = _freed(fmt, lines, context, originals)
+    return context
+
+
+def _freed(
+    fmt: Format, lines: list[RawLine], context: Context, originals: OriginalLine
+) -> dict[int, int]:
+    """Per compressed line of a message sent whose original is at hand: the tokens its
+    original gives the model less the tokens it gives now, both estimated the same way."""
+    sent = set(context.sent_lines())
+    found: dict[int, bytes] = {}
+    for line in lines:
+        if line.number in context.compressed and line.number in sent:
+            original = originals(line.number, line.data)
+            if original is not None:
+                found[line.number] = original
+    if not found:
+        return {}
+    before_lines = [
+        RawLine(line.number, found[line.number], line.newline) if line.number in found else line
+        for line in lines
+    ]
+    before = read_context(fmt, before_lines, context.estimator).tokens_by_line()
+    now = context.tokens_by_line()
+    return {number: before.get(number, 0) - now.get(number, 0) for number in found}
 
 
 def history_tokens(views: Iterable[EntryView], estimator: TokenEstimator) -> int:
@@ -128,20 +166,28 @@ class ContextSize:
     trailing_tokens: int = 0  # estimated tokens after that reply
     note: str | None = None  # why recorded usage was not used
     usage_line: int | None = None  # the line of that reply
+    # Estimated tokens that compression took out of messages the recorded usage counted
+    # (compressed after the reply was written): subtracted from it, not a reason to drop it.
+    compressed_tokens: int = 0
 
     def after_run(self, changed: Iterable[int], saved: int) -> tuple[int, str]:
         """The size `status` gives once a run has changed these lines of sent messages and
         freed `saved` estimated tokens, and its source in words. A run that compresses a
-        message before the reply whose usage counts here leaves that usage stale (it counted
-        the message uncompressed): the figure then is the estimate. Never below 0."""
-        estimate = f"estimated with {self.estimator}"
-        if self.source == "estimate" or any(
+        message before the reply whose usage counts here takes what it frees off that usage,
+        as `status` does after the run (`measure_context`). Never below 0."""
+        if self.source == "estimate":
+            return max(0, self.estimated - saved), f"estimated with {self.estimator}"
+        before_reply = any(
             self.usage_line is not None and line < self.usage_line for line in changed
-        ):
-            return max(0, self.estimated - saved), estimate
-        after = self.tokens - saved  # what it frees lies after the reply: estimated
-        trailing = self.trailing_tokens - saved
-        return max(0, after), "recorded usage" + (" + estimated after it" if trailing else "")
+        )
+        usage = self.usage_tokens or 0
+        if before_reply and self.compressed_tokens + saved >= usage:
+            # More than the usage counted in all: it cannot be its part (`measure_context`).
+            return max(0, self.estimated - saved), f"estimated with {self.estimator}"
+        less = " less what compression freed" if before_reply or self.compressed_tokens else ""
+        trailing = self.trailing_tokens - (0 if before_reply else saved)
+        after = " + estimated after it" if trailing else ""
+        return max(0, self.tokens - saved), f"recorded usage{after}{less}"
 
     def label(self) -> str:
         """Where `tokens` comes from, with the estimate beside it where that differs: the one
@@ -152,6 +198,11 @@ class ContextSize:
         text = f"recorded usage of entry {self.usage_entry}"
         if self.trailing_tokens:
             text += f" + {self.trailing_tokens:,} estimated with {self.estimator} after it"
+        if self.compressed_tokens:
+            text += (
+                f" less {self.compressed_tokens:,} estimated with {self.estimator} that "
+                "compression freed from the messages it counted"
+            )
         if self.estimated != self.tokens:
             text += f"; estimated with {self.estimator}: {self.estimated:,}"
         return text
@@ -161,6 +212,8 @@ class ContextSize:
         if self.source == "estimate":
             return f"estimated with {self.estimator}"
         text = "recorded usage" + (" + estimated after it" if self.trailing_tokens else "")
+        if self.compressed_tokens:
+            text += " less what compression freed"
         if self.estimated != self.tokens:
             text += f"; estimated with {self.estimator}: {self.estimated:,}"
         return text
@@ -170,10 +223,13 @@ def measure_context(context: Context, estimator: TokenEstimator) -> ContextSize:
     """The last recorded usage plus estimates for what follows (pi's estimateContextTokens).
 
     Recorded usage is used only when it still describes the context: not when a compaction
-    came after the reply that recorded it, and not when a message before that reply was
-    compressed after the reply was written (its marker records a file at least as long as
-    the reply's line number, or no length at all): the provider counted it uncompressed.
-    Then every message is estimated instead.
+    came after the reply that recorded it. A message before that reply that was compressed
+    after the reply was written (its marker records a file at least as long as the reply's
+    line number, or no length at all) was counted uncompressed: what compression freed from
+    it (`Context.freed`, the estimate of its original less its own) is taken off the usage,
+    so that compressing moves the figure by what it frees and nothing else. When the
+    original of such a line is not at hand, or what was freed is as much as the usage
+    (which then cannot have counted it), every message is estimated instead.
     """
     sent = context.sent()
     estimated = sum(message.tokens for message in sent)
@@ -184,15 +240,29 @@ def measure_context(context: Context, estimator: TokenEstimator) -> ContextSize:
     assert reply.usage is not None
     reply_id = message_id(reply)
     stale = None
+    freed = 0
     compaction = context.compaction
     if compaction is not None and reply.line < compaction:
         stale = "it was recorded before the compaction"
     else:
-        later = sum(1 for message in sent[:last] if _compressed_after(context, message, reply))
-        if later:
+        later = [message for message in sent[:last] if _compressed_after(context, message, reply)]
+        compressed = {
+            line
+            for message in later
+            for line in message.source_lines()
+            if line in context.compressed
+        }
+        freed = sum(context.freed.get(line, 0) for line in compressed)
+        if not compressed <= context.freed.keys():
             stale = (
-                f"{later} earlier message(s) were compressed after it, and it counted them "
-                "before they were"
+                f"{len(later)} earlier message(s) were compressed after it, and it counted them "
+                "before they were; their originals are not at hand to take off what "
+                "compression freed"
+            )
+        elif freed >= reply.usage:  # a usage that cannot have counted what was freed
+            stale = (
+                f"{len(later)} earlier message(s) were compressed after it, and what that "
+                f"freed ({freed:,} tokens estimated with {estimator.name}) is more than it counted"
             )
     if stale is not None:
         note = f"recorded usage of entry {reply_id} ({reply.usage:,} tokens) not used: {stale}"
@@ -201,14 +271,15 @@ def measure_context(context: Context, estimator: TokenEstimator) -> ContextSize:
         )
     trailing = sum(message.tokens for message in sent[last + 1 :])
     return ContextSize(
-        reply.usage + trailing,
-        "usage+estimate" if trailing else "usage",
+        max(0, reply.usage + trailing - freed),
+        "usage+estimate" if trailing or freed else "usage",
         estimator.name,
         estimated,
         reply_id,
         reply.usage,
         trailing,
         usage_line=reply.line,
+        compressed_tokens=freed,
     )
 
 

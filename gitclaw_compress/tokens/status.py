@@ -6,6 +6,7 @@ Pure: lines and a Config in, a report out. The savings are dry runs of the same 
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ from gitclaw_compress.tokens.context import (
     Budget,
     Context,
     ContextSize,
+    OriginalLine,
     budget_for,
     level_for,
     measure_context,
@@ -72,6 +74,7 @@ class SessionStatus:
     usage_entry: str | None = None
     usage_tokens: int | None = None
     trailing_tokens: int = 0
+    compressed_tokens: int = 0  # taken off the recorded usage: what compression freed since
     note: str | None = None
     below_size_threshold: bool = False
     savings: dict[str, Saving] = field(default_factory=dict)
@@ -92,13 +95,18 @@ class Fullness:
 
 
 def context_fullness(
-    lines: list[RawLine], config: Config, fmt: Format | None = None, source: str = "session"
+    lines: list[RawLine],
+    config: Config,
+    fmt: Format | None = None,
+    source: str = "session",
+    originals: OriginalLine | None = None,
 ) -> Fullness:
     """The context, its size and its level, with the config's estimator, reserve, model
     overrides and level percentages. `status` reports it; the summary stage of `compress`
-    runs at `summary.whenLevel` of it. The format is found from the lines if not given."""
+    runs at `summary.whenLevel` of it. The format is found from the lines if not given;
+    `originals` gives the compressed lines' originals (see `measure_context`)."""
     estimator = get_estimator(config["tokens.estimator"])
-    context = read_context(fmt or detect(lines, source), lines, estimator)
+    context = read_context(fmt or detect(lines, source), lines, estimator, originals)
     size = measure_context(context, estimator)
     budget = budget_for(
         context.model,
@@ -127,6 +135,7 @@ def _saving(
     object_id: ObjectId,
     intact_blob: IntactBlob | None = None,
     fmt: Format | None = None,
+    config: Config | None = None,
 ) -> Saving:
     plan = plan_lines(
         lines,
@@ -148,6 +157,14 @@ def _saving(
         intact_commit=intact_commit,
         intact_blob=intact_blob,
     )
+    small = (
+        config.gain_too_small(run.bytes_before, run.bytes_after)
+        if config is not None and run.lines_changed
+        else None
+    )
+    if small is not None:  # the command leaves the file as it is (without --force)
+        after, source = size.after_run((), 0)
+        return Saving(command, run.bytes_before, run.bytes_before, 0, 0, after, source, small)
     saved = run.tokens_saved
     after, source = size.after_run(run.savings, saved)
     return Saving(
@@ -174,6 +191,7 @@ def session_status(
     object_id: ObjectId = git_blob_id,
     intact_blob: IntactBlob | None = None,
     fmt: Format | None = None,
+    originals: OriginalLine | None = None,
 ) -> SessionStatus:
     """The status of one session; `savings=False` skips the dry runs (compress, compress
     --deep unless the config is deep already, prune, prune --target).
@@ -183,7 +201,7 @@ def session_status(
     markers, so that the byte counts of the dry runs are exact.
     """
     fmt = fmt or detect(lines, session_ref)
-    fullness = context_fullness(lines, config, fmt)
+    fullness = context_fullness(lines, config, fmt, originals=originals)
     context, size, budget = fullness.context, fullness.size, fullness.budget
     status = SessionStatus(
         path=session_ref,
@@ -205,6 +223,7 @@ def session_status(
         usage_entry=size.usage_entry,
         usage_tokens=size.usage_tokens,
         trailing_tokens=size.trailing_tokens,
+        compressed_tokens=size.compressed_tokens,
         note=size.note,
         below_size_threshold=sum(len(line.encode()) for line in lines)
         < config["session.sizeThresholdKB"] * 1024,
@@ -241,6 +260,9 @@ def session_status(
         ),
     }
     for name, (command, settings) in runs.items():
+        if settings.budget.active:  # it measures the context as above
+            policy = dataclasses.replace(settings.budget, originals=originals)
+            settings = dataclasses.replace(settings, budget=policy)
         status.savings[name] = _saving(
             command,
             lines,
@@ -252,5 +274,7 @@ def session_status(
             object_id,
             intact_blob,
             fmt,
+            # compress leaves a small gain alone; prune forces its run (commands/prune.py)
+            config if name in ("compress", "deep") else None,
         )
     return status
