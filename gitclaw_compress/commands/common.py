@@ -22,7 +22,7 @@ from gitclaw_compress.core.lines import (
 from gitclaw_compress.errors import JSON_META_KEY, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, sessions_under
 from gitclaw_compress.ops.flow import select
-from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
+from gitclaw_compress.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.store.agent_store import in_a_store, store_root
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import refuse_special

@@ -31,9 +31,9 @@ from gitclaw_compress.formats import Format, detect_file
 from gitclaw_compress.formats.base import Unsupported
 from gitclaw_compress.ops.access import ArchiveAccess, line_originals
 from gitclaw_compress.ops.check import check_file, marker_problems
-from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.session_lines import has_compressed_line, open_lines
+from gitclaw_compress.progress import SILENT, Progress
 from gitclaw_compress.store.archive import ArchiveWriter
 from gitclaw_compress.store.archive_layout import FileRecord, header_key, line_digest
 from gitclaw_compress.store.fileio import (

@@ -30,8 +30,8 @@ from gitclaw_compress.errors import EXIT_INTERRUPTED, GitClawError
 from gitclaw_compress.formats import registry
 from gitclaw_compress.formats.base import AgentHome, Unsupported
 from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
-from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.unchanged import UnchangedCache
+from gitclaw_compress.progress import SILENT, Progress
 from gitclaw_compress.store import live
 from gitclaw_compress.store.agent_store import (
     AgentStore,
