@@ -16,7 +16,7 @@ from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover, se
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key, versions_key
 from gitclaw_compress.progress import SILENT, Progress, file_size, running
-from gitclaw_compress.secrets.held import SecretsHeld
+from gitclaw_compress.secrets.held import HELD, WOULD_HOLD, SecretsHeld
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.units import human_bytes, plural, size_change
 
@@ -357,7 +357,7 @@ def run_flow(
             rest = [path for path in chosen if repo.session_ref(repo.relative(path)) not in names]
             done = dict(zip(rest, compress(rest), strict=True))
             result.reports = [
-                done[path] if path in done else held.report(repo, path, dry_run=dry_run)
+                done[path] if path in done else _held_report(repo, path, dry_run=dry_run)
                 for path in chosen
             ]
         written = [repo.root / r.path for r in result.reports if r.status == "compressed"]
@@ -475,3 +475,16 @@ def _pushed(result: FlowResult) -> str:
     if result.push.reason == "no-local-archive":
         return f"; no {result.ref} in this clone, nothing to push"
     return ""
+
+
+def _held_report(repo: Repository, path: Path, *, dry_run: bool = False) -> FileReport:
+    """The report of a session held for a secret: untouched, its size, its format."""
+    from gitclaw_compress.formats import detect_file
+
+    size = path.stat().st_size
+    rel = repo.relative(path)
+    try:
+        name = detect_file(path, rel).name
+    except GitClawError:
+        name = ""
+    return FileReport(rel, WOULD_HOLD if dry_run else HELD, size, size, format=name)
