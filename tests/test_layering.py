@@ -51,8 +51,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
         ("gitclaw_compress/core/rewrite.py", "gitclaw_compress.formats.base"),
         ("gitclaw_compress/core/spans.py", "gitclaw_compress.formats.base"),
         ("gitclaw_compress/core/stats.py", "gitclaw_compress.formats.base"),
-        ("gitclaw_compress/secrets/redact.py", "gitclaw_compress.ops.check"),
-        ("gitclaw_compress/secrets/redact.py", "gitclaw_compress.ops.session_lines"),
         ("gitclaw_compress/summary/stage.py", "gitclaw_compress.ops.access"),
         ("gitclaw_compress/tokens/context.py", "gitclaw_compress.core.lines"),
         ("gitclaw_compress/tokens/context.py", "gitclaw_compress.core.marker"),

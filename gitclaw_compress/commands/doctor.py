@@ -30,11 +30,11 @@ from gitclaw_compress.ops.githooks import (
     pre_commit_state,
 )
 from gitclaw_compress.ops.sending import PRE_COMMIT_CONFIG, PUSH_ARCHIVE_HOOK
-from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.ops.verify import OFF_REF, verify_file
 from gitclaw_compress.store.agent_store import archive_size
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.remote import archive_fix, archive_state
+from gitclaw_compress.store.session_lines import has_compressed_line
 
 
 def _pre_commit(repo: Repository) -> dict[str, Any]:

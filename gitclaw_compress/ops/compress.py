@@ -32,7 +32,6 @@ from gitclaw_compress.formats.base import Unsupported
 from gitclaw_compress.ops.access import ArchiveAccess, line_originals
 from gitclaw_compress.ops.check import check_file, marker_problems
 from gitclaw_compress.ops.report import FileReport
-from gitclaw_compress.ops.session_lines import has_compressed_line, open_lines
 from gitclaw_compress.progress import SILENT, Progress
 from gitclaw_compress.store.archive import ArchiveWriter
 from gitclaw_compress.store.archive_layout import FileRecord, header_key, line_digest
@@ -45,6 +44,7 @@ from gitclaw_compress.store.fileio import (
 )
 from gitclaw_compress.store.intact import IntactLines
 from gitclaw_compress.store.repository import Repository
+from gitclaw_compress.store.session_lines import has_compressed_line, open_lines
 from gitclaw_compress.units import plural
 
 interrupts.checkpoint("loading")  # the core is imported only when there is work

@@ -232,7 +232,7 @@ def _read_only(path: Path) -> bool:
 
 
 def _holds_marker(path: Path) -> bool:
-    from gitclaw_compress.ops.session_lines import has_compressed_line
+    from gitclaw_compress.store.session_lines import has_compressed_line
 
     try:
         return has_compressed_line(path)
