@@ -712,7 +712,7 @@ def agent_folder(session: Path, repo_root: Path) -> Path | None:
 def find_config_file(session: Path | None, repo_root: Path, explicit: Path | None) -> Path | None:
     if explicit is not None:
         if not explicit.is_file():
-            from gitclaw_compress.store.fileio import refuse_special
+            from gitclaw_compress.special_files import refuse_special
 
             refuse_special(explicit, "a config file")  # reading it could wait for ever
             raise GitClawError(f"{explicit}: config file not found")

@@ -23,9 +23,9 @@ from gitclaw_compress.errors import JSON_META_KEY, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, sessions_under
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.progress import SILENT, Progress, file_size, running
+from gitclaw_compress.special_files import refuse_special
 from gitclaw_compress.store.agent_store import in_a_store, store_root
 from gitclaw_compress.store.archive import Repository
-from gitclaw_compress.store.fileio import refuse_special
 from gitclaw_compress.store.repository import NotARepositoryError
 from gitclaw_compress.units import human_bytes as human_bytes
 from gitclaw_compress.units import plural as plural
