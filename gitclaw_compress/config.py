@@ -641,7 +641,7 @@ def _check_archive_ref(value: str, where: str) -> None:
 
 def _check_overrides(value: dict[str, Any], where: str) -> None:
     """Each model override must be an object with a positive context_window (and max_output)."""
-    from gitclaw_compress.tokens.models import lookup_model  # its patterns cost a no-op step
+    from gitclaw_compress.model_limits import lookup_model  # its patterns cost a no-op step
 
     for model, limits in value.items():
         try:

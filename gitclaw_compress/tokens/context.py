@@ -16,8 +16,8 @@ from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY, RawLine, parse
 from gitclaw_compress.core.marker import marker_lines
 from gitclaw_compress.formats.base import Format
 from gitclaw_compress.model import Conversation, EntryView, Message
+from gitclaw_compress.model_limits import ModelLimits, lookup_model, usable_tokens
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, estimate_messages
-from gitclaw_compress.tokens.models import ModelLimits, lookup_model, usable_tokens
 
 LEVELS = ("ok", "warning", "critical")  # in order; level_for gives one of them
 # (line number, its bytes now) -> the line before compression, None when it is not at hand:
