@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gitclaw_compress.commands.common import read_session
 from gitclaw_compress.config import Config
-from gitclaw_compress.tokens.status import session_status
+from gitclaw_compress.ops.status import session_status
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 

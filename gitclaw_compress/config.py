@@ -22,6 +22,7 @@ from gitclaw_compress.settings import (
     ESTIMATOR_NAMES,
     BudgetSettings,
     CompressSettings,
+    ContextSettings,
     PreviewSettings,
 )
 
@@ -538,6 +539,15 @@ class Config:
             f"compressing would gain only {human_bytes(gain)} ({size_change(before, after)}), "
             f"under session.minGainPercent {percent}% or session.minGainBytes {least:,}; left "
             "as it is (--force compresses it)"
+        )
+
+    def context_settings(self) -> ContextSettings:
+        return ContextSettings(
+            estimator=self["tokens.estimator"],
+            reserve_tokens=self["tokens.reserve"],
+            model_overrides=self["models.overrides"],
+            warning_percent=self["tokens.warningPercent"],
+            critical_percent=self["tokens.criticalPercent"],
         )
 
     def compress_settings(

@@ -30,10 +30,10 @@ from gitclaw_compress.formats import FORMATS
 from gitclaw_compress.formats.base import Format, Unsupported
 from gitclaw_compress.model import SUMMARY, TOOL, TOOL_CALL, TOOL_RESULT
 from gitclaw_compress.ops.render import render_line
+from gitclaw_compress.ops.status import session_status
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
 from gitclaw_compress.tokens.context import Context, measure_context, read_context
 from gitclaw_compress.tokens.estimate import get_estimator
-from gitclaw_compress.tokens.status import session_status
 
 CHARS4 = get_estimator("chars4")
 

@@ -53,11 +53,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
         ("gitclaw_compress/tokens/context.py", "gitclaw_compress.core.lines"),
         ("gitclaw_compress/tokens/context.py", "gitclaw_compress.core.marker"),
         ("gitclaw_compress/tokens/context.py", "gitclaw_compress.formats.base"),
-        ("gitclaw_compress/tokens/status.py", "gitclaw_compress.config"),
-        ("gitclaw_compress/tokens/status.py", "gitclaw_compress.core.compressor"),
-        ("gitclaw_compress/tokens/status.py", "gitclaw_compress.core.lines"),
-        ("gitclaw_compress/tokens/status.py", "gitclaw_compress.formats"),
-        ("gitclaw_compress/tokens/status.py", "gitclaw_compress.formats.base"),
         ("gitclaw_compress/units.py", "gitclaw_compress.core.lines"),
         ("gitclaw_compress/units.py", "gitclaw_compress.core.marker"),
     }

@@ -43,9 +43,8 @@ from gitclaw_compress.summary.facts import extract_facts, render_facts
 from gitclaw_compress.summary.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
 from gitclaw_compress.summary.plan import KeepPolicy, NoSummary, plan_summary
 from gitclaw_compress.summary.prompt import PromptLimits, build_prompt
-from gitclaw_compress.tokens.context import LEVELS, measure_context, read_context
+from gitclaw_compress.tokens.context import LEVELS, context_fullness, measure_context, read_context
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, get_estimator
-from gitclaw_compress.tokens.status import context_fullness
 
 ClientFactory = Callable[[ProviderSettings], LLMClient]
 
@@ -331,7 +330,9 @@ def maybe_summarize(
         lines = lines_from_bytes(path.read_bytes())
         try:
             originals = line_originals(repo, rel, config["archive.ref"])
-            fullness = context_fullness(lines, config, detect(lines, rel), originals=originals)
+            fullness = context_fullness(
+                lines, detect(lines, rel), config.context_settings(), originals=originals
+            )
         except Unsupported as error:
             raise error.at(rel) from None
         outcome.level, outcome.percent = fullness.level, fullness.percent
