@@ -44,15 +44,10 @@ APART: frozenset[tuple[str, str]] = frozenset({("tokens", "config")})
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
     {
         ("gitclaw_compress/core/compressor.py", "gitclaw_compress.formats"),
-        ("gitclaw_compress/core/plan.py", "gitclaw_compress.formats"),
-        ("gitclaw_compress/core/plan.py", "gitclaw_compress.formats.base"),
-        ("gitclaw_compress/core/rewrite.py", "gitclaw_compress.formats.base"),
-        ("gitclaw_compress/core/spans.py", "gitclaw_compress.formats.base"),
-        ("gitclaw_compress/core/stats.py", "gitclaw_compress.formats.base"),
         ("gitclaw_compress/summary/stage.py", "gitclaw_compress.ops.access"),
+        ("gitclaw_compress/tokens/context.py", "gitclaw_compress.core.format"),
         ("gitclaw_compress/tokens/context.py", "gitclaw_compress.core.lines"),
         ("gitclaw_compress/tokens/context.py", "gitclaw_compress.core.marker"),
-        ("gitclaw_compress/tokens/context.py", "gitclaw_compress.formats.base"),
         ("gitclaw_compress/units.py", "gitclaw_compress.core.lines"),
         ("gitclaw_compress/units.py", "gitclaw_compress.core.marker"),
     }

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitclaw_compress.core.format import CoreFormat
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.core.marker import UI_ONLY_KEY
 from gitclaw_compress.core.plan import BudgetPlan, SessionPlan, below_minimum, scan
@@ -36,7 +37,7 @@ from gitclaw_compress.core.rewrite import (
     git_blob_id_sha256,
 )
 from gitclaw_compress.core.stubs import encode_stub as encode_stub
-from gitclaw_compress.formats import Format, detect
+from gitclaw_compress.formats import detect
 from gitclaw_compress.model import THINKING, USER
 from gitclaw_compress.settings import STRATEGIES as STRATEGIES
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
@@ -257,7 +258,7 @@ def plan_lines(
     settings: CompressSettings,
     *,
     session_ref: str,
-    fmt: Format | None = None,
+    fmt: CoreFormat | None = None,
     object_id: ObjectId = _no_object_id,
     intact_commit: IntactCommit | None = None,
     intact_blob: IntactBlob | None = None,

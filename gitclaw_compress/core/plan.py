@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from gitclaw_compress.core.format import CoreFormat, FileRules
 from gitclaw_compress.core.lines import MARKER_KEY, LineCounts, RawLine
-from gitclaw_compress.formats import Format
-from gitclaw_compress.formats.base import FileRules
 from gitclaw_compress.model import TOOL_RESULT, call_names
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
 from gitclaw_compress.tokens.estimate import TokenEstimator, get_estimator
@@ -76,7 +75,7 @@ class SessionPlan:
     budget policy chose) get their output stubbed wherever they are.
     """
 
-    format: Format
+    format: CoreFormat
     rules: FileRules  # the format's per-file state, filled in pass 1
     window_start: int  # lines from here on are the kept window, byte for byte
     turns: int
@@ -119,7 +118,7 @@ class SessionPlan:
         return bool(budget.candidates) or budget.target_tokens is not None
 
 
-def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> SessionPlan:
+def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: CoreFormat) -> SessionPlan:
     """Pass 1: find the turns, and let the format see every line.
 
     With a budget policy (`settings.budget.active`) on a format that supports it, it also
@@ -186,11 +185,11 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
     return plan
 
 
-def superseded_lines(fmt: Format, lines: list[RawLine], window_start: int) -> frozenset[int]:
+def superseded_lines(fmt: CoreFormat, lines: list[RawLine], window_start: int) -> frozenset[int]:
     """Lines before `window_start` and before the compaction record the agent resumes from
     whose messages its resume never sends (none when it resumes from no such record, or the
     format cannot rebuild what it resumes with)."""
-    from gitclaw_compress.formats.base import Unsupported
+    from gitclaw_compress.core.format import Unsupported
 
     try:
         conversation = fmt.resume(list(fmt.views(lines)))

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitclaw_compress.core.format import CoreFormat
 from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY, RawLine, parse_entry
 from gitclaw_compress.core.marker import marker_lines
-from gitclaw_compress.formats.base import Format
 from gitclaw_compress.model import Conversation, EntryView, Message
 from gitclaw_compress.model_limits import ModelLimits, lookup_model, usable_tokens
 from gitclaw_compress.settings import ContextSettings
@@ -115,7 +115,7 @@ class Context:
 
 
 def read_context(
-    fmt: Format,
+    fmt: CoreFormat,
     lines: list[RawLine],
     estimator: TokenEstimator,
     originals: OriginalLine | None = None,
@@ -132,7 +132,7 @@ def read_context(
 
 
 def _freed(
-    fmt: Format, lines: list[RawLine], context: Context, originals: OriginalLine
+    fmt: CoreFormat, lines: list[RawLine], context: Context, originals: OriginalLine
 ) -> dict[int, int]:
     """Per compressed line of a message sent whose original is at hand: the tokens its
     original gives the model less the tokens it gives now, both estimated the same way."""
@@ -368,7 +368,7 @@ class Fullness:
 
 def context_fullness(
     lines: list[RawLine],
-    fmt: Format,
+    fmt: CoreFormat,
     settings: ContextSettings,
     originals: OriginalLine | None = None,
 ) -> Fullness:
