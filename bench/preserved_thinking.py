@@ -17,6 +17,7 @@ from pathlib import Path
 
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
 from gitclaw_compress.core.lines import lines_from_bytes
+from gitclaw_compress.formats import detect
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 CLAUDE_MODEL = re.compile(rb'"model":"claude-[^"]*"')
@@ -25,7 +26,10 @@ BINDING_MODEL = b'"model":"claude-opus-5-5"'
 
 def compressed_size(data: bytes, *, deep: bool) -> int:
     lines, _ = compress_entry_lines(
-        lines_from_bytes(data), CompressSettings(keep_turns=4, deep=deep), "bench.jsonl"
+        lines_from_bytes(data),
+        CompressSettings(keep_turns=4, deep=deep),
+        "bench.jsonl",
+        fmt=detect(lines_from_bytes(data), "bench.jsonl"),
     )
     return sum(len(line.data) + (1 if line.newline else 0) for line in lines)
 

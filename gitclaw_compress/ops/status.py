@@ -95,7 +95,7 @@ def _saving(
         lines,
         settings,
         session_ref=session_ref,
-        fmt=fmt,
+        fmt=fmt or detect(lines, session_ref),
         object_id=object_id,
         intact_commit=intact_commit,
         intact_blob=intact_blob,
