@@ -20,12 +20,12 @@ from gitclaw_compress.core.compressor import (
     compress_lines,
     plan_lines,
 )
+from gitclaw_compress.core.context import read_context
 from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
 from gitclaw_compress.core.marker import restore_line
 from gitclaw_compress.core.stubs import STUB_PREFIX
 from gitclaw_compress.formats import FORMATS, detect
 from gitclaw_compress.model import call_names
-from gitclaw_compress.tokens.context import read_context
 from gitclaw_compress.tokens.estimate import get_estimator
 
 REF = ".GITCLAW/state/sessions/s.jsonl"

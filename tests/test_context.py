@@ -25,10 +25,10 @@ from gitclaw_compress.core.compressor import (
     git_blob_id,
     plan_lines,
 )
+from gitclaw_compress.core.context import Context, level_for, measure_context, read_context
 from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
 from gitclaw_compress.formats import FORMATS, detect
 from gitclaw_compress.model import COMPACTION, SUMMARY
-from gitclaw_compress.tokens.context import Context, level_for, measure_context, read_context
 from gitclaw_compress.tokens.estimate import get_estimator
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"

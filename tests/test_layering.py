@@ -44,9 +44,6 @@ APART: frozenset[tuple[str, str]] = frozenset({("tokens", "config")})
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
     {
         ("gitclaw_compress/summary/stage.py", "gitclaw_compress.ops.access"),
-        ("gitclaw_compress/tokens/context.py", "gitclaw_compress.core.format"),
-        ("gitclaw_compress/tokens/context.py", "gitclaw_compress.core.lines"),
-        ("gitclaw_compress/tokens/context.py", "gitclaw_compress.core.marker"),
         ("gitclaw_compress/units.py", "gitclaw_compress.core.lines"),
         ("gitclaw_compress/units.py", "gitclaw_compress.core.marker"),
     }

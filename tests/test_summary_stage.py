@@ -12,9 +12,9 @@ from fake_llm_http import FakeLLMServer, error_reply, openai_reply
 from synthetic import SessionBuilder, big_text, text, tool_call
 
 from gitclaw_compress.config import defaults, parse_config
+from gitclaw_compress.core.context import context_fullness
 from gitclaw_compress.core.lines import lines_from_bytes
 from gitclaw_compress.formats import detect
-from gitclaw_compress.tokens.context import context_fullness
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
 USABLE = 128_000 - 16_384 - 16_384  # fake-model: the fallback window, output and reserve

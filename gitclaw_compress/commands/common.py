@@ -32,10 +32,10 @@ from gitclaw_compress.units import plural as plural
 from gitclaw_compress.units import size_change
 
 if TYPE_CHECKING:  # loaded by the commands that use them, not by every command
+    from gitclaw_compress.core.context import OriginalLine
     from gitclaw_compress.formats import Format
     from gitclaw_compress.ops.access import ArchiveAccess
     from gitclaw_compress.ops.report import FileReport
-    from gitclaw_compress.tokens.context import OriginalLine
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -16,7 +16,7 @@ from gitclaw_compress.settings import BudgetSettings, CompressSettings
 from gitclaw_compress.tokens.estimate import TokenEstimator, get_estimator
 
 if TYPE_CHECKING:  # the context model is loaded only when a budget policy runs
-    from gitclaw_compress.tokens.context import Budget, Context, ContextSize
+    from gitclaw_compress.core.context import Budget, Context, ContextSize
 
 
 @dataclass(slots=True)
@@ -214,7 +214,7 @@ def _plan_budget(
     settings: BudgetSettings,
     estimator: TokenEstimator,
 ) -> None:
-    from gitclaw_compress.tokens.context import (
+    from gitclaw_compress.core.context import (
         budget_for,
         measure_context,
         message_id,

@@ -21,14 +21,14 @@ from gitclaw_compress.core.compressor import (
     measure_run,
     plan_lines,
 )
-from gitclaw_compress.core.lines import RawLine
-from gitclaw_compress.formats import detect
-from gitclaw_compress.formats.base import Format
-from gitclaw_compress.tokens.context import (
+from gitclaw_compress.core.context import (
     ContextSize,
     OriginalLine,
     context_fullness,
 )
+from gitclaw_compress.core.lines import RawLine
+from gitclaw_compress.formats import detect
+from gitclaw_compress.formats.base import Format
 from gitclaw_compress.tokens.estimate import get_estimator
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gitclaw_compress.config import Config
+from gitclaw_compress.core.context import LEVELS, context_fullness, measure_context, read_context
 from gitclaw_compress.core.lines import RawLine, lines_from_bytes, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import Format, detect
@@ -43,7 +44,6 @@ from gitclaw_compress.summary.facts import extract_facts, render_facts
 from gitclaw_compress.summary.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
 from gitclaw_compress.summary.plan import KeepPolicy, NoSummary, plan_summary
 from gitclaw_compress.summary.prompt import PromptLimits, build_prompt
-from gitclaw_compress.tokens.context import LEVELS, context_fullness, measure_context, read_context
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, get_estimator
 
 ClientFactory = Callable[[ProviderSettings], LLMClient]
