@@ -44,8 +44,6 @@ APART: frozenset[tuple[str, str]] = frozenset({("tokens", "config")})
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
     {
         ("gitclaw_compress/summary/stage.py", "gitclaw_compress.ops.access"),
-        ("gitclaw_compress/units.py", "gitclaw_compress.core.lines"),
-        ("gitclaw_compress/units.py", "gitclaw_compress.core.marker"),
     }
 )
 
