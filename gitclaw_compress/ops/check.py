@@ -16,7 +16,7 @@ from gitclaw_compress.core.lines import (
 )
 from gitclaw_compress.core.marker import misplaced, read_marker
 from gitclaw_compress.errors import GitClawError, shell_line
-from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
+from gitclaw_compress.store.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.store.archive_layout import (
     LINE_DIGEST,
     FileRecord,

@@ -36,7 +36,7 @@ from gitclaw_compress.model import (
     Part,
     SummaryRequest,
 )
-from gitclaw_compress.ops.access import line_originals
+from gitclaw_compress.store.access import line_originals
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import AtomicFile, clean_stale_temps
 from gitclaw_compress.summary.compose import extractive_summary, llm_summary
