@@ -21,7 +21,7 @@ from gitclaw_compress.core.compressor import CompressSettings, compress_entry_li
 from gitclaw_compress.core.lines import join_lines, lines_from_bytes, parse_entry
 from gitclaw_compress.core.stubs import STUB_PREFIX
 from gitclaw_compress.formats import detect
-from gitclaw_compress.formats.copilot import FORMAT
+from gitclaw_compress.formats.copilot.rules import FORMAT
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,

@@ -31,7 +31,9 @@ from gitclaw_compress.core.compressor import CompressSettings, compress_entry_li
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, lines_from_bytes, parse_entry
 from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.core.stubs import STUB_PREFIX, is_stub
-from gitclaw_compress.formats import claude, detect, pi
+from gitclaw_compress.formats import detect
+from gitclaw_compress.formats.claude import rules as claude
+from gitclaw_compress.formats.pi import rules as pi
 
 KEEP_ONE = CompressSettings(keep_turns=1)
 SESSION = f".claude/projects/-home-dev-project/{SESSION_ID}.jsonl"

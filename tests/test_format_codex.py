@@ -30,7 +30,7 @@ from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.core.stubs import STUB_PREFIX, is_stub
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect
-from gitclaw_compress.formats.codex import call_descriptor
+from gitclaw_compress.formats.codex.rules import call_descriptor
 
 ROLLOUT = ".codex/sessions/2026/03/31/rollout-2026-03-31T01-22-40-019d417c.jsonl"
 Entry = dict[str, Any]

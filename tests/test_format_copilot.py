@@ -22,7 +22,7 @@ from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.core.payload_form import original_form
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect
-from gitclaw_compress.formats.copilot import (
+from gitclaw_compress.formats.copilot.rules import (
     FORMAT,
     REPEATED_ARGUMENT_STUB,
     SAME_AS_CONTENT_STUB,

@@ -167,7 +167,7 @@ class Format(CoreFormat, Protocol):
 
 
 class LifecycleHook(Protocol):
-    """Where and how an agent runs our `hook AGENT` command (formats/<agent>_hooks.py). These
+    """Where and how an agent runs our `hook AGENT` command (formats/<agent>/hooks.py). These
     only turn a file's bytes into other bytes; ops/agenthooks.py reads, writes and restores."""
 
     event: str  # what runs it, for people: "SessionEnd hook", "notify program", …
