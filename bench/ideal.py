@@ -49,6 +49,7 @@ from gitclaw_compress.core.lines import (
     lines_from_bytes,
     parse_entry,
 )
+from gitclaw_compress.formats import detect
 
 CORPUS_FORMATS = ("pi", "claude", "codex", "copilot")
 IDEAL_STUB_BYTES = 120
@@ -102,7 +103,7 @@ def _bulk_at(
     """(line number, line type, exact path, value, serialized size) of every bulk string."""
     settings = dataclasses.replace(defaults().compress_settings(), keep_turns=keep_turns)
     lines = lines_from_bytes(data)
-    plan = plan_lines(lines, settings, session_ref="s.jsonl")
+    plan = plan_lines(lines, settings, session_ref="s.jsonl", fmt=detect(lines, "s.jsonl"))
     for line in lines:
         if line.number >= plan.window_start:
             break
@@ -130,7 +131,7 @@ def deep_extra_cut(data: bytes, compressed: bytes, keep_turns: int) -> int:
     run removed it (looked up at its own path)."""
     settings = dataclasses.replace(defaults().compress_settings(), keep_turns=keep_turns)
     lines = lines_from_bytes(data)
-    plan = plan_lines(lines, settings, session_ref="s.jsonl")
+    plan = plan_lines(lines, settings, session_ref="s.jsonl", fmt=detect(lines, "s.jsonl"))
     after = lines_from_bytes(compressed)
     cut = 0
     for line in lines:
@@ -212,7 +213,7 @@ def compressed(data: bytes, name: str, keep_turns: int, overrides: dict[str, Any
         defaults().compress_settings(), keep_turns=keep_turns, **overrides
     )
     lines = lines_from_bytes(data)
-    plan = plan_lines(lines, settings, session_ref=name)
+    plan = plan_lines(lines, settings, session_ref=name, fmt=detect(lines, name))
     committed = git_blob_id(data)
     output = compress_lines(
         lines, plan, settings, session_ref=name, intact_blob=lambda line: committed

@@ -19,6 +19,7 @@ from shared_corpus import CORPUS
 
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
 from gitclaw_compress.core.lines import lines_from_bytes
+from gitclaw_compress.formats import detect
 
 CLAUDE_MODEL = re.compile(rb'"model":"claude-[^"]*"')
 BINDING_MODEL = b'"model":"claude-opus-5-5"'
@@ -26,7 +27,10 @@ BINDING_MODEL = b'"model":"claude-opus-5-5"'
 
 def compressed_size(data: bytes, *, deep: bool) -> int:
     lines, _ = compress_entry_lines(
-        lines_from_bytes(data), CompressSettings(keep_turns=4, deep=deep), "bench.jsonl"
+        lines_from_bytes(data),
+        CompressSettings(keep_turns=4, deep=deep),
+        "bench.jsonl",
+        fmt=detect(lines_from_bytes(data), "bench.jsonl"),
     )
     return sum(len(line.data) + (1 if line.newline else 0) for line in lines)
 

@@ -19,7 +19,7 @@ from shared_corpus import CORPUS
 
 from gitclaw_compress.commands.common import read_session
 from gitclaw_compress.config import Config
-from gitclaw_compress.tokens.status import session_status
+from gitclaw_compress.ops.status import session_status
 
 
 def main() -> None:

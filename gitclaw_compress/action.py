@@ -18,13 +18,14 @@ from pathlib import Path
 import orjson
 
 from gitclaw_compress.config import load_config
+from gitclaw_compress.core.marker import original_size
 from gitclaw_compress.errors import EXIT_ERROR, EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.formats import format_title
 from gitclaw_compress.ops.flow import FlowResult, run_flow, summary_line
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.remote import push_archive
-from gitclaw_compress.units import human_bytes, original_size, size_change
+from gitclaw_compress.units import human_bytes, size_change
 
 PREFIX = "GITCLAW_COMPRESS_"
 

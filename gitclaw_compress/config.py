@@ -22,6 +22,7 @@ from gitclaw_compress.settings import (
     ESTIMATOR_NAMES,
     BudgetSettings,
     CompressSettings,
+    ContextSettings,
     PreviewSettings,
 )
 
@@ -540,6 +541,15 @@ class Config:
             "as it is (--force compresses it)"
         )
 
+    def context_settings(self) -> ContextSettings:
+        return ContextSettings(
+            estimator=self["tokens.estimator"],
+            reserve_tokens=self["tokens.reserve"],
+            model_overrides=self["models.overrides"],
+            warning_percent=self["tokens.warningPercent"],
+            critical_percent=self["tokens.criticalPercent"],
+        )
+
     def compress_settings(
         self,
         keep_turns: int | None = None,
@@ -641,7 +651,7 @@ def _check_archive_ref(value: str, where: str) -> None:
 
 def _check_overrides(value: dict[str, Any], where: str) -> None:
     """Each model override must be an object with a positive context_window (and max_output)."""
-    from gitclaw_compress.tokens.models import lookup_model  # its patterns cost a no-op step
+    from gitclaw_compress.model_limits import lookup_model  # its patterns cost a no-op step
 
     for model, limits in value.items():
         try:
@@ -712,7 +722,7 @@ def agent_folder(session: Path, repo_root: Path) -> Path | None:
 def find_config_file(session: Path | None, repo_root: Path, explicit: Path | None) -> Path | None:
     if explicit is not None:
         if not explicit.is_file():
-            from gitclaw_compress.store.fileio import refuse_special
+            from gitclaw_compress.special_files import refuse_special
 
             refuse_special(explicit, "a config file")  # reading it could wait for ever
             raise GitClawError(f"{explicit}: config file not found")

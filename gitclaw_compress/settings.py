@@ -47,6 +47,18 @@ class BudgetSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextSettings:
+    """How the context is counted and judged (`status`, the summary stage's level): the
+    estimator, the compaction reserve, model overrides and the level percentages."""
+
+    estimator: str
+    reserve_tokens: int
+    model_overrides: Mapping[str, Any]
+    warning_percent: int
+    critical_percent: int
+
+
+@dataclass(frozen=True, slots=True)
 class CompressSettings:
     keep_turns: int = 4
     tool_call_max_bytes: int = 500

@@ -1,14 +1,10 @@
 """One way to print sizes, counts and changes, for every command and the Action.
 
-Humans read sizes as "804.1 KB" (1 KB = 1024 bytes); JSON always carries plain bytes.
+Humans read sizes as "804.1 KB" (1 KB = 1024 bytes); JSON always carries plain bytes. A
+leaf: formatting only (the size of a file before compression is core/marker.py's).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
-
-from gitclaw_compress.core.lines import READ_BUFFER, iter_lines
-from gitclaw_compress.errors import GitClawError
 
 
 def human_bytes(count: int) -> str:
@@ -33,18 +29,3 @@ def size_change(before: int, after: int) -> str:
     if text in ("+0.0%", "-0.0%"):
         return "-<0.1%" if after < before else "+<0.1%"
     return text
-
-
-def original_size(path: Path) -> int:
-    """The size of the file as it was before any compression, read from its markers."""
-    from gitclaw_compress.core.marker import read_marker  # not needed by a no-op step
-
-    total = 0
-    with open(path, "rb", buffering=READ_BUFFER) as handle:
-        for line in iter_lines(handle):
-            try:
-                marker = read_marker(line.data, f"{path}:{line.number}")
-            except GitClawError:
-                marker = None
-            total += (marker.size if marker is not None else len(line.data)) + int(line.newline)
-    return total

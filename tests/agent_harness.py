@@ -45,7 +45,7 @@ from fake_llm_sse import (
 from pi_harness import chain_reaches_root, find_pi, prepare_pi_run, resume_mode
 
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
-from gitclaw_compress.formats.claude import FORMAT as CLAUDE
+from gitclaw_compress.formats.claude.rules import FORMAT as CLAUDE
 
 REPO = Path(__file__).resolve().parent.parent
 AGENTS_CACHE = REPO / ".cache" / "agents"

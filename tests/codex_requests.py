@@ -15,7 +15,7 @@ from agent_harness import AgentRun, require_agent, run_resume
 from fake_llm_sse import conversation
 
 from gitclaw_compress.core.lines import lines_from_bytes
-from gitclaw_compress.formats.codex import FORMAT
+from gitclaw_compress.formats.codex.rules import FORMAT
 from gitclaw_compress.model import SUMMARY, SYSTEM, TEXT, THINKING, TOOL, Conversation, Message
 
 PROMPT = "next"

@@ -1,7 +1,7 @@
 """Small synthetic GitHub Copilot CLI event files, shaped like what the CLI writes.
 
 Every line is `{"type","data","id","timestamp","parentId"}` in compact JSON. `typical_events`
-holds every field kind the copilot format compresses or keeps (see formats/copilot.py).
+holds every field kind the copilot format compresses or keeps (see formats/copilot/rules.py).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from fake_llm_sse import (
 
 from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY
 from gitclaw_compress.core.marker import is_ui_only
-from gitclaw_compress.formats.codex import PATCH_EVENTS
+from gitclaw_compress.formats.codex.rules import PATCH_EVENTS
 
 # Where each agent's transcript lives in a repository that commits it (the compressor may
 # recognize the format by its path as well as by its lines).

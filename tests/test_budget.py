@@ -20,12 +20,12 @@ from gitclaw_compress.core.compressor import (
     compress_lines,
     plan_lines,
 )
+from gitclaw_compress.core.context import read_context
 from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
 from gitclaw_compress.core.marker import restore_line
 from gitclaw_compress.core.stubs import STUB_PREFIX
-from gitclaw_compress.formats import FORMATS
+from gitclaw_compress.formats import FORMATS, detect
 from gitclaw_compress.model import call_names
-from gitclaw_compress.tokens.context import read_context
 from gitclaw_compress.tokens.estimate import get_estimator
 
 REF = ".GITCLAW/state/sessions/s.jsonl"
@@ -45,7 +45,7 @@ def settings(keep_turns: int = 4, **budget: Any) -> CompressSettings:
 
 def run(data: bytes, config: CompressSettings) -> tuple[bytes, dict[str, bytes], SessionPlan]:
     lines = lines_from_bytes(data)
-    plan = plan_lines(lines, config, session_ref=REF)
+    plan = plan_lines(lines, config, session_ref=REF, fmt=detect(lines, REF))
     payloads: dict[str, bytes] = {}
     out = []
     for result in compress_lines(lines, plan, config, session_ref=REF):

@@ -63,7 +63,7 @@ def test_skipping_bulk_free_lines_changes_no_byte(
     name: str, make: Callable[[], bytes], settings: CompressSettings
 ) -> None:
     lines = lines_from_bytes(make())
-    plan = plan_lines(lines, settings, session_ref="s.jsonl")
+    plan = plan_lines(lines, settings, session_ref="s.jsonl", fmt=detect(lines, "s.jsonl"))
     assert plan.bulk is not None and len(plan.bulk) == len(lines)
     every = dataclasses.replace(plan, bulk=None)  # each line parsed and asked, as before
     skipped = [
@@ -81,7 +81,12 @@ def test_some_lines_of_every_format_are_skipped() -> None:
     for name in FORMATS:
         for _label, make in SYNTHETIC[name]:
             lines = lines_from_bytes(make())
-            plan = plan_lines(lines, CompressSettings(keep_turns=1), session_ref="s.jsonl")
+            plan = plan_lines(
+                lines,
+                CompressSettings(keep_turns=1),
+                session_ref="s.jsonl",
+                fmt=detect(lines, "s.jsonl"),
+            )
             assert plan.bulk is not None
             if 0 in plan.bulk:
                 break

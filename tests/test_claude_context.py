@@ -30,7 +30,7 @@ from synthetic_claude_context import (
 )
 
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
-from gitclaw_compress.formats import claude
+from gitclaw_compress.formats.claude import rules as claude
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,

@@ -16,7 +16,7 @@ from gitclaw_compress.core.compressor import CompressSettings, compress_lines, p
 from gitclaw_compress.core.lines import join_lines, lines_from_bytes, parse_entry
 from gitclaw_compress.core.marker import restore_line
 from gitclaw_compress.core.stubs import is_stub
-from gitclaw_compress.formats import claude
+from gitclaw_compress.formats.claude import rules as claude
 
 REF = ".claude/projects/-home-dev-project/s.jsonl"
 KEEP_ALL = CompressSettings(keep_turns=100)

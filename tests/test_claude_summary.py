@@ -25,7 +25,7 @@ from test_claude_context import assert_first_request_matches, resume_of
 
 from gitclaw_compress.core.lines import lines_from_bytes
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats import claude
+from gitclaw_compress.formats.claude import rules as claude
 from gitclaw_compress.model import SUMMARY, TEXT, TOOL_CALL, USER, SummaryRequest
 from gitclaw_compress.summary.plan import (
     AFTER_COMPACTION_SHARE,

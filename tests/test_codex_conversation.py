@@ -23,7 +23,7 @@ from synthetic_codex import (
 )
 
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
-from gitclaw_compress.formats.codex import FORMAT
+from gitclaw_compress.formats.codex.rules import FORMAT
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,

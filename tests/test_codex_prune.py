@@ -20,7 +20,7 @@ from gitclaw_compress.core.compressor import CompressSettings, compress_lines, s
 from gitclaw_compress.core.lines import RawLine, join_lines, lines_from_bytes, parse_entry
 from gitclaw_compress.core.marker import restore_line
 from gitclaw_compress.core.stubs import is_stub
-from gitclaw_compress.formats.codex import FORMAT
+from gitclaw_compress.formats.codex.rules import FORMAT
 from gitclaw_compress.model import TOOL
 
 REF = ".codex/sessions/2026/03/31/rollout-2026-03-31T01-22-40-019d417c.jsonl"

@@ -17,7 +17,7 @@ from fake_llm_sse import conversation, request_size, sealed_reasoning, tool_call
 from synthetic_codex import RolloutBuilder, compacted_rollout, context_turns, typical_rollout
 
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
-from gitclaw_compress.formats.codex import FORMAT
+from gitclaw_compress.formats.codex.rules import FORMAT
 from gitclaw_compress.model import SUMMARY, TEXT, SummaryRequest
 
 SUMMARY_TEXT = "TEST-SUMMARY-7f3a: the user asked for listings and patches; all done."

@@ -24,13 +24,17 @@ from gitclaw_compress.core.compressor import (
 from gitclaw_compress.core.lines import LineBatch, iter_lines, join_lines, lines_from_bytes
 from gitclaw_compress.core.marker import restore_line
 from gitclaw_compress.core.stubs import STUB_PREFIX
+from gitclaw_compress.formats import detect
 
 REF = ".GITCLAW/state/sessions/s.jsonl"
 
 
 def run(data: bytes, **settings: Any) -> tuple[bytes, dict[str, bytes]]:
     lines, payloads = compress_entry_lines(
-        lines_from_bytes(data), CompressSettings(**settings), REF
+        lines_from_bytes(data),
+        CompressSettings(**settings),
+        REF,
+        fmt=detect(lines_from_bytes(data), REF),
     )
     return join_lines(lines), payloads
 

@@ -25,10 +25,10 @@ from gitclaw_compress.core.compressor import (
     git_blob_id,
     plan_lines,
 )
+from gitclaw_compress.core.context import Context, level_for, measure_context, read_context
 from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
-from gitclaw_compress.formats import FORMATS
+from gitclaw_compress.formats import FORMATS, detect
 from gitclaw_compress.model import COMPACTION, SUMMARY
-from gitclaw_compress.tokens.context import Context, level_for, measure_context, read_context
 from gitclaw_compress.tokens.estimate import get_estimator
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
@@ -169,7 +169,12 @@ def test_usage_is_not_trusted_after_compaction_or_compression() -> None:
     marked.tool_result("r", "read", big_text("a", 200))
     marked.assistant(text("done"), stop="stop", total_tokens=40_000)
     data = marked.data()
-    lines, _ = compress_entry_lines(lines_from_bytes(data), CompressSettings(keep_turns=0), "s")
+    lines, _ = compress_entry_lines(
+        lines_from_bytes(data),
+        CompressSettings(keep_turns=0),
+        "s",
+        fmt=detect(lines_from_bytes(data), "s"),
+    )
     compressed = join_lines(lines)
     assert compressed != data
     size = measure_context(context_of(compressed), CHARS4)
@@ -184,7 +189,10 @@ def test_usage_recorded_after_a_compression_is_trusted_again() -> None:
     session.tool_result("r", "read", big_text("a", 200))
     session.assistant(text("done"), stop="stop", total_tokens=40_000)
     lines, _ = compress_entry_lines(
-        lines_from_bytes(session.data()), CompressSettings(keep_turns=0), "s"
+        lines_from_bytes(session.data()),
+        CompressSettings(keep_turns=0),
+        "s",
+        fmt=detect(lines_from_bytes(session.data()), "s"),
     )
     compressed = join_lines(lines)
     marker = orjson.loads(compressed.split(b"\n")[4])[MARKER_KEY]
@@ -213,7 +221,7 @@ def test_usage_recorded_after_a_v3_compression_is_trusted_again() -> None:
     data = session.data()
     settings = CompressSettings(keep_turns=0)
     lines = lines_from_bytes(data)
-    plan = plan_lines(lines, settings, session_ref="s")
+    plan = plan_lines(lines, settings, session_ref="s", fmt=detect(lines, "s"))
     blob = git_blob_id(data)
     outputs = compress_lines(lines, plan, settings, session_ref="s", intact_blob=lambda _: blob)
     compressed = join_lines(output.line for output in outputs)

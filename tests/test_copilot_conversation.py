@@ -20,7 +20,8 @@ from synthetic_copilot import EVENTS_PATH, PNG, REASONING_OPAQUE, EventsBuilder,
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
 from gitclaw_compress.core.lines import join_lines, lines_from_bytes, parse_entry
 from gitclaw_compress.core.stubs import STUB_PREFIX
-from gitclaw_compress.formats.copilot import FORMAT
+from gitclaw_compress.formats import detect
+from gitclaw_compress.formats.copilot.rules import FORMAT
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
@@ -465,7 +466,10 @@ def test_resume_of_a_compressed_file_matches_the_real_cli(
     """What `context` will show after compression is what the CLI sends: stubs included."""
     data = typical_events().data() if source is None else source.read_bytes()
     lines, _ = compress_entry_lines(
-        lines_from_bytes(data), CompressSettings(keep_turns=1), EVENTS_PATH
+        lines_from_bytes(data),
+        CompressSettings(keep_turns=1),
+        EVENTS_PATH,
+        fmt=detect(lines_from_bytes(data), EVENTS_PATH),
     )
     compressed = join_lines(lines)
     assert compressed != data

@@ -19,7 +19,7 @@ from gitclaw_compress.core.compressor import CompressSettings, compress_lines, p
 from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
 from gitclaw_compress.core.marker import restore_line
 from gitclaw_compress.core.stubs import STUB_PREFIX
-from gitclaw_compress.formats.copilot import FORMAT
+from gitclaw_compress.formats.copilot.rules import FORMAT
 from gitclaw_compress.model import TOOL
 
 SETTINGS = CompressSettings(keep_turns=10)  # every turn kept: only pruning changes anything

@@ -20,7 +20,7 @@ from test_copilot_conversation import assert_matches_request, conversation_of
 
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
 from gitclaw_compress.formats.base import Unsupported
-from gitclaw_compress.formats.copilot import FORMAT
+from gitclaw_compress.formats.copilot.rules import FORMAT
 from gitclaw_compress.model import COMPACTION, SUMMARY, USER, SummaryRequest
 
 SUMMARY_TEXT = "A plain test summary: the build was fixed in app.ts and checked twice."

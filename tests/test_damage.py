@@ -30,10 +30,10 @@ from synthetic import typical_session
 from gitclaw_compress.config import defaults
 from gitclaw_compress.core.lines import MARKER_BYTES, join_lines
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.compress import Compression
 from gitclaw_compress.ops.restore import restored_lines
 from gitclaw_compress.ops.verify import verify_file
+from gitclaw_compress.store.access import ArchiveAccess
 from gitclaw_compress.store.archive import Repository
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"

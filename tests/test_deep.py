@@ -39,7 +39,9 @@ PI_PATH = ".GITCLAW/state/sessions/deep.jsonl"
 
 def _run(data: bytes, keep: int = 1, **overrides: Any) -> list[bytes]:
     settings = dataclasses.replace(defaults().compress_settings(), keep_turns=keep, **overrides)
-    lines, _ = compress_entry_lines(lines_from_bytes(data), settings, "s.jsonl")
+    lines, _ = compress_entry_lines(
+        lines_from_bytes(data), settings, "s.jsonl", fmt=detect(lines_from_bytes(data), "s.jsonl")
+    )
     return [line.data for line in lines]
 
 
@@ -339,7 +341,9 @@ def _deep_round_trip(name: str, data: bytes, keep: int, kept_max: int) -> None:
     )
     original = lines_from_bytes(data)
     assert detect(original, "s.jsonl").name == name
-    lines, payloads = compress_entry_lines(original, chosen, "s.jsonl")
+    lines, payloads = compress_entry_lines(
+        original, chosen, "s.jsonl", fmt=detect(original, "s.jsonl")
+    )
     assert len(lines) == len(original)
     assert join_lines(restore_line(line, "s", payloads.get) for line in lines) == data
     assert all(
@@ -347,7 +351,7 @@ def _deep_round_trip(name: str, data: bytes, keep: int, kept_max: int) -> None:
         for a, b in zip(lines, original, strict=True)
         if parse_entry(b.data) is not None
     )
-    again, more = compress_entry_lines(lines, chosen, "s.jsonl")
+    again, more = compress_entry_lines(lines, chosen, "s.jsonl", fmt=detect(lines, "s.jsonl"))
     assert join_lines(again) == join_lines(lines) and not more
 
 

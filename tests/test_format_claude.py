@@ -31,14 +31,18 @@ from gitclaw_compress.core.compressor import CompressSettings, compress_entry_li
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, lines_from_bytes, parse_entry
 from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.core.stubs import STUB_PREFIX, is_stub
-from gitclaw_compress.formats import claude, detect, pi
+from gitclaw_compress.formats import detect
+from gitclaw_compress.formats.claude import rules as claude
+from gitclaw_compress.formats.pi import rules as pi
 
 KEEP_ONE = CompressSettings(keep_turns=1)
 SESSION = f".claude/projects/-home-dev-project/{SESSION_ID}.jsonl"
 
 
 def compressed(data: bytes, settings: CompressSettings = KEEP_ONE) -> list[RawLine]:
-    lines, _ = compress_entry_lines(lines_from_bytes(data), settings, "s.jsonl")
+    lines, _ = compress_entry_lines(
+        lines_from_bytes(data), settings, "s.jsonl", fmt=detect(lines_from_bytes(data), "s.jsonl")
+    )
     return lines
 
 
@@ -157,7 +161,9 @@ def test_every_kind_before_the_last_turn_is_stubbed_and_keeps_its_json_type() ->
     assert len(pairs) >= 19  # every kind but thinking, which is never touched
     for original, stub in pairs:
         assert type(stub) is type(original), (original, stub)
-    window = plan_lines(before, KEEP_ONE, session_ref="s.jsonl").window_start
+    window = plan_lines(
+        before, KEEP_ONE, session_ref="s.jsonl", fmt=detect(before, "s.jsonl")
+    ).window_start
     assert window > 1
     assert [line.data for line in before[window - 1 :]] == [
         line.data for line in after[window - 1 :]
@@ -233,7 +239,9 @@ def test_a_glued_line_junk_and_a_missing_final_newline_stay_as_they_are() -> Non
     before = lines_from_bytes(data)
     glued = before[3].data
     assert parse_entry(glued) is None and b'}{"type":"summary"' in glued
-    after, payloads = compress_entry_lines(before, KEEP_ONE, "s.jsonl")
+    after, payloads = compress_entry_lines(
+        before, KEEP_ONE, "s.jsonl", fmt=detect(before, "s.jsonl")
+    )
     assert after[3].data == glued and after[5].data == b"not json at all"
     assert not after[-1].newline and b"".join(line.encode() for line in after)[-1:] == b"}"
     assert sum(line.data != old.data for line, old in zip(after, before, strict=True)) > 5

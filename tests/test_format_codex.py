@@ -30,7 +30,7 @@ from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.core.stubs import STUB_PREFIX, is_stub
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect
-from gitclaw_compress.formats.codex import call_descriptor
+from gitclaw_compress.formats.codex.rules import call_descriptor
 
 ROLLOUT = ".codex/sessions/2026/03/31/rollout-2026-03-31T01-22-40-019d417c.jsonl"
 Entry = dict[str, Any]
@@ -39,7 +39,9 @@ Entry = dict[str, Any]
 def compress(data: bytes, keep_turns: int = 1) -> tuple[list[Entry], list[Entry], list[bytes]]:
     """Entries before and after an in-memory run, and the lines after it."""
     lines = lines_from_bytes(data)
-    out, payloads = compress_entry_lines(lines, CompressSettings(keep_turns=keep_turns), "s.jsonl")
+    out, payloads = compress_entry_lines(
+        lines, CompressSettings(keep_turns=keep_turns), "s.jsonl", fmt=detect(lines, "s.jsonl")
+    )
     for before, after in zip(lines, out, strict=True):
         assert restore_data(after.data, "line", payloads.get) == before.data
     before_entries = [parse_entry(line.data) or {} for line in lines]
@@ -241,7 +243,10 @@ def test_corpus_rollout_keeps_its_header_and_what_resume_reads(source: Path) -> 
     of every format's corpus: test_cli_contract.py.)"""
     original = source.read_bytes()
     lines, _ = compress_entry_lines(
-        lines_from_bytes(original), CompressSettings(keep_turns=1), "r.jsonl"
+        lines_from_bytes(original),
+        CompressSettings(keep_turns=1),
+        "r.jsonl",
+        fmt=detect(lines_from_bytes(original), "r.jsonl"),
     )
     before = original.split(b"\n")
     after = join_lines(lines).split(b"\n")
@@ -258,7 +263,9 @@ def test_corpus_rollout_keeps_its_header_and_what_resume_reads(source: Path) -> 
 
 def test_pasted_images_are_kept_only_when_asked() -> None:
     lines = lines_from_bytes(typical_rollout().data())
-    out, _ = compress_entry_lines(lines, CompressSettings(keep_turns=1, keep_user_images=True), "s")
+    out, _ = compress_entry_lines(
+        lines, CompressSettings(keep_turns=1, keep_user_images=True), "s", fmt=detect(lines, "s")
+    )
     before = [parse_entry(line.data) or {} for line in lines]
     after = [parse_entry(line.data) or {} for line in out]
     last = last_turn_start(before)

@@ -34,7 +34,9 @@ def test_format_contract(name: str, make: Callable[[], bytes]) -> None:
     fmt = detect(original, "case")
     assert fmt.name == name
     plan = plan_lines(original, SETTINGS, session_ref="s.jsonl", fmt=fmt)
-    compressed, payloads = compress_entry_lines(original, SETTINGS, "s.jsonl")
+    compressed, payloads = compress_entry_lines(
+        original, SETTINGS, "s.jsonl", fmt=detect(original, "s.jsonl")
+    )
     assert len(compressed) == len(original)
     changed = 0
     for before, after in zip(original, compressed, strict=True):
@@ -50,7 +52,9 @@ def test_format_contract(name: str, make: Callable[[], bytes]) -> None:
         assert b"\n" not in after.data
         assert "\u2028".encode() not in after.data and "\u2029".encode() not in after.data
         assert restore_data(after.data, where, payloads.get) == before.data
-    again, more = compress_entry_lines(compressed, SETTINGS, "s.jsonl")
+    again, more = compress_entry_lines(
+        compressed, SETTINGS, "s.jsonl", fmt=detect(compressed, "s.jsonl")
+    )
     assert [line.data for line in again] == [line.data for line in compressed]
     assert not more
     # Every synthetic case is built to have something to compress before its last turn.

@@ -22,7 +22,7 @@ from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.core.payload_form import original_form
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect
-from gitclaw_compress.formats.copilot import (
+from gitclaw_compress.formats.copilot.rules import (
     FORMAT,
     REPEATED_ARGUMENT_STUB,
     SAME_AS_CONTENT_STUB,
@@ -35,7 +35,9 @@ SEPARATORS = ("\u2028".encode(), "\u2029".encode())
 def compress(data: bytes) -> tuple[list[Entry], list[Entry], dict[str, bytes]]:
     """The file's events before and after compression in memory, and the payloads."""
     lines = lines_from_bytes(data)
-    out, payloads = compress_entry_lines(lines, SETTINGS, EVENTS_PATH)
+    out, payloads = compress_entry_lines(
+        lines, SETTINGS, EVENTS_PATH, fmt=detect(lines, EVENTS_PATH)
+    )
     before = [parse_entry(line.data) or {} for line in lines]
     after = [parse_entry(line.data) or {} for line in out]
     return before, after, payloads
@@ -199,13 +201,13 @@ def test_every_stub_keeps_the_json_type_it_replaces(
 def test_the_kept_turn_is_byte_identical_and_a_second_run_changes_nothing() -> None:
     data = typical_events().data()
     lines = lines_from_bytes(data)
-    plan = plan_lines(lines, SETTINGS, session_ref=EVENTS_PATH)
+    plan = plan_lines(lines, SETTINGS, session_ref=EVENTS_PATH, fmt=detect(lines, EVENTS_PATH))
     assert (plan.turns, plan.window_start) == (3, len(lines) - 8)
-    out, _ = compress_entry_lines(lines, SETTINGS, EVENTS_PATH)
+    out, _ = compress_entry_lines(lines, SETTINGS, EVENTS_PATH, fmt=detect(lines, EVENTS_PATH))
     assert [line.data for line in out[plan.window_start - 1 :]] == [
         line.data for line in lines[plan.window_start - 1 :]
     ]
-    again, payloads = compress_entry_lines(out, SETTINGS, EVENTS_PATH)
+    again, payloads = compress_entry_lines(out, SETTINGS, EVENTS_PATH, fmt=detect(out, EVENTS_PATH))
     assert again == out and not payloads
 
 
@@ -216,7 +218,12 @@ def test_an_injected_user_message_does_not_start_a_turn() -> None:
     events.user("pdf skill prompt", source="skill-pdf")
     events.user("from another agent", source="agent-x1")
     events.user("Next")
-    plan = plan_lines(lines_from_bytes(events.data()), SETTINGS, session_ref=EVENTS_PATH)
+    plan = plan_lines(
+        lines_from_bytes(events.data()),
+        SETTINGS,
+        session_ref=EVENTS_PATH,
+        fmt=detect(lines_from_bytes(events.data()), EVENTS_PATH),
+    )
     assert plan.turns == 2
 
 
@@ -229,7 +236,7 @@ def test_no_raw_line_separator_enters_a_changed_line() -> None:
     events.turn([("mcp-write", odd, {"content": "\u2028" + big_text("out", 40)})], "Done")
     events.user("Next")
     lines = lines_from_bytes(events.data())
-    out, _ = compress_entry_lines(lines, SETTINGS, EVENTS_PATH)
+    out, _ = compress_entry_lines(lines, SETTINGS, EVENTS_PATH, fmt=detect(lines, EVENTS_PATH))
     changed = [(old, new) for old, new in zip(lines, out, strict=True) if old != new]
     assert len(changed) == 3  # the request, the start and the result
     for old, new in changed:
@@ -315,7 +322,9 @@ def test_a_pasted_image_in_an_old_turn_becomes_a_text_blob_unless_kept() -> None
     lines = lines_from_bytes(events.data())
     for keep, expected in ((False, "text/plain"), (True, "image/png")):
         settings = CompressSettings(keep_turns=1, keep_user_images=keep)
-        out, payloads = compress_entry_lines(lines, settings, EVENTS_PATH)
+        out, payloads = compress_entry_lines(
+            lines, settings, EVENTS_PATH, fmt=detect(lines, EVENTS_PATH)
+        )
         [message] = [e for e in map(parse_entry, (x.data for x in out)) if e and is_user(e)]
         image, other = message["data"]["attachments"]
         assert other == notes  # not an image: what the person attached as such

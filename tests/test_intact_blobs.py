@@ -35,8 +35,8 @@ from flow_helpers import (
 
 from gitclaw_compress.cli import cli
 from gitclaw_compress.core.marker import Marker, read_marker
-from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.restore import restored_lines
+from gitclaw_compress.store.access import ArchiveAccess
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.objects import BlobLineReader, ObjectReader
 

@@ -25,15 +25,15 @@ from synthetic import SessionBuilder, tool_call
 
 from gitclaw_compress.config import defaults
 from gitclaw_compress.core.compressor import plan_lines
+from gitclaw_compress.core.context import Context, measure_context, read_context
 from gitclaw_compress.core.lines import RawLine, lines_from_bytes, parse_entry
 from gitclaw_compress.formats import FORMATS
 from gitclaw_compress.formats.base import Format, Unsupported
 from gitclaw_compress.model import SUMMARY, TOOL, TOOL_CALL, TOOL_RESULT
 from gitclaw_compress.ops.render import render_line
+from gitclaw_compress.ops.status import session_status
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
-from gitclaw_compress.tokens.context import Context, measure_context, read_context
 from gitclaw_compress.tokens.estimate import get_estimator
-from gitclaw_compress.tokens.status import session_status
 
 CHARS4 = get_estimator("chars4")
 

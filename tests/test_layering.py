@@ -1,5 +1,6 @@
-"""The package's layering, read from its source: no import cycle among its modules, no
-format importing another, and none of pi's field names as a string constant outside formats/.
+"""The package's layering, read from its source: the layers in order and no import running
+up, no import cycle among its modules, each agent one set of the same parts and none importing
+another, and none of pi's field names as a string constant outside formats/.
 """
 
 from __future__ import annotations
@@ -11,6 +12,43 @@ import gitclaw_compress
 
 PACKAGE = Path(gitclaw_compress.__file__).parent
 FORMATS = "gitclaw_compress.formats"
+
+# The layers, lowest first, by the package's top-level names ("" is the package itself): a
+# module imports its own layer and those below it, never one above. Tokens count messages and
+# read no setting, pick no format; the core is handed its format and reads a session's
+# context with those counts; config declares options and reaches neither into tokens nor
+# into the store; secrets and summary report through what the use cases hand them.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset(
+        {"", "errors", "settings", "model", "memory", "interrupts", "progress", "special_files"}
+        | {"model_limits", "units"}
+    ),  # leaves
+    frozenset({"config"}),
+    frozenset({"tokens"}),
+    frozenset({"core"}),
+    frozenset({"formats"}),
+    frozenset({"store"}),
+    frozenset({"secrets", "summary"}),
+    frozenset({"ops"}),
+    frozenset({"commands", "cli", "action", "entry", "__main__"}),
+)
+
+# Layers that import neither way though the order would allow one: counting tokens reads
+# no setting.
+APART: frozenset[tuple[str, str]] = frozenset({("tokens", "config")})
+
+# Imports that still run up (importer, imported): each one removed makes this list shorter,
+# and the check fails on any arrow up not listed and on any listed that is gone.
+KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
+
+# The parts of an agent, by what they hold; a flat module's suffix names its part.
+PART_OF_SUFFIX = {"": "rules", "history": "context", "conversation": "context"}
+# Parts an agent still keeps inside another of its parts (codex's view is in its context).
+KNOWN_MISSING_PARTS: dict[str, frozenset[str]] = {
+    "codex": frozenset({"view", "summary"}),
+    "copilot": frozenset({"view", "summary"}),
+    "pi": frozenset({"view", "summary"}),
+}
 
 # Names only pi's files use (entry types, message roles, fields, content block types). Words
 # every format or provider API shares ("message", "role", "content", "id") are left out.
@@ -60,13 +98,14 @@ def modules() -> dict[str, Path]:
     return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
-def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The package modules `name` imports, at its top or inside functions."""
+def import_lines(name: str, path: Path, known: dict[str, Path]) -> list[tuple[int, str]]:
+    """(line, package module) for each import in `name`, at its top, inside functions or
+    under TYPE_CHECKING (a type is a dependency too)."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found: set[str] = set()
+    found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+            found.extend((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -75,8 +114,13 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
                 module = node.module or ""
             for alias in node.names:
                 child = f"{module}.{alias.name}"
-                found.add(child if child in known else module)
-    return {module for module in found if module in known and module != name}
+                found.append((node.lineno, child if child in known else module))
+    return sorted((line, m) for line, m in set(found) if m in known and m != name)
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package modules `name` imports, at its top or inside functions."""
+    return {module for _, module in import_lines(name, path, known)}
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -119,20 +163,77 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def top(module: str) -> str:
+    """A package module's top-level name: "core" for gitclaw_compress.core.lines."""
+    return module.split(".")[1] if "." in module else ""
+
+
+def layer(module: str) -> int:
+    """The index in LAYERS of a package module's top-level name."""
+    return next(i for i, names in enumerate(LAYERS) if top(module) in names)
+
+
+def upward_imports() -> list[tuple[str, int, str]]:
+    """(importer's path, line, imported module) for each import that runs up a layer."""
+    known = modules()
+    return [
+        (str(path.relative_to(PACKAGE.parent)), line, imported)
+        for name, path in known.items()
+        for line, imported in import_lines(name, path, known)
+        if layer(imported) > layer(name) or (top(name), top(imported)) in APART
+    ]
+
+
 def format_of(module: str) -> str | None:
-    """The format a module of formats/ belongs to ("pi" for pi.py and pi_*.py); None for the
-    registry and the shared base."""
+    """The format a module of formats/ belongs to ("pi" for formats/pi/*.py, and for the flat
+    pi.py and pi_*.py); None for the registry and the shared base."""
     if not module.startswith(f"{FORMATS}."):
         return None
     leaf = module.split(".")[2]
     return None if leaf == "base" else leaf.split("_")[0]
 
 
+def part_of(module: str) -> str | None:
+    """The part of its agent a module of formats/ holds: "rules" for pi/rules.py (flat: pi.py),
+    "context" for pi/context.py (flat: pi_context.py, codex_history.py)."""
+    agent = format_of(module)
+    if agent is None:
+        return None
+    parts = module.split(".")
+    if len(parts) > 3:
+        return parts[3]
+    if parts[2] == agent:
+        return None if (PACKAGE / "formats" / agent).is_dir() else "rules"
+    suffix = parts[2][len(agent) + 1 :]
+    return PART_OF_SUFFIX.get(suffix, suffix)
+
+
 def test_the_checks_see_a_cycle_and_the_package() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     graph = import_graph()
-    assert f"{FORMATS}.base" in graph[f"{FORMATS}.pi"]  # function-local imports count too
-    assert f"{FORMATS}.pi" in graph[FORMATS]
+    pi = "gitclaw_compress.formats.pi.rules"  # pi's rules module
+    assert f"{FORMATS}.base" in graph[pi]  # function-local imports count too
+    assert pi in graph[FORMATS]
+
+
+def test_every_top_level_module_has_a_layer() -> None:
+    tops = {top(name) for name in modules()}
+    placed = set().union(*LAYERS)
+    assert tops - placed == set(), "place a new module in LAYERS"
+    assert layer("gitclaw_compress.core.lines") < layer("gitclaw_compress.formats.base")
+
+
+def test_no_import_runs_up_a_layer() -> None:
+    found = upward_imports()
+    pairs = {(path, imported) for path, _, imported in found}
+    new = sorted(
+        f"{path}:{line} -> {imported}"
+        for path, line, imported in found
+        if (path, imported) not in KNOWN_UPWARD
+    )
+    gone = sorted(KNOWN_UPWARD - pairs)
+    assert new == [], "imports that run up a layer"
+    assert gone == [], "fixed: take them out of KNOWN_UPWARD"
 
 
 def test_no_import_cycle_among_the_package_modules() -> None:
@@ -149,6 +250,30 @@ def test_no_format_imports_another() -> None:
         and format_of(imported) != format_of(module)
     ]
     assert wrong == []
+
+
+def agent_parts() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for module in modules():
+        agent, part = format_of(module), part_of(module)
+        if agent is not None and part is not None:
+            found.setdefault(agent, set()).add(part)
+    return found
+
+
+def test_every_agent_has_the_same_parts() -> None:
+    parts = agent_parts()
+    assert {"pi", "claude", "codex", "copilot"} <= set(parts)
+    every = set().union(*parts.values())
+    missing = {agent: frozenset(every - own) for agent, own in parts.items() if every - own}
+    assert missing == KNOWN_MISSING_PARTS
+
+
+def test_every_agent_is_one_package() -> None:
+    flat = sorted(p.name for p in (PACKAGE / "formats").glob("*.py"))
+    assert flat == ["__init__.py", "base.py"]
+    for agent in agent_parts():
+        assert (PACKAGE / "formats" / agent / "rules.py").is_file()
 
 
 def test_layers_import_only_the_interface_of_the_formats() -> None:
@@ -187,7 +312,7 @@ def pi_literals(path: Path) -> list[tuple[int, str]]:
 
 
 def test_no_pi_field_name_in_code_outside_formats() -> None:
-    assert pi_literals(PACKAGE / "formats" / "pi.py"), "the list names pi's fields"
+    assert pi_literals(PACKAGE / "formats/pi/rules.py"), "the list names pi's fields"
     found = {
         name: literals
         for name, path in modules().items()

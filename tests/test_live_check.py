@@ -190,7 +190,7 @@ def test_without_open_files_an_agent_that_keeps_its_file_open_holds_its_store(
 def test_copilot_marks_the_session_it_runs(tmp_path: Path) -> None:
     """Copilot CLI keeps `inuse.<pid>.hold` beside the events of the session it runs: that
     session is live while that process runs, on every platform."""
-    from gitclaw_compress.formats.copilot_home import home
+    from gitclaw_compress.formats.copilot.home import home
 
     root = tmp_path / ".copilot"
     events = root / "session-state" / "s-1" / "events.jsonl"

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.tokens.models import (
+from gitclaw_compress.model_limits import (
     BUILTIN_FAMILIES,
     DEFAULT_RESERVE_TOKENS,
     FALLBACK_LIMITS,

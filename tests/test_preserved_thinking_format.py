@@ -20,6 +20,7 @@ from synthetic_claude import compacted_session, typical_session
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
 from gitclaw_compress.core.lines import RawLine, lines_from_bytes
 from gitclaw_compress.core.marker import restore_data
+from gitclaw_compress.formats import detect
 from gitclaw_compress.formats.base import binds_prefix
 
 KEEP_ONE = CompressSettings(keep_turns=1)
@@ -64,7 +65,9 @@ def _with_model(data: bytes, model: str) -> bytes:
 
 def _compress(data: bytes, settings: CompressSettings) -> tuple[list[RawLine], list[RawLine]]:
     before = lines_from_bytes(data)
-    after, payloads = compress_entry_lines(before, settings, "s.jsonl")
+    after, payloads = compress_entry_lines(
+        before, settings, "s.jsonl", fmt=detect(before, "s.jsonl")
+    )
     restored = [restore_data(line.data, "s.jsonl", payloads.get) for line in after]
     assert restored == [line.data for line in before]
     return before, after
@@ -244,13 +247,20 @@ def test_a_line_kept_for_bound_thinking_compresses_once_it_is_no_longer_sent() -
     before, the next run stubs what the model no longer sees; restore is still the file."""
     first = _with_model(typical_session(2).data(), "claude-opus-5-5")
     before = lines_from_bytes(first)
-    lines, payloads = compress_entry_lines(before, KEEP_ONE, "s.jsonl")
+    lines, payloads = compress_entry_lines(
+        before, KEEP_ONE, "s.jsonl", fmt=detect(before, "s.jsonl")
+    )
     frozen = _changed(before, lines, "toolUseResult")  # stubbed UI copies, message kept
     assert frozen and _changed(before, lines, "message") == []
     later = _with_model(compacted_session().data(), "claude-opus-5-5")
     assert later.startswith(first)  # the same two turns, then /compact and one more
     appended = b"".join(line.encode() for line in lines) + later[len(first) :]
-    again, more = compress_entry_lines(lines_from_bytes(appended), KEEP_ONE, "s.jsonl")
+    again, more = compress_entry_lines(
+        lines_from_bytes(appended),
+        KEEP_ONE,
+        "s.jsonl",
+        fmt=detect(lines_from_bytes(appended), "s.jsonl"),
+    )
     reopened = _changed(lines, again[: len(lines)], "message")
     assert set(frozen) & set(reopened)
     archive = {**payloads, **more}

@@ -12,6 +12,7 @@ from synthetic import SessionBuilder, text, thinking, tool_call
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
 from gitclaw_compress.core.lines import join_lines, lines_from_bytes
 from gitclaw_compress.core.marker import restore_line
+from gitclaw_compress.formats import detect
 
 APIS = ["anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"]
 TOOLS = ["read", "write", "edit", "bash", "grep", "web_fetch", "exec"]
@@ -73,7 +74,9 @@ def test_restore_of_compress_is_identity(
         keep_user_images=not strip,
         redundancy_min_bytes=64,
     )
-    lines, payloads = compress_entry_lines(lines_from_bytes(data), config, "s.jsonl")
+    lines, payloads = compress_entry_lines(
+        lines_from_bytes(data), config, "s.jsonl", fmt=detect(lines_from_bytes(data), "s.jsonl")
+    )
     compressed = join_lines(lines)
     restored = join_lines(restore_line(line, "s", payloads.get) for line in lines)
     assert restored == data
@@ -82,5 +85,5 @@ def test_restore_of_compress_is_identity(
     for line in compressed.split(b"\n"):
         if b'"gitclawCompress"' in line:
             orjson.loads(line)  # every stub line is valid JSON
-    again, more = compress_entry_lines(lines, config, "s.jsonl")
+    again, more = compress_entry_lines(lines, config, "s.jsonl", fmt=detect(lines, "s.jsonl"))
     assert join_lines(again) == compressed and not more

@@ -47,7 +47,9 @@ def check_round_trip(name: str, data: bytes, keep: int, limits: tuple[int, int])
     fmt = detect(original, "s.jsonl")
     assert fmt.name == name
     window = plan_lines(original, config, session_ref="s.jsonl", fmt=fmt).window_start
-    lines, payloads = compress_entry_lines(original, config, "s.jsonl")
+    lines, payloads = compress_entry_lines(
+        original, config, "s.jsonl", fmt=detect(original, "s.jsonl")
+    )
     assert len(lines) == len(original)
     assert join_lines(restore_line(line, "s", payloads.get) for line in lines) == data
     for before, after in zip(original, lines, strict=True):
@@ -58,7 +60,7 @@ def check_round_trip(name: str, data: bytes, keep: int, limits: tuple[int, int])
         if entry_before is not None:
             assert entry_after is not None, f"line {before.number} no longer parses"
             assert list(fmt.sealed(entry_before)) == list(fmt.sealed(entry_after))
-    again, more = compress_entry_lines(lines, config, "s.jsonl")
+    again, more = compress_entry_lines(lines, config, "s.jsonl", fmt=detect(lines, "s.jsonl"))
     assert join_lines(again) == join_lines(lines) and not more
 
 

@@ -15,7 +15,8 @@ from click.testing import CliRunner, Result
 from flow_helpers import SESSIONS, commit_all, git, init, ok, session_bytes, write
 
 from gitclaw_compress.cli import cli
-from gitclaw_compress.units import human_bytes, original_size, plural, size_change
+from gitclaw_compress.core.marker import original_size
+from gitclaw_compress.units import human_bytes, plural, size_change
 
 # POSIX only: Windows skips this module (see LINUX_ONLY_MODULES in conftest.py).
 pty = pytest.importorskip("pty", reason="POSIX only")

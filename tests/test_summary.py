@@ -9,6 +9,7 @@ import pytest
 from conftest import corpus_files, needs_corpus
 from synthetic import SessionBuilder, big_text, text, thinking, tool_call, typical_session
 
+from gitclaw_compress.core.context import Context, measure_context, read_context
 from gitclaw_compress.core.lines import lines_from_bytes
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import FORMATS
@@ -39,7 +40,6 @@ from gitclaw_compress.summary.prompt import (
     summary_body,
 )
 from gitclaw_compress.summary.text import trim_middle
-from gitclaw_compress.tokens.context import Context, measure_context, read_context
 from gitclaw_compress.tokens.estimate import get_estimator
 
 PI = FORMATS["pi"]

@@ -12,8 +12,9 @@ from fake_llm_http import FakeLLMServer, error_reply, openai_reply
 from synthetic import SessionBuilder, big_text, text, tool_call
 
 from gitclaw_compress.config import defaults, parse_config
+from gitclaw_compress.core.context import context_fullness
 from gitclaw_compress.core.lines import lines_from_bytes
-from gitclaw_compress.tokens.status import context_fullness
+from gitclaw_compress.formats import detect
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
 USABLE = 128_000 - 16_384 - 16_384  # fake-model: the fallback window, output and reserve
@@ -61,14 +62,22 @@ def compactions(path: Path) -> list[dict[str, Any]]:
 
 def test_level_follows_recorded_usage_against_usable_tokens() -> None:
     for tokens, level in ((50_000, "ok"), (72_000, "warning"), (86_000, "critical")):
-        found = context_fullness(lines_from_bytes(session_bytes(tokens)), defaults())
+        found = context_fullness(
+            lines_from_bytes(session_bytes(tokens)),
+            detect(lines_from_bytes(session_bytes(tokens)), "session"),
+            defaults().context_settings(),
+        )
         assert found.budget.usable == USABLE and found.size.source == "usage"
         assert found.size.tokens == tokens and found.level == level
 
 
 def test_level_is_the_one_status_gives_with_the_configured_percentages() -> None:
     config = parse_config(b'{"tokens": {"warningPercent": 50, "criticalPercent": 60}}', "c")
-    found = context_fullness(lines_from_bytes(session_bytes(50_000)), config)
+    found = context_fullness(
+        lines_from_bytes(session_bytes(50_000)),
+        detect(lines_from_bytes(session_bytes(50_000)), "session"),
+        config.context_settings(),
+    )
     assert found.level == "warning"  # 50,000 of 95,232 usable: 52.5%
 
 

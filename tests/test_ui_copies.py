@@ -26,6 +26,7 @@ from gitclaw_compress.core.compressor import (
 )
 from gitclaw_compress.core.lines import MARKER_KEY, RawLine, join_lines, lines_from_bytes
 from gitclaw_compress.core.marker import is_ui_only, restore_data
+from gitclaw_compress.formats import detect
 
 REF = "s.jsonl"
 ON = CompressSettings(keep_turns=1, stub_ui_copies=True)
@@ -61,31 +62,33 @@ def test_ui_copies_go_in_the_kept_turns_and_the_rest_follows_later(
 ) -> None:
     data = make()
     lines = lines_from_bytes(data)
-    window = plan_lines(lines, ON, session_ref=REF).window_start
-    out, payloads = compress_entry_lines(lines, ON, REF)
+    window = plan_lines(lines, ON, session_ref=REF, fmt=detect(lines, REF)).window_start
+    out, payloads = compress_entry_lines(lines, ON, REF, fmt=detect(lines, REF))
     assert restored(out, payloads) == data
-    off, _ = compress_entry_lines(lines, CompressSettings(keep_turns=1), REF)
+    off, _ = compress_entry_lines(
+        lines, CompressSettings(keep_turns=1), REF, fmt=detect(lines, REF)
+    )
     for before, after, without in zip(lines, out, off, strict=True):
         if before.number < window:  # older turns: what the option adds is UI-only too
             assert len(after.data) <= len(without.data) or ui_flagged(after) is False
         elif after.data != before.data:
             assert ui_flagged(after), f"{name}: kept line {before.number} changed beyond UI"
     # A second run changes nothing.
-    again, more = compress_entry_lines(out, ON, REF)
+    again, more = compress_entry_lines(out, ON, REF, fmt=detect(out, REF))
     assert again == out and not more
     # Later, every line is older than the kept window: a UI-only line gets the rest of its
     # compression (and loses its flag), about as small as a line compressed at once, and
     # restores to the original.
     older = CompressSettings(keep_turns=0, stub_ui_copies=True)
-    later, later_payloads = compress_entry_lines(out, older, REF)
+    later, later_payloads = compress_entry_lines(out, older, REF, fmt=detect(out, REF))
     assert restored(later, {**payloads, **later_payloads}) == data
-    fresh, _ = compress_entry_lines(lines, older, REF)
+    fresh, _ = compress_entry_lines(lines, older, REF, fmt=detect(lines, REF))
     for now, direct in zip(later, fresh, strict=True):
         if ui_flagged(now):  # nothing more to do on it: the same stubs as at once
             assert len(now.data) <= len(direct.data) + len(b',"ui":true'), now.number
         else:
             assert len(now.data) <= len(direct.data) + 128, now.number  # a longer marker
-    again, more = compress_entry_lines(later, older, REF)
+    again, more = compress_entry_lines(later, older, REF, fmt=detect(later, REF))
     assert again == later and not more
 
 
@@ -97,7 +100,7 @@ def committed_run(
     data = join_lines(lines)
     blob = git_blob_id(data)
     blobs[blob] = data
-    plan = plan_lines(lines, settings, session_ref=REF)
+    plan = plan_lines(lines, settings, session_ref=REF, fmt=detect(lines, REF))
     outputs = compress_lines(lines, plan, settings, session_ref=REF, intact_blob=lambda _: blob)
     return [output.line for output in outputs]
 
@@ -130,9 +133,9 @@ def test_committed_ui_only_lines_reopen_with_a_v3_marker(
     assert restored(later, blobs) == data
     reopened = [later[line.number - 1] for line in flagged if later[line.number - 1] != line]
     # The same lines as in a file never committed (v1 markers, payloads archived).
-    out_v1, _ = compress_entry_lines(lines, ON, REF)
+    out_v1, _ = compress_entry_lines(lines, ON, REF, fmt=detect(lines, REF))
     later_v1, _ = compress_entry_lines(
-        out_v1, CompressSettings(keep_turns=0, stub_ui_copies=True), REF
+        out_v1, CompressSettings(keep_turns=0, stub_ui_copies=True), REF, fmt=detect(out_v1, REF)
     )
     changed_v1 = [
         line.number for line in out_v1 if ui_flagged(line) and later_v1[line.number - 1] != line
@@ -149,8 +152,8 @@ def test_the_option_stubs_something_in_the_kept_turn_of_every_format() -> None:
     for name, makers in SYNTHETIC.items():
         data = makers[0][1]()
         lines = lines_from_bytes(data)
-        window = plan_lines(lines, ON, session_ref=REF).window_start
-        out, _ = compress_entry_lines(lines, ON, REF)
+        window = plan_lines(lines, ON, session_ref=REF, fmt=detect(lines, REF)).window_start
+        out, _ = compress_entry_lines(lines, ON, REF, fmt=detect(lines, REF))
         changed[name] = sum(
             1 for line in out[window - 1 :] if ui_flagged(line) and line.number >= window
         )

@@ -22,20 +22,20 @@ from gitclaw_compress.core.lines import (
 from gitclaw_compress.errors import JSON_META_KEY, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, sessions_under
 from gitclaw_compress.ops.flow import select
-from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
+from gitclaw_compress.progress import SILENT, Progress, file_size, running
+from gitclaw_compress.special_files import refuse_special
 from gitclaw_compress.store.agent_store import in_a_store, store_root
 from gitclaw_compress.store.archive import Repository
-from gitclaw_compress.store.fileio import refuse_special
 from gitclaw_compress.store.repository import NotARepositoryError
 from gitclaw_compress.units import human_bytes as human_bytes
 from gitclaw_compress.units import plural as plural
 from gitclaw_compress.units import size_change
 
 if TYPE_CHECKING:  # loaded by the commands that use them, not by every command
+    from gitclaw_compress.core.context import OriginalLine
     from gitclaw_compress.formats import Format
-    from gitclaw_compress.ops.access import ArchiveAccess
     from gitclaw_compress.ops.report import FileReport
-    from gitclaw_compress.tokens.context import OriginalLine
+    from gitclaw_compress.store.access import ArchiveAccess
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -180,7 +180,7 @@ def archive_access(
     def notify(message: str) -> None:
         click.echo(f"gitclaw-compress: {message}", err=True)
 
-    from gitclaw_compress.ops.access import ArchiveAccess
+    from gitclaw_compress.store.access import ArchiveAccess
 
     return ArchiveAccess.from_config(repo, config, fetch=not no_fetch, notify=notify)
 
@@ -223,7 +223,7 @@ class SessionFile:
         what the context's size takes off the recorded usage (`measure_context`)."""
         if self.repo is None:
             return None
-        from gitclaw_compress.ops.access import line_originals
+        from gitclaw_compress.store.access import line_originals
 
         return line_originals(self.repo, self.ref, self.config["archive.ref"])
 

@@ -16,17 +16,17 @@ from gitclaw_compress.commands.common import (
     read_session,
     report_sessions,
 )
-from gitclaw_compress.core.lines import MARKER_BYTES
-from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.model import SUMMARY, EntryView
-from gitclaw_compress.ops.render import preview
-from gitclaw_compress.ops.restore import restored_lines
-from gitclaw_compress.tokens.context import (
+from gitclaw_compress.core.context import (
     budget_for,
     history_tokens,
     measure_context,
     read_context,
 )
+from gitclaw_compress.core.lines import MARKER_BYTES
+from gitclaw_compress.errors import GitClawError
+from gitclaw_compress.model import SUMMARY, EntryView
+from gitclaw_compress.ops.render import preview
+from gitclaw_compress.ops.restore import restored_lines
 from gitclaw_compress.tokens.estimate import get_estimator
 from gitclaw_compress.units import plural
 

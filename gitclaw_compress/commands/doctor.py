@@ -21,7 +21,6 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.commands.verify import NOT_HERE, split_remedy
 from gitclaw_compress.config import CONFIG_NAME, find_config_file, load_config
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError, shell_line
-from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.agenthooks import AgentHookState, hook_states
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.ops.githooks import (
@@ -30,11 +29,12 @@ from gitclaw_compress.ops.githooks import (
     pre_commit_state,
 )
 from gitclaw_compress.ops.sending import PRE_COMMIT_CONFIG, PUSH_ARCHIVE_HOOK
-from gitclaw_compress.ops.session_lines import has_compressed_line
 from gitclaw_compress.ops.verify import OFF_REF, verify_file
+from gitclaw_compress.store.access import ArchiveAccess
 from gitclaw_compress.store.agent_store import archive_size
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.remote import archive_fix, archive_state
+from gitclaw_compress.store.session_lines import has_compressed_line
 
 
 def _pre_commit(repo: Repository) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import TextIO
 
-from gitclaw_compress.ops.progress import SILENT, Progress
+from gitclaw_compress.progress import SILENT, Progress
 from gitclaw_compress.units import human_bytes
 
 REDRAW_SECONDS = 0.1  # at most ten redraws a second: a run over many small files stays fast

@@ -22,8 +22,8 @@ from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.core.compressor import OUT_OF_REACH
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.ops.compress import Compression
-from gitclaw_compress.ops.progress import file_size, running
 from gitclaw_compress.ops.report import FileReport
+from gitclaw_compress.progress import file_size, running
 
 
 def with_figures(decision: str, budget: dict[str, Any]) -> str:

@@ -24,13 +24,13 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
-from gitclaw_compress.ops.access import ArchiveAccess
 from gitclaw_compress.ops.discovery import all_sessions, sessions_under
-from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.ops.restore import keep_times, restore_file, restore_to_stream
-from gitclaw_compress.ops.session_lines import has_compressed_line
+from gitclaw_compress.progress import SILENT, Progress, file_size, running
+from gitclaw_compress.store.access import ArchiveAccess
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import AtomicFile
+from gitclaw_compress.store.session_lines import has_compressed_line
 
 
 def _stat_key(path: Path) -> tuple[int, int, int]:

@@ -35,7 +35,7 @@ from gitclaw_compress.store.repository import NotARepositoryError, Repository
 from gitclaw_compress.units import plural
 
 if TYPE_CHECKING:
-    from gitclaw_compress.ops.access import ArchiveAccess
+    from gitclaw_compress.store.access import ArchiveAccess
 
 
 @click.command("show")

@@ -19,11 +19,11 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.config import Config
 from gitclaw_compress.core.compressor import git_blob_id
+from gitclaw_compress.core.context import Budget, ContextSize
 from gitclaw_compress.ops.compress import blob_id_for
+from gitclaw_compress.ops.status import Saving, SessionStatus, session_status
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.intact import IntactLines
-from gitclaw_compress.tokens.context import Budget, ContextSize
-from gitclaw_compress.tokens.status import Saving, SessionStatus, session_status
 from gitclaw_compress.units import plural, size_change
 
 

@@ -11,7 +11,7 @@ from gitclaw_compress.commands.compress import echo_held, with_discovery_options
 from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_PROBLEMS
 from gitclaw_compress.ops.flow import run_flow, summary_line
-from gitclaw_compress.ops.progress import SILENT
+from gitclaw_compress.progress import SILENT
 
 
 @click.command("step")

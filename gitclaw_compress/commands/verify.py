@@ -23,9 +23,9 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.commands.progress import FINDING, progress_for
 from gitclaw_compress.core.marker import NOT_IN
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
-from gitclaw_compress.ops.access import ArchiveAccess
-from gitclaw_compress.ops.progress import file_size, running
 from gitclaw_compress.ops.verify import VerifyReport, verify_file
+from gitclaw_compress.progress import file_size, running
+from gitclaw_compress.store.access import ArchiveAccess
 
 # The remedies appended to a problem after "; " (`ArchiveAccess.hint`, `archive_fix`).
 REMEDY = re.compile(

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitclaw_compress.core.format import CoreFormat
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.core.marker import UI_ONLY_KEY
 from gitclaw_compress.core.plan import BudgetPlan, SessionPlan, below_minimum, scan
@@ -36,7 +37,6 @@ from gitclaw_compress.core.rewrite import (
     git_blob_id_sha256,
 )
 from gitclaw_compress.core.stubs import encode_stub as encode_stub
-from gitclaw_compress.formats import Format, detect
 from gitclaw_compress.model import THINKING, USER
 from gitclaw_compress.settings import STRATEGIES as STRATEGIES
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
@@ -257,15 +257,13 @@ def plan_lines(
     settings: CompressSettings,
     *,
     session_ref: str,
-    fmt: Format | None = None,
+    fmt: CoreFormat,
     object_id: ObjectId = _no_object_id,
     intact_commit: IntactCommit | None = None,
     intact_blob: IntactBlob | None = None,
 ) -> SessionPlan:
-    """Both planning passes over lines in memory (the format found from them if not given);
+    """Both planning passes over lines in memory, in the format the caller found;
     `object_id`, `intact_commit` and `intact_blob` as pass 2 will get them (see `settle`)."""
-    if fmt is None:
-        fmt = detect(lines, session_ref)
     plan = scan(lines, settings, fmt)
     if plan.needs_settling:
         plan = settle(
@@ -281,10 +279,10 @@ def plan_lines(
 
 
 def compress_entry_lines(
-    lines: list[RawLine], settings: CompressSettings, session_ref: str
+    lines: list[RawLine], settings: CompressSettings, session_ref: str, *, fmt: CoreFormat
 ) -> tuple[list[RawLine], dict[str, bytes]]:
     """In-memory convenience: every pass over a list; returns lines and payloads by oid."""
-    plan = plan_lines(lines, settings, session_ref=session_ref)
+    plan = plan_lines(lines, settings, session_ref=session_ref, fmt=fmt)
     out: list[RawLine] = []
     payloads: dict[str, bytes] = {}
     for result in compress_lines(lines, plan, settings, session_ref=session_ref):

@@ -7,10 +7,18 @@ import binascii
 import hashlib
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
 from gitclaw_compress.core.jsonspan import JsonPath, SpanError, locate, splice
-from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY, RawLine, parse_entry
+from gitclaw_compress.core.lines import (
+    MARKER_BYTES,
+    MARKER_KEY,
+    READ_BUFFER,
+    RawLine,
+    iter_lines,
+    parse_entry,
+)
 from gitclaw_compress.core.payload_form import PayloadFormError, original_form
 from gitclaw_compress.errors import GitClawError
 
@@ -454,3 +462,16 @@ def _from_intact_blob(
 def restore_line(line: RawLine, source: str, fetch: FetchObject) -> RawLine:
     data = restore_data(line.data, f"{source}:{line.number}", fetch)
     return line if data is line.data else RawLine(line.number, data, line.newline)
+
+
+def original_size(path: Path) -> int:
+    """The size of the file as it was before any compression, read from its markers."""
+    total = 0
+    with open(path, "rb", buffering=READ_BUFFER) as handle:
+        for line in iter_lines(handle):
+            try:
+                marker = read_marker(line.data, f"{path}:{line.number}")
+            except GitClawError:
+                marker = None
+            total += (marker.size if marker is not None else len(line.data)) + int(line.newline)
+    return total

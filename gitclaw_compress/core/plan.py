@@ -9,15 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from gitclaw_compress.core.format import CoreFormat, FileRules
 from gitclaw_compress.core.lines import MARKER_KEY, LineCounts, RawLine
-from gitclaw_compress.formats import Format
-from gitclaw_compress.formats.base import FileRules
 from gitclaw_compress.model import TOOL_RESULT, call_names
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
 from gitclaw_compress.tokens.estimate import TokenEstimator, get_estimator
 
 if TYPE_CHECKING:  # the context model is loaded only when a budget policy runs
-    from gitclaw_compress.tokens.context import Budget, Context, ContextSize
+    from gitclaw_compress.core.context import Budget, Context, ContextSize
 
 
 @dataclass(slots=True)
@@ -76,7 +75,7 @@ class SessionPlan:
     budget policy chose) get their output stubbed wherever they are.
     """
 
-    format: Format
+    format: CoreFormat
     rules: FileRules  # the format's per-file state, filled in pass 1
     window_start: int  # lines from here on are the kept window, byte for byte
     turns: int
@@ -119,7 +118,7 @@ class SessionPlan:
         return bool(budget.candidates) or budget.target_tokens is not None
 
 
-def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> SessionPlan:
+def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: CoreFormat) -> SessionPlan:
     """Pass 1: find the turns, and let the format see every line.
 
     With a budget policy (`settings.budget.active`) on a format that supports it, it also
@@ -186,11 +185,11 @@ def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: Format) -> S
     return plan
 
 
-def superseded_lines(fmt: Format, lines: list[RawLine], window_start: int) -> frozenset[int]:
+def superseded_lines(fmt: CoreFormat, lines: list[RawLine], window_start: int) -> frozenset[int]:
     """Lines before `window_start` and before the compaction record the agent resumes from
     whose messages its resume never sends (none when it resumes from no such record, or the
     format cannot rebuild what it resumes with)."""
-    from gitclaw_compress.formats.base import Unsupported
+    from gitclaw_compress.core.format import Unsupported
 
     try:
         conversation = fmt.resume(list(fmt.views(lines)))
@@ -215,7 +214,7 @@ def _plan_budget(
     settings: BudgetSettings,
     estimator: TokenEstimator,
 ) -> None:
-    from gitclaw_compress.tokens.context import (
+    from gitclaw_compress.core.context import (
         budget_for,
         measure_context,
         message_id,

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from gitclaw_compress.core import stubs
+from gitclaw_compress.core.format import Edit, Scope, with_superseded
 from gitclaw_compress.core.jsonspan import JsonPath, locate, object_close, splice
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine
 from gitclaw_compress.core.marker import (
@@ -33,7 +34,6 @@ from gitclaw_compress.core.spans import (
     replaced,
 )
 from gitclaw_compress.core.stubs import encode_stub
-from gitclaw_compress.formats.base import Edit, Scope, with_superseded
 from gitclaw_compress.settings import CompressSettings
 
 MIN_SAVING_BYTES = 48  # a splice must save more than its share of the marker

@@ -7,10 +7,10 @@ from typing import Any
 
 import orjson
 
+from gitclaw_compress.core.format import Edit
 from gitclaw_compress.core.jsonpieces import holds_long_text, json_at, json_pieces
 from gitclaw_compress.core.jsonspan import JsonPath, locate, value_at
 from gitclaw_compress.core.lines import Entry
-from gitclaw_compress.formats.base import Edit
 
 # The JSON type of a value from its first byte: a stub must keep it.
 JSON_KIND = {

@@ -6,17 +6,17 @@ from collections.abc import Iterable
 
 import orjson
 
+from gitclaw_compress.core.format import CoreFormat
 from gitclaw_compress.core.lines import MARKER_KEY, RawLine, parse_entry
-from gitclaw_compress.formats.base import Format
 
 SHARED_KINDS = ("stubs", "markers", "metadata and other")
 
 
-def kinds_of(fmt: Format) -> tuple[str, ...]:
+def kinds_of(fmt: CoreFormat) -> tuple[str, ...]:
     return (*fmt.kinds, *SHARED_KINDS)
 
 
-def bytes_by_kind(lines: Iterable[RawLine], fmt: Format) -> dict[str, int]:
+def bytes_by_kind(lines: Iterable[RawLine], fmt: CoreFormat) -> dict[str, int]:
     kinds = dict.fromkeys(kinds_of(fmt), 0)
     total = 0
     for line in lines:

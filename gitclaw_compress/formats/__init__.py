@@ -1,4 +1,4 @@
-"""The agent formats, one module each, and the one place that tells them apart: by content.
+"""The agent formats, one package each, and the one place that tells them apart: by content.
 
 A file's name says nothing reliable (people commit transcripts under any name), so a format
 is chosen from the first parsed lines of the file; then the format checks the file itself.
@@ -20,7 +20,10 @@ from gitclaw_compress.formats.base import SNIFF_LINES, Format, LifecycleHook, fo
 def registry() -> dict[str, Format]:
     """Every format by name, in the order they are tried. The modules load on first use: a
     run that reads no transcript (a no-op `step`) never pays for them."""
-    from gitclaw_compress.formats import claude, codex, copilot, pi
+    from gitclaw_compress.formats.claude import rules as claude
+    from gitclaw_compress.formats.codex import rules as codex
+    from gitclaw_compress.formats.copilot import rules as copilot
+    from gitclaw_compress.formats.pi import rules as pi
 
     return {fmt.name: fmt for fmt in (pi.FORMAT, claude.FORMAT, codex.FORMAT, copilot.FORMAT)}
 
@@ -28,7 +31,7 @@ def registry() -> dict[str, Format]:
 def lifecycle_hook(name: str) -> LifecycleHook:
     """`Format.lifecycle_hook` of the format `name`, loading that module alone: the hook
     runs at the end of every session, and pays for no format it does not use."""
-    hook: LifecycleHook = importlib.import_module(f"{__name__}.{name}_hooks").HOOK
+    hook: LifecycleHook = importlib.import_module(f"{__name__}.{name}.hooks").HOOK
     return hook
 
 

@@ -22,14 +22,18 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from gitclaw_compress.core import jsonpieces, stubs
+from gitclaw_compress.core.format import CoreFormat
+from gitclaw_compress.core.format import Edit as Edit
+from gitclaw_compress.core.format import FileRules as FileRules
+from gitclaw_compress.core.format import Scope as Scope
+from gitclaw_compress.core.format import Unsupported as Unsupported
+from gitclaw_compress.core.format import with_superseded as with_superseded
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
-from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
-from gitclaw_compress.settings import CompressSettings
 
 # What people call each format, by its name. Here, not in the format modules, so that a line
 # of counts needs no format loaded (a no-op `step` prints one).
@@ -131,94 +135,15 @@ def superseded_edits(
     return []
 
 
-def with_superseded(edits: list[Edit], extra: list[Edit]) -> list[Edit]:
-    """`edits`, and those of `extra` inside or around none of theirs."""
-
-    def overlaps(a: JsonPath, b: JsonPath) -> bool:
-        return a[: len(b)] == b or b[: len(a)] == a
-
-    return edits + [e for e in extra if not any(overlaps(e.path, d.path) for d in edits)]
-
-
 # What `scan` does with a string value (FormatBase.secret_scope).
 SECRET_SCAN = "scan"  # text a person typed or a tool printed
 SECRET_SKIP = "skip"  # cannot hold one: ids, signatures, encrypted reasoning, base64 images
 SECRET_SEALED = "sealed"  # scanned, but editing it breaks the session (signed thinking)
 
 
-@dataclass(frozen=True, slots=True)
-class Edit:
-    """Replace the JSON value at `path` (from the line's top-level object) with `value`.
-
-    `value` must have the JSON type of the value it replaces: a string stays a string, an
-    array an array, an object an object. `unseen`: a value no model sees (a UI copy) on a
-    line whose other values must stay for now (preserved thinking): a line with only such
-    edits stays open to the rest of the format's edits on a later run.
-    """
-
-    path: JsonPath
-    value: object
-    unseen: bool = False
-
-
-@dataclass(slots=True)
-class Scope:
-    """What the core decided for one line, and what a stub needs to say.
-
-    Not frozen: the core makes one per line before the kept window, and a frozen dataclass
-    takes three times as long to make (2.1 against 0.6 µs). Formats only read it."""
-
-    number: int  # 1-based line number
-    full: bool  # before the kept window: every compression of the format applies
-    prune: bool  # a budget policy chose this line's tool output, wherever it is
-    show: str  # the command that prints this line's original, for the stub text
-    settings: CompressSettings
-    # The first line of the kept window as the core decided it (by turns, or by a target):
-    # a format that keeps lines written just before a turn start with that turn reads it here.
-    window_start: int = 1 << 62
-    # In the kept window with `stub_ui_copies` (or deep) on: only values no model ever sees
-    # may go, and under deep the outputs and arguments over `deep_kept_max_bytes` too.
-    ui_only: bool = False
-    # Deep only: before the agent's newest compaction record, on a line its resume never
-    # sends again: the format may also archive what its CLI does not read there.
-    superseded: bool = False
-
-    @property
-    def kept_large(self) -> bool:
-        """In the kept window under deep: outputs and arguments over `deep_kept_max_bytes`
-        become stubs too (the one change deep makes to what the kept turns send)."""
-        return self.ui_only and self.settings.deep
-
-
-class FileRules(Protocol):
-    """One format's state for one file during one run."""
-
-    def observe(self, number: int, entry: Entry) -> bool:
-        """Pass 1: see every parsed line in order (lines that do not parse are skipped).
-
-        True when `edits` may replace a value on this line under some scope (before the
-        window, pruned, or UI copies only); False promises it never does, and pass 2 then
-        copies the line without parsing it again (a turn_start event, a settings line)."""
-
-    def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        """Pass 2: the values to replace on a line the core touches (none: keep it)."""
-
-    def preserved_thinking_span(self) -> tuple[int, int] | None:
-        """After pass 1: (first, last) lines the agent sends before its newest thinking block
-        bound to its prefix (preserved thinking), where what the model sees stays byte for
-        byte; None when nothing binds."""
-
-    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        """Deep, pass 2, on a line of `scope.superseded` (its agent never sends it again):
-        what else its CLI does not read there, beside `edits` (the core keeps the ones that
-        do not overlap those). Usually `superseded_edits` of this module on the line's
-        content, leaving what the CLI reads from such a line (settings, titles) whole."""
-
-
-class Format(Protocol):
-    name: str  # short and stable: config keys, JSON reports, counts ("pi", "claude", …)
-    title: str  # for people: "pi", "Claude Code", …
-    stubs_name_ids_alone: bool
+class Format(CoreFormat, Protocol):
+    """A format whole: what the core uses (`CoreFormat`), and how it is recognized,
+    where its agent keeps sessions and hooks, what the secrets scan and summaries use."""
 
     def recognize(self, entries: Sequence[Entry]) -> bool:
         """Whether the first parsed lines of a file (up to `SNIFF_LINES`) are this format's."""
@@ -226,37 +151,7 @@ class Format(Protocol):
     def check(self, first: RawLine | None, source: str) -> None:
         """Raise GitClawError, naming `source` and the line, if the file cannot be touched."""
 
-    def is_turn_start(self, entry: Entry) -> bool:
-        """Whether a line starts a turn: what a person typed, not a tool result."""
-
-    def entry_id(self, entry: Entry) -> str | None:
-        """The id `show` finds the line by; None when the line has none (then `L<number>`).
-        A long random id (`stubs.findable_anywhere`: a uuid) is unique across sessions, so
-        with `stubs_name_ids_alone` its stubs name it without the session's path."""
-
-    def rules(self, settings: CompressSettings) -> FileRules:
-        """Fresh per-file state for one run."""
-
-    kinds: tuple[str, ...]  # the kinds of bytes `measure` reports, for `stats`
-
-    def measure(self, entry: Entry) -> Iterable[tuple[str, int]]:
-        """(kind, bytes) of the bulk of a line, for `stats`: a kind of `kinds`, or "stubs" for
-        values that are stubs already (`stubs.is_stub`). The rest counts as metadata."""
-
-    def sealed(self, entry: Entry) -> Iterable[tuple[str, Any]]:
-        """(name, value) pairs that no compression may change: ids, links, types, signed or
-        encrypted reasoning. The contract tests compare them before and after."""
-
     globs: tuple[str, ...]  # where its agent leaves transcripts, relative to a repository
-
-    def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
-        """The neutral view of every line the agent loads, in order (bad lines skipped)."""
-
-    def view(self, number: int, entry: Entry) -> EntryView:
-        """The neutral view of one parsed line."""
-
-    def resume(self, views: Sequence[EntryView]) -> Conversation:
-        """What the agent sends its model when it resumes a file of these views."""
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         """The lines (without newlines) of the agent's own compaction record, to append."""
@@ -272,7 +167,7 @@ class Format(Protocol):
 
 
 class LifecycleHook(Protocol):
-    """Where and how an agent runs our `hook AGENT` command (formats/<agent>_hooks.py). These
+    """Where and how an agent runs our `hook AGENT` command (formats/<agent>/hooks.py). These
     only turn a file's bytes into other bytes; ops/agenthooks.py reads, writes and restores."""
 
     event: str  # what runs it, for people: "SessionEnd hook", "notify program", …
@@ -359,21 +254,6 @@ def user_home(environ: Mapping[str, str], windows: bool = os.name == "nt") -> st
     if windows and environ.get("USERPROFILE"):
         return environ["USERPROFILE"]
     return environ.get("HOME") or os.path.expanduser("~")
-
-
-class Unsupported(GitClawError):
-    """A format that cannot do something says so here, and only here, in one line."""
-
-    def __init__(self, title: str, ability: str, why: str, *, source: str | None = None) -> None:
-        where = f"{source}: " if source else ""
-        super().__init__(f"{where}{title} transcripts: {ability} is not supported ({why})")
-        self.title, self.ability, self.why, self.source = title, ability, why, source
-
-    def at(self, source: str) -> Unsupported:
-        """The same error, naming the file it was met in (once)."""
-        if self.source is not None:
-            return self
-        return Unsupported(self.title, self.ability, self.why, source=source)
 
 
 class FormatBase:

@@ -16,18 +16,19 @@ from gitclaw_compress.core.lines import (
 )
 from gitclaw_compress.core.marker import misplaced, read_marker
 from gitclaw_compress.errors import GitClawError, shell_line
-from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
-from gitclaw_compress.ops.session_lines import file_chunks, has_compressed_line, open_lines
+from gitclaw_compress.store.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.store.archive_layout import (
     LINE_DIGEST,
     FileRecord,
     header_key,
     line_digest,
+    matching_records,
     record_folder,
 )
 from gitclaw_compress.store.git import GitFailureError
 from gitclaw_compress.store.redactions import applying, redaction_notes, superseded
 from gitclaw_compress.store.repository import Repository
+from gitclaw_compress.store.session_lines import file_chunks, has_compressed_line, open_lines
 
 
 @dataclass
@@ -57,39 +58,6 @@ def _matching_record(chunks: Iterator[bytes], records: list[FileRecord]) -> File
     """The longest record whose size and sha256 match a prefix of the streamed bytes."""
     matches = matching_records(chunks, records)
     return matches[-1] if matches else None
-
-
-def matching_records(chunks: Iterator[bytes], records: list[FileRecord]) -> list[FileRecord]:
-    """Every record whose size and sha256 match a prefix of the streamed bytes, shortest
-    first.
-
-    Copies of one session share a header, so they share its records (a thousand copies, a
-    thousand records): the bytes are hashed once, forward, and the digest is copied at each
-    distinct record size, so a file costs its own length plus one copy per size, never a
-    hash of its prefix per record."""
-    by_size: dict[int, dict[str, FileRecord]] = {}
-    for record in records:
-        by_size.setdefault(record.size, {})[record.sha256] = record
-    sizes = sorted(by_size)
-    digest = hashlib.sha256()
-    position = 0
-    found: list[FileRecord] = []
-    index = 0
-    for chunk in chunks:
-        offset = 0
-        while index < len(sizes) and sizes[index] <= position + len(chunk):
-            size = sizes[index]
-            digest.update(chunk[offset : size - position])
-            offset = size - position
-            match = by_size[size].get(digest.copy().hexdigest())
-            if match is not None:
-                found.append(match)
-            index += 1
-        digest.update(chunk[offset:])
-        position += len(chunk)
-        if index == len(sizes):
-            break
-    return found
 
 
 def check_file(

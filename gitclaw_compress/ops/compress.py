@@ -29,11 +29,10 @@ from gitclaw_compress.core.plan import SessionPlan
 from gitclaw_compress.errors import GitClawError, shell_line
 from gitclaw_compress.formats import Format, detect_file
 from gitclaw_compress.formats.base import Unsupported
-from gitclaw_compress.ops.access import ArchiveAccess, line_originals
 from gitclaw_compress.ops.check import check_file, marker_problems
-from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.report import FileReport
-from gitclaw_compress.ops.session_lines import has_compressed_line, open_lines
+from gitclaw_compress.progress import SILENT, Progress
+from gitclaw_compress.store.access import ArchiveAccess, line_originals
 from gitclaw_compress.store.archive import ArchiveWriter
 from gitclaw_compress.store.archive_layout import FileRecord, header_key, line_digest
 from gitclaw_compress.store.fileio import (
@@ -45,6 +44,7 @@ from gitclaw_compress.store.fileio import (
 )
 from gitclaw_compress.store.intact import IntactLines
 from gitclaw_compress.store.repository import Repository
+from gitclaw_compress.store.session_lines import has_compressed_line, open_lines
 from gitclaw_compress.units import plural
 
 interrupts.checkpoint("loading")  # the core is imported only when there is work

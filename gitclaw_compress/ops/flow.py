@@ -5,7 +5,8 @@ Shared by `compress`, `step` and the GitHub Action, so that all three behave the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,14 +14,15 @@ from typing import TYPE_CHECKING, Any
 from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover, sessions_under
-from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key, versions_key
-from gitclaw_compress.secrets.held import SecretsHeld
+from gitclaw_compress.progress import SILENT, Progress, file_size, running
+from gitclaw_compress.secrets.held import HELD, WOULD_HOLD, SecretsHeld
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.units import human_bytes, plural, size_change
 
 if TYPE_CHECKING:
+    from gitclaw_compress.secrets.parallel import ParallelGuard
     from gitclaw_compress.store.remote import PushResult
     from gitclaw_compress.summary.stage import StageOutcome
 
@@ -271,122 +273,219 @@ def run_flow(
     the caller pushes the archive afterwards (the GitHub Action). `scan_first`: the scan's
     verdict before any compression (not beside it): a held session is never compressed, not
     even to a temp file, and the others only once (a background pass, where CPU counts and
-    wall time does not)."""
-    root_config = load_config(None, repo.config_root, config_path)
-    result = FlowResult(
-        ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
-    )
-    from gitclaw_compress.secrets.parallel import ParallelGuard
+    wall time does not).
 
-    # The secret scan runs in a thread beside the compression (only where a session has
-    # lines not scanned clean before); a finding holds its session before any write. A dry
-    # run scans too, so that it says which sessions the run would hold. In an agent's store
-    # too: what compress drops would be committed to the store's archive.
-    secrets = ParallelGuard(repo, root_config, enabled=True, dry_run=dry_run, progress=progress)
-    try:
-        cache = UnchangedCache(repo.git_dir)
-        chosen, result.discovery = select(
-            repo,
-            root_config,
+    The stages, each called once and in this order (see `_Run`): find the sessions, check
+    and compress them (the secret scan beside or, with `scan_first`, before), record what
+    was written as scanned, report, summarize, stage, send."""
+    run = _Run.open(repo, config_path, remote, pushes=do_push or caller_pushes)
+    with run.scanning(dry_run=dry_run, progress=progress):
+        chosen = run.find(paths, config_path, take_all=take_all, issue=issue, deep=deep)
+        run.compress(
+            chosen,
+            keep_turns=keep_turns,
+            force=force,
+            dry_run=dry_run,
+            progress=progress,
+            scan_first=scan_first,
+        )
+        run.record()
+    run.report(dry_run=dry_run)
+    if not dry_run:
+        run.summarize(chosen)
+        if do_stage:
+            run.stage()
+        if do_push:
+            run.send()
+    return run.result
+
+
+@dataclass
+class _Run:
+    """What the stages of one `run_flow` share: the repository, its root config, the result
+    they fill in, and (once found) each session's config and the secret scan beside them.
+    One class, over 150 lines with its docstrings, because each stage reads what the earlier
+    ones found from one place; the stages are its methods, none over 40 lines."""
+
+    repo: Repository
+    root_config: Config
+    result: FlowResult
+    pushes: bool  # the run pushes the archive, or its caller does
+    configs: dict[Path, Config] = field(default_factory=dict)
+    chosen: list[Path] = field(default_factory=list)
+    secrets: ParallelGuard | None = None
+    cache: UnchangedCache = field(init=False)  # set by `find`
+
+    @classmethod
+    def open(
+        cls, repo: Repository, config_path: Path | None, remote: str | None, *, pushes: bool
+    ) -> _Run:
+        root_config = load_config(None, repo.config_root, config_path)
+        result = FlowResult(
+            ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
+        )
+        return cls(repo, root_config, result, pushes)
+
+    @contextlib.contextmanager
+    def scanning(self, *, dry_run: bool, progress: Progress) -> Iterator[None]:
+        """The secret scan, in a thread beside the compression (only where a session has
+        lines not scanned clean before); a finding holds its session before any write. A dry
+        run scans too, so that it says which sessions the run would hold. In an agent's store
+        too: what compress drops would be committed to the store's archive."""
+        from gitclaw_compress.secrets.parallel import ParallelGuard
+
+        self.secrets = ParallelGuard(
+            self.repo, self.root_config, enabled=True, dry_run=dry_run, progress=progress
+        )
+        try:
+            yield
+        finally:
+            self.secrets.cancel()
+
+    def _guard(self) -> ParallelGuard:
+        assert self.secrets is not None, "the stages run inside `scanning`"
+        return self.secrets
+
+    def find(
+        self,
+        paths: tuple[Path, ...] | list[Path],
+        config_path: Path | None,
+        *,
+        take_all: bool,
+        issue: int | None,
+        deep: bool,
+    ) -> list[Path]:
+        """The sessions to compress, each with its config; the scan starts on them."""
+        self.cache = UnchangedCache(self.repo.git_dir)
+        chosen, self.result.discovery = select(
+            self.repo,
+            self.root_config,
             paths,
             take_all=take_all,
             issue=issue,
-            warnings=result.warnings,
-            known=cache,
+            warnings=self.result.warnings,
+            known=self.cache,
         )
-        secrets.start(chosen)  # as soon as the sessions are known: the rules load meanwhile
-        configs = {
-            path: load_config(path, repo.config_root, config_path).with_deep(deep)
+        self._guard().start(chosen)  # as soon as the sessions are known: the rules load meanwhile
+        self.chosen = chosen
+        self.configs = {
+            path: load_config(path, self.repo.config_root, config_path).with_deep(deep)
             for path in chosen
         }
+        return chosen
 
-        def unsent(reports: list[FileReport]) -> str | None:
-            """The line for an archive that nothing sends (see ops/sending.py): about the
-            sessions this run left originals of that only the archive keeps (a line whose
-            original a commit of the branch holds restores from that commit anywhere)."""
-            compressed = [r for r in reports if r.status == "compressed" and r.archive_only]
-            if not compressed:
-                return None
-            from gitclaw_compress.ops.sending import unsent_archive
-
-            wrote = {r.path for r in compressed}
-            return unsent_archive(
-                repo,
-                len(compressed),
-                local_only=all(
-                    configs[path]["archive.localOnly"]
-                    for path in chosen
-                    if repo.relative(path) in wrote
-                ),
-                ref=result.ref,
-                remote=result.remote,
-                pushes=do_push or caller_pushes,
-            )
-
-        def before_writing(reports: list[FileReport]) -> None:
-            secrets.wait(result.warnings)
-            from gitclaw_compress.ops.sending import in_ci, refuse_in_ci
-
-            if in_ci():  # a runner that is thrown away: an error, before any write
-                refuse_in_ci(unsent(reports))
+    def compress(
+        self,
+        chosen: list[Path],
+        *,
+        keep_turns: int | None,
+        force: bool,
+        dry_run: bool,
+        progress: Progress,
+        scan_first: bool,
+    ) -> None:
+        """Check and compress: the scan's verdict comes before anything is written (before
+        anything is compressed with `scan_first`); a session it holds is reported held and
+        the others are compressed."""
+        secrets = self._guard()
 
         def compress(paths: list[Path]) -> list[FileReport]:
             return compress_paths(
-                repo,
+                self.repo,
                 paths,
-                configs,
-                cache,
+                self.configs,
+                self.cache,
                 keep_turns=keep_turns,
                 force=force,
                 dry_run=dry_run,
                 progress=progress,
-                before_writing=before_writing,
+                before_writing=self._before_writing,
             )
 
         try:
             if scan_first:
-                secrets.wait(result.warnings)
-            result.reports = compress(chosen)
-            secrets.wait(result.warnings)  # when nothing was to be written, it answers here
+                secrets.wait(self.result.warnings)
+            self.result.reports = compress(chosen)
+            secrets.wait(self.result.warnings)  # when nothing was to be written, it answers here
         except SecretsHeld as held:
             # Nothing was written. The sessions without an open finding were scanned and
             # recorded clean: compress them (again, unless `scan_first`), alone (no scan
             # waits this time).
-            result.held = held.sessions
+            self.result.held = held.sessions
             names = {entry["path"] for entry in held.sessions}  # as findings name them
+            repo = self.repo
             rest = [path for path in chosen if repo.session_ref(repo.relative(path)) not in names]
             done = dict(zip(rest, compress(rest), strict=True))
-            result.reports = [
-                done[path] if path in done else held.report(repo, path, dry_run=dry_run)
+            self.result.reports = [
+                done[path] if path in done else _held_report(repo, path, dry_run=dry_run)
                 for path in chosen
             ]
-        written = [repo.root / r.path for r in result.reports if r.status == "compressed"]
-        secrets.record(written, result.warnings)  # the lines it wrote, scanned for next time
-    finally:
-        secrets.cancel()
-    for report in result.reports:
-        result.warnings.extend(report.warnings)
-    if not dry_run and (line := unsent(result.reports)) is not None:
-        result.warnings.append(line)
-    summarized = [path for path in chosen if configs[path]["summary.enabled"]]
-    if summarized and not dry_run:  # the opt-in summary stage, outside compression's locks
-        from gitclaw_compress.summary.stage import summary_stage  # the LLM client, only here
 
-        result.summaries = summary_stage(repo, summarized, configs.__getitem__)
-        result.warnings.extend(o.warning for o in result.summaries if o.warning)
-    if do_stage and not dry_run:
-        result.staged = stage(repo, result.reports, result.summarized)
-    if do_push and not dry_run:
+    def _before_writing(self, reports: list[FileReport]) -> None:
+        self._guard().wait(self.result.warnings)
+        from gitclaw_compress.ops.sending import in_ci, refuse_in_ci
+
+        if in_ci():  # a runner that is thrown away: an error, before any write
+            refuse_in_ci(self._unsent(reports))
+
+    def _unsent(self, reports: list[FileReport]) -> str | None:
+        """The line for an archive that nothing sends (see ops/sending.py): about the
+        sessions this run left originals of that only the archive keeps (a line whose
+        original a commit of the branch holds restores from that commit anywhere)."""
+        compressed = [r for r in reports if r.status == "compressed" and r.archive_only]
+        if not compressed:
+            return None
+        from gitclaw_compress.ops.sending import unsent_archive
+
+        wrote = {r.path for r in compressed}
+        return unsent_archive(
+            self.repo,
+            len(compressed),
+            local_only=all(
+                self.configs[path]["archive.localOnly"]
+                for path in self.chosen
+                if self.repo.relative(path) in wrote
+            ),
+            ref=self.result.ref,
+            remote=self.result.remote,
+            pushes=self.pushes,
+        )
+
+    def record(self) -> None:
+        """The lines it wrote, scanned for next time."""
+        written = [self.repo.root / r.path for r in self.result.reports if r.status == "compressed"]
+        self._guard().record(written, self.result.warnings)
+
+    def report(self, *, dry_run: bool) -> None:
+        """Each session's warnings, then the line for an archive nothing sends."""
+        for report in self.result.reports:
+            self.result.warnings.extend(report.warnings)
+        if not dry_run and (line := self._unsent(self.result.reports)) is not None:
+            self.result.warnings.append(line)
+
+    def summarize(self, chosen: list[Path]) -> None:
+        """The opt-in summary stage, outside compression's locks."""
+        summarized = [path for path in chosen if self.configs[path]["summary.enabled"]]
+        if summarized:
+            from gitclaw_compress.summary.stage import summary_stage  # the LLM client, only here
+
+            self.result.summaries = summary_stage(self.repo, summarized, self.configs.__getitem__)
+            self.result.warnings.extend(o.warning for o in self.result.summaries if o.warning)
+
+    def stage(self) -> None:
+        self.result.staged = stage(self.repo, self.result.reports, self.result.summarized)
+
+    def send(self) -> None:
+        """Push the archive ref, never with an object that holds a secret (a warning each if
+        unblocked)."""
         from gitclaw_compress.secrets.check import guard_push
         from gitclaw_compress.store.remote import push_archive
 
         try:
-            # Never send an archive object that holds a secret (a warning each if unblocked).
-            result.warnings.extend(guard_push(repo, root_config))
-            result.push = push_archive(repo, result.ref, result.remote)
+            self.result.warnings.extend(guard_push(self.repo, self.root_config))
+            self.result.push = push_archive(self.repo, self.result.ref, self.result.remote)
         except GitClawError as error:
-            raise _push_failed_after_changes(result, error) from error
-    return result
+            raise _push_failed_after_changes(self.result, error) from error
 
 
 def _push_failed_after_changes(result: FlowResult, error: GitClawError) -> GitClawError:
@@ -475,3 +574,16 @@ def _pushed(result: FlowResult) -> str:
     if result.push.reason == "no-local-archive":
         return f"; no {result.ref} in this clone, nothing to push"
     return ""
+
+
+def _held_report(repo: Repository, path: Path, *, dry_run: bool = False) -> FileReport:
+    """The report of a session held for a secret: untouched, its size, its format."""
+    from gitclaw_compress.formats import detect_file
+
+    size = path.stat().st_size
+    rel = repo.relative(path)
+    try:
+        name = detect_file(path, rel).name
+    except GitClawError:
+        name = ""
+    return FileReport(rel, WOULD_HOLD if dry_run else HELD, size, size, format=name)

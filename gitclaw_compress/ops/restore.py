@@ -9,9 +9,8 @@ from typing import IO
 
 from gitclaw_compress.core.lines import MARKER_BYTES, READ_BUFFER, LineBatch, RawLine
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.check import FileCheck, check_file
-from gitclaw_compress.ops.session_lines import open_lines
+from gitclaw_compress.store.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.store.fileio import (
     AtomicFile,
     clean_stale_temps,
@@ -19,6 +18,7 @@ from gitclaw_compress.store.fileio import (
     is_special,
 )
 from gitclaw_compress.store.repository import Repository
+from gitclaw_compress.store.session_lines import open_lines
 
 
 def restored_lines(

@@ -13,10 +13,10 @@ from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect_file
 from gitclaw_compress.formats.base import Format, Unsupported
 from gitclaw_compress.model import call_names
-from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.discovery import all_sessions, work_tree_jsonl
-from gitclaw_compress.ops.session_lines import open_lines
+from gitclaw_compress.store.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.store.repository import Repository
+from gitclaw_compress.store.session_lines import open_lines
 from gitclaw_compress.units import plural
 
 

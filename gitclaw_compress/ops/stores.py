@@ -30,8 +30,8 @@ from gitclaw_compress.errors import EXIT_INTERRUPTED, GitClawError
 from gitclaw_compress.formats import registry
 from gitclaw_compress.formats.base import AgentHome, Unsupported
 from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
-from gitclaw_compress.ops.progress import SILENT, Progress
 from gitclaw_compress.ops.unchanged import UnchangedCache
+from gitclaw_compress.progress import SILENT, Progress
 from gitclaw_compress.store import live
 from gitclaw_compress.store.agent_store import (
     AgentStore,
@@ -232,7 +232,7 @@ def _read_only(path: Path) -> bool:
 
 
 def _holds_marker(path: Path) -> bool:
-    from gitclaw_compress.ops.session_lines import has_compressed_line
+    from gitclaw_compress.store.session_lines import has_compressed_line
 
     try:
         return has_compressed_line(path)

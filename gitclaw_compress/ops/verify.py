@@ -10,12 +10,12 @@ from typing import Any
 from gitclaw_compress.core.marker import NOT_IN, read_marker
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect_file
-from gitclaw_compress.ops.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.ops.check import check_file
-from gitclaw_compress.ops.session_lines import open_lines
+from gitclaw_compress.store.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.store.git import GitFailureError, run_git
 from gitclaw_compress.store.objects import ObjectReadError, damaged_objects
 from gitclaw_compress.store.repository import Repository
+from gitclaw_compress.store.session_lines import open_lines
 
 OFF_REF = "is not reachable from"  # an object in a marker that the archive ref does not hold
 _OFF_REF_OBJECT = re.compile(rf"^(?P<where>.+?): object (?P<oid>[0-9a-f]+) {OFF_REF} ")

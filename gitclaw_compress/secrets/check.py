@@ -11,7 +11,7 @@ from typing import Any
 from gitclaw_compress.config import Config
 from gitclaw_compress.core.payload_form import text_to_scan
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError, shell_line
-from gitclaw_compress.ops.progress import SILENT, Progress, file_size, running
+from gitclaw_compress.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.secrets.baseline import Baseline
 from gitclaw_compress.secrets.findings import Finding
 from gitclaw_compress.secrets.scan import scan_blob, scan_lines

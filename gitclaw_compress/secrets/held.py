@@ -5,16 +5,11 @@ exit 1. Small on purpose: `ops/flow.py` imports it on every run, the scan only w
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 
-if TYPE_CHECKING:
-    from gitclaw_compress.ops.report import FileReport
-    from gitclaw_compress.store.archive import Repository
-
-HELD = "held"  # the FileReport status of such a session
+HELD = "held"  # the FileReport status of such a session (ops/flow.py writes it)
 WOULD_HOLD = "would-hold"  # the same, in a dry run (--dry-run, --check): what the run would do
 
 
@@ -27,19 +22,6 @@ class SecretsHeld(GitClawError):
         super().__init__(message, exit_code=EXIT_PROBLEMS)
         self.sessions = sessions
         self.details = details
-
-    @staticmethod
-    def report(repo: Repository, path: Path, *, dry_run: bool = False) -> FileReport:
-        from gitclaw_compress.formats import detect_file
-        from gitclaw_compress.ops.report import FileReport
-
-        size = path.stat().st_size
-        rel = repo.relative(path)
-        try:
-            name = detect_file(path, rel).name
-        except GitClawError:
-            name = ""
-        return FileReport(rel, WOULD_HOLD if dry_run else HELD, size, size, format=name)
 
 
 def held_lines(held: list[dict[str, Any]], *, dry_run: bool = False) -> list[str]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from gitclaw_compress import interrupts
 from gitclaw_compress.config import Config
 from gitclaw_compress.core.lines import HUGE_LINE, has_line_of
-from gitclaw_compress.ops.progress import SILENT, Progress
+from gitclaw_compress.progress import SILENT, Progress
 from gitclaw_compress.store.archive import Repository
 
 if TYPE_CHECKING:  # the scan's modules load only when there is something to scan

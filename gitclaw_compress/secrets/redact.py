@@ -227,8 +227,8 @@ def _rewrite(
     before and does not match now are named in the note instead (`replaces`), so that the
     check sets them aside for this file alone: its committed version, which holds the
     secrets, is then no version to repair it from."""
-    from gitclaw_compress.ops.check import matching_records
-    from gitclaw_compress.ops.session_lines import file_chunks
+    from gitclaw_compress.store.archive_layout import matching_records
+    from gitclaw_compress.store.session_lines import file_chunks
 
     key = header_key(body.split(b"\n", 1)[0])
     lines = body.count(b"\n") + (0 if body.endswith(b"\n") or not body else 1)
@@ -297,8 +297,8 @@ def _in_history(repo: Repository, rel: str, redact: Redactor) -> str | None:
 def redaction_note(repo: Repository, ref: str, path: Path) -> str | None:
     """One line for `restore` when `redact` removed secrets from this session's original
     (not from a fork or copy that shares its header: see store/redactions.py)."""
-    from gitclaw_compress.ops.check import matching_records
-    from gitclaw_compress.ops.session_lines import file_chunks
+    from gitclaw_compress.store.archive_layout import matching_records
+    from gitclaw_compress.store.session_lines import file_chunks
 
     with open(path, "rb") as handle:
         header = handle.readline().rstrip(b"\n")

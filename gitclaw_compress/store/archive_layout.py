@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 DEFAULT_REF = "refs/gitclaw/archive"
@@ -68,3 +69,36 @@ LINE_DIGEST = 4  # bytes per line in a record: enough to tell which lines differ
 def line_digest(data: bytes, newline: bool) -> bytes:
     """A short digest of one line as written (its bytes and whether a newline ends it)."""
     return hashlib.blake2b(data + (b"\n" if newline else b""), digest_size=LINE_DIGEST).digest()
+
+
+def matching_records(chunks: Iterator[bytes], records: list[FileRecord]) -> list[FileRecord]:
+    """Every record whose size and sha256 match a prefix of the streamed bytes, shortest
+    first.
+
+    Copies of one session share a header, so they share its records (a thousand copies, a
+    thousand records): the bytes are hashed once, forward, and the digest is copied at each
+    distinct record size, so a file costs its own length plus one copy per size, never a
+    hash of its prefix per record."""
+    by_size: dict[int, dict[str, FileRecord]] = {}
+    for record in records:
+        by_size.setdefault(record.size, {})[record.sha256] = record
+    sizes = sorted(by_size)
+    digest = hashlib.sha256()
+    position = 0
+    found: list[FileRecord] = []
+    index = 0
+    for chunk in chunks:
+        offset = 0
+        while index < len(sizes) and sizes[index] <= position + len(chunk):
+            size = sizes[index]
+            digest.update(chunk[offset : size - position])
+            offset = size - position
+            match = by_size[size].get(digest.copy().hexdigest())
+            if match is not None:
+                found.append(match)
+            index += 1
+        digest.update(chunk[offset:])
+        position += len(chunk)
+        if index == len(sizes):
+            break
+    return found

@@ -14,6 +14,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gitclaw_compress.core.context import Context, measure_context
 from gitclaw_compress.model import (
     COMPACTION,
     MESSAGE,
@@ -30,7 +31,6 @@ from gitclaw_compress.model import (
 )
 from gitclaw_compress.summary.facts import is_person
 from gitclaw_compress.summary.text import plural
-from gitclaw_compress.tokens.context import Context, measure_context
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_messages
 
 Resume = Callable[[Sequence[EntryView]], Conversation]  # a format's `resume`

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gitclaw_compress.config import Config
+from gitclaw_compress.core.context import LEVELS, context_fullness, measure_context, read_context
 from gitclaw_compress.core.lines import RawLine, lines_from_bytes, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import Format, detect
@@ -35,7 +36,7 @@ from gitclaw_compress.model import (
     Part,
     SummaryRequest,
 )
-from gitclaw_compress.ops.access import line_originals
+from gitclaw_compress.store.access import line_originals
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import AtomicFile, clean_stale_temps
 from gitclaw_compress.summary.compose import extractive_summary, llm_summary
@@ -43,9 +44,7 @@ from gitclaw_compress.summary.facts import extract_facts, render_facts
 from gitclaw_compress.summary.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
 from gitclaw_compress.summary.plan import KeepPolicy, NoSummary, plan_summary
 from gitclaw_compress.summary.prompt import PromptLimits, build_prompt
-from gitclaw_compress.tokens.context import LEVELS, measure_context, read_context
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, get_estimator
-from gitclaw_compress.tokens.status import context_fullness
 
 ClientFactory = Callable[[ProviderSettings], LLMClient]
 
@@ -332,7 +331,9 @@ def maybe_summarize(
         lines = lines_from_bytes(path.read_bytes())
         try:
             originals = line_originals(repo, rel, config["archive.ref"])
-            fullness = context_fullness(lines, config, detect(lines, rel), originals=originals)
+            fullness = context_fullness(
+                lines, detect(lines, rel), config.context_settings(), originals=originals
+            )
         except Unsupported as error:
             raise error.at(rel) from None
         outcome.level, outcome.percent = fullness.level, fullness.percent

@@ -26,7 +26,6 @@ from gitclaw_compress.core.jsonpieces import hash_json
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats import pi_context
 from gitclaw_compress.formats.base import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
@@ -43,6 +42,7 @@ from gitclaw_compress.formats.base import (
 )
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
+from gitclaw_compress.formats.pi import context as pi_context
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 from gitclaw_compress.settings import CompressSettings
 
@@ -545,7 +545,7 @@ class PiFormat(FormatBase):
     title = TITLES[name]
 
     def home(self, environ: Mapping[str, str]) -> AgentHome:
-        from gitclaw_compress.formats.pi_home import home
+        from gitclaw_compress.formats.pi.home import home
 
         return home(environ)
 
@@ -576,7 +576,7 @@ class PiFormat(FormatBase):
         return pi_context.resume(views)
 
     def lifecycle_hook(self) -> LifecycleHook:
-        from gitclaw_compress.formats.pi_hooks import HOOK
+        from gitclaw_compress.formats.pi.hooks import HOOK
 
         return HOOK
 

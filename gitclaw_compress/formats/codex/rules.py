@@ -38,7 +38,7 @@ from gitclaw_compress.formats.base import (
 )
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
-from gitclaw_compress.formats.codex_history import (
+from gitclaw_compress.formats.codex.context import (
     OUTPUT_TYPES,
     data_url_image,
     is_data_url,
@@ -479,7 +479,7 @@ class CodexFormat(FormatBase):
     title = TITLES[name]
 
     def home(self, environ: Mapping[str, str]) -> AgentHome:
-        from gitclaw_compress.formats.codex_home import home
+        from gitclaw_compress.formats.codex.home import home
 
         return home(environ)
 
@@ -549,7 +549,7 @@ class CodexFormat(FormatBase):
         return rebuild(views)
 
     def lifecycle_hook(self) -> LifecycleHook:
-        from gitclaw_compress.formats.codex_hooks import HOOK
+        from gitclaw_compress.formats.codex.hooks import HOOK
 
         return HOOK
 

@@ -12,12 +12,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitclaw_compress.core.format import CoreFormat
 from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY, RawLine, parse_entry
 from gitclaw_compress.core.marker import marker_lines
-from gitclaw_compress.formats.base import Format
 from gitclaw_compress.model import Conversation, EntryView, Message
-from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, estimate_messages
-from gitclaw_compress.tokens.models import ModelLimits, lookup_model, usable_tokens
+from gitclaw_compress.model_limits import ModelLimits, lookup_model, usable_tokens
+from gitclaw_compress.settings import ContextSettings
+from gitclaw_compress.tokens.estimate import (
+    TokenEstimator,
+    estimate_message,
+    estimate_messages,
+    get_estimator,
+)
 
 LEVELS = ("ok", "warning", "critical")  # in order; level_for gives one of them
 # (line number, its bytes now) -> the line before compression, None when it is not at hand:
@@ -109,7 +115,7 @@ class Context:
 
 
 def read_context(
-    fmt: Format,
+    fmt: CoreFormat,
     lines: list[RawLine],
     estimator: TokenEstimator,
     originals: OriginalLine | None = None,
@@ -126,7 +132,7 @@ def read_context(
 
 
 def _freed(
-    fmt: Format, lines: list[RawLine], context: Context, originals: OriginalLine
+    fmt: CoreFormat, lines: list[RawLine], context: Context, originals: OriginalLine
 ) -> dict[int, int]:
     """Per compressed line of a message sent whose original is at hand: the tokens its
     original gives the model less the tokens it gives now, both estimated the same way."""
@@ -347,3 +353,43 @@ def level_for(tokens: int, usable: int, warning_percent: int, critical_percent: 
     if share >= warning_percent:
         return "warning"
     return "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class Fullness:
+    """How full the context the agent resumes with is, against the usable tokens of its model."""
+
+    context: Context
+    size: ContextSize
+    budget: Budget
+    percent: float
+    level: str  # ok | warning | critical
+
+
+def context_fullness(
+    lines: list[RawLine],
+    fmt: CoreFormat,
+    settings: ContextSettings,
+    originals: OriginalLine | None = None,
+) -> Fullness:
+    """The context, its size and its level, with the settings' estimator, reserve, model
+    overrides and level percentages. `status` reports it; the summary stage of `compress`
+    runs at `summary.whenLevel` of it. The caller hands the format;
+    `originals` gives the compressed lines' originals (see `measure_context`)."""
+    estimator = get_estimator(settings.estimator)
+    context = read_context(fmt, lines, estimator, originals)
+    size = measure_context(context, estimator)
+    budget = budget_for(
+        context.model,
+        settings.model_overrides,
+        settings.reserve_tokens,
+        context.conversation.context_window,
+    )
+    level = level_for(
+        size.tokens,
+        budget.usable,
+        settings.warning_percent,
+        settings.critical_percent,
+    )
+    percent = round(size.tokens * 100 / budget.usable, 1) if budget.usable else 100.0
+    return Fullness(context, size, budget, percent, level)

@@ -26,9 +26,9 @@ sends before the newest such block, only what no model sees goes (`toolUseResult
 data); lines before its newest compact boundary (which it never sends again) compress as
 usual. See docs/preserved-thinking.md.
 
-What the model sees: `claude_view.py` (each line in neutral terms) and `claude_context.py`
+What the model sees: `view.py` (each line in neutral terms) and `context.py`
 (the resume walk and the request Claude Code builds); Claude Code's own compaction record:
-`claude_summary.py`.
+`summary.py`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
-from gitclaw_compress.formats import claude_context, claude_summary, claude_view
 from gitclaw_compress.formats.base import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
@@ -57,6 +56,9 @@ from gitclaw_compress.formats.base import (
 )
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
+from gitclaw_compress.formats.claude import context as claude_context
+from gitclaw_compress.formats.claude import summary as claude_summary
+from gitclaw_compress.formats.claude import view as claude_view
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
@@ -705,7 +707,7 @@ class ClaudeFormat(FormatBase):
     title = TITLES[name]
 
     def home(self, environ: Mapping[str, str]) -> AgentHome:
-        from gitclaw_compress.formats.claude_home import home
+        from gitclaw_compress.formats.claude.home import home
 
         return home(environ)
 
@@ -750,7 +752,7 @@ class ClaudeFormat(FormatBase):
         return claude_context.resume(views)
 
     def lifecycle_hook(self) -> LifecycleHook:
-        from gitclaw_compress.formats.claude_hooks import HOOK
+        from gitclaw_compress.formats.claude.hooks import HOOK
 
         return HOOK
 

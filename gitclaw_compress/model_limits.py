@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.tokens import DEFAULT_RESERVE_TOKENS as DEFAULT_RESERVE_TOKENS
+from gitclaw_compress.settings import DEFAULT_RESERVE_TOKENS as DEFAULT_RESERVE_TOKENS
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Claude Code's lines in neutral terms (`Format.view`): the messages each line gives the
 model when Claude Code sends it, the link its resume follows, and the private links the resume
-walk (`claude_context.py`) reads. Texts Claude Code adds around attachments follow its own
+walk (`context.py`) reads. Texts Claude Code adds around attachments follow its own
 wording (2.1.332), so that their size is right.
 """
 

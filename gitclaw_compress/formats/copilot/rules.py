@@ -38,7 +38,6 @@ from gitclaw_compress.core.jsonspan import JsonPath, value_at
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.core.stubs import encode_stub
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats import copilot_conversation as conversation
 from gitclaw_compress.formats.base import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
@@ -53,7 +52,8 @@ from gitclaw_compress.formats.base import (
 )
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
-from gitclaw_compress.formats.copilot_conversation import (
+from gitclaw_compress.formats.copilot import context as conversation
+from gitclaw_compress.formats.copilot.context import (
     ASSISTANT_MESSAGE,
     SKILL_INVOKED,
     TOOL_COMPLETE,
@@ -459,7 +459,7 @@ class CopilotFormat(FormatBase):
     title = TITLES[name]
 
     def home(self, environ: Mapping[str, str]) -> AgentHome:
-        from gitclaw_compress.formats.copilot_home import home
+        from gitclaw_compress.formats.copilot.home import home
 
         return home(environ)
 
@@ -515,7 +515,7 @@ class CopilotFormat(FormatBase):
         return conversation.resume(views)
 
     def lifecycle_hook(self) -> LifecycleHook:
-        from gitclaw_compress.formats.copilot_hooks import HOOK
+        from gitclaw_compress.formats.copilot.hooks import HOOK
 
         return HOOK
 

@@ -21,19 +21,14 @@ from gitclaw_compress.core.compressor import (
     measure_run,
     plan_lines,
 )
+from gitclaw_compress.core.context import (
+    ContextSize,
+    OriginalLine,
+    context_fullness,
+)
 from gitclaw_compress.core.lines import RawLine
 from gitclaw_compress.formats import detect
 from gitclaw_compress.formats.base import Format
-from gitclaw_compress.tokens.context import (
-    Budget,
-    Context,
-    ContextSize,
-    OriginalLine,
-    budget_for,
-    level_for,
-    measure_context,
-    read_context,
-)
 from gitclaw_compress.tokens.estimate import get_estimator
 
 
@@ -83,47 +78,6 @@ class SessionStatus:
         return asdict(self)
 
 
-@dataclass(frozen=True, slots=True)
-class Fullness:
-    """How full the context the agent resumes with is, against the usable tokens of its model."""
-
-    context: Context
-    size: ContextSize
-    budget: Budget
-    percent: float
-    level: str  # ok | warning | critical
-
-
-def context_fullness(
-    lines: list[RawLine],
-    config: Config,
-    fmt: Format | None = None,
-    source: str = "session",
-    originals: OriginalLine | None = None,
-) -> Fullness:
-    """The context, its size and its level, with the config's estimator, reserve, model
-    overrides and level percentages. `status` reports it; the summary stage of `compress`
-    runs at `summary.whenLevel` of it. The format is found from the lines if not given;
-    `originals` gives the compressed lines' originals (see `measure_context`)."""
-    estimator = get_estimator(config["tokens.estimator"])
-    context = read_context(fmt or detect(lines, source), lines, estimator, originals)
-    size = measure_context(context, estimator)
-    budget = budget_for(
-        context.model,
-        config["models.overrides"],
-        config["tokens.reserve"],
-        context.conversation.context_window,
-    )
-    level = level_for(
-        size.tokens,
-        budget.usable,
-        config["tokens.warningPercent"],
-        config["tokens.criticalPercent"],
-    )
-    percent = round(size.tokens * 100 / budget.usable, 1) if budget.usable else 100.0
-    return Fullness(context, size, budget, percent, level)
-
-
 def _saving(
     command: str,
     lines: list[RawLine],
@@ -141,7 +95,7 @@ def _saving(
         lines,
         settings,
         session_ref=session_ref,
-        fmt=fmt,
+        fmt=fmt or detect(lines, session_ref),
         object_id=object_id,
         intact_commit=intact_commit,
         intact_blob=intact_blob,
@@ -201,7 +155,7 @@ def session_status(
     markers, so that the byte counts of the dry runs are exact.
     """
     fmt = fmt or detect(lines, session_ref)
-    fullness = context_fullness(lines, config, fmt, originals=originals)
+    fullness = context_fullness(lines, fmt, config.context_settings(), originals=originals)
     context, size, budget = fullness.context, fullness.size, fullness.budget
     status = SessionStatus(
         path=session_ref,

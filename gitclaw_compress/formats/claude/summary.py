@@ -21,8 +21,8 @@ import orjson
 
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.claude_context import resume
-from gitclaw_compress.formats.claude_view import MESSAGE_ID, RESULTS, TYPE
+from gitclaw_compress.formats.claude.context import resume
+from gitclaw_compress.formats.claude.view import MESSAGE_ID, RESULTS, TYPE
 from gitclaw_compress.model import EntryView, SummaryRequest
 
 # Fields copied from the newest line of the conversation: who, where and which version.

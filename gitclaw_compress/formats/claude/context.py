@@ -1,5 +1,5 @@
 """What Claude Code sends its model when it resumes a transcript (`Format.resume`), from the
-views of `claude_view.py`, as Claude Code 2.1.332 does it (read from its bundled code and
+views of `view.py`, as Claude Code 2.1.332 does it (read from its bundled code and
 checked by resuming real and synthetic files offline, tests/test_claude_context.py).
 
 Loading. Chain lines are `user`, `assistant`, `attachment` and `system` lines with a `uuid`; a
@@ -36,7 +36,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gitclaw_compress.formats.claude_view import (
+from gitclaw_compress.formats.claude.view import (
     ANCHOR,
     EXPLICIT,
     HEAD,
