@@ -23,6 +23,7 @@ from synthetic_claude import compacted_session, typical_session
 from synthetic_claude_context import branched_session, parallel_session
 from test_claude_context import assert_first_request_matches, resume_of
 
+from gitclaw_compress.core.context import read_context
 from gitclaw_compress.core.lines import lines_from_bytes
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats.claude import rules as claude
@@ -33,7 +34,6 @@ from gitclaw_compress.summary.plan import (
     NoSummary,
     plan_summary,
 )
-from gitclaw_compress.tokens.context import read_context
 from gitclaw_compress.tokens.estimate import get_estimator
 
 FORMAT = claude.FORMAT

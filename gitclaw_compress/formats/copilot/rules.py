@@ -521,7 +521,7 @@ class CopilotFormat(FormatBase):
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         """The CLI's own compaction record, if nothing is to be kept after it: Copilot CLI
-        cannot keep a tail (see `copilot_conversation.NO_KEPT_TAIL`)."""
+        cannot keep a tail (see `copilot/context.py` NO_KEPT_TAIL)."""
         views = list(self.views(lines))
         if conversation.kept_tail(conversation.resume(views), request.first_kept):
             raise self.unsupported("a summary that keeps turns", conversation.NO_KEPT_TAIL)
