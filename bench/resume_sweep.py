@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +41,9 @@ from agent_harness import (  # noqa: E402 (the tests' folder is not a package)
     view_text,
 )
 from codex_requests import compare  # noqa: E402
+
+# The same repository layout, git identity and runner as bench/deep.py (its --resume).
+from deep import GIT_ENV, LAYOUT, _run  # noqa: E402
 from fake_llm_sse import conversation  # noqa: E402
 from test_claude_context import assert_first_request_matches  # noqa: E402
 from test_copilot_conversation import assert_matches_request  # noqa: E402
@@ -49,25 +51,6 @@ from test_copilot_conversation import assert_matches_request  # noqa: E402
 from gitclaw_compress.core.lines import lines_from_bytes  # noqa: E402
 from gitclaw_compress.formats import FORMATS  # noqa: E402
 from gitclaw_compress.model import Conversation  # noqa: E402
-
-LAYOUT = {
-    "claude": ".claude/projects/-home-runner-work-demo-demo/{stem}.jsonl",
-    "codex": ".codex/sessions/2026/03/30/rollout-{stem}.jsonl",
-    "copilot": "state/copilot/.copilot/session-state/{stem}/events.jsonl",
-}
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def _run(args: list[str], cwd: Path, env: dict[str, str]) -> None:
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(args)}: exit {done.returncode}\n{done.stderr.decode()}")
 
 
 def compressed(agent: str, source: Path, work: Path, env: dict[str, str]) -> Path:
