@@ -59,8 +59,8 @@ def test_a_summary_that_keeps_turns_is_refused_with_the_reason() -> None:
     kept = turn_starts(data)[-1]
     with pytest.raises(Unsupported) as refused:
         FORMAT.summary_record(lines_from_bytes(data), summary_request(data, first_kept=kept))
-    assert refused.value.ability == "summaries"
-    assert "lists every user message before the record" in str(refused.value)
+    assert refused.value.ability == "a summary that keeps turns"
+    assert "lists every earlier user message, so no turn can be kept" in str(refused.value)
     assert "\n" not in str(refused.value)
 
 
