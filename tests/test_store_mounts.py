@@ -90,8 +90,8 @@ def test_a_read_only_bind_mount_says_read_only(machine: Machine) -> None:
 
 
 @pytest.fixture
-def git_dir_elsewhere(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
-    """A repository whose git dir is on a tmpfs of its own (`--separate-git-dir`)."""
+def tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A folder with a 16 MB tmpfs of its own mounted on it, unmounted after the test."""
     reason = _can_unshare()
     if reason is not None:
         pytest.skip(reason)
@@ -100,36 +100,31 @@ def git_dir_elsewhere(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)])
     if done.returncode != 0:
         pytest.skip("cannot mount a tmpfs here")
-    work = tmp_path / "work"
     try:
-        subprocess.run(
-            ["git", "init", "-q", "--separate-git-dir", str(mount / "git"), str(work)], check=True
-        )
-        yield work, mount / "git"
+        yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 @pytest.fixture
-def linked_work_tree_elsewhere(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+def git_dir_elsewhere(tmp_path: Path, tmpfs: Path) -> Iterator[tuple[Path, Path]]:
+    """A repository whose git dir is on a tmpfs of its own (`--separate-git-dir`)."""
+    work = tmp_path / "work"
+    subprocess.run(
+        ["git", "init", "-q", "--separate-git-dir", str(tmpfs / "git"), str(work)], check=True
+    )
+    yield work, tmpfs / "git"
+
+
+@pytest.fixture
+def linked_work_tree_elsewhere(tmp_path: Path, tmpfs: Path) -> Iterator[tuple[Path, Path]]:
     """A `git worktree` on a tmpfs of its own, its repository's git dir on the disk."""
-    reason = _can_unshare()
-    if reason is not None:
-        pytest.skip(reason)
-    mount = tmp_path / "tmpfs"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)])
-    if done.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
     main = tmp_path / "main"
-    try:
-        subprocess.run(["git", "init", "-q", str(main)], check=True)
-        subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "0"], cwd=main, check=True)
-        linked = mount / "linked"
-        subprocess.run(["git", "worktree", "add", "-q", str(linked)], cwd=main, check=True)
-        yield linked, main / ".git"
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
+    subprocess.run(["git", "init", "-q", str(main)], check=True)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "0"], cwd=main, check=True)
+    linked = tmpfs / "linked"
+    subprocess.run(["git", "worktree", "add", "-q", str(linked)], cwd=main, check=True)
+    yield linked, main / ".git"
 
 
 @pytest.mark.parametrize("layout", ["separate git dir", "linked work tree"])
