@@ -32,7 +32,11 @@ BEFORE = ["start", "imported", "parse", "invoke", "loading", "archived"]
 AFTER = ["renamed", "compressed", "exit"]
 
 
-def run_at(repo: Path, stage: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_at(
+    repo: Path, stage: str, *args: str, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The command interrupted at `stage`; a test of a hang sets `timeout`, which only ends
+    the test and is never the answer."""
     env = {**os.environ, STAGE_ENV: stage}
     return subprocess.run(
         [sys.executable, "-m", "gitclaw_compress", *args],
@@ -41,6 +45,7 @@ def run_at(repo: Path, stage: str, *args: str) -> subprocess.CompletedProcess[st
         capture_output=True,
         text=True,
         check=False,
+        timeout=timeout,
     )
 
 
@@ -160,17 +165,7 @@ def test_an_interrupt_while_git_writes_an_answer_ends_git_too(repo: Path) -> Non
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "compressed")
     compressed = path.read_bytes()
-    # A hang is the failure: the timeout only ends the test, it is never the answer.
-    env = {**os.environ, STAGE_ENV: "object-asked"}
-    done = subprocess.run(
-        [sys.executable, "-m", "gitclaw_compress", "redact", "--all", SESSION],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done = run_at(repo, "object-asked", "redact", "--all", SESSION, timeout=120)
     error = assert_one_line_130(done)
     assert "interrupted; nothing was changed" in error, error
     assert path.read_bytes() == compressed
@@ -229,17 +224,7 @@ def test_a_ctrl_c_that_leaves_the_import_lock_held_still_ends_the_run(
     recorded interrupt: exit 130, one line, nothing changed."""
     path = commit_session(repo, SESSION, FORMATS[name]())
     before = path.read_bytes()
-    env = {**os.environ, STAGE_ENV: "scan-started:import-lock"}
-    # A hang is the failure: the timeout only ends the test, it is never the answer.
-    done = subprocess.run(
-        [sys.executable, "-m", "gitclaw_compress", *COMPRESS],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done = run_at(repo, "scan-started:import-lock", *COMPRESS, timeout=120)
     error = assert_one_line_130(done)
     assert "interrupted; nothing was changed" in error, error
     assert path.read_bytes() == before
