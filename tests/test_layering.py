@@ -47,7 +47,6 @@ PART_OF_SUFFIX = {"": "rules", "history": "context", "conversation": "context"}
 KNOWN_MISSING_PARTS: dict[str, frozenset[str]] = {
     "codex": frozenset({"view", "summary"}),
     "copilot": frozenset({"view", "summary"}),
-    "pi": frozenset({"view", "summary"}),
 }
 
 # Names only pi's files use (entry types, message roles, fields, content block types). Words

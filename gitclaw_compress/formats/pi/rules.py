@@ -43,6 +43,8 @@ from gitclaw_compress.formats.base import (
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
 from gitclaw_compress.formats.pi import context as pi_context
+from gitclaw_compress.formats.pi import summary as pi_summary
+from gitclaw_compress.formats.pi import view as pi_view
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 from gitclaw_compress.settings import CompressSettings
 
@@ -469,7 +471,7 @@ class PiRules:
 def _holds_bound_thinking(message: dict[str, Any]) -> bool:
     """Whether a reply holds signed thinking of an Anthropic model with preserved thinking."""
     content = message.get("content")
-    if message.get("api") not in pi_context.ANTHROPIC_APIS or not isinstance(content, list):
+    if message.get("api") not in pi_view.ANTHROPIC_APIS or not isinstance(content, list):
         return False
     return binds_prefix(message.get("model")) and any(
         isinstance(block, dict)
@@ -567,10 +569,10 @@ class PiFormat(FormatBase):
 
     def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
         """pi skips line 1 (the header) and reads invalid UTF-8 with replacement characters."""
-        return pi_context.views(lines)
+        return pi_view.views(lines)
 
     def view(self, number: int, entry: Entry) -> EntryView:
-        return pi_context.view(number, entry)
+        return pi_view.view(number, entry)
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return pi_context.resume(views)
@@ -581,7 +583,7 @@ class PiFormat(FormatBase):
         return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
-        return pi_context.summary_record(lines, request)
+        return pi_summary.summary_record(lines, request)
 
     def measure(self, entry: Entry) -> Iterator[tuple[str, int]]:
         message = message_of(entry)
