@@ -46,7 +46,6 @@ PART_OF_SUFFIX = {"": "rules", "history": "context", "conversation": "context"}
 # Parts an agent still keeps inside another of its parts (codex's view is in its context).
 KNOWN_MISSING_PARTS: dict[str, frozenset[str]] = {
     "codex": frozenset({"view", "summary"}),
-    "copilot": frozenset({"view", "summary"}),
 }
 
 # Names only pi's files use (entry types, message roles, fields, content block types). Words

@@ -52,8 +52,10 @@ from gitclaw_compress.formats.base import (
 )
 from gitclaw_compress.formats.base import json_size as _size
 from gitclaw_compress.formats.base import json_size_if_present as _sized
-from gitclaw_compress.formats.copilot import context as conversation
-from gitclaw_compress.formats.copilot.context import (
+from gitclaw_compress.formats.copilot import context as copilot_context
+from gitclaw_compress.formats.copilot import summary as copilot_summary
+from gitclaw_compress.formats.copilot import view as copilot_view
+from gitclaw_compress.formats.copilot.view import (
     ASSISTANT_MESSAGE,
     SKILL_INVOKED,
     TOOL_COMPLETE,
@@ -509,10 +511,10 @@ class CopilotFormat(FormatBase):
 
     def view(self, number: int, entry: Entry) -> EntryView:
         data = data_of(entry)
-        return conversation.view_event(number, entry, data or {}, self.is_turn_start(entry))
+        return copilot_view.view_event(number, entry, data or {}, self.is_turn_start(entry))
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
-        return conversation.resume(views)
+        return copilot_context.resume(views)
 
     def lifecycle_hook(self) -> LifecycleHook:
         from gitclaw_compress.formats.copilot.hooks import HOOK
@@ -521,11 +523,11 @@ class CopilotFormat(FormatBase):
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         """The CLI's own compaction record, if nothing is to be kept after it: Copilot CLI
-        cannot keep a tail (see `copilot/context.py` NO_KEPT_TAIL)."""
+        cannot keep a tail (see `copilot/summary.py` NO_KEPT_TAIL)."""
         views = list(self.views(lines))
-        if conversation.kept_tail(conversation.resume(views), request.first_kept):
-            raise self.unsupported("a summary that keeps turns", conversation.NO_KEPT_TAIL)
-        return conversation.record_lines(views, request)
+        if copilot_summary.kept_tail(copilot_context.resume(views), request.first_kept):
+            raise self.unsupported("a summary that keeps turns", copilot_summary.NO_KEPT_TAIL)
+        return copilot_summary.record_lines(views, request)
 
     def rules(self, settings: CompressSettings) -> CopilotRules:
         return CopilotRules(settings)
