@@ -45,6 +45,7 @@ from gitclaw_compress.store.fileio import (
 from gitclaw_compress.store.intact import IntactLines
 from gitclaw_compress.store.repository import Repository
 from gitclaw_compress.store.session_lines import has_compressed_line, open_lines
+from gitclaw_compress.tokens.estimate import TokenEstimator, get_estimator
 from gitclaw_compress.units import plural
 
 interrupts.checkpoint("loading")  # the core is imported only when there is work
@@ -80,6 +81,12 @@ def blob_id_for(repo: Repository) -> ObjectId:
     return git_blob_id_sha256 if repo.object_format() == "sha256" else git_blob_id
 
 
+def budget_estimator(settings: CompressSettings) -> TokenEstimator | None:
+    """The estimator the core is handed for a budget policy (the one the settings name); none
+    without a policy, so that an estimator not installed is asked for only when it counts."""
+    return get_estimator(settings.budget.estimator) if settings.budget.active else None
+
+
 def settled_plan(
     repo: Repository,
     path: Path,
@@ -91,7 +98,7 @@ def settled_plan(
     """Pass 1's plan of the file, settled where it needs to be: measured with the markers
     pass 2 writes (those that name a committed or staged version, where one holds the line)."""
     with open_lines(path) as lines:
-        plan = scan(lines, settings, fmt)
+        plan = scan(lines, settings, fmt, budget_estimator(settings))
     if plan.needs_settling:
         intact = intact or IntactLines(repo, path, rel)
         with open_lines(path) as lines:
