@@ -8,7 +8,7 @@ import hashlib
 import os
 import signal
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from gitclaw_compress.formats import Format, detect_file
 from gitclaw_compress.formats.base import Unsupported
 from gitclaw_compress.ops.check import check_file, marker_problems
 from gitclaw_compress.ops.report import FileReport
-from gitclaw_compress.progress import SILENT, Progress
+from gitclaw_compress.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.store.access import ArchiveAccess, line_originals
 from gitclaw_compress.store.archive import ArchiveWriter
 from gitclaw_compress.store.archive_layout import FileRecord, header_key, line_digest
@@ -135,6 +135,34 @@ def written_lines(
             for result in compress_lines(lines, plan, settings, **_pass_two(repo, rel, intact))
         ]
     return plan, after
+
+
+def compress_files(
+    repo: Repository,
+    paths: list[Path],
+    configs: Mapping[Path, Config],
+    *,
+    keep_turns: int | None,
+    force: bool,
+    dry_run: bool,
+    progress: Progress,
+    before_writing: Callable[[list[FileReport]], None] | None = None,
+) -> dict[Path, FileReport]:
+    """One run over `paths` (each with its config): every path checked and locked before
+    the first is read, nothing written if any fails. `before_writing`, given the reports of
+    the files read, may stop the run (raise) before anything is written."""
+    reports: dict[Path, FileReport] = {}
+    with Compression(repo, dry_run=dry_run, progress=progress) as run:
+        for path in paths:
+            run.claim(path)
+        verb = "checking" if dry_run else "compressing"  # a dry run writes nothing
+        with running(progress, verb, paths, repo.relative, file_size) as announced:
+            for path in announced:
+                reports[path] = run.add(path, configs[path], keep_turns=keep_turns, force=force)
+        if before_writing is not None:
+            before_writing([reports[path] for path in paths])
+        run.finish()
+    return reports
 
 
 class Compression:
