@@ -331,8 +331,9 @@ def maybe_summarize(
         lines = lines_from_bytes(path.read_bytes())
         try:
             originals = line_originals(repo, rel, config["archive.ref"])
+            settings = config.context_settings()
             fullness = context_fullness(
-                lines, detect(lines, rel), config.context_settings(), originals=originals
+                lines, detect(lines, rel), settings, get_estimator(settings.estimator), originals
             )
         except Unsupported as error:
             raise error.at(rel) from None
