@@ -66,7 +66,19 @@ PATCH_EVENTS = frozenset({"patch_apply_begin", "patch_apply_end"})
 BULK_ITEMS = frozenset({*OUTPUT_TYPES, "function_call", "custom_tool_call"})
 # An MCP tool's result as the UI shows it (the model sees the function_call_output).
 MCP_END = "mcp_tool_call_end"
-BULK_EVENTS = frozenset({"exec_command_end", "user_message", MCP_END, *PATCH_EVENTS})
+# UI copies of what the model sees as a reply or a reasoning item: the event, its key, and
+# what the model sees instead. Codex rebuilds the model's input from response items alone.
+REPLY_COPIES = {
+    "task_complete": ("last_agent_message", "the reply"),
+    "agent_reasoning": ("text", "the reasoning item"),
+    "agent_reasoning_raw_content": ("text", "the reasoning item"),
+}
+# item_completed: the UI's copy of an item (a plan is the reply's <proposed_plan>); a
+# person's message is never among them.
+COPIED_ITEMS = frozenset({"Plan", "AgentMessage", "Reasoning"})
+BULK_EVENTS = frozenset(
+    {"exec_command_end", "user_message", MCP_END, "item_completed", *PATCH_EVENTS, *REPLY_COPIES}
+)
 ARGUMENT_KEYS_KEPT = frozenset({"path", "file_path", "workdir", "timeout_ms", "justification"})
 UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only copies above this size are stubbed
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
@@ -146,6 +158,7 @@ class CodexRules:
         self.turn_contexts: list[tuple[int, int]] = []  # (line, turns started before it)
         self.rolled_back_turns = 0
         self._live_contexts: frozenset[int] | None = None
+        self.newest_answer: int | None = None  # the newest task_complete line
 
     def preserved_thinking_span(self) -> tuple[int, int] | None:
         return None  # no thinking of this agent binds to its prefix
@@ -177,6 +190,8 @@ class CodexRules:
                 self.turn_blocks.append(start)
                 self.turn_lines.append(number)
                 self._block_start = None
+            elif kind == "task_complete":
+                self.newest_answer = number
             elif kind == "thread_rolled_back":
                 turns = payload.get("num_turns")
                 if isinstance(turns, int) and turns > 0:
@@ -213,6 +228,8 @@ class CodexRules:
         return kept_from, self._live_contexts
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        if scope.number == self.newest_answer:  # what `codex exec resume` may print again
+            return []
         if scope.ui_only:  # the UI's copies of outputs, in any turn
             if entry.get("type") == "response_item" and scope.kept_large:
                 return self._kept_large_edits(payload_of(entry), scope)
@@ -381,7 +398,8 @@ def _user_image_edits(payload: dict[str, Any], show: str) -> list[Edit]:
 
 
 def _ui_copy_edits(payload: dict[str, Any], scope: Scope, limit: int) -> list[Edit]:
-    """The copies of a command's output and of a patch that only the UI shows."""
+    """The copies that only the UI shows: of a command's output, a patch, an MCP result, a
+    reply, a plan or a reasoning summary."""
     kind = payload.get("type")
     edits: list[Edit] = []
     if kind == "exec_command_end":
@@ -402,7 +420,33 @@ def _ui_copy_edits(payload: dict[str, Any], scope: Scope, limit: int) -> list[Ed
         for path, value in _long_strings(payload.get("result"), ("payload", "result"), limit):
             key = next(step for step in reversed(path) if isinstance(step, str))
             edits.append(Edit(path, stubs.ui_copy_stub(key, _size(value), scope.show)))
+    else:
+        for path, value, seen in _reply_copies(payload, limit):
+            stub = _reply_copy_stub(str(path[-1]), _size(value), seen, scope.show)
+            edits.append(Edit(path, stub))
     return edits
+
+
+def _reply_copies(payload: dict[str, Any], limit: int) -> Iterator[tuple[JsonPath, str, str]]:
+    """(path, value, what the model sees instead) of each UI copy of a reply, a plan or a
+    reasoning summary over `limit` bytes."""
+    kind = payload.get("type")
+    if isinstance(kind, str) and kind in REPLY_COPIES:
+        key, seen = REPLY_COPIES[kind]
+        for path, value in _long_strings(payload.get(key), ("payload", key), limit):
+            yield path, value, seen
+    elif kind == "item_completed":
+        item = payload.get("item")
+        if isinstance(item, dict) and item.get("type") in COPIED_ITEMS:
+            for path, value in _long_strings(item, ("payload", "item"), limit):
+                yield path, value, "the reply"
+
+
+def _reply_copy_stub(key: str, size: int, seen: str, show: str) -> str:
+    return (
+        f"{stubs.STUB_PREFIX} {key} elided ({size:,} bytes, a copy for the UI; the model sees "
+        f"{seen}). Full entry: {show}"
+    )
 
 
 def _turn_context_edits(payload: dict[str, Any], scope: Scope) -> list[Edit]:
@@ -682,6 +726,8 @@ def _measure_event(kind: object, payload: dict[str, Any]) -> Iterator[tuple[str,
         for url in payload["images"]:
             if isinstance(url, str):
                 yield ("stubs" if stubs.is_stub(url) else "user_message images"), _size(url)
+    else:
+        values = [text for _, text, _ in _reply_copies(payload, 0)]
     for value in values:
         if isinstance(value, str):
             yield ("stubs" if stubs.is_stub(value) else "event_msg UI copies"), _size(value)
