@@ -390,3 +390,34 @@ def test_ui_copies_of_replies_plans_and_reasoning_become_stubs_but_the_newest_an
     assert out[answers[-1]].data == lines[answers[-1]].data
     kept_reasoning = where(before, "event_msg", "agent_reasoning")[-1]
     assert is_stub((parse_entry(out[kept_reasoning].data) or {})["payload"]["text"])
+
+
+def test_any_other_long_string_of_an_older_event_becomes_a_stub() -> None:
+    """Codex sends its model no event: before the kept turns a long string of an event this
+    code names nowhere (a review's findings) becomes a stub too; the keys that name or link
+    the event stay, and so do a person's message and the reply's `agent_message`."""
+    builder = RolloutBuilder()
+    for index in range(1, 3):
+        turn_id = builder.start_turn(f"Prompt {index}: review it")
+        body = "This branch never checks the exit code. " * 30
+        builder.event(
+            "exited_review_mode",
+            turn_id=turn_id,
+            review_output={"findings": [{"title": "Exit code", "body": body}], "id": "x" * 600},
+        )
+        builder.event("agent_message", message="Reviewed. " * 80, phase=None)
+        builder.reply(turn_id, "Done.")
+    before, after, _ = compress(builder.data())
+    cut = last_turn_start(before)
+    reviews = where(before, "event_msg", "exited_review_mode")
+    old, kept = reviews[0], reviews[1]
+    assert old < cut < kept and after[kept] == before[kept]
+    output = after[old]["payload"]["review_output"]
+    assert (
+        is_stub(output["findings"][0]["body"])
+        and "the model sees none of it" in output["findings"][0]["body"]
+    )
+    assert output["findings"][0]["title"] == "Exit code" and output["id"] == "x" * 600
+    assert after[old]["payload"]["turn_id"] == before[old]["payload"]["turn_id"]
+    for index in where(before, "event_msg", "agent_message"):
+        assert after[index] == before[index]

@@ -76,9 +76,11 @@ REPLY_COPIES = {
 # item_completed: the UI's copy of an item (a plan is the reply's <proposed_plan>); a
 # person's message is never among them.
 COPIED_ITEMS = frozenset({"Plan", "AgentMessage", "Reasoning"})
-BULK_EVENTS = frozenset(
-    {"exec_command_end", "user_message", MCP_END, "item_completed", *PATCH_EVENTS, *REPLY_COPIES}
-)
+# Before the kept turns every other long string of an event goes too (Codex's record for its
+# UI, which it never sends), but for the keys that name or link the event, a person's
+# message and the reply's `agent_message` (both sealed).
+EVENT_KEYS_KEPT = frozenset({"type", "role", "call_id", "name", "id", "turn_id", "thread_id"})
+EVENTS_KEPT = frozenset({"user_message", "agent_message"})
 ARGUMENT_KEYS_KEPT = frozenset({"path", "file_path", "workdir", "timeout_ms", "justification"})
 UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only copies above this size are stubbed
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
@@ -168,8 +170,8 @@ class CodexRules:
         payload = payload_of(entry)
         kind = payload.get("type")
         self._learn(number, line_type, payload, kind)
-        # The lines `edits` may change: outputs, calls, messages with images, the UI's copies
-        # of outputs and patches, a user message's images, and turn_context.
+        # The lines `edits` may change: outputs, calls, messages with images, every event
+        # but the reply's (the UI's record, a user message's images), and turn_context.
         if line_type == "response_item":
             if kind == "message":
                 content = payload.get("content")
@@ -178,7 +180,7 @@ class CodexRules:
                 )
             return kind in BULK_ITEMS
         if line_type == "event_msg":
-            return kind in BULK_EVENTS
+            return kind != "agent_message"  # a user_message may hold images
         return line_type == "turn_context"
 
     def _learn(self, number: int, line_type: object, payload: dict[str, Any], kind: object) -> None:
@@ -382,7 +384,28 @@ def _event_edits(payload: dict[str, Any], settings: CompressSettings, scope: Sco
     edits = _ui_copy_edits(payload, scope, limit)
     if payload.get("type") == "user_message" and not settings.keep_user_images:
         edits.extend(_user_image_edits(payload, scope.show))
+    done = {edit.path for edit in edits}
+    for path, value in _ui_record(payload, limit):
+        if path not in done:
+            stub = _reply_copy_stub(_key_of(path), _size(value), "none of it", scope.show)
+            edits.append(Edit(path, stub))
     return edits
+
+
+def _ui_record(payload: dict[str, Any], limit: int) -> Iterator[tuple[JsonPath, str]]:
+    """Every string over `limit` of an event that only Codex's UI reads, at any depth: an
+    event type this code does not name included; not a person's message, not the reply."""
+    kind = payload.get("type")
+    item = payload.get("item")
+    if kind in EVENTS_KEPT or (isinstance(item, dict) and item.get("type") == "UserMessage"):
+        return
+    for path, value in _long_strings(payload, ("payload",), limit):
+        if not EVENT_KEYS_KEPT.intersection(step for step in path if isinstance(step, str)):
+            yield path, value
+
+
+def _key_of(path: JsonPath) -> str:
+    return next(str(step) for step in reversed(path) if isinstance(step, str))
 
 
 def _user_image_edits(payload: dict[str, Any], show: str) -> list[Edit]:
@@ -418,8 +441,7 @@ def _ui_copy_edits(payload: dict[str, Any], scope: Scope, limit: int) -> list[Ed
                     edits.append(Edit(("payload", "changes", path, key), stub))
     elif kind == MCP_END:
         for path, value in _long_strings(payload.get("result"), ("payload", "result"), limit):
-            key = next(step for step in reversed(path) if isinstance(step, str))
-            edits.append(Edit(path, stubs.ui_copy_stub(key, _size(value), scope.show)))
+            edits.append(Edit(path, stubs.ui_copy_stub(_key_of(path), _size(value), scope.show)))
     else:
         for path, value, seen in _reply_copies(payload, limit):
             stub = _reply_copy_stub(str(path[-1]), _size(value), seen, scope.show)
