@@ -230,7 +230,7 @@ class CodexRules:
         return kept_from, self._live_contexts
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        if scope.number == self.newest_answer:  # what `codex exec resume` may print again
+        if scope.number == self.newest_answer:  # the last reply, as a resumed UI may show it
             return []
         if scope.ui_only:  # the UI's copies of outputs, in any turn
             if entry.get("type") == "response_item" and scope.kept_large:
