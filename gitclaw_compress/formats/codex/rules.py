@@ -218,15 +218,8 @@ class CodexRules:
         if turn < len(self.turn_lines):
             kept_from = min(self.turn_blocks[turn], window_start)
         if self._live_contexts is None:
-            # Resume reads the turn_context of the newest turn that survives the rollbacks;
-            # the newest one, and with rollbacks every one they could reach, stays as it is.
-            live = set()
-            if self.turn_contexts:
-                live.add(self.turn_contexts[-1][0])
-            if self.rolled_back_turns:
-                oldest_reachable = len(self.turn_blocks) - 1 - self.rolled_back_turns
-                live.update(line for line, turn in self.turn_contexts if turn >= oldest_reachable)
-            self._live_contexts = frozenset(live)
+            turns = len(self.turn_blocks)
+            self._live_contexts = live_contexts(self.turn_contexts, turns, self.rolled_back_turns)
         return kept_from, self._live_contexts
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
@@ -298,6 +291,19 @@ class CodexRules:
             return []
         tool = self.calls.get(str(payload.get("call_id")), "tool")
         return output_edits(output, tool, self.settings, scope.show)
+
+
+def live_contexts(contexts: list[tuple[int, int]], turns: int, rolled_back: int) -> frozenset[int]:
+    """The turn_context lines resume may read: of `contexts` ((line, turns started before
+    it)), the newest, and with rollbacks every one they could reach (resume reads the
+    turn_context of the newest turn that survives them)."""
+    live = set()
+    if contexts:
+        live.add(contexts[-1][0])
+    if rolled_back:
+        oldest_reachable = turns - 1 - rolled_back
+        live.update(line for line, turn in contexts if turn >= oldest_reachable)
+    return frozenset(live)
 
 
 def output_edits(
