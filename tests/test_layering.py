@@ -43,10 +43,8 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 
 # The parts of an agent, by what they hold; a flat module's suffix names its part.
 PART_OF_SUFFIX = {"": "rules", "history": "context", "conversation": "context"}
-# Parts an agent still keeps inside another of its parts (codex's view is in its context).
-KNOWN_MISSING_PARTS: dict[str, frozenset[str]] = {
-    "codex": frozenset({"view", "summary"}),
-}
+# Parts an agent still keeps inside another of its parts.
+KNOWN_MISSING_PARTS: dict[str, frozenset[str]] = {}
 
 # Names only pi's files use (entry types, message roles, fields, content block types). Words
 # every format or provider API shares ("message", "role", "content", "id") are left out.
