@@ -236,13 +236,9 @@ def plan_summary(
     on_path = set(context.conversation.path)
     path = [view for view in context.views if view.number in on_path]
     messages = context.messages
-    if not path or not messages:
-        return NoSummary("the session has no entries")
-    if path[-1].kind == COMPACTION:
-        return NoSummary("the session already ends with a compaction entry")
     ids = any(view.id is not None for view in path)
-    if ids and path[-1].id is None:
-        return NoSummary("the last entry has no id for a compaction entry to follow")
+    if (refused := _refused_before(path, messages, ids)) is not None:
+        return refused
     people = person_lines(context.views)
     # The agent's own instructions (sent first, from outside the conversation) are not cut.
     lead = next((i for i, m in enumerate(messages) if m.role != SYSTEM), len(messages) - 1)
@@ -292,6 +288,19 @@ def plan_summary(
     if cut < len(messages) and not is_person(messages[cut], people):
         plan.turn_start = next((m for m in reversed(plan.history) if is_person(m, people)), None)
     return _refused_after(plan, keep, opens_with_summary) or plan
+
+
+def _refused_before(
+    path: Sequence[EntryView], messages: Sequence[Message], ids: bool
+) -> NoSummary | None:
+    """Why a session has no place for a compaction entry at its end, before any cut."""
+    if not path or not messages:
+        return NoSummary("the session has no entries")
+    if path[-1].kind == COMPACTION:
+        return NoSummary("the session already ends with a compaction entry")
+    if ids and path[-1].id is None:
+        return NoSummary("the last entry has no id for a compaction entry to follow")
+    return None
 
 
 # Thinking of a model with preserved thinking is bound to everything sent before it: behind

@@ -167,12 +167,8 @@ def summarize_file(
         facts = extract_facts(plan.history, plan.people)
         # What the summary replaces: this round's messages and the previous summary.
         replaced = plan.tokens_before_estimated - plan.kept_tokens - plan.instructions_tokens
-        floor = summary_tokens(render_facts(facts, plan.round), estimator)
-        if floor >= replaced:
-            report.reason = (
-                f"the {replaced:,} tokens before the cut are fewer than the facts of a summary "
-                f"(~{floor:,}); keep fewer turns or tokens"
-            )
+        if (reason := _fewer_than_facts(plan, facts, estimator, replaced)) is not None:
+            report.reason = reason
             return report
         meta: dict[str, Any] = {"round": plan.round}
         wanted = _request(plan, facts, len(lines), now(), meta)
@@ -240,6 +236,19 @@ def _request(
             MODIFIED_FILES: facts.modified_files,
             SUMMARY_META: meta,
         },
+    )
+
+
+def _fewer_than_facts(
+    plan: SummaryPlan, facts: Facts, estimator: TokenEstimator, replaced: int
+) -> str | None:
+    """Why no summary can be smaller than what it replaces: its facts alone are not."""
+    floor = summary_tokens(render_facts(facts, plan.round), estimator)
+    if floor < replaced:
+        return None
+    return (
+        f"the {replaced:,} tokens before the cut are fewer than the facts of a summary "
+        f"(~{floor:,}); keep fewer turns or tokens"
     )
 
 
