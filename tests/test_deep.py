@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -218,6 +219,45 @@ def test_deep_archives_what_claude_code_never_sends_before_its_compact_boundary(
         blocks = old.get("message", {}).get("content")
         if isinstance(blocks, list) and blocks and blocks[0].get("signature"):
             assert new["message"]["content"] in (blocks, []), "a signed block was edited"
+        # What Claude Code reads for itself there (its usage totals) stays.
+        for key in ("cwd", "gitBranch", "version"):
+            assert new.get(key) == old.get(key)
+        if old["type"] == "assistant":
+            assert new["message"]["model"] == old["message"]["model"]
+            assert new["message"]["usage"].items() <= old["message"]["usage"].items()
+
+
+def _strings(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], str]]:
+    if isinstance(value, str):
+        return [(path, value)]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in _strings(item, (*path, key))]
+    if isinstance(value, list):
+        return [s for index, item in enumerate(value) for s in _strings(item, (*path, index))]
+    return []
+
+
+def test_deep_stubs_before_claude_codes_compact_boundary_name_their_shape_alone() -> None:
+    """No model is sent, and no CLI reads, the strings of those lines: each one over 64
+    bytes becomes `[gitclaw-compress] N lines, M bytes` (an array or object it stubs:
+    `M bytes`; the line's uuid and marker are
+    what `show` and `restore` need), and every other is as it was."""
+    data = compacted_session().data()
+    lines = data.split(b"\n")[:-1]
+    boundary = next(i for i, line in enumerate(lines) if b"compact_boundary" in line)
+    deep = _run(data, keep=1, deep=True)
+    stubs = 0
+    for old, new in zip(lines[:boundary], deep[:boundary], strict=True):
+        before = dict(_strings(orjson.loads(old)))
+        for path, value in _strings(orjson.loads(new)):
+            if path[0] == MARKER_KEY:
+                continue
+            if value.startswith(STUB_PREFIX):
+                stubs += 1
+                assert re.fullmatch(r"\[gitclaw-compress\] ([\d,]+ lines, )?[\d,]+ bytes", value)
+            else:
+                assert before.get(path) == value or path[-1] == "content", path
+    assert stubs > 10
 
 
 def _two_compactions(*, large_last: bool = False) -> bytes:

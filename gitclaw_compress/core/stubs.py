@@ -253,6 +253,13 @@ def superseded_stub(key: str, text: str, show: str) -> str:
     return f"{STUB_PREFIX} {key}: {text_shape(text)}, before the compaction. {show}"
 
 
+def unread_stub(text: str) -> str:
+    """A value on a line that no model is sent and no CLI reads again (deep, Claude Code's
+    lines before its newest compaction record): its shape alone. The line's id and marker
+    are what `show` and `restore` need; no reader of this text needs more."""
+    return f"{STUB_PREFIX} {text_shape(text)}"
+
+
 def ui_copy_stub(key: str, size: int, show: str) -> str:
     """A UI-only copy of something the model sees elsewhere (Codex's event_msg outputs)."""
     return (

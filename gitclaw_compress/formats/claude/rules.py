@@ -37,6 +37,8 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
@@ -350,6 +352,8 @@ class ClaudeRules:
         return [Edit(("message", "content"), rest)]
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        if scope.superseded:  # never sent nor read: `superseded_edits` says it all
+            return []
         if self.in_bound_prefix(scope.number):
             # Claude Code sends every turn's thinking back: a stub here would change the
             # prefix of a bound block, and the API refuses the request. Only what no model
@@ -433,15 +437,23 @@ class ClaudeRules:
         return edits
 
     def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        """Before the newest compact boundary, off the chain Claude Code sends: the strings of
-        messages, tool results, attachments and progress data. Ids, links, types and flags
-        stay (the chain is still walked, the preserved segment relinked), signed and
-        readable thinking stays whole, and so do the lines Claude Code reads for itself:
-        `summary` and title lines (its session picker), file-history snapshots (rewind)."""
+        """Before the newest compact boundary, off the chain Claude Code sends, what an older
+        turn loses (thinking whole, large outputs, calls and UI copies), and every other
+        string of messages, tool results, attachments and progress data over
+        `UNREAD_MIN_BYTES`: each a stub of its shape alone (no model reads them, and `show`
+        finds the line by its uuid). Ids, links, types and flags stay (the chain is still
+        walked, the preserved segment relinked), and so do the lines Claude Code reads for
+        itself: `summary` and title lines (its session picker), file-history snapshots
+        (rewind), and each reply's model and usage counts (its usage totals)."""
         if entry.get("type") not in SUPERSEDED_TYPES:
             return []
-        rest = {key: value for key, value in entry.items() if key not in SEALED_KEYS}
-        return superseded_edits(rest, (), scope.show, KEPT_ON_SUPERSEDED)
+        older = dataclasses.replace(scope, superseded=False)
+        now = _applied(entry, [_unread(entry, edit) for edit in self.edits(entry, older)])
+        rest = {key: value for key, value in now.items() if key not in SEALED_KEYS}
+        now = _applied(now, superseded_edits(rest, (), scope.show, KEPT_ON_SUPERSEDED, short=True))
+        # Whole top-level values: an edit inside a content array whose thinking went would
+        # name an index of the original that no longer holds it.
+        return [Edit((key,), value) for key, value in now.items() if value != entry.get(key)]
 
     def _kept_large_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """Deep, in the kept turns: tool results and tool-call inputs over
@@ -625,6 +637,40 @@ USAGE_ALONE_MIN = 100  # bytes a trimmed usage saves before it is worth a line's
 # and the members that stay there (settings and places, short or read by the CLI).
 SUPERSEDED_TYPES = frozenset({"user", "assistant", "progress", "attachment"})
 KEPT_ON_SUPERSEDED = frozenset({"cwd", "gitBranch", "version", "slug", "model", "usage"})
+
+
+def _unread(entry: Entry, edit: Edit) -> Edit:
+    """`edit` with each stub in its value made the shape alone of what it replaces."""
+    original: Any = entry
+    for step in edit.path:
+        original = original[step]
+    if isinstance(original, str):
+        short = stubs.unread_stub(original)
+    else:
+        short = f"{stubs.STUB_PREFIX} {_size(original):,} bytes"
+
+    def shorten(value: Any) -> Any:
+        if isinstance(value, str):
+            return short if stubs.STUB_PREFIX in value else value
+        if isinstance(value, dict):
+            return {key: shorten(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [shorten(item) for item in value]
+        return value
+
+    return Edit(edit.path, shorten(edit.value), unseen=edit.unseen)
+
+
+def _applied(value: Any, edits: list[Edit]) -> Any:
+    """A copy of `value` with each edit's stub at its path."""
+    copy = orjson.loads(orjson.dumps(value))
+    for edit in edits:
+        *parents, last = edit.path
+        target = copy
+        for step in parents:
+            target = target[step]
+        target[last] = edit.value
+    return copy
 
 
 def _holds_bound_thinking(message: dict[str, Any]) -> bool:
