@@ -22,6 +22,7 @@ from synthetic_claude import (
     ClaudeSession,
     compacted_session,
     signed_thinking,
+    typical_session,
     unsigned_thinking,
 )
 from synthetic_claude import text as claude_text
@@ -33,6 +34,7 @@ from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
 from gitclaw_compress.core.marker import is_ui_only, restore_line
 from gitclaw_compress.core.stubs import STUB_PREFIX
 from gitclaw_compress.formats import detect
+from gitclaw_compress.formats.claude.rules import is_turn_start
 from gitclaw_compress.settings import CompressSettings
 
 PI_PATH = ".GITCLAW/state/sessions/deep.jsonl"
@@ -504,6 +506,30 @@ def test_deep_stubs_are_shorter_than_the_defaults() -> None:
         )
 
     assert 0 < stub_bytes(deep) < stub_bytes(default)
+
+
+def test_deep_stubs_of_older_claude_code_turns_name_the_uuid_alone() -> None:
+    """`show UUID` finds a Claude Code line in every session: an older turn's stub under deep
+    names the uuid alone, and a tool output's stub leaves out the call (the model sees it
+    just before); the kept turn's stubs keep the session's path."""
+    session = typical_session(3)
+    deep = _run(session.data(), keep=1, deep=True)
+    starts = [i for i, line in enumerate(deep) if is_turn_start(orjson.loads(line))]
+    stubs = {
+        kept: [
+            text
+            for line in (deep[starts[-1] :] if kept else deep[: starts[-1]])
+            for text in json.dumps(orjson.loads(line)).split('"')
+            if text.startswith(STUB_PREFIX)
+        ]
+        for kept in (False, True)
+    }
+    older = stubs[False]
+    assert older
+    for stub in older:
+        assert re.search(r"gitclaw-compress show [0-9a-f-]{36}\b", stub), stub
+        assert "s.jsonl" not in stub and "Output of" not in stub, stub
+    assert stubs[True] and all("s.jsonl" in stub for stub in stubs[True])
 
 
 def test_deep_keeps_the_thinking_of_every_kept_turn_of_a_model_that_binds_nothing() -> None:

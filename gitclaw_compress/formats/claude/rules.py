@@ -130,6 +130,7 @@ UI_KEPT_KEYS = frozenset(
     {"type", "filePath", "file_path", "path", "agentId", "toolUseID", "uuid", "role", "id"}
 )
 UI_VALUE_MAX_BYTES = 256  # a renderer-only value larger than this becomes a stub
+DEEP_LINE_CHARS = 80  # deep: a stub's preview lines are cut to this many characters
 
 
 def message_of(entry: Entry) -> dict[str, Any] | None:
@@ -207,10 +208,17 @@ class ClaudeRules:
 
     def __init__(self, settings: CompressSettings) -> None:
         self.settings = settings
-        # Deep: stubs as short as a reader and `show` need, a head and a tail line each.
+        # Deep: stubs as short as a reader and `show` need, a head and a tail line each, each
+        # cut to `DEEP_LINE_CHARS`.
         preview = settings.preview
         self.preview = (
-            dataclasses.replace(preview, lines=min(preview.lines, 1)) if settings.deep else preview
+            dataclasses.replace(
+                preview,
+                lines=min(preview.lines, 1),
+                line_chars=min(preview.line_chars, DEEP_LINE_CHARS),
+            )
+            if settings.deep
+            else preview
         )
         self.calls: dict[str, str] = {}  # tool_use id -> "Read 'src/app.ts'"
         # Deep: API message ids with a text or tool_use block on some line (Claude Code
@@ -374,6 +382,7 @@ class ClaudeRules:
                     edits.extend(self._thinking_edits(message, scope.number))
             return edits
         kind = entry.get("type")
+        scope = self._older(entry, scope)
         if not scope.full:  # a budget policy chose this line's tool output: only that
             return self._pruned_output_edits(entry, scope) if scope.prune else []
         if kind == "assistant":
@@ -385,6 +394,15 @@ class ClaudeRules:
         if kind == "attachment" and self.settings.deep:
             return self._attachment_edits(entry.get("attachment"), scope)
         return []
+
+    def _older(self, entry: Entry, scope: Scope) -> Scope:
+        """Deep, in older turns: stubs name the line's uuid alone (`show` finds it in every
+        session), not the session's path too; the kept turns' stubs keep the path."""
+        uuid = entry.get("uuid")
+        if not self.settings.deep or not isinstance(uuid, str):
+            return scope
+        show = stubs.show_command("", uuid, ids_alone=True)
+        return scope if show == scope.show else dataclasses.replace(scope, show=show)
 
     def _attachment_edits(self, attachment: object, scope: Scope) -> list[Edit]:
         """Deep, in older turns: what Claude Code sends the model from an attachment line,
@@ -526,7 +544,8 @@ class ClaudeRules:
         key = path[-1]
         if key in PATH_ARGUMENTS or _size(value) <= SMALL_ARGUMENT_BYTES:
             return []
-        show, line_chars = scope.show, self.settings.preview.line_chars
+        show, line_chars = scope.show, self.preview.line_chars
+        deep = self.settings.deep
         if isinstance(value, str):
             if stubs.is_stub(value):
                 return []
@@ -535,7 +554,7 @@ class ClaudeRules:
                 if len(value) <= limit:
                     return []
                 return [Edit(path, stubs.command_stub(value, limit, show))]
-            return [Edit(path, stubs.argument_stub(str(key), value, show, line_chars))]
+            return [Edit(path, stubs.argument_stub(str(key), value, show, line_chars, short=deep))]
         if isinstance(value, dict):
             return [
                 edit
@@ -547,7 +566,9 @@ class ClaudeRules:
                 if len(value) == 1 and stubs.is_stub(value[0]):
                     return []
                 text = "\n".join(value)
-                return [Edit(path, [stubs.argument_stub(str(key), text, show, line_chars)])]
+                return [
+                    Edit(path, [stubs.argument_stub(str(key), text, show, line_chars, short=deep)])
+                ]
             # MultiEdit's edits, TodoWrite's todos: each item keeps its keys and its place.
             return [
                 edit
@@ -621,6 +642,7 @@ class ClaudeRules:
             reason=None,
             show=scope.show,
             settings=self.preview,
+            short=self.settings.deep,
         )
         value: object = stub if isinstance(content, str) else [{"type": "text", "text": stub}]
         return [Edit((*base, "content"), value)]
