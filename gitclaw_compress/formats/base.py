@@ -98,23 +98,37 @@ def call_descriptor(name: str, arguments: object) -> str:
 
 
 SUPERSEDED_MIN_BYTES = 160  # deep: shorter strings on a superseded line stay
+# Deep, `short`: a stub of a line no CLI reads is about 40 bytes; ids (Claude Code's are 36
+# bytes or less, and the keys that hold them are kept anyway) and short values stay.
+UNREAD_MIN_BYTES = 64
 # Deep, on a line its agent never sends again: objects of these types stay whole (a
 # thinking block is never edited; signed or encrypted reasoning is the provider's).
 WHOLE_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning", "compaction"})
 
 
 def superseded_edits(
-    value: object, path: JsonPath, show: str, keep_keys: frozenset[str] = frozenset()
+    value: object,
+    path: JsonPath,
+    show: str,
+    keep_keys: frozenset[str] = frozenset(),
+    *,
+    short: bool = False,
 ) -> list[Edit]:
     """Deep: on a line before the agent's newest compaction record that its resume never
     sends, every string longer than `SUPERSEDED_MIN_BYTES` becomes a stub (still a string),
     except under `keep_keys` and inside objects whose `type` is in `WHOLE_TYPES`. Types,
-    ids, links and flags are short, so they stay; so does every object and array shape."""
+    ids, links and flags are short, so they stay; so does every object and array shape.
+    `short` (a format whose lines there are read by no CLI and carry their id): the stub is
+    `unread_stub`, and strings over `UNREAD_MIN_BYTES` go."""
     if isinstance(value, str):
-        if json_size(value) <= SUPERSEDED_MIN_BYTES or stubs.is_stub(value):
+        limit = UNREAD_MIN_BYTES if short else SUPERSEDED_MIN_BYTES
+        if json_size(value) <= limit or stubs.is_stub(value):
             return []
-        key = next((step for step in reversed(path) if isinstance(step, str)), "value")
-        stub = stubs.superseded_stub(key, value, show)
+        if short:
+            stub = stubs.unread_stub(value)
+        else:
+            key = next((step for step in reversed(path) if isinstance(step, str)), "value")
+            stub = stubs.superseded_stub(key, value, show)
         # A stub no shorter than the value would only grow the line.
         return [Edit(path, stub)] if json_size(stub) < json_size(value) else []
     if isinstance(value, dict):
@@ -124,13 +138,13 @@ def superseded_edits(
             edit
             for key, item in value.items()
             if key not in keep_keys
-            for edit in superseded_edits(item, (*path, key), show, keep_keys)
+            for edit in superseded_edits(item, (*path, key), show, keep_keys, short=short)
         ]
     if isinstance(value, list):
         return [
             edit
             for index, item in enumerate(value)
-            for edit in superseded_edits(item, (*path, index), show, keep_keys)
+            for edit in superseded_edits(item, (*path, index), show, keep_keys, short=short)
         ]
     return []
 
