@@ -42,26 +42,23 @@ import orjson
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
-from gitclaw_compress.formats.base import (
+from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.claude import context as claude_context
+from gitclaw_compress.formats.claude import summary as claude_summary
+from gitclaw_compress.formats.claude import view as claude_view
+from gitclaw_compress.formats.shared.home import AgentHome
+from gitclaw_compress.formats.shared.hooks import LifecycleHook
+from gitclaw_compress.formats.shared.rules import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
-    TITLES,
-    AgentHome,
-    Edit,
-    FormatBase,
-    LifecycleHook,
-    Scope,
-    binds_prefix,
     call_descriptor,
     content_text,
     superseded_edits,
 )
-from gitclaw_compress.formats.base import json_size as _size
-from gitclaw_compress.formats.base import json_size_if_present as _sized
-from gitclaw_compress.formats.claude import context as claude_context
-from gitclaw_compress.formats.claude import summary as claude_summary
-from gitclaw_compress.formats.claude import view as claude_view
+from gitclaw_compress.formats.shared.rules import json_size as _size
+from gitclaw_compress.formats.shared.rules import json_size_if_present as _sized
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
+from gitclaw_compress.preserved_thinking import binds_prefix
 
 if TYPE_CHECKING:
     from gitclaw_compress.settings import CompressSettings
