@@ -431,3 +431,21 @@ def test_lines_of_a_blob_are_read_forward_and_again_when_asked_for_an_earlier_on
         repository.close()
     assert got == [lines[4], lines[6], lines[1], lines[2], b"", lines[0]]
     assert missing is None and "0" * 40 in access.missing
+
+
+@pytest.mark.parametrize(
+    "blob",
+    [b"", b"\n", b"a", b"a\n", b"a\nb", b"a\nb\n", b"\n\nx\n\n", b"one\r\ntwo\n" * 3],
+)
+def test_blob_parts_split_as_the_whole_blob_would(tmp_path: Path, blob: bytes) -> None:
+    """Which lines a changed file still holds is worked out from the blob streamed line by
+    line (never the whole blob at once): the parts are those of `blob.split(b"\\n")`."""
+    init(tmp_path)
+    (tmp_path / "f").write_bytes(blob)
+    oid = git(tmp_path, "hash-object", "-w", "f").strip()
+    reader = BlobLineReader(tmp_path, oid)
+    assert list(reader.parts()) == blob.split(b"\n")
+    reader.close()
+    missing = BlobLineReader(tmp_path, "1" * 40)
+    assert list(missing.parts()) == []
+    missing.close()
