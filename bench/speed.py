@@ -392,7 +392,10 @@ def bytes_target(bench: Bench) -> list[Row]:
 
 
 def unpacked(ref: str, folder: Path) -> Path:
-    """The source tree of `ref` (this repository's commit), unpacked by `git archive`."""
+    """The source tree of `ref` (this repository's commit), unpacked by `git archive`; a
+    folder is taken as it is (a source tree unpacked before)."""
+    if Path(ref).is_dir():
+        return Path(ref).resolve()
     folder.mkdir(parents=True)
     archive = subprocess.run(["git", "archive", ref], cwd=SOURCE, check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
@@ -406,7 +409,7 @@ def main() -> None:
     parser.add_argument("--size-mb", type=int, default=60)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument(
-        "--baseline", help="a commit to compare with (bytes; cpu in the same rounds)"
+        "--baseline", help="a commit or source tree to compare with (bytes; cpu in its rounds)"
     )
     options = parser.parse_args()
     if not CORPUS.is_dir():
