@@ -374,7 +374,17 @@ def compressed_digest(
         repo.sha256 = file_sha256(repo.path)  # what restore must give back
     options = ["--force"] + (["--keep-turns", keep] if keep else [])
     repo.compress(*options)
-    tree = git(repo.root, repo.env, "rev-parse", "refs/gitclaw/archive^{tree}")
+    tree = (
+        subprocess.run(  # none when nothing was worth compressing
+            ["git", "rev-parse", "--verify", "--quiet", "refs/gitclaw/archive^{tree}"],
+            cwd=repo.root,
+            env=repo.env,
+            capture_output=True,
+            check=False,
+        )
+        .stdout.decode()
+        .strip()
+    )
     out = bench.folder / "out.jsonl"
     repo.restore(out)
     return f"{file_sha256(repo.path)} {tree} {file_sha256(out)}"
