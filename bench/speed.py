@@ -1,7 +1,7 @@
 """Issue 35's speed targets, each printed as a ratio measured in one run.
 
     python bench/speed.py [--targets cpu,memory,bytes] [--formats claude,codex,pi,copilot]
-                          [--size-mb 60] [--repeat 5] [--baseline REF]
+                          [--size-mb 60] [--repeat 5] [--baseline REF|DIR]
 
 Every command is the real one, `python -m gitclaw_compress ...` in a hermetic git repository
 (own HOME, no system git config, fixed author and dates), its CPU the user + system time of
