@@ -35,13 +35,13 @@ class _BlobLines:
             self._prefix_lines = prefix_lines or 0
             if prefix_lines is None:  # streamed: the blob is never held whole
                 reader = BlobLineReader(self._repo.root, self.oid)
+                digests = bytearray()  # not a join: that would list every digest first
                 try:
-                    self._digests = b"".join(
-                        hashlib.blake2b(data, digest_size=DIGEST).digest()
-                        for data in reader.parts()
-                    )
+                    for data in reader.parts():
+                        digests += hashlib.blake2b(data, digest_size=DIGEST).digest()
                 finally:
                     reader.close()
+                self._digests = bytes(digests)
         return self._prefix_lines
 
     def holds(self, line: RawLine) -> bool:
