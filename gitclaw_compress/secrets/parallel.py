@@ -72,11 +72,25 @@ def join_interruptibly(thread: threading.Thread) -> None:
             return
 
 
-RULES_FIRST_TIME = (
-    "loading the secret rules (the first run on a machine compiles them: tens of seconds; "
-    "later runs reuse them)"
-)
+RULES_LOADING = "loading the secret rules"
+COMPILE_CPU = 3.0  # s of CPU the engine's rules take to compile (bench/speed_scan.py)
 SCANNING = "scanning for secrets"
+
+
+def compiling_rules() -> str:
+    """What a first run waits for, and about how long: the compile's CPU time, stretched by
+    the load on this machine's cores (a shared runner takes several times as long)."""
+    import os
+
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - a platform without a load average
+        load = 0.0
+    seconds = COMPILE_CPU * max(1.0, load / (os.cpu_count() or 1))
+    return (
+        f"compiling the secret rules (the first run on a machine: about {seconds:.0f} s "
+        "here; later runs load them in a tenth of a second)"
+    )
 
 
 def _waiting_for() -> str:
@@ -84,7 +98,9 @@ def _waiting_for() -> str:
     run), or the scan itself."""
     from gitclaw_compress.secrets import engine
 
-    return RULES_FIRST_TIME if engine.light_loaded() is False else SCANNING
+    if engine.light_loaded():
+        return SCANNING
+    return compiling_rules() if engine.first_load() else RULES_LOADING
 
 
 class ParallelGuard:
