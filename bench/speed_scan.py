@@ -18,7 +18,8 @@
   corpus Claude Code session, run three times, and in another new HOME `compress --force` of
   a committed copy in a repository, three times (the copy and its records put back each
   time): wall and CPU, the first run against the third (the second compiles the candidate
-  rules the first wrote); and the line a first run shows while it waits, with its estimate.
+  rules the first wrote); `stores` the same in REV's tree (a new HOME of its own); and the
+  line a first run shows while it waits, with its estimate.
 - noop: a no-op `step` (a committed session, nothing to do) against `python -c pass`.
 """
 
@@ -231,10 +232,11 @@ def scan_against_cozempic(runs: int, megabytes: int, before: Path, folder: Path)
 WAIT_LINE = "from gitclaw_compress.secrets.parallel import _waiting_for; print(_waiting_for())"
 
 
-def first_runs(runs: int, folder: Path) -> None:
+def first_runs(runs: int, before: Path, folder: Path) -> None:
     source = max((CORPUS / "claude").glob("*.jsonl"), key=lambda p: p.stat().st_size)
     tool = [sys.executable, "-m", "gitclaw_compress"]
     stores: list[list[tuple[float, float]]] = [[], [], []]
+    stores_before: list[list[tuple[float, float]]] = [[], [], []]
     compress: list[list[tuple[float, float]]] = [[], [], []]
     lines = []
     for round_ in range(runs):
@@ -257,6 +259,13 @@ def first_runs(runs: int, folder: Path) -> None:
         )
         for times in stores:
             times.append(wall_and_cpu([*tool, "stores", "claude", "--dry-run"], home, env))
+        # the same in the tree before, in a new HOME of its own
+        bhome = folder / f"bhome-{round_}"
+        shutil.copytree(home / ".claude", bhome / ".claude")
+        os.utime(bhome / ".claude" / "projects" / "-home-u-p" / source.name, (1_700_000_000,) * 2)
+        benv = with_tree({**env, "HOME": str(bhome)}, before)
+        for times in stores_before:
+            times.append(wall_and_cpu([*tool, "stores", "claude", "--dry-run"], bhome, benv))
         # compress: a new HOME again (its own empty cache), in a repository
         chome = folder / f"chome-{round_}"
         repo = chome / "repo"
@@ -274,7 +283,11 @@ def first_runs(runs: int, folder: Path) -> None:
     size = f"{source.stat().st_size / 1e6:.1f} MB"
     print(f"first runs in a new HOME ({source.name}, {size}), {runs} rounds")
     print("| run | wall, median | CPU, median |\n|---|---:|---:|")
-    for label, series in (("stores --dry-run claude", stores), ("compress --force", compress)):
+    for label, series in (
+        ("stores --dry-run claude", stores),
+        ("stores --dry-run claude, before", stores_before),
+        ("compress --force", compress),
+    ):
         for number, times in enumerate(series, 1):
             wall = statistics.median(t[0] for t in times)
             cpu = statistics.median(t[1] for t in times)
@@ -323,7 +336,7 @@ def main() -> None:
     same = True
     with tempfile.TemporaryDirectory(prefix="speed-scan-") as temp:
         folder = Path(temp)
-        before = tree_of(args.before, folder) if parts & {"findings", "scan"} else ROOT
+        before = tree_of(args.before, folder) if parts & {"findings", "scan", "first"} else ROOT
         if "noop" in parts:
             noop(max(args.runs * 3, 9), folder)
         if CORPUS.is_dir() and "findings" in parts:
@@ -331,7 +344,7 @@ def main() -> None:
         if CORPUS.is_dir() and "scan" in parts:
             scan_against_cozempic(args.runs, args.mb, before, folder)
         if CORPUS.is_dir() and "first" in parts:
-            first_runs(args.runs, folder)
+            first_runs(args.runs, before, folder)
     if not same:
         raise SystemExit("the findings differ from the revision's")
 

@@ -73,34 +73,34 @@ def join_interruptibly(thread: threading.Thread) -> None:
 
 
 RULES_LOADING = "loading the secret rules"
-COMPILE_CPU = 3.0  # s of CPU the engine's rules take to compile (bench/speed_scan.py)
 SCANNING = "scanning for secrets"
 
 
-def compiling_rules() -> str:
-    """What a first run waits for, and about how long: the compile's CPU time, stretched by
-    the load on this machine's cores (a shared runner takes several times as long)."""
+def compiling_rules(cpu_seconds: float) -> str:
+    """What a run that compiles the rules waits for, and about how long: the compile's CPU
+    time, stretched by the load on this machine's cores (a shared runner takes longer)."""
     import os
 
     try:
         load = os.getloadavg()[0]
     except OSError:  # pragma: no cover - a platform without a load average
         load = 0.0
-    seconds = COMPILE_CPU * max(1.0, load / (os.cpu_count() or 1))
+    seconds = cpu_seconds * max(1.0, load / (os.cpu_count() or 1))
     return (
-        f"compiling the secret rules (the first run on a machine: about {seconds:.0f} s "
+        f"compiling the secret rules (the first two runs on a machine: about {seconds:.0f} s "
         "here; later runs load them in a tenth of a second)"
     )
 
 
 def _waiting_for() -> str:
     """What the run waits for: the rules, while they load (compiled on a machine's first
-    run), or the scan itself."""
+    two runs), or the scan itself."""
     from gitclaw_compress.secrets import engine
 
     if engine.light_loaded():
         return SCANNING
-    return compiling_rules() if engine.first_load() else RULES_LOADING
+    ahead = engine.compile_ahead()
+    return compiling_rules(ahead) if ahead else RULES_LOADING
 
 
 class ParallelGuard:
