@@ -190,13 +190,12 @@ def _frame_values(
         here, items, last, sealed = stack[-1]
         for key, child in items:
             if isinstance(child, str):
-                if len(child) < shortest:
-                    continue
-                if here == top and key == MARKER_KEY:
+                if len(child) < shortest or (key == MARKER_KEY and here == top):
                     continue
                 named = isinstance(key, str)
+                first = child[0]
                 # JSON only where the first character is a bracket or a blank
-                if inner_depth and (child[0] in "{[" or child[0].isspace()):
+                if inner_depth and (first in "{[" or first.isspace()):
                     inner = _inner_json(child)
                     if inner is not None:
                         path = (*here, key, JSON_STEP)
@@ -212,7 +211,9 @@ def _frame_values(
                     child_sealed = sealed or (named and key in sealed_keys)
                 else:
                     scope_key, child_sealed = holder, holder_sealed
-                if scoped and (scope_key in free or child.startswith("data:image/")):
+                if scoped and (
+                    scope_key in free or (first == "d" and child.startswith("data:image/"))
+                ):
                     continue  # with no format (an archive payload) every string is read
                 place = (number, here, key, child_sealed)
                 if named and secret_key(key):
@@ -220,7 +221,7 @@ def _frame_values(
                     if secret is not None:
                         members.append(Hit(place_where(place), RULE, secret))
                 yield place, child
-            elif here == top and key == MARKER_KEY:
+            elif key == MARKER_KEY and here == top:
                 continue  # the marker: ids and hashes
             elif isinstance(child, dict | list):
                 named = isinstance(key, str)
