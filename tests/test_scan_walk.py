@@ -147,9 +147,7 @@ def reference_lines(
     return values, members
 
 
-def walked_lines(
-    lines: list[bytes], fmt: Any
-) -> tuple[list[tuple[Where, str]], list[Hit[Where]]]:
+def walked_lines(lines: list[bytes], fmt: Any) -> tuple[list[tuple[Where, str]], list[Hit[Where]]]:
     members: list[Hit[Where]] = []
     raw = [RawLine(number, data, True) for number, data in enumerate(lines, 1)]
     values = [(place_where(place), text) for place, text in _line_values(raw, fmt, {}, members)]
