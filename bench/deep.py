@@ -1,6 +1,7 @@
 """Deep compression on every corpus file, end to end. A script, not a test: it prints numbers.
 
-    python bench/deep.py [--keep-turns 1] [--summarized] [--resume] [--cozempic] [--json]
+    python bench/deep.py [--keep-turns 1] [--summarized [--summary-keep-tokens K]] [--resume]
+                         [--cozempic] [--json]
                          [--formats pi claude codex copilot]
 
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, committed into a fresh git
@@ -11,13 +12,14 @@ deep run it checks what the issue asks:
 - a second `compress --deep` changes nothing (the file's bytes are the same);
 - after `git gc --prune=now`, `restore -o -` gives the original byte for byte;
 - with `--summarized`, each file first gets its agent's own compaction record from `summarize`
-  at its defaults (the newest 20,000 estimated tokens kept; Copilot CLI: `--keep-turns 0`, the
-  only cut it resumes from), its summary written by the tests' fake LLM server (an
-  OpenAI-compatible one that answers with a summary of the most `summary.max_tokens` allows,
-  about 6,000 characters), and committed; the byte figures are then against the summarized
-  file. A file `summarize` refuses is reported with its reason and not measured. With
-  `--resume` the unsummarized file is resumed too: `after summarize` is what `summarize` then
-  `compress` cut from the request the real CLI sends for the file as it was;
+  at its defaults (the newest 20,000 estimated tokens kept, or `--summary-keep-tokens K`;
+  Copilot CLI: `--keep-turns 0`, the only cut it resumes from), its summary written by the
+  tests' fake LLM server (an OpenAI-compatible one that answers with a summary of the most
+  `summary.max_tokens` allows, about 6,000 characters), and committed; the byte figures are
+  then against the summarized file. A file `summarize` refuses is reported with its reason and
+  not measured. With `--resume` the unsummarized file is resumed too: `after summarize` is
+  what `summarize` then `compress` cut from the request the real CLI sends for the file as it
+  was;
 - with `--resume`, the agent's real CLI (tests/agent_harness.py, offline against the fake
   LLM server that applies the APIs' rules) resumes the original, the default and the deep
   file: the same number of messages and the same tool calls, in order, every signed block
@@ -97,7 +99,9 @@ class Refused(Exception):
     """`summarize` wrote nothing for this file: its reason."""
 
 
-def _summarize(kind: str, repo: Path, relpath: str, url: str, env: dict[str, str]) -> None:
+def _summarize(
+    kind: str, repo: Path, relpath: str, url: str, env: dict[str, str], keep_tokens: int | None
+) -> None:
     """`summarize` at its defaults (Copilot CLI: nothing kept), its summary from the fake LLM
     server at `url`; the record committed."""
     summary = {
@@ -108,7 +112,8 @@ def _summarize(kind: str, repo: Path, relpath: str, url: str, env: dict[str, str
         "max_retries": 0,
     }
     (repo / "compression.json").write_bytes(orjson.dumps({"summary": summary}))
-    keep = ["--keep-turns", "0"] if kind == "copilot" else []
+    keep = ["--keep-tokens", str(keep_tokens)] if keep_tokens is not None else []
+    keep = ["--keep-turns", "0"] if kind == "copilot" else keep
     own = {**env, SUMMARY_KEY_ENV: "bench-" + "summary-key"}
     done = subprocess.run(
         [sys.executable, "-m", "gitclaw_compress", "summarize", "--json", *keep, relpath],
@@ -127,7 +132,14 @@ def _summarize(kind: str, repo: Path, relpath: str, url: str, env: dict[str, str
 
 
 def measure(
-    kind: str, source: Path, keep: int, work: Path, env: dict[str, str], *, llm: str | None
+    kind: str,
+    source: Path,
+    keep: int,
+    work: Path,
+    env: dict[str, str],
+    *,
+    llm: str | None,
+    summary_keep_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Compressed by default and with `--deep`, each in its own repository; with `llm` (the
     fake LLM server's address), summarized first."""
@@ -136,7 +148,7 @@ def measure(
     for mode, extra in (("default", []), ("deep", ["--deep"])):
         repo, relpath = _repository(work / mode, kind, source, env)
         if llm is not None:
-            _summarize(kind, repo, relpath, llm, env)
+            _summarize(kind, repo, relpath, llm, env, summary_keep_tokens)
             files["unsummarized"] = source
             files["original"] = work / f"summarized{source.suffix}"
             shutil.copyfile(repo / relpath, files["original"])
@@ -162,6 +174,7 @@ def resume(kind: str, files: dict[str, Path], work: Path) -> dict[str, Any]:
     after `summarize`, of the unsummarized one)."""
     from agent_harness import run_resume
     from fake_llm_sse import conversation, sealed_reasoning, tool_call_ids
+    from test_claude_context import settings_only  # the effort message of Claude Code 2.1.332
 
     sent: dict[str, Any] = {}
     bodies = {}
@@ -171,7 +184,11 @@ def resume(kind: str, files: dict[str, Path], work: Path) -> dict[str, Any]:
         sent[f"messages_{mode}"] = len(orjson.dumps(conversation(run.body)))
         sent[f"request_{mode}"] = len(orjson.dumps(run.body))
         if mode == "deep" and kind == "claude":  # an Anthropic message needs content
-            sent["empty_messages"] = sum(1 for message in conversation(run.body) if _empty(message))
+            sent["empty_messages"] = sum(
+                1
+                for message in conversation(run.body)
+                if not message.get("content") and not settings_only(message)
+            )
     before, after = bodies["original"], bodies["deep"]
     # Deep drops old thinking whole: every signed block it sends was sent as it is before.
     signed_before = [b for b in sealed_reasoning(before) if not b.endswith(", '', None)")]
@@ -181,14 +198,6 @@ def resume(kind: str, files: dict[str, Path], work: Path) -> dict[str, Any]:
     sent["same_tool_calls"] = tool_call_ids(after) == tool_call_ids(before)
     sent["signed_kept"] = all(block in signed_before for block in signed_after)
     return sent
-
-
-def _empty(message: dict[str, Any]) -> bool:
-    """A message with no content, but for the settings message Claude Code 2.1.332 sends
-    (`role: "system"`, `content: []`, its effort in `output_config`), which the API takes."""
-    if message.get("role") == "system" and "output_config" in message:
-        return False
-    return not message.get("content")
 
 
 COZEMPIC_ENV = {
@@ -226,6 +235,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--keep-turns", type=int, default=1)
     parser.add_argument("--summarized", action="store_true", help="after a compaction record")
+    parser.add_argument("--summary-keep-tokens", type=int, help="summarize --keep-tokens K")
     parser.add_argument("--resume", action="store_true", help="resume each file in its CLI")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS))
@@ -266,7 +276,15 @@ def _measure_all(
             work = temp / f"{kind}-{index}"
             work.mkdir()
             try:
-                row = measure(kind, source, options.keep_turns, work, env, llm=llm)
+                row = measure(
+                    kind,
+                    source,
+                    options.keep_turns,
+                    work,
+                    env,
+                    llm=llm,
+                    summary_keep_tokens=options.summary_keep_tokens,
+                )
             except Refused as refused:
                 print(f"{kind}/{source.name}: summarize wrote nothing: {refused}", flush=True)
                 continue
