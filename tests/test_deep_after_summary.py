@@ -57,8 +57,8 @@ def test_summarize_then_deep_cuts_the_request_by_60_percent(
     path = commit_session(repo, CLAUDE_PATH, data)
     monkeypatch.setenv(KEY_ENV, "test-" + "summary-key")
     with FakeLLMServer(default=openai_reply(SUMMARY)) as server:
-        summary = {"provider": "openai", "base_url": server.url + "/v1", "model": "m"}
-        summary |= {"api_key_env": KEY_ENV, "max_retries": 0}
+        summary: dict[str, object] = {"provider": "openai", "base_url": server.url + "/v1"}
+        summary |= {"model": "m", "api_key_env": KEY_ENV, "max_retries": 0}
         (repo / "compression.json").write_text(json.dumps({"summary": summary}))
         done = cli("summarize", "--json", CLAUDE_PATH, cwd=repo)
     assert json.loads(done.stdout)["status"] == "summarized"
