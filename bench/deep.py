@@ -215,6 +215,9 @@ def install_cozempic(temp: Path, env: dict[str, str]) -> Path:
     venv = temp / "cozempic-venv"
     _run([sys.executable, "-m", "venv", str(venv)], temp, env)
     _run([str(venv / "bin" / "pip"), "install", "-q", "cozempic"], temp, env)
+    shown = _run([str(venv / "bin" / "pip"), "show", "cozempic"], temp, env).decode()
+    version = next(line for line in shown.splitlines() if line.startswith("Version:"))
+    print(f"Cozempic {version.split()[-1]}", file=sys.stderr, flush=True)
     return venv / "bin" / "cozempic"
 
 
