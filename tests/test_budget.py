@@ -45,7 +45,7 @@ def settings(keep_turns: int = 4, **budget: Any) -> CompressSettings:
 
 def run(data: bytes, config: CompressSettings) -> tuple[bytes, dict[str, bytes], SessionPlan]:
     lines = lines_from_bytes(data)
-    plan = plan_lines(lines, config, session_ref=REF, fmt=detect(lines, REF))
+    plan = plan_lines(lines, config, session_ref=REF, fmt=detect(lines, REF), estimator=CHARS4)
     payloads: dict[str, bytes] = {}
     out = []
     for result in compress_lines(lines, plan, config, session_ref=REF):
@@ -410,9 +410,9 @@ def test_protected_tools_are_never_pruned_in_any_format(case: FormatCase) -> Non
     every_tool = frozenset(call_names(fmt.views(lines)).values())
     assert every_tool
     unprotected = settings(protect_tokens=0, minimum_tokens=0, protected_tools=frozenset())
-    plan = plan_lines(lines, unprotected, session_ref=REF, fmt=fmt)
+    plan = plan_lines(lines, unprotected, session_ref=REF, fmt=fmt, estimator=CHARS4)
     assert plan.pruned
     protected = settings(protect_tokens=0, minimum_tokens=0, protected_tools=every_tool)
-    plan = plan_lines(lines, protected, session_ref=REF, fmt=fmt)
+    plan = plan_lines(lines, protected, session_ref=REF, fmt=fmt, estimator=CHARS4)
     assert not plan.pruned and plan.budget is not None and not plan.budget.candidates
     assert plan.budget.decision.startswith("budget pruning: nothing to prune ("), plan.budget

@@ -131,9 +131,9 @@ def test_prune_stubs_only_completed_tool_results(name: str, make: Callable[[], b
     settings = CompressSettings(keep_turns=1, budget=budget)
     with served(fmt):
         context = context_of(fmt, lines)
-        plan = plan_lines(lines, settings, session_ref="s.jsonl", fmt=fmt)
+        plan = plan_lines(lines, settings, session_ref="s.jsonl", fmt=fmt, estimator=CHARS4)
         target = CompressSettings(keep_turns=1, budget=BudgetSettings(target_percent=1))
-        target_plan = plan_lines(lines, target, session_ref="s.jsonl", fmt=fmt)
+        target_plan = plan_lines(lines, target, session_ref="s.jsonl", fmt=fmt, estimator=CHARS4)
     results = {  # lines that hold a completed tool result
         view.number
         for view in context.views

@@ -15,6 +15,7 @@ from gitclaw_compress.config import defaults, parse_config
 from gitclaw_compress.core.context import context_fullness
 from gitclaw_compress.core.lines import lines_from_bytes
 from gitclaw_compress.formats import detect
+from gitclaw_compress.tokens.estimate import get_estimator
 
 SESSION = ".GITCLAW/state/sessions/s.jsonl"
 USABLE = 128_000 - 16_384 - 16_384  # fake-model: the fallback window, output and reserve
@@ -66,6 +67,7 @@ def test_level_follows_recorded_usage_against_usable_tokens() -> None:
             lines_from_bytes(session_bytes(tokens)),
             detect(lines_from_bytes(session_bytes(tokens)), "session"),
             defaults().context_settings(),
+            get_estimator("chars4"),
         )
         assert found.budget.usable == USABLE and found.size.source == "usage"
         assert found.size.tokens == tokens and found.level == level
@@ -77,6 +79,7 @@ def test_level_is_the_one_status_gives_with_the_configured_percentages() -> None
         lines_from_bytes(session_bytes(50_000)),
         detect(lines_from_bytes(session_bytes(50_000)), "session"),
         config.context_settings(),
+        get_estimator("chars4"),
     )
     assert found.level == "warning"  # 50,000 of 95,232 usable: 52.5%
 

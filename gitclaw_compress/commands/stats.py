@@ -16,7 +16,7 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.core.compressor import compress_lines, plan_lines
 from gitclaw_compress.core.stats import bytes_by_kind, kinds_of
-from gitclaw_compress.ops.compress import written_lines
+from gitclaw_compress.ops.compress import budget_estimator, written_lines
 from gitclaw_compress.ops.restore import restored_lines
 from gitclaw_compress.units import human_bytes, plural, size_change
 
@@ -57,7 +57,8 @@ def report(
     if session.repo is not None:  # what the run writes: its plan, settled, and its markers
         plan, after = written_lines(session.repo, path, session.repo.relative(path), fmt, settings)
     else:  # outside git compress does not run: its plan with markers that name payloads
-        plan = plan_lines(lines, settings, session_ref=session_ref, fmt=fmt)
+        estimator = budget_estimator(settings)
+        plan = plan_lines(lines, settings, session_ref=session_ref, fmt=fmt, estimator=estimator)
         after = [r.line for r in compress_lines(lines, plan, settings, session_ref=session_ref)]
     before_kinds, after_kinds = bytes_by_kind(original, fmt), bytes_by_kind(after, fmt)
     kinds = kinds_of(fmt)

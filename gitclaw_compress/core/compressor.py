@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitclaw_compress.core.estimator import Estimator
 from gitclaw_compress.core.format import CoreFormat
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.core.marker import UI_ONLY_KEY
@@ -40,7 +41,6 @@ from gitclaw_compress.core.stubs import encode_stub as encode_stub
 from gitclaw_compress.model import THINKING, USER
 from gitclaw_compress.settings import STRATEGIES as STRATEGIES
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
-from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, get_estimator
 
 OUT_OF_REACH = "the target is out of reach: "
 
@@ -69,7 +69,7 @@ def measure_run(
     settings: CompressSettings,
     *,
     session_ref: str,
-    estimator: TokenEstimator,
+    estimator: Estimator,
     tokens_now: Mapping[int, int],
     object_id: ObjectId = _no_object_id,
     intact_commit: IntactCommit | None = None,
@@ -102,7 +102,7 @@ def measure_run(
             entry = parse_entry(result.line.data)
             view = plan.format.view(number, entry) if entry is not None else None
             after = (
-                sum(estimate_message(message, estimator) for message in view.messages)
+                sum(estimator.message_tokens(message) for message in view.messages)
                 if view is not None
                 else 0
             )
@@ -146,7 +146,7 @@ def settle(
         trial,
         settings,
         session_ref=session_ref,
-        estimator=get_estimator(options.estimator),
+        estimator=budget.context.estimator,
         tokens_now=budget.context.tokens_by_line(),
         object_id=object_id,
         intact_commit=intact_commit,
@@ -258,13 +258,15 @@ def plan_lines(
     *,
     session_ref: str,
     fmt: CoreFormat,
+    estimator: Estimator | None = None,
     object_id: ObjectId = _no_object_id,
     intact_commit: IntactCommit | None = None,
     intact_blob: IntactBlob | None = None,
 ) -> SessionPlan:
-    """Both planning passes over lines in memory, in the format the caller found;
-    `object_id`, `intact_commit` and `intact_blob` as pass 2 will get them (see `settle`)."""
-    plan = scan(lines, settings, fmt)
+    """Both planning passes over lines in memory, in the format and with the estimator (for
+    a budget policy) the caller hands; `object_id`, `intact_commit` and `intact_blob` as
+    pass 2 will get them (see `settle`)."""
+    plan = scan(lines, settings, fmt, estimator)
     if plan.needs_settling:
         plan = settle(
             plan,
@@ -279,10 +281,15 @@ def plan_lines(
 
 
 def compress_entry_lines(
-    lines: list[RawLine], settings: CompressSettings, session_ref: str, *, fmt: CoreFormat
+    lines: list[RawLine],
+    settings: CompressSettings,
+    session_ref: str,
+    *,
+    fmt: CoreFormat,
+    estimator: Estimator | None = None,
 ) -> tuple[list[RawLine], dict[str, bytes]]:
     """In-memory convenience: every pass over a list; returns lines and payloads by oid."""
-    plan = plan_lines(lines, settings, session_ref=session_ref, fmt=fmt)
+    plan = plan_lines(lines, settings, session_ref=session_ref, fmt=fmt, estimator=estimator)
     out: list[RawLine] = []
     payloads: dict[str, bytes] = {}
     for result in compress_lines(lines, plan, settings, session_ref=session_ref):

@@ -12,18 +12,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitclaw_compress.core.estimator import Estimator, estimate_all
 from gitclaw_compress.core.format import CoreFormat
 from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY, RawLine, parse_entry
 from gitclaw_compress.core.marker import marker_lines
 from gitclaw_compress.model import Conversation, EntryView, Message
 from gitclaw_compress.model_limits import ModelLimits, lookup_model, usable_tokens
 from gitclaw_compress.settings import ContextSettings
-from gitclaw_compress.tokens.estimate import (
-    TokenEstimator,
-    estimate_message,
-    estimate_messages,
-    get_estimator,
-)
 
 LEVELS = ("ok", "warning", "critical")  # in order; level_for gives one of them
 # (line number, its bytes now) -> the line before compression, None when it is not at hand:
@@ -57,7 +52,7 @@ class Context:
 
     conversation: Conversation
     views: list[EntryView]  # every line the agent loads
-    estimator: TokenEstimator
+    estimator: Estimator
     compressed: dict[int, int | None] = field(default_factory=dict)  # see `compressed_lines`
     # Per compressed line whose original was at hand: the estimated tokens compression took
     # out of what the line gives the model (its original's estimate minus its own).
@@ -100,7 +95,7 @@ class Context:
             by_line[number] = sum(
                 message.tokens
                 if id(message) in estimated
-                else estimate_message(message, self.estimator)
+                else self.estimator.message_tokens(message)
                 for message in view.messages
             )
         return by_line
@@ -117,14 +112,14 @@ class Context:
 def read_context(
     fmt: CoreFormat,
     lines: list[RawLine],
-    estimator: TokenEstimator,
+    estimator: Estimator,
     originals: OriginalLine | None = None,
 ) -> Context:
     """What `fmt`'s agent sends when it resumes `lines`, each message estimated; with
     `originals`, what compression freed on each compressed line (`Context.freed`)."""
     views = list(fmt.views(lines))
     conversation = fmt.resume(views)
-    estimate_messages(conversation.messages, estimator)
+    estimate_all(conversation.messages, estimator)
     context = Context(conversation, views, estimator, compressed_lines(lines))
     if originals is not None and context.compressed:
         context.freed = _freed(fmt, lines, context, originals)
@@ -154,9 +149,9 @@ def _freed(
     return {number: before.get(number, 0) - now.get(number, 0) for number in found}
 
 
-def history_tokens(views: Iterable[EntryView], estimator: TokenEstimator) -> int:
+def history_tokens(views: Iterable[EntryView], estimator: Estimator) -> int:
     """Estimated tokens of every message of every line, on the resume path or not."""
-    return estimate_messages((m for view in views for m in view.messages), estimator)
+    return estimate_all((m for view in views for m in view.messages), estimator)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +220,7 @@ class ContextSize:
         return text
 
 
-def measure_context(context: Context, estimator: TokenEstimator) -> ContextSize:
+def measure_context(context: Context, estimator: Estimator) -> ContextSize:
     """The last recorded usage plus estimates for what follows (pi's estimateContextTokens).
 
     Recorded usage is used only when it still describes the context: not when a compaction
@@ -370,13 +365,14 @@ def context_fullness(
     lines: list[RawLine],
     fmt: CoreFormat,
     settings: ContextSettings,
+    estimator: Estimator,
     originals: OriginalLine | None = None,
 ) -> Fullness:
-    """The context, its size and its level, with the settings' estimator, reserve, model
-    overrides and level percentages. `status` reports it; the summary stage of `compress`
-    runs at `summary.whenLevel` of it. The caller hands the format;
-    `originals` gives the compressed lines' originals (see `measure_context`)."""
-    estimator = get_estimator(settings.estimator)
+    """The context, its size and its level, with the settings' reserve, model overrides and
+    level percentages. `status` reports it; the summary stage of `compress` runs at
+    `summary.whenLevel` of it. The caller hands the format and the estimator (the one
+    `settings.estimator` names); `originals` gives the compressed lines' originals (see
+    `measure_context`)."""
     context = read_context(fmt, lines, estimator, originals)
     size = measure_context(context, estimator)
     budget = budget_for(

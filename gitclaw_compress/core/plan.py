@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from gitclaw_compress.core.estimator import Estimator
 from gitclaw_compress.core.format import CoreFormat, FileRules
 from gitclaw_compress.core.lines import MARKER_KEY, LineCounts, RawLine
 from gitclaw_compress.model import TOOL_RESULT, call_names
 from gitclaw_compress.settings import BudgetSettings, CompressSettings
-from gitclaw_compress.tokens.estimate import TokenEstimator, get_estimator
 
 if TYPE_CHECKING:  # the context model is loaded only when a budget policy runs
     from gitclaw_compress.core.context import Budget, Context, ContextSize
@@ -118,15 +118,24 @@ class SessionPlan:
         return bool(budget.candidates) or budget.target_tokens is not None
 
 
-def scan(lines: Iterable[RawLine], settings: CompressSettings, fmt: CoreFormat) -> SessionPlan:
+def scan(
+    lines: Iterable[RawLine],
+    settings: CompressSettings,
+    fmt: CoreFormat,
+    estimator: Estimator | None = None,
+) -> SessionPlan:
     """Pass 1: find the turns, and let the format see every line.
 
     With a budget policy (`settings.budget.active`) on a format that supports it, it also
-    reads what the model sees and how many tokens that is, and picks the candidates; `settle`
-    then decides (see there).
+    reads what the model sees and how many tokens that is, counted by `estimator` (the one
+    `settings.budget.estimator` names, handed by the caller), and picks the candidates;
+    `settle` then decides (see there).
     """
     budget = settings.budget
-    estimator = get_estimator(budget.estimator) if budget.active else None
+    if not budget.active:
+        estimator = None
+    elif estimator is None:
+        raise ValueError(f"a budget policy needs its estimator ({budget.estimator}) handed in")
     rules = fmt.rules(settings)
     seen: list[RawLine] = []  # what the budget and deep read after the pass
     counts = LineCounts()
@@ -212,7 +221,7 @@ def _plan_budget(
     lines: list[RawLine],
     user_lines: list[int],
     settings: BudgetSettings,
-    estimator: TokenEstimator,
+    estimator: Estimator,
 ) -> None:
     from gitclaw_compress.core.context import (
         budget_for,

@@ -168,7 +168,7 @@ class Format(CoreFormat, Protocol):
 
 class LifecycleHook(Protocol):
     """Where and how an agent runs our `hook AGENT` command (formats/<agent>/hooks.py). These
-    only turn a file's bytes into other bytes; ops/agenthooks.py reads, writes and restores."""
+    only turn a file's bytes into other bytes; ops/agenthooks/ reads, writes and restores."""
 
     event: str  # what runs it, for people: "SessionEnd hook", "notify program", …
     payload_on_stdin: bool  # else the agent passes its payload as the last argument

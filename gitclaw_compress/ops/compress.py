@@ -8,7 +8,7 @@ import hashlib
 import os
 import signal
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from gitclaw_compress.formats import Format, detect_file
 from gitclaw_compress.formats.base import Unsupported
 from gitclaw_compress.ops.check import check_file, marker_problems
 from gitclaw_compress.ops.report import FileReport
-from gitclaw_compress.progress import SILENT, Progress
+from gitclaw_compress.progress import SILENT, Progress, file_size, running
 from gitclaw_compress.store.access import ArchiveAccess, line_originals
 from gitclaw_compress.store.archive import ArchiveWriter
 from gitclaw_compress.store.archive_layout import FileRecord, header_key, line_digest
@@ -45,6 +45,7 @@ from gitclaw_compress.store.fileio import (
 from gitclaw_compress.store.intact import IntactLines
 from gitclaw_compress.store.repository import Repository
 from gitclaw_compress.store.session_lines import has_compressed_line, open_lines
+from gitclaw_compress.tokens.estimate import TokenEstimator, get_estimator
 from gitclaw_compress.units import plural
 
 interrupts.checkpoint("loading")  # the core is imported only when there is work
@@ -80,6 +81,12 @@ def blob_id_for(repo: Repository) -> ObjectId:
     return git_blob_id_sha256 if repo.object_format() == "sha256" else git_blob_id
 
 
+def budget_estimator(settings: CompressSettings) -> TokenEstimator | None:
+    """The estimator the core is handed for a budget policy (the one the settings name); none
+    without a policy, so that an estimator not installed is asked for only when it counts."""
+    return get_estimator(settings.budget.estimator) if settings.budget.active else None
+
+
 def settled_plan(
     repo: Repository,
     path: Path,
@@ -91,7 +98,7 @@ def settled_plan(
     """Pass 1's plan of the file, settled where it needs to be: measured with the markers
     pass 2 writes (those that name a committed or staged version, where one holds the line)."""
     with open_lines(path) as lines:
-        plan = scan(lines, settings, fmt)
+        plan = scan(lines, settings, fmt, budget_estimator(settings))
     if plan.needs_settling:
         intact = intact or IntactLines(repo, path, rel)
         with open_lines(path) as lines:
@@ -128,6 +135,34 @@ def written_lines(
             for result in compress_lines(lines, plan, settings, **_pass_two(repo, rel, intact))
         ]
     return plan, after
+
+
+def compress_files(
+    repo: Repository,
+    paths: list[Path],
+    configs: Mapping[Path, Config],
+    *,
+    keep_turns: int | None,
+    force: bool,
+    dry_run: bool,
+    progress: Progress,
+    before_writing: Callable[[list[FileReport]], None] | None = None,
+) -> dict[Path, FileReport]:
+    """One run over `paths` (each with its config): every path checked and locked before
+    the first is read, nothing written if any fails. `before_writing`, given the reports of
+    the files read, may stop the run (raise) before anything is written."""
+    reports: dict[Path, FileReport] = {}
+    with Compression(repo, dry_run=dry_run, progress=progress) as run:
+        for path in paths:
+            run.claim(path)
+        verb = "checking" if dry_run else "compressing"  # a dry run writes nothing
+        with running(progress, verb, paths, repo.relative, file_size) as announced:
+            for path in announced:
+                reports[path] = run.add(path, configs[path], keep_turns=keep_turns, force=force)
+        if before_writing is not None:
+            before_writing([reports[path] for path in paths])
+        run.finish()
+    return reports
 
 
 class Compression:

@@ -15,8 +15,8 @@ from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.discovery import Discovery, all_sessions, discover, sessions_under
 from gitclaw_compress.ops.report import FileReport
-from gitclaw_compress.ops.unchanged import UnchangedCache, settings_key, stat_key, versions_key
-from gitclaw_compress.progress import SILENT, Progress, file_size, running
+from gitclaw_compress.ops.unchanged import Answers, UnchangedCache
+from gitclaw_compress.progress import SILENT, Progress
 from gitclaw_compress.secrets.held import HELD, WOULD_HOLD, SecretsHeld
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.units import human_bytes, plural, size_change
@@ -194,51 +194,26 @@ def compress_paths(
     (raise) before anything is written."""
     if not paths:
         return []
-    reports: dict[Path, FileReport] = {}
-    settings: dict[Path, str] = {}
-    if not (force or dry_run):  # those two always take the full path
-        # The settings, and the file's versions in HEAD and the index: a commit can make a
-        # line worth compressing (a cheaper marker), and --check must agree with a real run.
-        rels = {path: _relative_or_none(repo, path) for path in paths}
-        versions = versions_key(repo, [rel for rel in rels.values() if rel is not None])
-        for path in paths:
-            rel = rels[path]
-            if rel is not None and rel in versions:
-                key = settings_key(configs[path], keep_turns)
-                settings[path] = f"{key}|{versions[rel]}"
-                cached = cache.lookup(path, settings[path])
-                if cached is not None:
-                    reports[path] = cached
+    answers = Answers() if force or dry_run else cache.answered(repo, paths, configs, keep_turns)
+    reports = dict(answers.reports)  # force and dry run always take the full path
     work = [path for path in paths if path not in reports]
     if work:
-        from gitclaw_compress.ops.compress import Compression  # the core, only when there is work
+        from gitclaw_compress.ops.compress import compress_files  # the core, only with work
 
-        stats = {}
-        with Compression(repo, dry_run=dry_run, progress=progress) as run:
-            for path in work:  # every path checked and locked before the first write
-                run.claim(path)
-            verb = "checking" if dry_run else "compressing"  # a dry run writes nothing
-            with running(progress, verb, work, repo.relative, file_size) as announced:
-                for path in announced:
-                    stats[path] = stat_key(path)
-                    reports[path] = run.add(path, configs[path], keep_turns=keep_turns, force=force)
-            if before_writing is not None:
-                before_writing([reports[path] for path in work])
-            run.finish()
+        done = compress_files(
+            repo,
+            work,
+            configs,
+            keep_turns=keep_turns,
+            force=force,
+            dry_run=dry_run,
+            progress=progress,
+            before_writing=before_writing,
+        )
+        reports.update(done)
         if not dry_run:
-            for path in work:
-                stat = stats[path]
-                if stat is not None and path in settings:
-                    cache.remember(path, settings[path], stat, reports[path])
-            cache.save()
+            cache.keep(answers, done)
     return [reports[path] for path in paths]
-
-
-def _relative_or_none(repo: Repository, path: Path) -> str | None:
-    try:
-        return repo.relative(path)
-    except GitClawError:  # outside the repository: the run says so in its own words
-        return None
 
 
 def stage(repo: Repository, reports: list[FileReport], also: list[str] | None = None) -> list[str]:
@@ -279,8 +254,16 @@ def run_flow(
     and compress them (the secret scan beside or, with `scan_first`, before), record what
     was written as scanned, report, summarize, stage, send."""
     run = _Run.open(repo, config_path, remote, pushes=do_push or caller_pushes)
-    with run.scanning(dry_run=dry_run, progress=progress):
-        chosen = run.find(paths, config_path, take_all=take_all, issue=issue, deep=deep)
+    with run.scanning():
+        chosen = run.find(
+            paths,
+            config_path,
+            take_all=take_all,
+            issue=issue,
+            deep=deep,
+            dry_run=dry_run,
+            progress=progress,
+        )
         run.compress(
             chosen,
             keep_turns=keep_turns,
@@ -292,7 +275,7 @@ def run_flow(
         run.record()
     run.report(dry_run=dry_run)
     if not dry_run:
-        run.summarize(chosen)
+        run.summarize()
         if do_stage:
             run.stage()
         if do_push:
@@ -304,46 +287,45 @@ def run_flow(
 class _Run:
     """What the stages of one `run_flow` share: the repository, its root config, the result
     they fill in, and (once found) each session's config and the secret scan beside them.
-    One class, over 150 lines with its docstrings, because each stage reads what the earlier
-    ones found from one place; the stages are its methods, none over 40 lines."""
+    Each stage reads what the earlier ones found from here, and enters each module it needs
+    once: what it reads of the repository and the configs is read where they are opened."""
 
     repo: Repository
     root_config: Config
     result: FlowResult
     pushes: bool  # the run pushes the archive, or its caller does
+    config_root: Path
+    cache: UnchangedCache
     configs: dict[Path, Config] = field(default_factory=dict)
     chosen: list[Path] = field(default_factory=list)
+    local_only: dict[Path, bool] = field(default_factory=dict)  # by resolved path
+    summarized: list[Path] = field(default_factory=list)  # the sessions the summary stage takes
     secrets: ParallelGuard | None = None
-    cache: UnchangedCache = field(init=False)  # set by `find`
 
     @classmethod
     def open(
         cls, repo: Repository, config_path: Path | None, remote: str | None, *, pushes: bool
     ) -> _Run:
-        root_config = load_config(None, repo.config_root, config_path)
+        config_root, git_dir = repo.config_root, repo.git_dir
+        cache = UnchangedCache(git_dir)
+        root_config = load_config(None, config_root, config_path)
         result = FlowResult(
             ref=root_config["archive.ref"], remote=remote or root_config["archive.remote"]
         )
-        return cls(repo, root_config, result, pushes)
+        return cls(repo, root_config, result, pushes, config_root, cache)
 
     @contextlib.contextmanager
-    def scanning(self, *, dry_run: bool, progress: Progress) -> Iterator[None]:
-        """The secret scan, in a thread beside the compression (only where a session has
-        lines not scanned clean before); a finding holds its session before any write. A dry
-        run scans too, so that it says which sessions the run would hold. In an agent's store
-        too: what compress drops would be committed to the store's archive."""
-        from gitclaw_compress.secrets.parallel import ParallelGuard
-
-        self.secrets = ParallelGuard(
-            self.repo, self.root_config, enabled=True, dry_run=dry_run, progress=progress
-        )
+    def scanning(self) -> Iterator[None]:
+        """The secret scan `find` starts runs beside the stages inside this block, and is
+        cancelled when they end (it has answered by then, or the run failed)."""
         try:
             yield
         finally:
-            self.secrets.cancel()
+            if self.secrets is not None:
+                self.secrets.cancel()
 
     def _guard(self) -> ParallelGuard:
-        assert self.secrets is not None, "the stages run inside `scanning`"
+        assert self.secrets is not None, "the stages run after `find`"
         return self.secrets
 
     def find(
@@ -354,9 +336,15 @@ class _Run:
         take_all: bool,
         issue: int | None,
         deep: bool,
+        dry_run: bool,
+        progress: Progress,
     ) -> list[Path]:
-        """The sessions to compress, each with its config; the scan starts on them."""
-        self.cache = UnchangedCache(self.repo.git_dir)
+        """The sessions to compress, each with its config (and what the later stages read of
+        it); then the secret scan starts on them, in a thread beside the compression (only
+        where a session has lines not scanned clean before): a finding holds its session
+        before any write. A dry run scans too, so that it says which sessions the run would
+        hold. In an agent's store too: what compress drops would be committed to the store's
+        archive."""
         chosen, self.result.discovery = select(
             self.repo,
             self.root_config,
@@ -366,12 +354,21 @@ class _Run:
             warnings=self.result.warnings,
             known=self.cache,
         )
-        self._guard().start(chosen)  # as soon as the sessions are known: the rules load meanwhile
         self.chosen = chosen
         self.configs = {
-            path: load_config(path, self.repo.config_root, config_path).with_deep(deep)
+            path: load_config(path, self.config_root, config_path).with_deep(deep)
             for path in chosen
         }
+        self.local_only = {
+            path.resolve(): config["archive.localOnly"] for path, config in self.configs.items()
+        }
+        self.summarized = [path for path in chosen if self.configs[path]["summary.enabled"]]
+        from gitclaw_compress.secrets.parallel import ParallelGuard
+
+        self.secrets = ParallelGuard(
+            self.repo, self.root_config, enabled=True, dry_run=dry_run, progress=progress
+        )
+        self.secrets.start(chosen)  # as soon as the sessions are known: the rules load meanwhile
         return chosen
 
     def compress(
@@ -437,15 +434,11 @@ class _Run:
             return None
         from gitclaw_compress.ops.sending import unsent_archive
 
-        wrote = {r.path for r in compressed}
+        wrote = {(self.repo.root / r.path).resolve() for r in compressed}
         return unsent_archive(
             self.repo,
             len(compressed),
-            local_only=all(
-                self.configs[path]["archive.localOnly"]
-                for path in self.chosen
-                if self.repo.relative(path) in wrote
-            ),
+            local_only=all(local for path, local in self.local_only.items() if path in wrote),
             ref=self.result.ref,
             remote=self.result.remote,
             pushes=self.pushes,
@@ -463,13 +456,14 @@ class _Run:
         if not dry_run and (line := self._unsent(self.result.reports)) is not None:
             self.result.warnings.append(line)
 
-    def summarize(self, chosen: list[Path]) -> None:
+    def summarize(self) -> None:
         """The opt-in summary stage, outside compression's locks."""
-        summarized = [path for path in chosen if self.configs[path]["summary.enabled"]]
-        if summarized:
+        if self.summarized:
             from gitclaw_compress.summary.stage import summary_stage  # the LLM client, only here
 
-            self.result.summaries = summary_stage(self.repo, summarized, self.configs.__getitem__)
+            self.result.summaries = summary_stage(
+                self.repo, self.summarized, self.configs.__getitem__
+            )
             self.result.warnings.extend(o.warning for o in self.result.summaries if o.warning)
 
     def stage(self) -> None:

@@ -29,7 +29,7 @@ from gitclaw_compress.core.context import (
 from gitclaw_compress.core.lines import RawLine
 from gitclaw_compress.formats import detect
 from gitclaw_compress.formats.base import Format
-from gitclaw_compress.tokens.estimate import get_estimator
+from gitclaw_compress.tokens.estimate import TokenEstimator, get_estimator
 
 
 @dataclass
@@ -87,15 +87,17 @@ def _saving(
     size: ContextSize,
     intact_commit: IntactCommit | None,
     object_id: ObjectId,
-    intact_blob: IntactBlob | None = None,
-    fmt: Format | None = None,
+    intact_blob: IntactBlob | None,
+    fmt: Format,
+    estimator: TokenEstimator,
     config: Config | None = None,
 ) -> Saving:
     plan = plan_lines(
         lines,
         settings,
         session_ref=session_ref,
-        fmt=fmt or detect(lines, session_ref),
+        fmt=fmt,
+        estimator=estimator,
         object_id=object_id,
         intact_commit=intact_commit,
         intact_blob=intact_blob,
@@ -105,7 +107,7 @@ def _saving(
         plan,
         settings,
         session_ref=session_ref,
-        estimator=get_estimator(settings.budget.estimator),
+        estimator=estimator,
         tokens_now=tokens_now,
         object_id=object_id,
         intact_commit=intact_commit,
@@ -155,7 +157,8 @@ def session_status(
     markers, so that the byte counts of the dry runs are exact.
     """
     fmt = fmt or detect(lines, session_ref)
-    fullness = context_fullness(lines, fmt, config.context_settings(), originals=originals)
+    estimator = get_estimator(config["tokens.estimator"])  # the one every figure counts with
+    fullness = context_fullness(lines, fmt, config.context_settings(), estimator, originals)
     context, size, budget = fullness.context, fullness.size, fullness.budget
     status = SessionStatus(
         path=session_ref,
@@ -228,6 +231,7 @@ def session_status(
             object_id,
             intact_blob,
             fmt,
+            estimator,
             # compress leaves a small gain alone; prune forces its run (commands/prune.py)
             config if name in ("compress", "deep") else None,
         )

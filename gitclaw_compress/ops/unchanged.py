@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import asdict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import orjson
 
 from gitclaw_compress import __version__
 from gitclaw_compress.config import Config
+from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.store.repository import Repository
 
@@ -66,6 +68,23 @@ def versions_key(repo: Repository, rels: list[str]) -> dict[str, str]:
     return {rel: f"{ids[2 * n]}:{ids[2 * n + 1]}" for n, rel in enumerate(rels)}
 
 
+@dataclass
+class Answers:
+    """What `UnchangedCache.answered` found: reports of files unchanged since a no-op run,
+    and for the others their keys and their stats before the run."""
+
+    reports: dict[Path, FileReport] = field(default_factory=dict)
+    keys: dict[Path, str] = field(default_factory=dict)
+    stats: dict[Path, list[int] | None] = field(default_factory=dict)
+
+
+def relative_or_none(repo: Repository, path: Path) -> str | None:
+    try:
+        return repo.relative(path)
+    except GitClawError:  # outside the repository: the run says so in its own words
+        return None
+
+
 class UnchangedCache:
     """Reports of no-op runs, keyed by the file's real path."""
 
@@ -81,6 +100,41 @@ class UnchangedCache:
             entries = document.get("entries")
             if isinstance(entries, dict):
                 self.entries = entries
+
+    def answered(
+        self,
+        repo: Repository,
+        paths: list[Path],
+        configs: Mapping[Path, Config],
+        keep_turns: int | None,
+    ) -> Answers:
+        """What the cache answers for `paths` (each with its config): the reports of the
+        files a run found nothing to do in, unchanged since, and for the others the keys
+        and stats `keep` remembers them by. The settings, and the file's versions in HEAD
+        and the index: a commit can make a line worth compressing (a cheaper marker)."""
+        answers = Answers()
+        rels = {path: relative_or_none(repo, path) for path in paths}
+        versions = versions_key(repo, [rel for rel in rels.values() if rel is not None])
+        for path in paths:
+            rel = rels[path]
+            if rel is not None and rel in versions:
+                key = f"{settings_key(configs[path], keep_turns)}|{versions[rel]}"
+                answers.keys[path] = key
+                cached = self.lookup(path, key)
+                if cached is not None:
+                    answers.reports[path] = cached
+                    continue
+            answers.stats[path] = stat_key(path)  # before the run reads it
+        return answers
+
+    def keep(self, answers: Answers, reports: Mapping[Path, FileReport]) -> None:
+        """Remember the files of `reports` that the run found nothing to do in (by the keys
+        and stats `answered` gave), and save."""
+        for path, report in reports.items():
+            stat, key = answers.stats.get(path), answers.keys.get(path)
+            if stat is not None and key is not None:
+                self.remember(path, key, stat, report)
+        self.save()
 
     def lookup(self, path: Path, settings: str) -> FileReport | None:
         """The report of the last no-op run on `path`, if neither it nor the settings changed."""

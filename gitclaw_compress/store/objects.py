@@ -210,7 +210,6 @@ def damaged_objects(root: Path, oids: list[str]) -> dict[str, str]:
     content does not hash to the id, or git cannot read it (what `git fsck` reports as
     corrupt). Missing objects are not listed (that is a finding of its own). One
     `git cat-file --batch` reads them all, each streamed through the hash, never held."""
-    import hashlib
     import tempfile
 
     damaged: dict[str, str] = {}
@@ -249,18 +248,7 @@ def damaged_objects(root: Path, oids: list[str]) -> dict[str, str]:
                     parts = header.split()
                     if len(parts) != 3 or not parts[2].isdigit():
                         continue  # missing (or not a blob name): checked elsewhere
-                    size = int(parts[2])
-                    digest = hashlib.sha1() if len(oid) == 40 else hashlib.sha256()
-                    digest.update(b"%s %d\0" % (parts[1], size))
-                    remaining = size
-                    while remaining:
-                        chunk = process.stdout.read(min(remaining, 1 << 20))
-                        if not chunk:
-                            break
-                        digest.update(chunk)
-                        remaining -= len(chunk)
-                    process.stdout.read(1)  # the newline after the content
-                    if remaining or digest.hexdigest() != oid:
+                    if not _hashes_to(oid, parts[1], int(parts[2]), process.stdout):
                         damaged[oid] = "its content does not hash to its id"
                 else:
                     done = len(pending)
@@ -268,3 +256,21 @@ def damaged_objects(root: Path, oids: list[str]) -> dict[str, str]:
                 _stop_process(process)
             pending = pending[done:]
     return damaged
+
+
+def _hashes_to(oid: str, kind: bytes, size: int, stream: IO[bytes]) -> bool:
+    """Whether the `size` bytes of content `git cat-file --batch` sends next (and the
+    newline after them) hash to `oid`, read in chunks, never held whole."""
+    import hashlib
+
+    digest = hashlib.sha1() if len(oid) == 40 else hashlib.sha256()
+    digest.update(b"%s %d\0" % (kind, size))
+    remaining = size
+    while remaining:
+        chunk = stream.read(min(remaining, 1 << 20))
+        if not chunk:
+            break
+        digest.update(chunk)
+        remaining -= len(chunk)
+    stream.read(1)  # the newline after the content
+    return not remaining and digest.hexdigest() == oid

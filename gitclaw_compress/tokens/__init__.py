@@ -1,6 +1,7 @@
-"""Counting tokens: estimates of neutral messages (`estimate.py`). Below the core, which reads
-the context an agent resumes with (core/context.py) and counts it with these; the model
-windows are the leaf `model_limits.py`.
+"""Counting tokens: estimates of neutral messages (`estimate.py`). The use cases pick one by
+the name in the settings and hand it to the core, which reads the context an agent resumes
+with (core/context.py) and imports none of them; the model windows are the leaf
+`model_limits.py`.
 
 The defaults live here, not in the modules that use them, so that reading the config does
 not compile the estimators' and the model table's patterns (a no-op `step` never needs them).

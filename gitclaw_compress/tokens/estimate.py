@@ -39,13 +39,30 @@ O200K_PACKAGE: Final = "toktok-rs"
 O200K_INSTALL_HINT: Final = "pip install 'gitclaw-compress[tokens]'  (or: pip install toktok-rs)"
 
 
-class TokenEstimator(Protocol):
+class TextCounter(Protocol):
     """Counts (or estimates) the tokens of one piece of text."""
+
+    def count(self, text: str) -> int: ...
+
+
+class TokenEstimator(TextCounter, Protocol):
+    """A named text counter that also counts a neutral message (`estimate_message` with
+    itself): what the core is handed as its `core.estimator.Estimator`."""
 
     @property
     def name(self) -> str: ...
 
-    def count(self, text: str) -> int: ...
+    def message_tokens(self, message: Message) -> int: ...
+
+
+class CountsMessages:
+    """`message_tokens` for an estimator that counts text: every built-in one."""
+
+    def count(self, text: str) -> int:
+        raise NotImplementedError
+
+    def message_tokens(self, message: Message) -> int:
+        return estimate_message(message, self)
 
 
 def utf16_length(text: str) -> int:
@@ -55,7 +72,7 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-class Chars4:
+class Chars4(CountsMessages):
     """pi's heuristic: ``ceil(chars / 4)`` with chars counted as UTF-16 code units.
 
     One part never counts more than :data:`PART_TOKEN_CAP` tokens, so that a single huge blob
@@ -68,7 +85,7 @@ class Chars4:
         return min(math.ceil(utf16_length(text) / 4), PART_TOKEN_CAP)
 
 
-class Bytes4:
+class Bytes4(CountsMessages):
     """``ceil(bytes / 4)`` over the UTF-8 encoding. Not capped."""
 
     name: Final = "bytes4"
@@ -149,7 +166,7 @@ def char_classes(text: str) -> CharClasses:
     return CharClasses(repeat, runs, blob, cjk, word, letter, len(rest))
 
 
-class CjkAware:
+class CjkAware(CountsMessages):
     """A character-class estimate, tuned against the exact o200k_base count.
 
     ``tokens = ceil(0.75 * cjk + 0.7 * symbol + word / 5.5 + letter / 3.5 + blob / 1.5
@@ -191,7 +208,7 @@ class CjkAware:
         return math.ceil(estimate)
 
 
-class O200k:
+class O200k(CountsMessages):
     """The exact o200k_base token count, through toktok-rs (vocabulary compiled in, offline).
 
     Special-token strings such as ``<|endoftext|>`` count as the ordinary text they are, as a
@@ -276,7 +293,7 @@ def message_texts(message: Message) -> tuple[list[str], int]:
     return texts, images
 
 
-def estimate_message(message: Message, estimator: TokenEstimator) -> int:
+def estimate_message(message: Message, estimator: TextCounter) -> int:
     """Estimated tokens of one message as the model receives it.
 
     Each text part is counted on its own and every image adds :data:`IMAGE_TOKENS`. This
