@@ -653,7 +653,7 @@ def _plain(markdown: str) -> list[str]:
     return rows[::-1]
 
 
-def corpus_params(paths: list[Path], what: str) -> list[Any]:
+def corpus_file_params(paths: list[Path], what: str) -> list[Any]:
     """`paths` as pytest params named by file, or one skipped param that says what is
     missing (pytest's own skip of an empty set does not say why)."""
     if paths:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
-from agent_harness import corpus_params, corpus_transcripts, require_agent, run_resume
+from agent_harness import corpus_file_params, corpus_transcripts, require_agent, run_resume
 from synthetic_copilot import EVENTS_PATH, PNG, REASONING_OPAQUE, EventsBuilder, typical_events
 
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
@@ -439,7 +439,7 @@ def test_resume_matches_the_real_cli(name: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", corpus_params(corpus_transcripts("copilot"), "Copilot CLI transcript")
+    "path", corpus_file_params(corpus_transcripts("copilot"), "Copilot CLI transcript")
 )
 def test_resume_of_corpus_file_matches_the_real_cli(path: Path, tmp_path: Path) -> None:
     data = path.read_bytes()
