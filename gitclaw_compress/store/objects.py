@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -56,6 +57,19 @@ class BlobLineReader:
                 return self._ended()
             self.read += 1
         return data[:-1] if data.endswith(b"\n") else data
+
+    def parts(self) -> Iterator[bytes]:
+        """The blob's lines as `blob.split(b"\\n")` gives them (b"" after a final newline),
+        read forward, never the whole blob at once; nothing if the blob is not here."""
+        assert self._process.stdout is not None
+        readline = self._process.stdout.readline
+        last = b"\n"  # an empty blob splits into one empty part
+        while data := readline():
+            self.read += 1
+            last = data
+            yield data[:-1] if data[-1:] == b"\n" else data
+        if self._ended() is not None and last[-1:] == b"\n":
+            yield b""
 
     def _ended(self) -> bytes | None:
         assert self._process.stderr is not None

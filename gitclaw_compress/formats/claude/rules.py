@@ -37,29 +37,28 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
-from gitclaw_compress.formats.base import (
+from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.claude import context as claude_context
+from gitclaw_compress.formats.claude import summary as claude_summary
+from gitclaw_compress.formats.claude import view as claude_view
+from gitclaw_compress.formats.shared.home import AgentHome
+from gitclaw_compress.formats.shared.hooks import LifecycleHook
+from gitclaw_compress.formats.shared.rules import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
-    TITLES,
-    AgentHome,
-    Edit,
-    FormatBase,
-    LifecycleHook,
-    Scope,
-    binds_prefix,
     call_descriptor,
     content_text,
     superseded_edits,
 )
-from gitclaw_compress.formats.base import json_size as _size
-from gitclaw_compress.formats.base import json_size_if_present as _sized
-from gitclaw_compress.formats.claude import context as claude_context
-from gitclaw_compress.formats.claude import summary as claude_summary
-from gitclaw_compress.formats.claude import view as claude_view
+from gitclaw_compress.formats.shared.rules import json_size as _size
+from gitclaw_compress.formats.shared.rules import json_size_if_present as _sized
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
+from gitclaw_compress.preserved_thinking import binds_prefix
 
 if TYPE_CHECKING:
     from gitclaw_compress.settings import CompressSettings
@@ -128,6 +127,7 @@ UI_KEPT_KEYS = frozenset(
     {"type", "filePath", "file_path", "path", "agentId", "toolUseID", "uuid", "role", "id"}
 )
 UI_VALUE_MAX_BYTES = 256  # a renderer-only value larger than this becomes a stub
+DEEP_LINE_CHARS = 80  # deep: a stub's preview lines are cut to this many characters
 
 
 def message_of(entry: Entry) -> dict[str, Any] | None:
@@ -339,10 +339,17 @@ class ClaudePayloads:
 
     def __init__(self, settings: CompressSettings, calls: Mapping[str, str]) -> None:
         self.settings = settings
-        # Deep: stubs as short as a reader and `show` need, a head and a tail line each.
+        # Deep: stubs as short as a reader and `show` need, a head and a tail line each, each
+        # cut to `DEEP_LINE_CHARS`.
         preview = settings.preview
         self.preview = (
-            dataclasses.replace(preview, lines=min(preview.lines, 1)) if settings.deep else preview
+            dataclasses.replace(
+                preview,
+                lines=min(preview.lines, 1),
+                line_chars=min(preview.line_chars, DEEP_LINE_CHARS),
+            )
+            if settings.deep
+            else preview
         )
         self.calls = calls  # pass 1's, by tool_use id
 
@@ -364,6 +371,7 @@ class ClaudePayloads:
             reason=None,
             show=scope.show,
             settings=self.preview,
+            short=self.settings.deep,
         )
         value: object = stub if isinstance(content, str) else [{"type": "text", "text": stub}]
         return [Edit((*base, "content"), value)]
@@ -373,7 +381,8 @@ class ClaudePayloads:
         key = path[-1]
         if key in PATH_ARGUMENTS or _size(value) <= SMALL_ARGUMENT_BYTES:
             return []
-        show, line_chars = scope.show, self.settings.preview.line_chars
+        show, line_chars = scope.show, self.preview.line_chars
+        deep = self.settings.deep
         if isinstance(value, str):
             if stubs.is_stub(value):
                 return []
@@ -382,7 +391,7 @@ class ClaudePayloads:
                 if len(value) <= limit:
                     return []
                 return [Edit(path, stubs.command_stub(value, limit, show))]
-            return [Edit(path, stubs.argument_stub(str(key), value, show, line_chars))]
+            return [Edit(path, stubs.argument_stub(str(key), value, show, line_chars, short=deep))]
         if isinstance(value, dict):
             return [
                 edit
@@ -394,7 +403,9 @@ class ClaudePayloads:
                 if len(value) == 1 and stubs.is_stub(value[0]):
                     return []
                 text = "\n".join(value)
-                return [Edit(path, [stubs.argument_stub(str(key), text, show, line_chars)])]
+                return [
+                    Edit(path, [stubs.argument_stub(str(key), text, show, line_chars, short=deep)])
+                ]
             # MultiEdit's edits, TodoWrite's todos: each item keeps its keys and its place.
             return [
                 edit
@@ -496,6 +507,8 @@ class ClaudeRules:
         return self.turns.preserved_thinking_span()
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        if scope.superseded:  # never sent nor read: `superseded_edits` says it all
+            return []
         if self.turns.in_bound_prefix(scope.number):
             # Claude Code sends every turn's thinking back: a stub here would change the
             # prefix of a bound block, and the API refuses the request. Only what no model
@@ -516,6 +529,7 @@ class ClaudeRules:
                     edits.extend(self.turns.thinking_edits(message, scope.number))
             return edits
         kind = entry.get("type")
+        scope = self._older(entry, scope)
         if not scope.full:  # a budget policy chose this line's tool output: only that
             return self._pruned_output_edits(entry, scope) if scope.prune else []
         if kind == "assistant":
@@ -528,16 +542,33 @@ class ClaudeRules:
             return self.payloads.attachment_edits(entry.get("attachment"), scope)
         return []
 
+    def _older(self, entry: Entry, scope: Scope) -> Scope:
+        """Deep, in older turns: stubs name the line's uuid alone (`show` finds it in every
+        session), not the session's path too; the kept turns' stubs keep the path."""
+        uuid = entry.get("uuid")
+        if not self.settings.deep or not isinstance(uuid, str):
+            return scope
+        show = stubs.show_command("", uuid, ids_alone=True)
+        return scope if show == scope.show else dataclasses.replace(scope, show=show)
+
     def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        """Before the newest compact boundary, off the chain Claude Code sends: the strings of
-        messages, tool results, attachments and progress data. Ids, links, types and flags
-        stay (the chain is still walked, the preserved segment relinked), signed and
-        readable thinking stays whole, and so do the lines Claude Code reads for itself:
-        `summary` and title lines (its session picker), file-history snapshots (rewind)."""
+        """Before the newest compact boundary, off the chain Claude Code sends, what an older
+        turn loses (thinking whole, large outputs, calls and UI copies), and every other
+        string of messages, tool results, attachments and progress data over
+        `UNREAD_MIN_BYTES`: each a stub of its shape alone (no model reads them, and `show`
+        finds the line by its uuid). Ids, links, types and flags stay (the chain is still
+        walked, the preserved segment relinked), and so do the lines Claude Code reads for
+        itself: `summary` and title lines (its session picker), file-history snapshots
+        (rewind), and each reply's model and usage counts (its usage totals)."""
         if entry.get("type") not in SUPERSEDED_TYPES:
             return []
-        rest = {key: value for key, value in entry.items() if key not in SEALED_KEYS}
-        return superseded_edits(rest, (), scope.show, KEPT_ON_SUPERSEDED)
+        older = dataclasses.replace(scope, superseded=False)
+        now = _applied(entry, [_unread(entry, edit) for edit in self.edits(entry, older)])
+        rest = {key: value for key, value in now.items() if key not in SEALED_KEYS}
+        now = _applied(now, superseded_edits(rest, (), scope.show, KEPT_ON_SUPERSEDED, short=True))
+        # Whole top-level values: an edit inside a content array whose thinking went would
+        # name an index of the original that no longer holds it.
+        return [Edit((key,), value) for key, value in now.items() if value != entry.get(key)]
 
     def _pruned_output_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """The tool results of a user line, whatever their size; the renderer's copy
@@ -654,6 +685,40 @@ def _usage_edits(entry: Entry, deep: bool) -> list[Edit]:
 # and the members that stay there (settings and places, short or read by the CLI).
 SUPERSEDED_TYPES = frozenset({"user", "assistant", "progress", "attachment"})
 KEPT_ON_SUPERSEDED = frozenset({"cwd", "gitBranch", "version", "slug", "model", "usage"})
+
+
+def _unread(entry: Entry, edit: Edit) -> Edit:
+    """`edit` with each stub in its value made the shape alone of what it replaces."""
+    original: Any = entry
+    for step in edit.path:
+        original = original[step]
+    if isinstance(original, str):
+        short = stubs.unread_stub(original)
+    else:
+        short = f"{stubs.STUB_PREFIX} {_size(original):,} bytes"
+
+    def shorten(value: Any) -> Any:
+        if isinstance(value, str):
+            return short if stubs.STUB_PREFIX in value else value
+        if isinstance(value, dict):
+            return {key: shorten(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [shorten(item) for item in value]
+        return value
+
+    return Edit(edit.path, shorten(edit.value), unseen=edit.unseen)
+
+
+def _applied(value: Any, edits: list[Edit]) -> Any:
+    """A copy of `value` with each edit's stub at its path."""
+    copy = orjson.loads(orjson.dumps(value))
+    for edit in edits:
+        *parents, last = edit.path
+        target = copy
+        for step in parents:
+            target = target[step]
+        target[last] = edit.value
+    return copy
 
 
 def _holds_bound_thinking(message: dict[str, Any]) -> bool:

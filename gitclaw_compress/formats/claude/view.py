@@ -14,7 +14,6 @@ import orjson
 
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
-from gitclaw_compress.formats.base import binds_prefix
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
@@ -36,6 +35,7 @@ from gitclaw_compress.model import (
     Message,
     Part,
 )
+from gitclaw_compress.preserved_thinking import binds_prefix
 
 # Claude Code's file tools: what each does to the file its input names.
 FILE_TOOLS = {"Read": READ, "Write": WRITE, "Edit": EDIT, "MultiEdit": EDIT, "NotebookEdit": EDIT}

@@ -38,20 +38,7 @@ from gitclaw_compress.core.jsonspan import JsonPath, value_at
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.core.stubs import encode_stub
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import (
-    PATH_ARGUMENTS,
-    SMALL_ARGUMENT_BYTES,
-    TITLES,
-    AgentHome,
-    Edit,
-    FormatBase,
-    LifecycleHook,
-    Scope,
-    call_descriptor,
-    superseded_edits,
-)
-from gitclaw_compress.formats.base import json_size as _size
-from gitclaw_compress.formats.base import json_size_if_present as _sized
+from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
 from gitclaw_compress.formats.copilot import context as copilot_context
 from gitclaw_compress.formats.copilot import summary as copilot_summary
 from gitclaw_compress.formats.copilot import view as copilot_view
@@ -62,6 +49,16 @@ from gitclaw_compress.formats.copilot.view import (
     TOOL_START,
     USER_MESSAGE,
 )
+from gitclaw_compress.formats.shared.home import AgentHome
+from gitclaw_compress.formats.shared.hooks import LifecycleHook
+from gitclaw_compress.formats.shared.rules import (
+    PATH_ARGUMENTS,
+    SMALL_ARGUMENT_BYTES,
+    call_descriptor,
+    superseded_edits,
+)
+from gitclaw_compress.formats.shared.rules import json_size as _size
+from gitclaw_compress.formats.shared.rules import json_size_if_present as _sized
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:

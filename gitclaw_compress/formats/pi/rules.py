@@ -26,26 +26,23 @@ from gitclaw_compress.core.jsonpieces import hash_json
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import (
+from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.pi import context as pi_context
+from gitclaw_compress.formats.pi import summary as pi_summary
+from gitclaw_compress.formats.pi import view as pi_view
+from gitclaw_compress.formats.shared.home import AgentHome
+from gitclaw_compress.formats.shared.hooks import LifecycleHook
+from gitclaw_compress.formats.shared.rules import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
-    TITLES,
-    AgentHome,
-    Edit,
-    FormatBase,
-    LifecycleHook,
-    Scope,
-    binds_prefix,
     call_descriptor,
     content_text,
     superseded_edits,
 )
-from gitclaw_compress.formats.base import json_size as _size
-from gitclaw_compress.formats.base import json_size_if_present as _sized
-from gitclaw_compress.formats.pi import context as pi_context
-from gitclaw_compress.formats.pi import summary as pi_summary
-from gitclaw_compress.formats.pi import view as pi_view
+from gitclaw_compress.formats.shared.rules import json_size as _size
+from gitclaw_compress.formats.shared.rules import json_size_if_present as _sized
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
+from gitclaw_compress.preserved_thinking import binds_prefix
 from gitclaw_compress.settings import CompressSettings
 
 ENTRY_TYPES = frozenset(

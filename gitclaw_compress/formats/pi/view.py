@@ -14,7 +14,7 @@ import orjson
 
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.core.stubs import image_size
-from gitclaw_compress.formats.base import FILE_ARGUMENTS, binds_prefix, content_text
+from gitclaw_compress.formats.shared.rules import FILE_ARGUMENTS, content_text
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
@@ -35,6 +35,7 @@ from gitclaw_compress.model import (
     Message,
     Part,
 )
+from gitclaw_compress.preserved_thinking import binds_prefix
 
 # pi's message roles and the neutral role each has once convertToLlm has turned it into a
 # provider message. Any other role is dropped by convertToLlm.

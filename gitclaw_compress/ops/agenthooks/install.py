@@ -12,7 +12,8 @@ from pathlib import Path
 
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import lifecycle_hook
-from gitclaw_compress.formats.base import TITLES, LifecycleHook
+from gitclaw_compress.formats.base import TITLES
+from gitclaw_compress.formats.shared.hooks import LifecycleHook
 from gitclaw_compress.ops.agenthooks.files import (
     AGENTS,
     cannot_write,
