@@ -299,3 +299,25 @@ def test_commands_on_a_committed_transcript(repo: Path, monkeypatch: pytest.Monk
     assert stats.exit_code == 0, stats.output
     for kind in ("toolUseResult", "tool_result text", "tool_use input", "progress", "stubs"):
         assert re.search(rf"^{re.escape(kind)}\s+[\d,]+", stats.stdout, re.M), kind
+
+
+def test_pass_two_reads_again_only_the_calls_large_enough_to_stub() -> None:
+    """Without deep, an assistant line is flagged for pass 2 only if a call of it is larger
+    than toolCallMaxBytes (all pass 2 could stub there); every line compressed was flagged."""
+    session = typical_session()
+    session.tool_use("small_call", "Read", {"file_path": "src/a.ts"})
+    session.tool_result("small_call", "ok", {"type": "text"})
+    session.user("last turn")
+    lines = lines_from_bytes(session.data())
+    fmt = detect(lines, SESSION)
+    plan = plan_lines(lines, KEEP_ONE, session_ref=SESSION, fmt=fmt)
+    assert plan.bulk is not None
+    flagged = {number for number, flag in enumerate(plan.bulk, start=1) if flag}
+    changed = {
+        line.number
+        for line, new in zip(lines, compressed(session.data()), strict=True)
+        if line != new
+    }
+    assert changed and changed <= flagged
+    small = [line.number for line in lines if b'"id":"small_call"' in line.data.replace(b" ", b"")]
+    assert len(small) == 1 and small[0] not in flagged

@@ -336,3 +336,24 @@ def test_a_pasted_image_in_an_old_turn_becomes_a_text_blob_unless_kept() -> None
             assert restore_data(out[2].data, "line", payloads.get) == lines[2].data
         else:
             assert image == pasted
+
+
+def test_pass_two_reads_again_only_the_lines_an_edit_could_shrink() -> None:
+    """A tool start or result whose edited value is no larger than a marker part is not
+    flagged for pass 2; every line compressed was."""
+    lines = lines_from_bytes(typical_events().data())
+    fmt = detect(lines, EVENTS_PATH)
+    plan = plan_lines(lines, SETTINGS, session_ref=EVENTS_PATH, fmt=fmt)
+    assert plan.bulk is not None
+    flagged = {number for number, flag in enumerate(plan.bulk, start=1) if flag}
+    out, _ = compress_entry_lines(lines, SETTINGS, EVENTS_PATH, fmt=fmt)
+    changed = {line.number for line, new in zip(lines, out, strict=True) if line != new}
+    assert changed and changed <= flagged
+    small = set()
+    for line in lines:
+        event = parse_entry(line.data) or {}
+        value = {"tool.execution_start": "arguments", "tool.execution_complete": "result"}
+        key = value.get(str(event.get("type")))
+        if key is not None and len(orjson.dumps(event["data"].get(key))) <= 112:
+            small.add(line.number)
+    assert small and not small & flagged

@@ -248,15 +248,16 @@ class ClaudeTurns:
             self.bound_until = number
             if self.settings.deep and _thinking_only(message):
                 self._bound_only.append(str(message.get("id")))
-        calls = False
+        calls = large = False
         for block in _blocks(message):
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 calls = True
                 call_id, name = block.get("id"), block.get("name")
                 if isinstance(call_id, str) and isinstance(name, str):
                     self.calls[call_id] = call_descriptor(name, block.get("input"))
+                large = large or self._large_call(block.get("input"))
         if not self.settings.deep:
-            return calls
+            return large  # a large call is all pass 2 edits on this line then
         reply_id = message.get("id")
         blocks = [block for block in _blocks(message) if isinstance(block, dict)]
         if isinstance(reply_id, str) and any(
@@ -271,6 +272,16 @@ class ClaudeTurns:
             or any(block.get("type") in THINKING_TYPES for block in blocks)
             or (isinstance(usage, dict) and not USAGE_READ.issuperset(usage))
         )
+
+    def _large_call(self, arguments: object) -> bool:
+        """Whether `_assistant_edits` stubs these arguments (a value nested deeper than
+        orjson writes counts as large: pass 2 then finds it so, as before)."""
+        if not isinstance(arguments, dict):
+            return False
+        try:
+            return _size(arguments) > self.settings.tool_call_max_bytes
+        except orjson.JSONEncodeError:
+            return True
 
     def _observe_boundary(self, number: int, entry: Entry) -> None:
         metadata = entry.get("compactMetadata")

@@ -124,6 +124,16 @@ def _worth(original: object, stub: object) -> bool:
     return len(orjson.dumps(original)) - len(encode_stub(stub)) > MARKER_PART_BYTES
 
 
+def _larger_than_a_part(value: object) -> bool:
+    """Whether `value`'s JSON is larger than a marker part, as it must be for an edit of it
+    or inside it to be `_worth` it (a result's content says so without writing it)."""
+    if isinstance(value, dict):
+        content = value.get("content")
+        if isinstance(content, str) and len(content) > MARKER_PART_BYTES:
+            return True
+    return _size(value) > MARKER_PART_BYTES
+
+
 def _safe_key(key: str) -> bool:
     # The marker records paths with orjson, which leaves U+2028/U+2029 raw.
     return not any(separator in key for separator in LINE_SEPARATORS)
@@ -245,18 +255,26 @@ class CopilotRules:
         data = data_of(entry)
         if data is None:
             return False
+        # Pass 2 reads a line again only if an edit could be `_worth` it there: never inside
+        # a value whose JSON is no larger than a marker part (a seventh of these lines).
         kind = entry.get("type")
         if kind == ASSISTANT_MESSAGE:
-            requests = data.get("toolRequests") or ()
-            for request in requests:
+            worth = False  # only tool request arguments are edited there
+            for request in data.get("toolRequests") or ():
                 if isinstance(request, dict):
                     call_id = request.get("toolCallId")
                     self._remember(call_id, request.get("name"), request)
                     if isinstance(call_id, str) and "arguments" in request:
-                        self.requested[call_id] = orjson.dumps(request["arguments"])
-            return bool(requests)  # only tool request arguments are edited there
+                        arguments = self.requested[call_id] = orjson.dumps(request["arguments"])
+                        worth = worth or len(arguments) > MARKER_PART_BYTES
+                    else:
+                        worth = worth or "arguments" in request
+            return worth
         if kind == TOOL_START:
             self._remember(data.get("toolCallId"), data.get("toolName"), data)
+            return _larger_than_a_part(data.get("arguments"))  # the only value edited
+        if kind == TOOL_COMPLETE:
+            return _larger_than_a_part(data.get("result"))  # the only value edited
         return kind in BULK_EVENTS
 
     def _remember(self, call_id: object, name: object, holder: dict[str, Any]) -> None:
