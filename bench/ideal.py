@@ -329,6 +329,8 @@ def main() -> None:
                 print(f"  gap to the ideal cut, {sum(left.values()):,} bytes:")
                 for path, size_left in left.most_common(10):
                     print(f"    {size_left:>10,}  {path}")
+        if not total:  # a corpus folder without this format's files
+            continue
         status = "ok" if cut >= GOAL * ideal else "BELOW GOAL"
         print(
             f"{kind + ' (all files)':<52} {total:>10,} {total - cut:>10,} {cut / total:>6.1%} "

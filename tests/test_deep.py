@@ -199,6 +199,36 @@ def test_deep_stubs_large_user_text_of_older_turns_only() -> None:
     assert deep[5] == lines[5], "the kept turn's text changed"
 
 
+READ_NOTICE = (
+    "<system-reminder>[Truncated: PARTIAL view \u2014 showing lines 1-900 of 1200.]"
+    "</system-reminder>"
+)
+
+
+@pytest.mark.parametrize("deep", [False, True])
+def test_a_stubbed_partial_read_keeps_claude_codes_notice_in_front(deep: bool) -> None:
+    """Claude Code adds its own 'PARTIAL view' message on resume to a Read result cut at its
+    token cap (`toolUseResult.file.truncatedByTokenCap`) unless the result's text opens with
+    that notice: a stub keeps the notice first, so the resumed request has no extra message."""
+    session = ClaudeSession()
+    session.user("Turn 1: read the log")
+    session.tool_use("toolu_r1", "Read", {"file_path": "/home/dev/project/log.md"})
+    body = "\n".join(f"{n}\tline {n} of the log, long enough to count" for n in range(900))
+    file = {"filePath": "/home/dev/project/log.md", "content": body, "numLines": 900}
+    file |= {"startLine": 1, "totalLines": 1200, "truncatedByTokenCap": True}
+    session.tool_result("toolu_r1", f"{READ_NOTICE}\n\n{body}", {"type": "text", "file": file})
+    session.assistant(claude_text("Read."))
+    session.user("Turn 2")
+    session.assistant(claude_text("Done."))
+    data = session.data()
+    once = _run(data, deep=deep)
+    result = orjson.loads(once[2])["message"]["content"][0]["content"]
+    assert result.startswith(READ_NOTICE)
+    assert STUB_PREFIX in result and len(result) < 2_000
+    again = _run(b"\n".join(once), deep=deep)
+    assert again == once, "a second run changed the stub"
+
+
 def test_deep_archives_what_claude_code_never_sends_before_its_compact_boundary() -> None:
     data = compacted_session().data()
     lines = data.split(b"\n")[:-1]

@@ -369,14 +369,18 @@ class ClaudePayloads:
     ) -> list[Edit]:
         """Stub a tool result's content when it is large, or when `forced` (budget pruning)."""
         content = block.get("content")
-        if not isinstance(content, str | list) or stubs.is_stub(content_text(content)):
+        if not isinstance(content, str | list):
+            return []
+        notice = _read_notice(content)
+        text = content_text(content)[len(notice) :].lstrip("\n")
+        if stubs.is_stub(text):
             return []
         if not forced and _size(content) <= self.settings.tool_result_max_bytes:
             return []
         tool = self.calls.get(str(block.get("tool_use_id")), "tool")
-        stub = stubs.tool_output_stub(
+        stub = notice + stubs.tool_output_stub(
             tool=tool,
-            text=content_text(content),
+            text=text,
             images=_images_of(content),
             failed=block.get("is_error") is True,
             reason=None,
@@ -755,6 +759,20 @@ def _thinking_only(message: dict[str, Any]) -> bool:
         and bool(blocks)
         and all(isinstance(block, dict) and block.get("type") in THINKING_TYPES for block in blocks)
     )
+
+
+# Claude Code opens a Read result cut at its token cap with this notice and, on resume, adds
+# a message of its own saying so to any such result whose text does not open with it.
+READ_NOTICE_HEAD = "<system-reminder>[Truncated: PARTIAL view \u2014 "
+READ_NOTICE_END = "</system-reminder>"
+
+
+def _read_notice(content: object) -> str:
+    """Claude Code's partial-view notice that opens a tool result's text, or ''."""
+    if not isinstance(content, str) or not content.startswith(READ_NOTICE_HEAD):
+        return ""
+    end = content.find(READ_NOTICE_END)
+    return "" if end < 0 else content[: end + len(READ_NOTICE_END)] + "\n"
 
 
 def _holds_tool_result(entry: Entry) -> bool:
