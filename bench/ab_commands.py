@@ -17,8 +17,9 @@ command, A and B in a random order:
   touched no session).
 
 Wall time of the whole process, start-up included. Prints the median of each command per
-side and B/A. On a machine other work shares, more rounds steady the medians; interleaving
-spreads the load over both sides alike.
+side, B/A of the medians, and the median of each round's B/A (A and B ran seconds apart, so
+a load that drifts weighs on both). On a machine other work shares, more rounds steady the
+medians; a run of one build against itself shows how far apart noise puts them.
 """
 
 from __future__ import annotations
@@ -154,10 +155,16 @@ def main() -> None:
                     took = run_once(side, command, rel, round_)
                     side.times.setdefault(command, []).append(took)
     a, b = sides
-    print(f"{options.file}, {options.rounds} rounds, medians (s): command  A  B  B/A")
+    print(
+        f"{options.file}, {options.rounds} rounds: command, median A and B (s), B/A of the "
+        "medians, median of each round's B/A"
+    )
     for command in COMMANDS:
         ma, mb = statistics.median(a.times[command]), statistics.median(b.times[command])
-        print(f"  {command:<9} {ma:7.3f} {mb:7.3f}  {mb / ma:6.3f}")
+        paired = statistics.median(
+            tb / ta for ta, tb in zip(a.times[command], b.times[command], strict=True)
+        )
+        print(f"  {command:<9} {ma:7.3f} {mb:7.3f}  {mb / ma:6.3f}  {paired:6.3f}")
 
 
 if __name__ == "__main__":
