@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from gitclaw_compress.errors import GitClawError  # noqa: E402
-from gitclaw_compress.formats.pi.context import (  # noqa: E402
+from gitclaw_compress.formats.pi.view import (  # noqa: E402
     ROLES,
     neutral_message,
     usage_context_tokens,

@@ -193,30 +193,12 @@ def run(env: Mapping[str, str]) -> int:
             result.push = push_archive(repo, result.ref, result.remote)
         except GitClawError as error:
             failure = error
-    if failure is not None:
-        push_note = f"Pushing `{result.ref}` to `{result.remote}` failed."
-    elif result.push is not None and result.push.pushed:
-        push_note = f"Archive `{result.ref}` pushed to `{result.remote}`."
-    elif result.push is not None and result.push.reason == "up-to-date":
-        push_note = f"`{result.remote}` has `{result.ref}` already, nothing to push."
-    elif inputs.push:
-        push_note = f"No `{result.ref}` in this clone, nothing to push."
-    else:
-        push_note = f"Archive `{result.ref}` left ready to push (input push is false)."
+    push_note = _push_note(result, pushing=inputs.push, failed=failure is not None)
     print(summary_line(result))
     originals = original_sizes(repo, result)
     if inputs.summary:
         _append(env.get("GITHUB_STEP_SUMMARY"), summary_markdown(result, push_note, originals))
-    outputs = {
-        "sessions": str(len(result.reports)),
-        "compressed": str(len(result.compressed)),
-        "bytes-original": str(sum(originals.get(r.path, r.bytes_before) for r in result.reports)),
-        "bytes-before": str(sum(report.bytes_before for report in result.reports)),
-        "bytes-after": str(sum(report.bytes_after for report in result.reports)),
-        "objects": str(sum(report.objects for report in result.reports)),
-        "pushed": "true" if result.push is not None and result.push.pushed else "false",
-        "json": orjson.dumps(result.as_json()).decode(),
-    }
+    outputs = _outputs(result, originals)
     _append(env.get("GITHUB_OUTPUT"), "".join(f"{k}={v}\n" for k, v in outputs.items()))
     if failure is not None:
         _report_failure(failure)
@@ -232,6 +214,33 @@ def run(env: Mapping[str, str]) -> int:
             print(f"gitclaw-compress: error: {line}", file=sys.stderr)
         return EXIT_PROBLEMS
     return 0
+
+
+def _push_note(result: FlowResult, *, pushing: bool, failed: bool) -> str:
+    """What became of the archive, for the step summary."""
+    if failed:
+        return f"Pushing `{result.ref}` to `{result.remote}` failed."
+    if result.push is not None and result.push.pushed:
+        return f"Archive `{result.ref}` pushed to `{result.remote}`."
+    if result.push is not None and result.push.reason == "up-to-date":
+        return f"`{result.remote}` has `{result.ref}` already, nothing to push."
+    if pushing:
+        return f"No `{result.ref}` in this clone, nothing to push."
+    return f"Archive `{result.ref}` left ready to push (input push is false)."
+
+
+def _outputs(result: FlowResult, originals: dict[str, int]) -> dict[str, str]:
+    """The step's outputs: the counts and sizes of the run, and its JSON document."""
+    return {
+        "sessions": str(len(result.reports)),
+        "compressed": str(len(result.compressed)),
+        "bytes-original": str(sum(originals.get(r.path, r.bytes_before) for r in result.reports)),
+        "bytes-before": str(sum(report.bytes_before for report in result.reports)),
+        "bytes-after": str(sum(report.bytes_after for report in result.reports)),
+        "objects": str(sum(report.objects for report in result.reports)),
+        "pushed": "true" if result.push is not None and result.push.pushed else "false",
+        "json": orjson.dumps(result.as_json()).decode(),
+    }
 
 
 def _report_failure(error: GitClawError) -> None:

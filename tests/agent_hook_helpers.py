@@ -18,7 +18,7 @@ import synthetic_claude
 import synthetic_codex
 import synthetic_copilot
 
-from gitclaw_compress.ops.agenthooks import log_path
+from gitclaw_compress.ops.agenthooks.files import log_path
 
 WAIT_SECONDS = 180  # a guard against a hung process, not a measurement
 # Our hook's command line, as the agent runs it (argv), or through a shell (`sh -c "…"`).

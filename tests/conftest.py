@@ -117,7 +117,7 @@ def hermetic_git(
     monkeypatch.setenv("GITCLAW_COMPRESS_RULE_CACHE", str(rule_cache))
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    if os.name == "nt":  # where the agents and the tool look there (formats/base.user_home)
+    if os.name == "nt":  # where the agents and the tool look there (formats/shared/home.user_home)
         monkeypatch.setenv("USERPROFILE", str(home))
         monkeypatch.delenv("LOCALAPPDATA", raising=False)
         monkeypatch.delenv("APPDATA", raising=False)

@@ -20,14 +20,14 @@ from click.testing import CliRunner
 
 from gitclaw_compress.cli import COMMANDS, cli
 from gitclaw_compress.formats import lifecycle_hook, registry
-from gitclaw_compress.ops.agenthooks import (
+from gitclaw_compress.ops.agenthooks.files import (
     AGENTS,
-    PASS_INTERVAL,
     data_folder,
     hook_command,
     hooks_folder,
     lock_path,
 )
+from gitclaw_compress.ops.agenthooks.run import PASS_INTERVAL
 
 HOME_FILES = {
     "claude": ".claude/settings.json",
@@ -193,7 +193,7 @@ def test_doctor_tells_the_truth_about_each_agent(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "which is gone" in result.output
     path.write_text(works)
     # The last pass failed: its exit and where its output is.
-    from gitclaw_compress.ops.agenthooks import log_path
+    from gitclaw_compress.ops.agenthooks.files import log_path
 
     log_path(dict(os.environ)).write_text(
         "2026-01-01T00:00:00Z claude: pass ended: exit 3 after 0.4s\n"

@@ -39,7 +39,7 @@ from fake_llm_sse import (
 
 from gitclaw_compress.core.lines import MARKER_BYTES, MARKER_KEY
 from gitclaw_compress.core.marker import is_ui_only
-from gitclaw_compress.formats.codex.rules import PATCH_EVENTS
+from gitclaw_compress.formats.codex.rules import PATCH_EVENTS, REPLY_COPIES
 
 # Where each agent's transcript lives in a repository that commits it (the compressor may
 # recognize the format by its path as well as by its lines).
@@ -303,9 +303,8 @@ def test_stubbing_ui_copies_leaves_the_first_request_byte_identical(
         files[option] = compressed.read_bytes()
         requests[option] = _first_request(agent, compressed, tmp_path / "run")
     if agent == "codex" and not codex_ui_copies(source.read_bytes()):
-        # Codex wrote no UI-only copy into this rollout (rollout__019d2308 and 019d47a1, by
-        # 0.117.0-alpha.10 and 0.118.0-alpha.2, hold no exec_command_end nor patch event):
-        # the option has nothing to stub, and must change nothing.
+        # Codex wrote no UI-only copy into this rollout: the option has nothing to stub, and
+        # must change nothing.
         assert files[True] == files[False]
     else:
         assert len(files[True]) < len(files[False]), "the option stubbed nothing"
@@ -316,14 +315,19 @@ def test_stubbing_ui_copies_leaves_the_first_request_byte_identical(
 
 
 def codex_ui_copies(data: bytes) -> bool:
-    """Whether a rollout holds any event that only copies a command's output or a patch for
-    the UI (what stubUiCopies stubs in Codex rollouts)."""
+    """Whether a rollout holds any event that only copies a command's output, a patch, a
+    reply, a plan or a reasoning summary for the UI (what stubUiCopies stubs in Codex
+    rollouts; the newest `task_complete` stays)."""
+    answers = 0
     for raw in data.split(b"\n"):
         if b'"event_msg"' not in raw:
             continue
         payload = json.loads(raw).get("payload") or {}
-        if payload.get("type") in ("exec_command_end", *PATCH_EVENTS):
-            return True
+        kind = payload.get("type")
+        if kind in ("exec_command_end", "item_completed", *PATCH_EVENTS, *REPLY_COPIES):
+            answers += kind == "task_complete"
+            if kind != "task_complete" or answers > 1:
+                return True
     return False
 
 

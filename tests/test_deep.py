@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from synthetic_claude import (
     ClaudeSession,
     compacted_session,
     signed_thinking,
+    typical_session,
     unsigned_thinking,
 )
 from synthetic_claude import text as claude_text
@@ -32,6 +34,7 @@ from gitclaw_compress.core.lines import MARKER_KEY, join_lines, lines_from_bytes
 from gitclaw_compress.core.marker import is_ui_only, restore_line
 from gitclaw_compress.core.stubs import STUB_PREFIX
 from gitclaw_compress.formats import detect
+from gitclaw_compress.formats.claude.rules import is_turn_start
 from gitclaw_compress.settings import CompressSettings
 
 PI_PATH = ".GITCLAW/state/sessions/deep.jsonl"
@@ -218,6 +221,45 @@ def test_deep_archives_what_claude_code_never_sends_before_its_compact_boundary(
         blocks = old.get("message", {}).get("content")
         if isinstance(blocks, list) and blocks and blocks[0].get("signature"):
             assert new["message"]["content"] in (blocks, []), "a signed block was edited"
+        # What Claude Code reads for itself there (its usage totals) stays.
+        for key in ("cwd", "gitBranch", "version"):
+            assert new.get(key) == old.get(key)
+        if old["type"] == "assistant":
+            assert new["message"]["model"] == old["message"]["model"]
+            assert new["message"]["usage"].items() <= old["message"]["usage"].items()
+
+
+def _strings(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], str]]:
+    if isinstance(value, str):
+        return [(path, value)]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in _strings(item, (*path, key))]
+    if isinstance(value, list):
+        return [s for index, item in enumerate(value) for s in _strings(item, (*path, index))]
+    return []
+
+
+def test_deep_stubs_before_claude_codes_compact_boundary_name_their_shape_alone() -> None:
+    """No model is sent, and no CLI reads, the strings of those lines: each one over 64
+    bytes becomes `[gitclaw-compress] N lines, M bytes` (an array or object it stubs:
+    `M bytes`; the line's uuid and marker are
+    what `show` and `restore` need), and every other is as it was."""
+    data = compacted_session().data()
+    lines = data.split(b"\n")[:-1]
+    boundary = next(i for i, line in enumerate(lines) if b"compact_boundary" in line)
+    deep = _run(data, keep=1, deep=True)
+    stubs = 0
+    for old, new in zip(lines[:boundary], deep[:boundary], strict=True):
+        before = dict(_strings(orjson.loads(old)))
+        for path, value in _strings(orjson.loads(new)):
+            if path[0] == MARKER_KEY:
+                continue
+            if value.startswith(STUB_PREFIX):
+                stubs += 1
+                assert re.fullmatch(r"\[gitclaw-compress\] ([\d,]+ lines, )?[\d,]+ bytes", value)
+            else:
+                assert before.get(path) == value or path[-1] == "content", path
+    assert stubs > 10
 
 
 def _two_compactions(*, large_last: bool = False) -> bytes:
@@ -464,6 +506,30 @@ def test_deep_stubs_are_shorter_than_the_defaults() -> None:
         )
 
     assert 0 < stub_bytes(deep) < stub_bytes(default)
+
+
+def test_deep_stubs_of_older_claude_code_turns_name_the_uuid_alone() -> None:
+    """`show UUID` finds a Claude Code line in every session: an older turn's stub under deep
+    names the uuid alone, and a tool output's stub leaves out the call (the model sees it
+    just before); the kept turn's stubs keep the session's path."""
+    session = typical_session(3)
+    deep = _run(session.data(), keep=1, deep=True)
+    starts = [i for i, line in enumerate(deep) if is_turn_start(orjson.loads(line))]
+    stubs = {
+        kept: [
+            text
+            for line in (deep[starts[-1] :] if kept else deep[: starts[-1]])
+            for text in json.dumps(orjson.loads(line)).split('"')
+            if text.startswith(STUB_PREFIX)
+        ]
+        for kept in (False, True)
+    }
+    older = stubs[False]
+    assert older
+    for stub in older:
+        assert re.search(r"gitclaw-compress show [0-9a-f-]{36}\b", stub), stub
+        assert "s.jsonl" not in stub and "Output of" not in stub, stub
+    assert stubs[True] and all("s.jsonl" in stub for stub in stubs[True])
 
 
 def test_deep_keeps_the_thinking_of_every_kept_turn_of_a_model_that_binds_nothing() -> None:

@@ -329,3 +329,95 @@ def test_apply_patch_as_a_function_tool_is_described_by_its_files_too() -> None:
     described = call_descriptor("apply_patch", arguments)
     assert described == "apply_patch 'src/a.py', 'src/b.py', 'docs/new.md'"
     assert call_descriptor("shell", orjson.dumps({"command": ["ls"]}).decode()) == "shell 'ls'"
+
+
+def reply_copies_rollout(turns: int = 3) -> RolloutBuilder:
+    """Turns whose reply, plan and reasoning summary Codex also wrote for its UI: a long
+    `task_complete.last_agent_message`, an `item_completed` plan, an `agent_reasoning`."""
+    builder = RolloutBuilder()
+    for index in range(1, turns + 1):
+        turn_id = builder.start_turn(f"Prompt {index}: plan it")
+        summary = f"**Planning step {index}**\n\n" + "I weigh the options. " * 40
+        builder.event("agent_reasoning", text=summary)
+        builder.item(
+            "reasoning",
+            summary=[{"type": "summary_text", "text": summary}],
+            content=None,
+            encrypted_content=ENCRYPTED,
+        )
+        plan = f"# Plan {index}\n\n" + "- change one file\n" * 60
+        builder.event(
+            "item_completed",
+            thread_id="019d417c",
+            turn_id=turn_id,
+            item={"type": "Plan", "id": f"{turn_id}-plan", "text": plan},
+        )
+        builder.event(
+            "item_completed",
+            thread_id="019d417c",
+            turn_id=turn_id,
+            item={"type": "UserMessage", "id": f"{turn_id}-user", "text": "Typed. " * 100},
+        )
+        builder.reply(turn_id, f"<proposed_plan>\n{plan}</proposed_plan>\n" + "Done. " * 100)
+    return builder
+
+
+def test_ui_copies_of_replies_plans_and_reasoning_become_stubs_but_the_newest_answer() -> None:
+    """Codex sends the model its response items alone: the UI's copies of a reply
+    (`task_complete`), a plan (`item_completed`) and a reasoning summary (`agent_reasoning`)
+    become stubs before the kept turns; the reasoning item, the reply and a person's message
+    stay, and so does the newest `task_complete`, in every turn with `stubUiCopies` too."""
+    data = reply_copies_rollout().data()
+    before, after, _ = compress(data)
+    cut = last_turn_start(before)
+    answers = where(before, "event_msg", "task_complete")
+    for index in answers[:-1]:
+        stub = after[index]["payload"]["last_agent_message"]
+        assert is_stub(stub) and "the model sees the reply" in stub
+    for index in where(before, "event_msg", "agent_reasoning"):
+        text = after[index]["payload"]["text"]
+        assert is_stub(text) == (index < cut)
+    for index in where(before, "event_msg", "item_completed"):
+        item, original = after[index]["payload"]["item"], before[index]["payload"]["item"]
+        assert item["id"] == original["id"] and item["type"] == original["type"]
+        assert is_stub(item["text"]) == (index < cut and original["type"] == "Plan")
+    for kind in ("reasoning", "message"):
+        for index in where(before, "response_item", kind):
+            assert after[index] == before[index]
+    lines = lines_from_bytes(data)
+    settings = CompressSettings(keep_turns=1, stub_ui_copies=True)
+    out, _ = compress_entry_lines(lines, settings, "s.jsonl", fmt=detect(lines, "s.jsonl"))
+    assert out[answers[-1]].data == lines[answers[-1]].data
+    kept_reasoning = where(before, "event_msg", "agent_reasoning")[-1]
+    assert is_stub((parse_entry(out[kept_reasoning].data) or {})["payload"]["text"])
+
+
+def test_any_other_long_string_of_an_older_event_becomes_a_stub() -> None:
+    """Codex sends its model no event: before the kept turns a long string of an event this
+    code names nowhere (a review's findings) becomes a stub too; the keys that name or link
+    the event stay, and so do a person's message and the reply's `agent_message`."""
+    builder = RolloutBuilder()
+    for index in range(1, 3):
+        turn_id = builder.start_turn(f"Prompt {index}: review it")
+        body = "This branch never checks the exit code. " * 30
+        builder.event(
+            "exited_review_mode",
+            turn_id=turn_id,
+            review_output={"findings": [{"title": "Exit code", "body": body}], "id": "x" * 600},
+        )
+        builder.event("agent_message", message="Reviewed. " * 80, phase=None)
+        builder.reply(turn_id, "Done.")
+    before, after, _ = compress(builder.data())
+    cut = last_turn_start(before)
+    reviews = where(before, "event_msg", "exited_review_mode")
+    old, kept = reviews[0], reviews[1]
+    assert old < cut < kept and after[kept] == before[kept]
+    output = after[old]["payload"]["review_output"]
+    assert (
+        is_stub(output["findings"][0]["body"])
+        and "the model sees none of it" in output["findings"][0]["body"]
+    )
+    assert output["findings"][0]["title"] == "Exit code" and output["id"] == "x" * 600
+    assert after[old]["payload"]["turn_id"] == before[old]["payload"]["turn_id"]
+    for index in where(before, "event_msg", "agent_message"):
+        assert after[index] == before[index]

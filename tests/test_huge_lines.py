@@ -23,7 +23,8 @@ from gitclaw_compress.core import jsonpieces, payload_form, spans, stubs
 from gitclaw_compress.core import lines as lines_module
 from gitclaw_compress.core.lines import iter_lines
 from gitclaw_compress.core.payload_form import original_form, stored_form
-from gitclaw_compress.formats.base import Edit, json_size
+from gitclaw_compress.formats.base import Edit
+from gitclaw_compress.formats.shared.rules import json_size
 from gitclaw_compress.ops.flow import run_flow
 from gitclaw_compress.secrets import engine, parallel
 from gitclaw_compress.secrets.parallel import ParallelGuard

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,10 +35,12 @@ from flow_helpers import (
 )
 
 from gitclaw_compress.cli import cli
+from gitclaw_compress.core.lines import RawLine
 from gitclaw_compress.core.marker import Marker, read_marker
 from gitclaw_compress.ops.restore import restored_lines
 from gitclaw_compress.store.access import ArchiveAccess
 from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.intact import IntactLines
 from gitclaw_compress.store.objects import BlobLineReader, ObjectReader
 
 SESSION = f"{SESSIONS}/issue-1.jsonl"
@@ -431,3 +434,50 @@ def test_lines_of_a_blob_are_read_forward_and_again_when_asked_for_an_earlier_on
         repository.close()
     assert got == [lines[4], lines[6], lines[1], lines[2], b"", lines[0]]
     assert missing is None and "0" * 40 in access.missing
+
+
+@pytest.mark.parametrize(
+    "blob",
+    [b"", b"\n", b"a", b"a\n", b"a\nb", b"a\nb\n", b"\n\nx\n\n", b"one\r\ntwo\n" * 3],
+)
+def test_blob_parts_split_as_the_whole_blob_would(tmp_path: Path, blob: bytes) -> None:
+    """Which lines a changed file still holds is worked out from the blob streamed line by
+    line (never the whole blob at once): the parts are those of `blob.split(b"\\n")`."""
+    init(tmp_path)
+    (tmp_path / "f").write_bytes(blob)
+    oid = git(tmp_path, "hash-object", "-w", "f").strip()
+    reader = BlobLineReader(tmp_path, oid)
+    assert list(reader.parts()) == blob.split(b"\n")
+    reader.close()
+    missing = BlobLineReader(tmp_path, "1" * 40)
+    assert list(missing.parts()) == []
+    missing.close()
+
+
+def test_lines_still_intact_in_a_changed_file_are_found_without_holding_the_blob(
+    tmp_path: Path,
+) -> None:
+    """A file that is no longer HEAD's blob plus appended lines (line 2 edited) is compared
+    with HEAD's blob line by line: the blob is streamed, never held (it was read whole, split
+    and kept as a dict of digests: more than twice the file; now two 1 MiB buffers)."""
+    root = init(tmp_path / "repo")
+    lines = [b'{"n":%d,"text":"%s"}' % (n, b"x" * 400) for n in range(40_000)]
+    path = write(root / SESSION, b"\n".join(lines) + b"\n")
+    commit_all(root)
+    lines[1] += b" "
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    size = path.stat().st_size
+    repo = Repository(root)
+    tracemalloc.start()
+    try:
+        intact = IntactLines(repo, path, SESSION)
+        held = [
+            intact.blob_for(RawLine(n, data, True))
+            for n, data in ((1, lines[0]), (2, lines[1]), (3, lines[2]))
+        ]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    head = git(root, "rev-parse", f"HEAD:{SESSION}").strip()
+    assert held == [head, None, head]
+    assert peak < size // 4, f"held {peak:,} bytes for a {size:,}-byte file"

@@ -1,6 +1,7 @@
 """The package's layering, read from its source: the layers in order and no import running
 up, no import cycle among its modules, each agent one set of the same parts and none importing
-another, and none of pi's field names as a string constant outside formats/.
+another, what the agents share below them, and none of pi's field names as a string constant
+outside formats/.
 """
 
 from __future__ import annotations
@@ -12,6 +13,12 @@ import gitclaw_compress
 
 PACKAGE = Path(gitclaw_compress.__file__).parent
 FORMATS = "gitclaw_compress.formats"
+# Inside formats/, lowest first: what the agents' parts share (formats/shared/), the interface
+# (formats/base.py), the agent packages, the registry (formats/__init__.py). Every other
+# folder of formats/ is an agent.
+SHARED = f"{FORMATS}.shared"
+INTERFACE = f"{FORMATS}.base"
+NOT_AGENTS = frozenset({"shared", "base"})
 
 # The layers, lowest first, by the package's top-level names ("" is the package itself): a
 # module imports its own layer and those below it, never one above. Tokens count messages and
@@ -21,7 +28,7 @@ FORMATS = "gitclaw_compress.formats"
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset(
         {"", "errors", "settings", "model", "memory", "interrupts", "progress", "special_files"}
-        | {"model_limits", "units"}
+        | {"model_limits", "preserved_thinking", "units"}
     ),  # leaves
     frozenset({"config"}),
     frozenset({"tokens"}),
@@ -41,14 +48,8 @@ APART: frozenset[tuple[str, str]] = frozenset({("tokens", "config"), ("core", "t
 # and the check fails on any arrow up not listed and on any listed that is gone.
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 
-# The parts of an agent, by what they hold; a flat module's suffix names its part.
-PART_OF_SUFFIX = {"": "rules", "history": "context", "conversation": "context"}
-# Parts an agent still keeps inside another of its parts (codex's view is in its context).
-KNOWN_MISSING_PARTS: dict[str, frozenset[str]] = {
-    "codex": frozenset({"view", "summary"}),
-    "copilot": frozenset({"view", "summary"}),
-    "pi": frozenset({"view", "summary"}),
-}
+# Parts an agent still keeps inside another of its parts.
+KNOWN_MISSING_PARTS: dict[str, frozenset[str]] = {}
 
 # Names only pi's files use (entry types, message roles, fields, content block types). Words
 # every format or provider API shares ("message", "role", "content", "id") are left out.
@@ -185,35 +186,30 @@ def upward_imports() -> list[tuple[str, int, str]]:
 
 
 def format_of(module: str) -> str | None:
-    """The format a module of formats/ belongs to ("pi" for formats/pi/*.py, and for the flat
-    pi.py and pi_*.py); None for the registry and the shared base."""
-    if not module.startswith(f"{FORMATS}."):
+    """The agent a module of formats/ belongs to ("pi" for formats/pi/ and its modules); None
+    for the registry, the interface and formats/shared/."""
+    parts = module.split(".")
+    if len(parts) < 3 or module.split(".")[:2] != FORMATS.split("."):
         return None
-    leaf = module.split(".")[2]
-    return None if leaf == "base" else leaf.split("_")[0]
+    return None if parts[2] in NOT_AGENTS else parts[2]
 
 
 def part_of(module: str) -> str | None:
-    """The part of its agent a module of formats/ holds: "rules" for pi/rules.py (flat: pi.py),
-    "context" for pi/context.py (flat: pi_context.py, codex_history.py)."""
-    agent = format_of(module)
-    if agent is None:
-        return None
+    """The part of its agent a module holds: "rules" for formats/pi/rules.py; None for the
+    agent package's __init__ and for what is no agent's."""
     parts = module.split(".")
-    if len(parts) > 3:
-        return parts[3]
-    if parts[2] == agent:
-        return None if (PACKAGE / "formats" / agent).is_dir() else "rules"
-    suffix = parts[2][len(agent) + 1 :]
-    return PART_OF_SUFFIX.get(suffix, suffix)
+    return parts[3] if format_of(module) is not None and len(parts) > 3 else None
 
 
 def test_the_checks_see_a_cycle_and_the_package() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     graph = import_graph()
     pi = "gitclaw_compress.formats.pi.rules"  # pi's rules module
-    assert f"{FORMATS}.base" in graph[pi]  # function-local imports count too
-    assert pi in graph[FORMATS]
+    assert INTERFACE in graph[pi]
+    assert f"{SHARED}.rules" in graph[pi]
+    assert pi in graph[FORMATS]  # function-local imports count too
+    assert format_of(pi) == "pi" and part_of(pi) == "rules"
+    assert format_of(f"{SHARED}.home") is None and format_of(INTERFACE) is None
 
 
 def test_every_top_level_module_has_a_layer() -> None:
@@ -287,8 +283,28 @@ def test_every_agent_has_the_same_parts() -> None:
 def test_every_agent_is_one_package() -> None:
     flat = sorted(p.name for p in (PACKAGE / "formats").glob("*.py"))
     assert flat == ["__init__.py", "base.py"]
+    folders = {p.parent.name for p in (PACKAGE / "formats").glob("*/__init__.py")}
+    assert folders - NOT_AGENTS == set(agent_parts())
     for agent in agent_parts():
         assert (PACKAGE / "formats" / agent / "rules.py").is_file()
+
+
+def test_what_the_agents_share_sits_below_them() -> None:
+    """formats/shared/ imports no agent, nor the interface or the registry above it; the
+    interface imports no agent nor the registry."""
+    graph = import_graph()
+    shared = [module for module in graph if module.startswith(SHARED)]
+    assert f"{SHARED}.rules" in shared and f"{SHARED}.home" in shared
+    wrong = [
+        (module, imported)
+        for module in [*shared, INTERFACE]
+        for imported in graph[module]
+        if format_of(imported) is not None
+        or imported == FORMATS
+        or (module in shared and imported == INTERFACE)
+    ]
+    assert wrong == []
+    assert f"{SHARED}.hooks" in graph[INTERFACE]  # the check reads the interface's imports
 
 
 def test_layers_import_only_the_interface_of_the_formats() -> None:

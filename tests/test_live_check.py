@@ -29,7 +29,7 @@ from conftest import commit_session, linux_only
 from format_cases import SYNTHETIC
 from test_live_writers import APPENDED, Writer
 
-from gitclaw_compress.formats.base import AgentHome
+from gitclaw_compress.formats.shared.home import AgentHome
 from gitclaw_compress.ops.stores import live_sessions, runs
 from gitclaw_compress.store import fileio, live
 

@@ -21,7 +21,7 @@ from gitclaw_compress.core.compressor import CompressSettings, compress_entry_li
 from gitclaw_compress.core.lines import RawLine, lines_from_bytes
 from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.formats import detect
-from gitclaw_compress.formats.base import binds_prefix
+from gitclaw_compress.preserved_thinking import binds_prefix
 
 KEEP_ONE = CompressSettings(keep_turns=1)
 DEEP = CompressSettings(keep_turns=1, deep=True)

@@ -253,7 +253,7 @@ def test_the_stores_pass_shows_progress_on_a_terminal_and_nothing_in_a_pipe(
     every = drawn(received)
     # The pass scans first: while it waits for the rules it says so (when it has to wait:
     # tests/test_progress.py forces that below), then it checks each session.
-    waits = ("loading the secret rules", "scanning for secrets")
+    waits = ("loading the secret rules", "compiling the secret rules", "scanning for secrets")
     checks = [line for line in every if not line.startswith(waits)]
     assert checks and checks[0].startswith(f"checking 0/{COUNT} sessions"), every[:2]
     assert CLEAR not in piped.stdout + piped.stderr
@@ -295,13 +295,14 @@ def test_a_run_that_waits_for_the_secret_rules_says_what_it_waits_for(
 
     from gitclaw_compress.config import load_config
     from gitclaw_compress.secrets import engine
-    from gitclaw_compress.secrets.parallel import RULES_FIRST_TIME, ParallelGuard
+    from gitclaw_compress.secrets.parallel import RULES_LOADING, ParallelGuard
     from gitclaw_compress.store.archive import Repository
 
     path = repo / SESSIONS / "s.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(typical_session(turns=2).data())
-    monkeypatch.setattr(engine, "_light_scanner", None)  # not loaded yet: a first run
+    engine._light()  # the candidate file written: this is not the machine's first run
+    monkeypatch.setattr(engine, "_light_scanner", None)  # not loaded yet
     recorded = Recorded()
     guard = ParallelGuard(
         Repository(repo), load_config(None, repo, None), enabled=True, progress=recorded
@@ -314,5 +315,28 @@ def test_a_run_that_waits_for_the_secret_rules_says_what_it_waits_for(
         assert recorded.began.wait(60)
     waiting.join()
     guard.cancel()
-    assert recorded.said == [RULES_FIRST_TIME, "(cleared)"], recorded.said
-    assert "secret rules" in RULES_FIRST_TIME and "first run" in RULES_FIRST_TIME
+    assert recorded.said == [RULES_LOADING, "(cleared)"], recorded.said
+
+
+def test_a_first_run_says_it_compiles_the_rules_and_about_how_long(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no compiled rules (a new machine, a new cache folder), the line the run shows
+    while it waits names the compile and an estimate of its time; with them, the load."""
+    from gitclaw_compress.secrets import engine
+    from gitclaw_compress.secrets.parallel import RULES_LOADING, _waiting_for
+
+    monkeypatch.setattr(engine, "_light_scanner", None)
+    monkeypatch.setenv(engine.CACHE_ENV, str(tmp_path))
+    said = _waiting_for()
+    assert said.startswith("compiling the secret rules (the first two runs on a machine: about ")
+    assert " s here; later runs load them" in said
+    first = int(said.split("about ")[1].split(" s")[0])
+    candidates = engine._candidate_path(str(tmp_path))
+    candidates.parent.mkdir(parents=True, exist_ok=True)
+    candidates.write_text("{}")  # the next run compiles the candidates: less
+    said = _waiting_for()
+    assert said.startswith("compiling the secret rules (the first two runs on a machine: ")
+    assert int(said.split("about ")[1].split(" s")[0]) <= first
+    engine._compiled_mark(candidates).write_text("")
+    assert _waiting_for() == RULES_LOADING

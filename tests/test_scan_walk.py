@@ -12,11 +12,19 @@ import pytest
 from conftest import CORPUS, needs_corpus
 
 from gitclaw_compress.core.jsonspan import JsonPath
-from gitclaw_compress.core.lines import MARKER_KEY
+from gitclaw_compress.core.lines import MARKER_KEY, RawLine
 from gitclaw_compress.formats import registry
 from gitclaw_compress.formats.base import SECRET_SCAN, SECRET_SEALED, SECRET_SKIP, FormatBase
-from gitclaw_compress.secrets.engine import MIN_VALUE
-from gitclaw_compress.secrets.scan import string_values
+from gitclaw_compress.secrets.assignments import RULE, as_member
+from gitclaw_compress.secrets.engine import MIN_VALUE, Hit
+from gitclaw_compress.secrets.scan import (
+    JSON_STEP,
+    Where,
+    _line_values,
+    place_where,
+    string_values,
+    value_strings,
+)
 
 
 def reference(value: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
@@ -110,3 +118,83 @@ def test_scope_matches_the_plain_one(name: str) -> None:
     for path in paths:
         for value in ("plain text value", "data:image/png;base64,AAAA"):
             assert fmt.secret_scope(path, value) == reference_scope(fmt, path, value), path
+
+
+def reference_lines(
+    lines: list[bytes], fmt: FormatBase | None
+) -> tuple[list[tuple[Where, str]], list[Hit[Where]]]:
+    """What the scan read of each line as it was worked out: `value_strings` of the parsed
+    line, each string's scope from `secret_scope` on its path before any `(json)` step, and
+    a member whose key names a secret."""
+    values: list[tuple[Where, str]] = []
+    members: list[Hit[Where]] = []
+    for number, data in enumerate(lines, 1):
+        try:
+            entry = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            values.append(((number, (), False), data.decode("utf-8", "replace")))
+            continue
+        for path, text in value_strings(entry):
+            outer = path[: path.index(JSON_STEP)] if JSON_STEP in path else path
+            scope = fmt.secret_scope(outer, text) if fmt is not None else SECRET_SCAN
+            if scope == SECRET_SKIP:
+                continue
+            where = (number, path, scope == SECRET_SEALED)
+            name = path[-1] if path else None
+            if isinstance(name, str) and as_member(name, text) is not None:
+                members.append(Hit(where, RULE, text.strip()))
+            values.append((where, text))
+    return values, members
+
+
+def walked_lines(lines: list[bytes], fmt: Any) -> tuple[list[tuple[Where, str]], list[Hit[Where]]]:
+    members: list[Hit[Where]] = []
+    raw = [RawLine(number, data, True) for number, data in enumerate(lines, 1)]
+    values = [(place_where(place), text) for place, text in _line_values(raw, fmt, {}, members)]
+    return values, members
+
+
+def held_json(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+LINES: list[Any] = [
+    *VALUES[:-1],
+    deep(200),  # orjson writes at most 255 levels
+    {"thinking": "sealed thinking text", "content": [{"text": "a plain text value"}]},
+    {"api_key": "Zx81kQ0pLr7TnB4vWc2Y", "nested": {"authToken": "  Q9w8E7r6T5y4U3i2O1p0  "}},
+    {"arguments": held_json({"command": "echo something", "env": {"SECRET_TOKEN": "x" * 20}})},
+    {"arguments": held_json({"a": held_json({"b": held_json(["deep", "deeper value"])})})},
+    {"thinking": held_json({"inner": "inside sealed text"}), "id": "an id long enough"},
+    {"data": "data:image/png;base64,AAAAAAAA", "x": ["data:image/png;base64,BBBBBBBB"]},
+    held_json({"a line that is": "a string holding JSON"}),
+    "  " + held_json(["blank first, a JSON list"]),
+]
+
+
+@pytest.mark.parametrize("name", [*sorted(registry()), None])
+def test_line_walk_matches_value_strings(name: str | None) -> None:
+    """The scan's one-loop walk (`_line_values`) reads what `value_strings` and the format's
+    `secret_scope` read: the same strings, paths, scopes and members, in the same order."""
+    fmt = registry()[name] if name else None
+    assert fmt is None or isinstance(fmt, FormatBase)
+    lines = [orjson.dumps(value) for value in LINES] + [b"{not json at all"]
+    assert walked_lines(lines, fmt) == reference_lines(lines, fmt)
+
+
+def test_no_format_has_its_own_scope() -> None:
+    """`_line_values` applies `FormatBase.secret_scope` itself (per container, not per
+    string): a format with a scope of its own would need the walk to ask it."""
+    for fmt in registry().values():
+        mro = type(fmt).__mro__
+        assert not any("secret_scope" in vars(cls) for cls in mro[: mro.index(FormatBase)])
+
+
+@needs_corpus
+@pytest.mark.parametrize("kind", ["pi", "claude", "codex", "copilot"])
+def test_line_walk_matches_on_the_corpus(kind: str) -> None:
+    for path in sorted((CORPUS / kind).glob("*.jsonl")):
+        lines = path.read_bytes().splitlines()
+        fmt = registry()[kind]
+        assert isinstance(fmt, FormatBase)
+        assert walked_lines(lines, fmt) == reference_lines(lines, fmt)

@@ -3,6 +3,8 @@ inside a string included), our assignment rule's exclusions, and the corpus's on
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import CORPUS
 from secret_fixtures import LETTERS, _random
@@ -114,6 +116,19 @@ def _texts(data: bytes) -> list[str]:
     return out
 
 
+@pytest.fixture
+def two_stages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The candidate rules loaded, as in any run after a machine's first: the first run in
+    a rule cache (this test run's first scan) reads every value with the engine's rules."""
+    from gitclaw_compress.secrets import engine
+
+    engine._light()  # writes the candidate file, if this is the first scan of the run
+    monkeypatch.setattr(engine, "_light_scanner", None)
+    engine._light()
+    assert not engine.first_load()
+
+
+@pytest.mark.usefixtures("two_stages")
 def test_the_candidate_stage_finds_what_the_engine_finds() -> None:
     """The scan reads every value with the candidate rules and gives the engine's own rules
     only the values a candidate matched: on planted secrets of every kind and seed, and on
@@ -136,6 +151,34 @@ def test_the_candidate_stage_finds_what_the_engine_finds() -> None:
     assert len(two_stages) > 300
 
 
+def test_a_first_run_reads_every_value_with_the_engine_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a new rule cache the run compiles the engine's rules (to read their patterns) and
+    reads with them, without compiling the candidates too: the findings are the engine's.
+    It leaves the candidate file, with the cheaper candidates in place of the two slow
+    patterns, for the next run."""
+    import orjson
+    from secret_fixtures import planted
+
+    from gitclaw_compress.secrets import engine
+
+    monkeypatch.setenv(engine.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(engine, "_light_scanner", None)
+    monkeypatch.setattr(engine, "_scanner", None)
+    assert engine.first_load()
+    line, secret = planted(4)["github"]
+    hits = engine.scan_values([(1, "nothing to see here at all"), (2, line)])
+    assert [(hit.key, hit.secret) for hit in hits] == [(2, secret)]
+    assert engine._light_scanner is engine._scanner is not None
+    assert not engine.first_load()
+    written = orjson.loads(engine._candidate_path(str(tmp_path)).read_bytes())["rules"]
+    patterns = {rule["pattern"] for rule in written}
+    assert set(engine.CHEAPER.values()) <= patterns
+    assert all(rule["id"].startswith(engine.CANDIDATE) for rule in written)  # not ours
+
+
+@pytest.mark.usefixtures("two_stages")
 def test_the_engine_rules_load_only_for_a_value_a_candidate_matched(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.pi.context import usage_context_tokens, view
+from gitclaw_compress.formats.pi.view import usage_context_tokens, view
 from gitclaw_compress.tokens import estimate as tokens
 from gitclaw_compress.tokens.estimate import (
     ESTIMATOR_NAMES,

@@ -19,8 +19,8 @@ import pytest
 from conftest import CORPUS, accept_corpus_secrets, git
 from synthetic_claude import typical_session
 
-from gitclaw_compress.formats.base import user_home
 from gitclaw_compress.formats.claude.home import home as claude_home
+from gitclaw_compress.formats.shared.home import user_home
 from gitclaw_compress.store import live
 from gitclaw_compress.store.agent_store import config_home, data_home
 

@@ -26,20 +26,20 @@ def command(run_pass: bool, agent: str, words: tuple[str, ...]) -> None:
     pi); before it, Codex's WORDS hold the notify program ours replaced, which runs next with
     the same payload. Never fails the agent: a problem goes to the log, and the exit is 0.
     """
-    from gitclaw_compress.ops import agenthooks
+    from gitclaw_compress.ops.agenthooks import run as hook
 
     if words[:1] == ("--",):  # click keeps it once AGENT was read
         words = words[1:]
     if run_pass:
-        sys.exit(agenthooks.run_pass(agent, os.environ))
+        sys.exit(hook.run_pass(agent, os.environ))
     # Typed by hand in a terminal, or started without stdin: no payload to wait for.
     stdin = sys.stdin.buffer if sys.stdin is not None and not sys.stdin.isatty() else io.BytesIO()
     try:
-        then = agenthooks.run_hook(agent, words, stdin, os.environ)
+        then = hook.run_hook(agent, words, stdin, os.environ)
     except Exception as error:  # never the agent's problem: the log says it
         try:
-            with agenthooks.open_log(os.environ) as handle:
-                agenthooks.log(handle, agent, f"the hook failed: {type(error).__name__}: {error}")
+            with hook.open_log(os.environ) as handle:
+                hook.log(handle, agent, f"the hook failed: {type(error).__name__}: {error}")
         except OSError:
             pass
         then = list(words) if len(words) > 1 else []  # a chained program, then the payload

@@ -21,7 +21,7 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_PROBLEMS
-from gitclaw_compress.ops.flow import run_flow
+from gitclaw_compress.ops.flow import FlowResult, run_flow
 from gitclaw_compress.units import size_change
 
 if TYPE_CHECKING:
@@ -189,29 +189,35 @@ def command(
     if as_json:
         echo_json(result.as_json())
     else:
-        for warning in result.warnings:
-            click.echo(f"gitclaw-compress: warning: {warning}", err=True)
-        if result.discovery is not None and not result.reports:
-            click.echo(f"gitclaw-compress: no session to compress ({result.discovery.detail})")
-        elif result.discovery is not None:
-            found = plural(len(result.reports), "session")
-            if len(result.reports) <= LIST_AT_MOST:
-                found += ": " + ", ".join(report.path for report in result.reports)
-            click.echo(f"gitclaw-compress: {result.discovery.detail}: {found}", err=True)
-        for report in result.reports:
-            if report.status != "in-use":  # its one line is the warning above (README)
-                click.echo(describe(report))
-        if len(result.reports) > 1:
-            click.echo(totals_line(result.reports))
-        for outcome in result.summaries:  # the opt-in summary stage; its warnings are above
-            from gitclaw_compress.summary.stage import describe_stage
-
-            if line := describe_stage(outcome):
-                click.echo(line)
-        if result.staged:
-            click.echo(f"staged {', '.join(result.staged)}")
-        echo_held(result.held, dry_run=dry_run or check)
+        _print(result, dry_run=dry_run or check)
     if result.held:  # the run holds them and exits 1: a dry run says so the same way
         raise click.exceptions.Exit(EXIT_PROBLEMS)
     if check and any(report.status == "would-compress" for report in result.reports):
         raise click.exceptions.Exit(EXIT_PROBLEMS)
+
+
+def _print(result: FlowResult, *, dry_run: bool) -> None:
+    """The run for people: warnings and what was found (stderr), a line per session, the
+    totals, the summary stage, what was staged, and the sessions held for secrets."""
+    for warning in result.warnings:
+        click.echo(f"gitclaw-compress: warning: {warning}", err=True)
+    if result.discovery is not None and not result.reports:
+        click.echo(f"gitclaw-compress: no session to compress ({result.discovery.detail})")
+    elif result.discovery is not None:
+        found = plural(len(result.reports), "session")
+        if len(result.reports) <= LIST_AT_MOST:
+            found += ": " + ", ".join(report.path for report in result.reports)
+        click.echo(f"gitclaw-compress: {result.discovery.detail}: {found}", err=True)
+    for report in result.reports:
+        if report.status != "in-use":  # its one line is the warning above (README)
+            click.echo(describe(report))
+    if len(result.reports) > 1:
+        click.echo(totals_line(result.reports))
+    for outcome in result.summaries:  # the opt-in summary stage; its warnings are above
+        from gitclaw_compress.summary.stage import describe_stage
+
+        if line := describe_stage(outcome):
+            click.echo(line)
+    if result.staged:
+        click.echo(f"staged {', '.join(result.staged)}")
+    echo_held(result.held, dry_run=dry_run)

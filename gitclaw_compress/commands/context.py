@@ -17,6 +17,8 @@ from gitclaw_compress.commands.common import (
     report_sessions,
 )
 from gitclaw_compress.core.context import (
+    Context,
+    ContextSize,
     budget_for,
     history_tokens,
     measure_context,
@@ -62,40 +64,9 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
     estimator = get_estimator(session.config["tokens.estimator"])
     context = read_context(session.format, session.lines, estimator, session.originals())
     history, history_source = _history_tokens(session, path, context.views)
-    messages: list[dict[str, Any]] = []
-    for index, message in enumerate(context.messages):
-        messages.append(
-            {
-                "index": index,
-                "role": message.role,
-                "source_role": message.label or message.role,
-                "entry_id": message.entry_id,
-                "line": message.line,
-                "tokens": message.tokens,
-                "compressed": context.is_compressed(message),
-                "sent": message.sent,
-                "preview": preview(message, PREVIEW_CHARS),
-            }
-        )
+    messages = _rows(context)
     size = measure_context(context, estimator)  # the figure `status` gives, same source
-    estimated = size.estimated  # every message sent, estimated: what the rows add up to
-    every = [message for view in context.views for message in view.messages]
-    totals = {
-        "messages": len(every),
-        "active_messages": len(context.messages),
-        "summaries": sum(1 for message in every if message.role == SUMMARY),
-        "active_summaries": sum(1 for message in context.messages if message.role == SUMMARY),
-        "compressed_messages": sum(
-            1 for message in context.messages if context.is_compressed(message)
-        ),
-        "context_tokens": size.tokens,
-        "context_source": size.source,
-        "estimated_tokens": estimated,
-        "history_tokens": history,
-        "history_source": history_source,
-        # Estimates on both sides: the history's size against the context's.
-        "compression_ratio": round(history / estimated, 2) if estimated else None,
-    }
+    totals = _totals(context, size, history, history_source)
     leaf = context.leaf()
     config = session.config
     budget = budget_for(
@@ -120,23 +91,71 @@ def report(path: Path, config_path: Path | None, *, show: bool) -> dict[str, Any
     previews = mask_texts([m["preview"] for m in messages], session.lines)
     for item, masked in zip(messages, previews, strict=True):
         item["preview"] = masked
-    if not show:
-        return document
-    click.echo(
-        f"{session.ref}: leaf {leaf}, model {context.model or 'unknown'}, window "
-        f"{budget.context_window:,} ({budget.window_source()})"
-    )
-    for row in table(messages):
-        click.echo(row)
-    ratio = totals["compression_ratio"]
-    click.echo(
-        f"totals: {plural(len(every), 'message')}, {totals['active_messages']} active, "
-        f"{totals['summaries']} summaries, {totals['compressed_messages']} compressed; "
-        f"context {size.tokens:,} tokens ({size.label()}), history {history:,} estimated "
-        f"({history_source}), compression ratio {ratio if ratio is not None else '-'}"
-    )
-    click.echo("(~ compressed by gitclaw-compress; x not sent: the reply ended in error/aborted)")
+    if show:
+        click.echo(
+            f"{session.ref}: leaf {leaf}, model {context.model or 'unknown'}, window "
+            f"{budget.context_window:,} ({budget.window_source()})"
+        )
+        for row in table(messages):
+            click.echo(row)
+        click.echo(_totals_line(totals, size))
+        click.echo(
+            "(~ compressed by gitclaw-compress; x not sent: the reply ended in error/aborted)"
+        )
     return document
+
+
+def _rows(context: Context) -> list[dict[str, Any]]:
+    """One row per message sent, in order, with its unmasked preview."""
+    return [
+        {
+            "index": index,
+            "role": message.role,
+            "source_role": message.label or message.role,
+            "entry_id": message.entry_id,
+            "line": message.line,
+            "tokens": message.tokens,
+            "compressed": context.is_compressed(message),
+            "sent": message.sent,
+            "preview": preview(message, PREVIEW_CHARS),
+        }
+        for index, message in enumerate(context.messages)
+    ]
+
+
+def _totals(
+    context: Context, size: ContextSize, history: int, history_source: str
+) -> dict[str, Any]:
+    """The counts of every message and of those sent, and the context against the history."""
+    estimated = size.estimated  # every message sent, estimated: what the rows add up to
+    every = [message for view in context.views for message in view.messages]
+    return {
+        "messages": len(every),
+        "active_messages": len(context.messages),
+        "summaries": sum(1 for message in every if message.role == SUMMARY),
+        "active_summaries": sum(1 for message in context.messages if message.role == SUMMARY),
+        "compressed_messages": sum(
+            1 for message in context.messages if context.is_compressed(message)
+        ),
+        "context_tokens": size.tokens,
+        "context_source": size.source,
+        "estimated_tokens": estimated,
+        "history_tokens": history,
+        "history_source": history_source,
+        # Estimates on both sides: the history's size against the context's.
+        "compression_ratio": round(history / estimated, 2) if estimated else None,
+    }
+
+
+def _totals_line(totals: dict[str, Any], size: ContextSize) -> str:
+    ratio = totals["compression_ratio"]
+    return (
+        f"totals: {plural(totals['messages'], 'message')}, {totals['active_messages']} active, "
+        f"{totals['summaries']} summaries, {totals['compressed_messages']} compressed; "
+        f"context {size.tokens:,} tokens ({size.label()}), history "
+        f"{totals['history_tokens']:,} estimated ({totals['history_source']}), compression "
+        f"ratio {ratio if ratio is not None else '-'}"
+    )
 
 
 def table(messages: list[dict[str, Any]]) -> list[str]:

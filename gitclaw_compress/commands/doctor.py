@@ -21,7 +21,7 @@ from gitclaw_compress.commands.common import (
 from gitclaw_compress.commands.verify import NOT_HERE, split_remedy
 from gitclaw_compress.config import CONFIG_NAME, find_config_file, load_config
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError, shell_line
-from gitclaw_compress.ops.agenthooks import AgentHookState, hook_states
+from gitclaw_compress.ops.agenthooks.state import AgentHookState, hook_states
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.ops.githooks import (
     hook_state,
@@ -75,20 +75,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     skipped: list[str] = []  # files where sessions live that are none: not counted
     sessions, _ = select(repo, config, (), take_all=True, warnings=skipped)
     compressed = [path for path in sessions if has_compressed_line(path)]
-    unrestorable: list[dict[str, Any]] = []
-    history_only: list[dict[str, Any]] = []
-    access = ArchiveAccess(repo, ref, remote=remote, auto_fetch=False)
-    for path in compressed:
-        report = verify_file(repo, path, ref, access=access)
-        if report.problems:
-            missing = [problem for problem in report.problems if NOT_HERE.search(problem)]
-            # Only off the archive ref: the lines still restore from the commits that hold
-            # them intact, until a rewritten history drops those.
-            off_ref = [problem for problem in report.problems if OFF_REF in problem]
-            if not missing and len(off_ref) == len(report.problems):
-                history_only.append({"path": report.path, "problem": off_ref[0]})
-                continue
-            unrestorable.append({"path": report.path, "problem": (missing or report.problems)[0]})
+    unrestorable, history_only = _restorable(repo, compressed, ref, remote)
     archive = archive_state(repo, ref, remote)
     hook = hook_state(repo)
     left_behind = hooks_left_behind(repo)
@@ -122,16 +109,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         and not archive["local_only"]
         and not (unrestorable or history_only)  # whose fix already says to add the remote
     ):
-        add = shell_line("git", "remote", "add", remote, "URL")
-        them = "it" if len(compressed) == 1 else "them"
-        problems.append(
-            f"{plural(len(compressed), 'compressed session')} here, but no remote {remote!r} "
-            f"to send {ref} to: a fresh clone could not restore {them}; add that remote "
-            f"(`{add}`, or set archive.remote to the remote you push to), then run: "
-            "gitclaw-compress push; "
-            "to keep the archive in this clone on purpose, set archive.localOnly to true in "
-            + " and ".join(shared)
-        )
+        problems.append(_no_remote(len(compressed), remote, ref, shared))
     return {
         "ok": not problems,
         "repository": str(repo.root),
@@ -148,6 +126,42 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         "history_only": history_only,
         "problems": problems,
     }
+
+
+def _restorable(
+    repo: Repository, compressed: list[Path], ref: str, remote: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The compressed sessions that cannot be restored here, and those that restore only
+    from git history (each with its first problem), checked without a fetch."""
+    unrestorable: list[dict[str, Any]] = []
+    history_only: list[dict[str, Any]] = []
+    access = ArchiveAccess(repo, ref, remote=remote, auto_fetch=False)
+    for path in compressed:
+        report = verify_file(repo, path, ref, access=access)
+        if report.problems:
+            missing = [problem for problem in report.problems if NOT_HERE.search(problem)]
+            # Only off the archive ref: the lines still restore from the commits that hold
+            # them intact, until a rewritten history drops those.
+            off_ref = [problem for problem in report.problems if OFF_REF in problem]
+            if not missing and len(off_ref) == len(report.problems):
+                history_only.append({"path": report.path, "problem": off_ref[0]})
+                continue
+            unrestorable.append({"path": report.path, "problem": (missing or report.problems)[0]})
+    return unrestorable, history_only
+
+
+def _no_remote(compressed: int, remote: str, ref: str, shared: list[str]) -> str:
+    """The problem of compressed sessions whose archive has no remote to go to."""
+    add = shell_line("git", "remote", "add", remote, "URL")
+    them = "it" if compressed == 1 else "them"
+    return (
+        f"{plural(compressed, 'compressed session')} here, but no remote {remote!r} "
+        f"to send {ref} to: a fresh clone could not restore {them}; add that remote "
+        f"(`{add}`, or set archive.remote to the remote you push to), then run: "
+        "gitclaw-compress push; "
+        "to keep the archive in this clone on purpose, set archive.localOnly to true in "
+        + " and ".join(shared)
+    )
 
 
 def hook_text(hook: dict[str, Any], pre_commit: dict[str, Any]) -> str:
@@ -261,50 +275,52 @@ def command(agents: bool, config_path: Path | None, as_json: bool) -> None:
     if as_json:
         echo_json(found)
     else:
-        pre_commit = found["pre_commit"]
-        pre_commit_text = (
-            (
-                "configured and installed"
-                if pre_commit["installed"]
-                else "configured, but not installed (run: pre-commit install -t pre-commit"
-                + (" -t pre-push)" if pre_commit["push_archive_configured"] else ")")
-            )
-            if pre_commit["configured"]
-            else f"not configured in {PRE_COMMIT_CONFIG}"
-        )
-        hook = found["pre_push_hook"]
-        left = "".join(
-            f"; a copy of ours is left in {path}, a folder git no longer uses (harmless; "
-            "`gitclaw-compress uninstall` removes every copy)"
-            for path in hook["left_behind"]
-        )
-        if found["kind"] == "store":  # git hooks mean nothing there: where the archive is
-            click.echo(
-                f"store:         {found['repository']}; its archive {found['git_dir']} "
-                f"({human_bytes(found['git_dir_bytes'])}; see docs/stores.md to move or "
-                "back it up)"
-            )
-        else:
-            click.echo(f"pre-push hook: {hook_text(hook, pre_commit)}{left}")
-            click.echo(f"pre-commit:    {pre_commit_text}")
-        archive = found["archive"]
-        click.echo(f"archive:       {archive['ref']}: {archive_text(archive)}")
-        click.echo(
-            f"sessions:      {plural(found['sessions'], 'session')}, "
-            f"{found['compressed_sessions']} compressed, "
-            f"{len(found['unrestorable'])} not restorable from this "
-            + ("store's archive" if found["kind"] == "store" else "clone")
-            + (
-                f", {len(found['history_only'])} only from git history"
-                if found["history_only"]
-                else ""
-            )
-        )
-        for item in found["unrestorable"]:  # the problem names the file; the fix is below
-            click.echo(f"  {split_remedy(item['problem'])[0]}")
-        for state in states:
-            click.echo(f"agent hook:    {agent_hook_text(state)}")
-        for problem in found["problems"]:
-            click.echo(f"problem: {problem}")
+        _print(found, states)
     if found["problems"]:
         raise click.exceptions.Exit(EXIT_PROBLEMS)
+
+
+def _print(found: dict[str, Any], states: list[AgentHookState]) -> None:
+    """`doctor` for people: the hooks (or the store), the archive, the sessions, the agents'
+    hooks, then each problem."""
+    pre_commit = found["pre_commit"]
+    pre_commit_text = (
+        (
+            "configured and installed"
+            if pre_commit["installed"]
+            else "configured, but not installed (run: pre-commit install -t pre-commit"
+            + (" -t pre-push)" if pre_commit["push_archive_configured"] else ")")
+        )
+        if pre_commit["configured"]
+        else f"not configured in {PRE_COMMIT_CONFIG}"
+    )
+    hook = found["pre_push_hook"]
+    left = "".join(
+        f"; a copy of ours is left in {path}, a folder git no longer uses (harmless; "
+        "`gitclaw-compress uninstall` removes every copy)"
+        for path in hook["left_behind"]
+    )
+    if found["kind"] == "store":  # git hooks mean nothing there: where the archive is
+        click.echo(
+            f"store:         {found['repository']}; its archive {found['git_dir']} "
+            f"({human_bytes(found['git_dir_bytes'])}; see docs/stores.md to move or "
+            "back it up)"
+        )
+    else:
+        click.echo(f"pre-push hook: {hook_text(hook, pre_commit)}{left}")
+        click.echo(f"pre-commit:    {pre_commit_text}")
+    archive = found["archive"]
+    click.echo(f"archive:       {archive['ref']}: {archive_text(archive)}")
+    click.echo(
+        f"sessions:      {plural(found['sessions'], 'session')}, "
+        f"{found['compressed_sessions']} compressed, "
+        f"{len(found['unrestorable'])} not restorable from this "
+        + ("store's archive" if found["kind"] == "store" else "clone")
+        + (f", {len(found['history_only'])} only from git history" if found["history_only"] else "")
+    )
+    for item in found["unrestorable"]:  # the problem names the file; the fix is below
+        click.echo(f"  {split_remedy(item['problem'])[0]}")
+    for state in states:
+        click.echo(f"agent hook:    {agent_hook_text(state)}")
+    for problem in found["problems"]:
+        click.echo(f"problem: {problem}")

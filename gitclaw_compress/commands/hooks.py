@@ -16,9 +16,11 @@ from gitclaw_compress.commands.common import (
     json_option,
     open_repo,
 )
+from gitclaw_compress.config import Config
 from gitclaw_compress.errors import EXIT_ERROR, GitClawError, shell_line
 from gitclaw_compress.formats.base import TITLES
 from gitclaw_compress.ops.githooks import (
+    PushedRef,
     branches_needing_archive,
     hook_state,
     install,
@@ -29,7 +31,7 @@ from gitclaw_compress.ops.githooks import (
 from gitclaw_compress.store.archive import Repository
 
 if TYPE_CHECKING:
-    from gitclaw_compress.ops.agenthooks import Done
+    from gitclaw_compress.ops.agenthooks.install import Done
 from gitclaw_compress.store.remote import push_archive
 
 
@@ -58,7 +60,7 @@ def _agents(agents_flag: bool, names: tuple[str, ...]) -> bool:
 
 def _say_agents(done: Done, as_json: bool) -> None:
     """What was done for each agent; then the agents it could not do, exit 3."""
-    from gitclaw_compress.ops.agenthooks import hook_states
+    from gitclaw_compress.ops.agenthooks.state import hook_states
 
     if as_json:
         states = [state.as_json() for state in hook_states(os.environ)]
@@ -92,7 +94,7 @@ def install_command(agents_flag: bool, names: tuple[str, ...], as_json: bool) ->
     running; see docs/agent-hooks.md.
     """
     if _agents(agents_flag, names):
-        from gitclaw_compress.ops.agenthooks import install as install_agents
+        from gitclaw_compress.ops.agenthooks.install import install as install_agents
 
         _say_agents(install_agents(names, os.environ), as_json)
         return
@@ -117,7 +119,7 @@ def uninstall_command(agents_flag: bool, names: tuple[str, ...], as_json: bool) 
     file that changed since keeps its other changes.
     """
     if _agents(agents_flag, names):
-        from gitclaw_compress.ops.agenthooks import uninstall as uninstall_agents
+        from gitclaw_compress.ops.agenthooks.install import uninstall as uninstall_agents
 
         _say_agents(uninstall_agents(names, os.environ), as_json)
         return
@@ -126,6 +128,16 @@ def uninstall_command(agents_flag: bool, names: tuple[str, ...], as_json: bool) 
     removed = [str(path) for path in done.removed]
     restored = [str(path) for path in done.restored]
     _say(repo, done.message, as_json, removed=removed, restored=restored)
+
+
+def _check_commits(repo: Repository, config: Config, target: str, pushed: list[PushedRef]) -> None:
+    """A session line with a secret in a commit the remote lacks stops the push (a warning
+    each if unblocked), whether or not the archive goes too."""
+    from gitclaw_compress.secrets.pushed import Pushed, guard_commits
+
+    refs = [Pushed(p.local_oid, p.remote_oid or "0" * 40) for p in pushed]
+    for warning in guard_commits(repo, config, target, refs):
+        click.echo(f"gitclaw-compress: warning: {warning}", err=True)
 
 
 @click.command("pre-push")
@@ -152,30 +164,14 @@ def pre_push_command(
     ref = config["archive.ref"]
     branches = branches_needing_archive(repo, pushed, config["sessions.globs"])
     document: dict[str, object] = {"ok": True, "branches": branches, "ref": ref}
-
-    def check_commits() -> None:
-        """A session line with a secret in a commit the remote lacks stops the push (a
-        warning each if unblocked), whether or not the archive goes too."""
-        from gitclaw_compress.secrets.pushed import Pushed, guard_commits
-
-        refs = [Pushed(p.local_oid, p.remote_oid or "0" * 40) for p in pushed]
-        for warning in guard_commits(repo, config, target, refs):
-            click.echo(f"gitclaw-compress: warning: {warning}", err=True)
-
-    if not branches:
-        check_commits()
-        document["pushed"] = False
-        if as_json:
-            echo_json(document)
-        return
-    if not repo.has_remote(target):
-        # `git push URL`: no remote name to push the archive to by itself.
-        click.echo(
-            f"gitclaw-compress: warning: pushing to a URL, not a remote; send the archive "
-            f"with: {shell_line('git', 'push', target, f'{ref}:{ref}')}",
-            err=True,
-        )
-        check_commits()
+    if not branches or not repo.has_remote(target):
+        if branches:  # `git push URL`: no remote name to push the archive to by itself.
+            click.echo(
+                f"gitclaw-compress: warning: pushing to a URL, not a remote; send the archive "
+                f"with: {shell_line('git', 'push', target, f'{ref}:{ref}')}",
+                err=True,
+            )
+        _check_commits(repo, config, target, pushed)
         document["pushed"] = False
         if as_json:
             echo_json(document)
@@ -185,7 +181,7 @@ def pre_push_command(
     # A secret in an archive object stops the push (a warning each if unblocked).
     for warning in guard_push(repo, config):
         click.echo(f"gitclaw-compress: warning: {warning}", err=True)
-    check_commits()
+    _check_commits(repo, config, target, pushed)
     result = push_archive(repo, ref, target)
     document.update(
         {

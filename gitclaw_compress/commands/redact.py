@@ -16,9 +16,11 @@ from gitclaw_compress.commands.common import (
     plural,
     require_session,
 )
+from gitclaw_compress.config import Config
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
-from gitclaw_compress.secrets.redact import redact_session
+from gitclaw_compress.secrets.redact import RedactReport, redact_session
 from gitclaw_compress.store.remote import remote_may_hold
+from gitclaw_compress.store.repository import Repository
 
 
 @click.command("redact")
@@ -41,8 +43,6 @@ def command(
     repo = open_repo(path, create_store=True)  # a store before its first pass, too
     config = config_for(repo, path, config_path)
     report = redact_session(repo, path, config, None if take_all else set(ids))
-    ref = config["archive.ref"]
-    history = report.history
     if as_json:
         echo_json(
             {
@@ -53,12 +53,20 @@ def command(
                 "lines": report.lines,
                 "objects": report.objects,
                 "archive": report.archive_tip,
-                "history_commit": history,
+                "history_commit": report.history,
                 "index_changed": bool(report.index),
                 "index_reason": report.index,
             }
         )
         return
+    _print(repo, report, config)
+
+
+def _print(repo: Repository, report: RedactReport, config: Config) -> None:
+    """What `redact` did, for people, and what is left to do by hand: the remote's copy,
+    a commit that already holds the secret."""
+    ref = config["archive.ref"]
+    history = report.history
     for finding in report.sealed:
         click.echo(
             f"gitclaw-compress: warning: {finding.text()}: inside signed or encrypted "

@@ -157,29 +157,7 @@ def command(
             raise GitClawError(  # --all with a folder: the sessions under it, as without --all
                 "give PATH (and -o), a folder, or --all, not several", exit_code=EXIT_USAGE
             )
-        repo = open_repo(folder or Path.cwd())
-        progress = progress_for(as_json, finding=True)
-        notes: list[str] = []
-        try:
-            results = restore_all(
-                repo, config_path, no_fetch, progress=progress, under=folder, notes=notes
-            )
-        finally:
-            progress.end()
-        for line in notes:  # the originals that hold [REDACTED:…] markers, as without --all
-            click.echo(f"gitclaw-compress: note: {line}", err=True)
-        total = sum(result["bytes"] for result in results)
-        if as_json:
-            echo_json({"ok": True, "files": results, "bytes": total})
-            return
-        for result in results:
-            click.echo(describe(result))
-        count = len(results)
-        click.echo(
-            f"restored {count} session{'' if count == 1 else 's'}: {human_bytes(total)}"
-            if results
-            else f"nothing to restore: no compressed session under {folder or repo.root}"
-        )
+        _restore_all(folder, config_path, no_fetch, as_json)
         return
     if path is None:
         raise GitClawError("give a session PATH, or --all", exit_code=EXIT_USAGE)
@@ -206,3 +184,33 @@ def command(
         echo_json({"ok": True, "files": [result], "bytes": result["bytes"]})
         return
     click.echo(describe(result))
+
+
+def _restore_all(
+    folder: Path | None, config_path: Path | None, no_fetch: bool, as_json: bool
+) -> None:
+    """`restore --all` (or a folder): every compressed session of the work tree (under the
+    folder) restored in place, then one line for each and the total."""
+    repo = open_repo(folder or Path.cwd())
+    progress = progress_for(as_json, finding=True)
+    notes: list[str] = []
+    try:
+        results = restore_all(
+            repo, config_path, no_fetch, progress=progress, under=folder, notes=notes
+        )
+    finally:
+        progress.end()
+    for line in notes:  # the originals that hold [REDACTED:…] markers, as without --all
+        click.echo(f"gitclaw-compress: note: {line}", err=True)
+    total = sum(result["bytes"] for result in results)
+    if as_json:
+        echo_json({"ok": True, "files": results, "bytes": total})
+        return
+    for result in results:
+        click.echo(describe(result))
+    count = len(results)
+    click.echo(
+        f"restored {count} session{'' if count == 1 else 's'}: {human_bytes(total)}"
+        if results
+        else f"nothing to restore: no compressed session under {folder or repo.root}"
+    )

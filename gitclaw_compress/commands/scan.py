@@ -16,9 +16,11 @@ from gitclaw_compress.commands.common import (
     plural,
 )
 from gitclaw_compress.commands.progress import progress_for
+from gitclaw_compress.config import Config
 from gitclaw_compress.errors import EXIT_PROBLEMS, EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.flow import select
 from gitclaw_compress.secrets.check import ScanResult, baseline_for, run_scan
+from gitclaw_compress.store.repository import Repository
 
 
 def echo_findings(result: ScanResult, err: bool = True) -> None:
@@ -66,20 +68,7 @@ def command(
     finally:
         progress.end()
     if accept_ids or accept_all:
-        known = {f.id for f in result.findings}
-        unknown = [i for i in accept_ids if i not in known]
-        if unknown:
-            named = f"{repo.relative(paths[0])}: " if len(paths) == 1 else ""
-            raise GitClawError(f"{named}no finding has id {unknown[0]}; nothing was accepted")
-        baseline = baseline_for(repo, config)
-        taken = [f for f in result.findings if accept_all or f.id in accept_ids]
-        added = baseline.accept(taken)
-        baseline.save()
-        result.accepted |= {f.hash for f in taken}
-        if not as_json:
-            # A store's baseline is in the tool's config folder, not where the user is.
-            where = baseline.path if repo.kind == "store" else config["scan.baseline"]
-            click.echo(f"accepted {plural(added, 'secret')} into {where}")
+        _accept(repo, config, paths, result, accept_ids, accept_all, as_json=as_json)
     if as_json:
         echo_json(
             {
@@ -101,3 +90,31 @@ def command(
         )
     if result.open:
         raise click.exceptions.Exit(EXIT_PROBLEMS)
+
+
+def _accept(
+    repo: Repository,
+    config: Config,
+    paths: tuple[Path, ...],
+    result: ScanResult,
+    accept_ids: tuple[str, ...],
+    accept_all: bool,
+    *,
+    as_json: bool,
+) -> None:
+    """Accept the findings named (`accept_all`: every one) into the baseline; an id no
+    finding has accepts nothing."""
+    known = {f.id for f in result.findings}
+    unknown = [i for i in accept_ids if i not in known]
+    if unknown:
+        named = f"{repo.relative(paths[0])}: " if len(paths) == 1 else ""
+        raise GitClawError(f"{named}no finding has id {unknown[0]}; nothing was accepted")
+    baseline = baseline_for(repo, config)
+    taken = [f for f in result.findings if accept_all or f.id in accept_ids]
+    added = baseline.accept(taken)
+    baseline.save()
+    result.accepted |= {f.hash for f in taken}
+    if not as_json:
+        # A store's baseline is in the tool's config folder, not where the user is.
+        where = baseline.path if repo.kind == "store" else config["scan.baseline"]
+        click.echo(f"accepted {plural(added, 'secret')} into {where}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -17,7 +18,9 @@ from gitclaw_compress.commands.common import (
 )
 from gitclaw_compress.commands.progress import progress_for
 from gitclaw_compress.errors import EXIT_ERROR, EXIT_PROBLEMS
+from gitclaw_compress.ops.report import FileReport
 from gitclaw_compress.ops.stores import AGENTS, StoreRun, run_stores
+from gitclaw_compress.progress import Progress
 from gitclaw_compress.units import human_bytes, plural, size_change
 
 HOLDS = ("held", "would hold")  # the first words of a held session's line (on stderr)
@@ -58,6 +61,17 @@ def describe(run: StoreRun) -> list[str]:
 
         lines.extend(f"{name}: secret: {found}" for entry in held for found in entry["found"])
         lines.extend(f"{name}: {line}" for line in held_lines(held, dry_run=run.dry_run))
+    lines.append(f"{name}: {where}: {_store_line(run, done, reports)}")
+    lines.extend(f"{name}: error: {refusal}" for refusal in run.refused)
+    if run.error is not None:  # after compressing: the push failed
+        lines.append(f"{name}: {run.error}")
+    return lines
+
+
+def _store_line(run: StoreRun, done: list[FileReport], reports: list[FileReport]) -> str:
+    """What the run did to one store, in one line: the sessions by what became of them,
+    then its archive."""
+    held = run.held
     written_during = [r.path for r in reports if r.status == "in-use"]
     before = sum(r.bytes_before for r in done)
     after = sum(r.bytes_after for r in done)
@@ -97,11 +111,7 @@ def describe(run: StoreRun) -> list[str]:
         archive = f"no archive yet ({run.archive}; the first run that compresses makes it)"
     if run.pushed_to:
         archive += f", pushed to {run.pushed_to}"
-    lines.append(f"{name}: {where}: {', '.join(parts)}; {archive}")
-    lines.extend(f"{name}: error: {refusal}" for refusal in run.refused)
-    if run.error is not None:  # after compressing: the push failed
-        lines.append(f"{name}: {run.error}")
-    return lines
+    return f"{', '.join(parts)}; {archive}"
 
 
 @click.command("stores")
@@ -144,21 +154,6 @@ def command(
     if not as_json and (dry_run or not (found.lease and found.modes)):
         click.echo(f"gitclaw-compress: {check}")
 
-    def say(run: StoreRun) -> None:
-        """A store's lines as soon as its run ends: an interrupt or a kill later on (the
-        hook's pass, in its log) must not take away what was done."""
-        if as_json:
-            return
-        progress.clear()
-        for line in describe(run):
-            aside = any(f": {word}: " in line for word in ("note", "warning", "error", "secret"))
-            aside = aside or any(line.startswith(f"{run.home.agent}: {w} ") for w in HOLDS)
-            click.echo(line, err=aside or run.state == "failed")
-        sys.stdout.flush()  # a pipe or the hook's log: out now, not at exit
-        # Said: an interrupt later on names only what the store at hand replaced (before, it
-        # listed every session of the stores done again).
-        interrupts.changes_reported()
-
     try:
         runs = run_stores(
             agents,
@@ -167,7 +162,7 @@ def command(
             dry_run=dry_run,
             remote=remote,
             progress=progress,
-            on_done=say,
+            on_done=functools.partial(_say, as_json=as_json, progress=progress),
         )
     finally:
         progress.end()
@@ -180,3 +175,19 @@ def command(
         raise click.exceptions.Exit(EXIT_ERROR)
     if any(run.held for run in runs):  # compressed the rest; these wait for the user
         raise click.exceptions.Exit(EXIT_PROBLEMS)
+
+
+def _say(run: StoreRun, *, as_json: bool, progress: Progress) -> None:
+    """A store's lines as soon as its run ends: an interrupt or a kill later on (the
+    hook's pass, in its log) must not take away what was done."""
+    if as_json:
+        return
+    progress.clear()
+    for line in describe(run):
+        aside = any(f": {word}: " in line for word in ("note", "warning", "error", "secret"))
+        aside = aside or any(line.startswith(f"{run.home.agent}: {w} ") for w in HOLDS)
+        click.echo(line, err=aside or run.state == "failed")
+    sys.stdout.flush()  # a pipe or the hook's log: out now, not at exit
+    # Said: an interrupt later on names only what the store at hand replaced (before, it
+    # listed every session of the stores done again).
+    interrupts.changes_reported()

@@ -24,7 +24,7 @@ from gitclaw_compress.commands.progress import FINDING, progress_for
 from gitclaw_compress.core.marker import NOT_IN
 from gitclaw_compress.errors import EXIT_PROBLEMS, GitClawError
 from gitclaw_compress.ops.verify import VerifyReport, verify_file
-from gitclaw_compress.progress import file_size, running
+from gitclaw_compress.progress import Progress, file_size, running
 from gitclaw_compress.store.access import ArchiveAccess
 
 # The remedies appended to a problem after "; " (`ArchiveAccess.hint`, `archive_fix`).
@@ -106,6 +106,29 @@ def command(
     session files under it.
     """
     progress = progress_for(as_json, finding=not paths or any(path.is_dir() for path in paths))
+    paths = _sessions(paths, config_path, progress)
+    repo = open_repo(paths[0])
+    accesses: dict[str, ArchiveAccess] = {}
+    reports: list[VerifyReport] = []
+    with running(progress, "verifying", paths, repo.relative, file_size) as announced:
+        for path in announced:
+            access = archive_access(repo, path, config_path, no_fetch)
+            access = accesses.setdefault(access.ref, access)
+            reports.append(verify_file(repo, path, access.ref, access=access))
+    problems = [problem for report in reports for problem in report.problems]
+    if as_json:
+        echo_json({"ok": not problems, "files": [report.as_json() for report in reports]})
+    else:
+        _print(reports)
+    if problems:
+        raise click.exceptions.Exit(EXIT_PROBLEMS)
+
+
+def _sessions(
+    paths: tuple[Path, ...], config_path: Path | None, progress: Progress
+) -> tuple[Path, ...]:
+    """The session files to verify: those named (a folder: the sessions under it), else
+    every session compress would take; each must be one."""
     try:
         if not paths:
             from gitclaw_compress.ops.flow import select
@@ -133,44 +156,35 @@ def command(
     except BaseException:
         progress.clear()  # an error's line starts at the margin
         raise
-    repo = open_repo(paths[0])
-    accesses: dict[str, ArchiveAccess] = {}
-    reports: list[VerifyReport] = []
-    with running(progress, "verifying", paths, repo.relative, file_size) as announced:
-        for path in announced:
-            access = archive_access(repo, path, config_path, no_fetch)
-            access = accesses.setdefault(access.ref, access)
-            reports.append(verify_file(repo, path, access.ref, access=access))
-    problems = [problem for report in reports for problem in report.problems]
-    if as_json:
-        echo_json({"ok": not problems, "files": [report.as_json() for report in reports]})
-    else:
-        remedies: list[str] = []
-        for report in reports:
-            count = len(report.problems)
-            status = "ok" if not count else f"{count} problem{'' if count == 1 else 's'}"
-            counted = (
-                f"{plural(report.compressed_lines, 'compressed line')}, read back from "
-                f"{plural(report.objects, 'archive object')}"
-                if report.compressed_lines
-                else "no compressed line"
-            )
-            click.echo(f"{status}: {report.path} ({counted})")
-            texts = []
-            for problem in report.problems:
-                text, remedy = split_remedy(problem)
-                texts.append(text)
-                if remedy and remedy not in remedies:
-                    remedies.append(remedy)
-            for text in by_cause(texts):
-                click.echo(f"  {text}")
-        for remedy in remedies:  # said once, not on every line it applies to
-            click.echo(f"to fix: {remedy}")
-        leftovers = sorted({item for report in reports for item in report.leftovers})
-        if leftovers:  # killed git runs leave these; git never removes them by itself
-            click.echo(
-                f"note: {len(leftovers)} leftover(s) of killed git runs, safe to delete while "
-                f"no git command runs: {', '.join(leftovers)}"
-            )
-    if problems:
-        raise click.exceptions.Exit(EXIT_PROBLEMS)
+    return paths
+
+
+def _print(reports: list[VerifyReport]) -> None:
+    """Each file's status and problems by cause, each remedy once, then killed runs' leftovers."""
+    remedies: list[str] = []
+    for report in reports:
+        count = len(report.problems)
+        status = "ok" if not count else f"{count} problem{'' if count == 1 else 's'}"
+        counted = (
+            f"{plural(report.compressed_lines, 'compressed line')}, read back from "
+            f"{plural(report.objects, 'archive object')}"
+            if report.compressed_lines
+            else "no compressed line"
+        )
+        click.echo(f"{status}: {report.path} ({counted})")
+        texts = []
+        for problem in report.problems:
+            text, remedy = split_remedy(problem)
+            texts.append(text)
+            if remedy and remedy not in remedies:
+                remedies.append(remedy)
+        for text in by_cause(texts):
+            click.echo(f"  {text}")
+    for remedy in remedies:  # said once, not on every line it applies to
+        click.echo(f"to fix: {remedy}")
+    leftovers = sorted({item for report in reports for item in report.leftovers})
+    if leftovers:  # killed git runs leave these; git never removes them by itself
+        click.echo(
+            f"note: {len(leftovers)} leftover(s) of killed git runs, safe to delete while "
+            f"no git command runs: {', '.join(leftovers)}"
+        )

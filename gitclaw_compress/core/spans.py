@@ -74,10 +74,12 @@ def _find_free(data: bytes, prefix: bytes, needle: bytes, taken: list[tuple[int,
     skip = len(prefix)
     size = skip + len(needle)
     position = data.find(head)
-    while position >= 0 and (
-        not data.startswith(needle, position + skip)
-        or any(position < end and start < position + size for start, end in taken)
-    ):
+    while position >= 0:
+        if data.startswith(needle, position + skip) and (
+            not taken  # most lines: the first edit, no generator made to check the others
+            or not any(position < end and start < position + size for start, end in taken)
+        ):
+            return position
         position = data.find(head, position + 1)
     return position
 

@@ -160,8 +160,10 @@ def tool_output_stub(
     reason: str | None,
     show: str,
     settings: PreviewSettings,
+    short: bool = False,
 ) -> str:
-    """A tool result replaced because it was large, repeated later, or quoted."""
+    """A tool result replaced because it was large, repeated later, or quoted. `short`
+    (deep): without the call (the model sees it just before) and without "Full output:"."""
     parts = []
     if text:
         parts.append(text_shape(text))
@@ -169,10 +171,10 @@ def tool_output_stub(
         parts.append(describe_images(images))
     shape = "; ".join(parts) if parts else "empty"
     status = " (the tool failed)" if failed else ""
-    head = f"{STUB_PREFIX} Output of {tool}{status} elided: {shape}."
+    head = f"{STUB_PREFIX} Output{'' if short else f' of {tool}'}{status} elided: {shape}."
     if reason:
         head += f" {reason}."
-    head += f" Full output: {show}"
+    head += f" {show}" if short else f" Full output: {show}"
     if reason or not text:
         return head
     return f"{head}\n{preview(text, settings)}"
@@ -190,9 +192,16 @@ def user_text_stub(text: str, show: str, settings: PreviewSettings) -> str:
     return f"{STUB_PREFIX} Text elided: {text_shape(text)}. Full: {show}\n{head(text, settings)}"
 
 
-def argument_stub(key: str, value: object, show: str, line_chars: int) -> str:
-    """A tool-call argument replaced because the call was large."""
+def argument_stub(
+    key: str, value: object, show: str, line_chars: int, *, short: bool = False
+) -> str:
+    """A tool-call argument replaced because the call was large. `short` (deep): its first
+    line alone, and the command without "Full call:"."""
     if isinstance(value, str):
+        if short:
+            end = value.find("\n")
+            first = _cut_span(value, 0, len(value) if end < 0 else end, line_chars)
+            return f"{STUB_PREFIX} {key}: {text_shape(value)} elided; first line: {first!r}. {show}"
         return (
             f"{STUB_PREFIX} {key}: {text_shape(value)} elided; "
             f"{first_last(value, line_chars)}. Full call: {show}"
@@ -251,6 +260,13 @@ def ui_value_stub(
 def superseded_stub(key: str, text: str, show: str) -> str:
     """A value on a line the agent never sends again (before its newest compaction record)."""
     return f"{STUB_PREFIX} {key}: {text_shape(text)}, before the compaction. {show}"
+
+
+def unread_stub(text: str) -> str:
+    """A value on a line that no model is sent and no CLI reads again (deep, Claude Code's
+    lines before its newest compaction record): its shape alone. The line's id and marker
+    are what `show` and `restore` need; no reader of this text needs more."""
+    return f"{STUB_PREFIX} {text_shape(text)}"
 
 
 def ui_copy_stub(key: str, size: int, show: str) -> str:

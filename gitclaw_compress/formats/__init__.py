@@ -13,7 +13,8 @@ from pathlib import Path
 
 from gitclaw_compress.core.lines import RawLine, iter_lines, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import SNIFF_LINES, Format, LifecycleHook, format_title
+from gitclaw_compress.formats.base import SNIFF_LINES, Format, format_title
+from gitclaw_compress.formats.shared.hooks import LifecycleHook
 
 
 @cache

@@ -28,7 +28,8 @@ from gitclaw_compress import interrupts
 from gitclaw_compress.config import Config, load_config
 from gitclaw_compress.errors import EXIT_INTERRUPTED, GitClawError
 from gitclaw_compress.formats import registry
-from gitclaw_compress.formats.base import AgentHome, Unsupported
+from gitclaw_compress.formats.base import Unsupported
+from gitclaw_compress.formats.shared.home import AgentHome
 from gitclaw_compress.ops.flow import FlowResult, recognized, run_flow
 from gitclaw_compress.ops.unchanged import UnchangedCache
 from gitclaw_compress.progress import SILENT, Progress

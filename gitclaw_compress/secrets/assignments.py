@@ -200,13 +200,13 @@ def confirmed(rule_id: str, before: str, secret: str) -> bool:
 
 def as_member(key: str, value: str) -> str | None:
     """The value of a JSON member whose key names a secret, when it looks like one."""
+    if not cached_secret_name(key):
+        return None
     value = value.strip()
-    if _cached_secret_name(key) and secret_value(value):
-        return value
-    return None
+    return value if secret_value(value) else None
 
 
-_cached_secret_name = lru_cache(maxsize=4096)(secret_name)
+cached_secret_name = lru_cache(maxsize=4096)(secret_name)  # a few names, asked per value
 
 CONTEXT = 120  # characters before a candidate that hold its name
 # The candidate pattern the engine runs (Vectorscan, so it costs about nothing beside the

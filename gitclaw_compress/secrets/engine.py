@@ -26,6 +26,7 @@ BATCH_BYTES = 1 << 20  # one native call per this many bytes of values
 WINDOW = 1 << 20  # a longer value is scanned in windows of this size …
 OVERLAP = 8192  # … that overlap by this much (a private key block fits)
 PART = 1 << 18  # characters of a long value encoded at a time
+SMALL = WINDOW // 4  # a value of at most this many characters fits a window (4 bytes each)
 SEPARATOR = b"\n\n\x00\n\n"  # between values in a batch: no rule crosses a NUL line
 MIN_VALUE = 8  # a shorter string holds no secret that any rule reports
 CONFIDENCE: Final = "medium"  # Kingfisher's default: provider rules and strong generic ones
@@ -52,7 +53,19 @@ _scanner: Any = None  # the engine's own rules and ours: what decides
 _light_scanner: Any = None  # candidates (the same patterns, no filters) and ours: what is fast
 _loading = threading.Lock()  # the scan thread loads the rules while the run compresses
 CANDIDATE = "custom.candidate-"  # the id of a candidate rule, then its number
-CANDIDATES_FORMAT = 1  # of the candidate file `_candidate_rules` writes
+CANDIDATES_FORMAT = 2  # of the candidate file `_candidate_rules` writes (2: `CHEAPER`)
+# Two engine patterns take 1.7 s of the candidates' 2.8 s compile (a span of up to 1,000 and
+# 2,048 characters). Their candidates are a part that every match of the pattern holds, so
+# whatever the engine's rule matches, the candidate still matches (more values may go to the
+# engine's rules, never fewer); each stands only for the pattern whose digest is written here.
+CHEAPER: Final = {
+    # (?i)(?:\bkind:…secret…(?s:.){0,1000}?\bdata:…|\bdata:…(?s:.){0,1000}?\bkind:…secret…):
+    # either order holds `kind:` then `secret`
+    "36d52f469b20973f": r"""(?i)\bkind:[ \t]*["']?\b(secret)\b""",
+    # …TOKEN\b["']?\s*(?:=|:)\s*["']?([A-Za-z0-9/+=._-]{16,2048})(?:["'\s,;}]|$): the first 16
+    "2f5dbcc4162dfa44": r"""(?x)\b(?i:AWS[_-]?(?:SESSION|SECURITY)[_-]?TOKEN)\b["']?\s*"""
+    r"""(?:=|:)\s*["']?([A-Za-z0-9/+=._-]{16})""",
+}
 
 
 def _sdk() -> Any:
@@ -87,16 +100,54 @@ def light_loaded() -> bool:
 def _light() -> Any:
     """Every engine rule's pattern as a custom rule without its filters or entropy floor (a
     candidate: whatever the engine's rule finds, its candidate matches too), and ours. Custom
-    rules load in a few hundredths of a second where the engine's take 0.25 to 0.45 s."""
-    global _light_scanner
+    rules load in a few hundredths of a second where the engine's take 0.25 to 0.45 s.
+
+    The first run on a machine (no candidate file yet) compiles the engine's rules to read
+    their patterns: that run reads every value with them (what the two stages give by
+    design) and writes the candidate file, and does not compile the candidates as well (1.2
+    s more); the next run does, once."""
+    global _light_scanner, _scanner
     with _loading:
         if _light_scanner is None:
             sdk = _sdk()
             cache = os.environ.get(CACHE_ENV) or None
-            files = [_own_rules(cache), _candidate_rules(sdk, cache)]
+            own = _own_rules(cache)
+            if not _candidate_path(cache).exists():
+                rules = sdk.Rules([own], confidence=CONFIDENCE, cache_dir=cache)
+                _candidate_rules(rules, cache)
+                _scanner = _light_scanner = sdk.Scanner(rules, base64=False)
+                return _light_scanner
+            candidates = _candidate_path(cache)
+            files = [own, candidates]
             rules = sdk.Rules(files, builtins=False, confidence=CONFIDENCE, cache_dir=cache)
             _light_scanner = sdk.Scanner(rules, base64=False)
+            _write_once(_compiled_mark(candidates), b"")
         return _light_scanner
+
+
+def _compiled_mark(candidates: Path) -> Path:
+    """Left beside the candidate file once a run compiled it (what the wait line goes by)."""
+    return candidates.with_name(candidates.name + ".compiled")
+
+
+ENGINE_COMPILE = 3.5  # s of CPU to compile the engine's rules (bench/speed_scan.py)
+CANDIDATES_COMPILE = 1.5  # s of CPU to compile the candidates, the next run
+
+
+def compile_ahead() -> float:
+    """The CPU seconds loading the rules will take to compile them: the engine's on the
+    first run on a machine (or in a new cache folder), the candidates on the next, else 0."""
+    if _light_scanner is not None:
+        return 0.0
+    candidates = _candidate_path(os.environ.get(CACHE_ENV) or None)
+    if not candidates.exists():
+        return ENGINE_COMPILE
+    return 0.0 if _compiled_mark(candidates).exists() else CANDIDATES_COMPILE
+
+
+def first_load() -> bool:
+    """Whether this run compiles the engine's rules (the first run on a machine)."""
+    return compile_ahead() == ENGINE_COMPILE
 
 
 def _rule_folder(cache: str | None) -> Path:
@@ -127,29 +178,40 @@ def _own_rules(cache: str | None) -> Path:
     return _write_once(_rule_folder(cache) / name, text)
 
 
-def _candidate_rules(sdk: Any, cache: str | None) -> Path:
-    """The candidate file for the installed engine and confidence, written the first time
-    (that run loads the engine's rules once to read their patterns). JSON, which is YAML."""
+def _candidate_path(cache: str | None) -> Path:
+    name = f"candidates-{engine_version()}-{CONFIDENCE}-{CANDIDATES_FORMAT}.yml"
+    return _rule_folder(cache) / name
+
+
+def candidate_pattern(pattern: str) -> str:
+    """The candidate for an engine rule's pattern: the pattern, or its `CHEAPER` part."""
+    import hashlib
+
+    return CHEAPER.get(hashlib.sha256(pattern.encode()).hexdigest()[:16], pattern)
+
+
+def _candidate_rules(catalog: Any, cache: str | None) -> Path:
+    """The candidate file for the installed engine and confidence, from `catalog` (the
+    engine's rules, loaded by the first run). JSON, which is YAML."""
     import orjson
 
-    name = f"candidates-{engine_version()}-{CONFIDENCE}-{CANDIDATES_FORMAT}.yml"
-    path = _rule_folder(cache) / name
-    if path.exists():
-        return path
-    catalog = sdk.Rules(confidence=CONFIDENCE, cache_dir=cache)
     rules = []
-    for number, meta in enumerate(catalog.metadata()):
+    number = 0
+    for meta in catalog.metadata():
+        if meta["id"].startswith("custom."):
+            continue  # ours: in their own file
         detail = catalog.detail(meta["id"])
         rules.append(
             {
                 "name": f"candidate for {meta['id']}",
                 "id": f"{CANDIDATE}{number}",
-                "pattern": detail["pattern"],
+                "pattern": candidate_pattern(detail["pattern"]),
                 "min_entropy": 0.0,
                 "confidence": "high",
             }
         )
-    return _write_once(path, orjson.dumps({"rules": rules}))
+        number += 1
+    return _write_once(_candidate_path(cache), orjson.dumps({"rules": rules}))
 
 
 @functools.cache  # asked once per session record by a no-op pass: the install does not change
@@ -255,14 +317,17 @@ def _scan(
         nonlocal size
         if not batch:
             return
-        starts: list[int] = []
-        chunks: list[bytes] = []
-        offset = 0
-        for _, data, _value in batch:
-            starts.append(offset)
-            chunks.append(data)
-            offset += len(data) + len(SEPARATOR)
+        chunks = [data for _, data, _value in batch]
         found = scanner().scan(SEPARATOR.join(chunks))
+        if not found:  # the usual case: no offsets to place anything by
+            batch.clear()
+            size = 0
+            return
+        starts: list[int] = []
+        offset = 0
+        for data in chunks:
+            starts.append(offset)
+            offset += len(data) + len(SEPARATOR)
         placed = []
         later: set[int] = set()  # batch entries whose value goes to the engine's rules
         for f in found:
@@ -300,7 +365,15 @@ def _scan(
         size = 0
 
     for key, value in values:
-        if len(value) < MIN_VALUE:
+        length = len(value)
+        if length < MIN_VALUE:
+            continue
+        if length <= SMALL:  # most values: one piece, without `_pieces`
+            data = value.encode("utf-8", "surrogatepass")
+            batch.append((key, data, value))
+            size += len(data)
+            if size >= BATCH_BYTES:
+                flush()
             continue
         for piece_key, data in _pieces(key, value):
             batch.append((piece_key, data, value))

@@ -35,7 +35,7 @@ def held_lines(held: list[dict[str, Any]], *, dry_run: bool = False) -> list[str
 
 
 # A held line as `held_lines` writes it, after whatever names the store ("claude: "): the
-# agent hook's pass reads its path and ids back from the pass's output (ops/agenthooks.py).
+# agent hook's pass reads its path and ids back from the pass's output (ops/agenthooks/run.py).
 HELD_LINE = re.compile(
     r"held (.+?) \(untouched\): \d+ secret\(s\) found in session files \(ids ([^)]*)\)"
 )

@@ -72,19 +72,35 @@ def join_interruptibly(thread: threading.Thread) -> None:
             return
 
 
-RULES_FIRST_TIME = (
-    "loading the secret rules (the first run on a machine compiles them: tens of seconds; "
-    "later runs reuse them)"
-)
+RULES_LOADING = "loading the secret rules"
 SCANNING = "scanning for secrets"
+
+
+def compiling_rules(cpu_seconds: float) -> str:
+    """What a run that compiles the rules waits for, and about how long: the compile's CPU
+    time, stretched by the load on this machine's cores (a shared runner takes longer)."""
+    import os
+
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - a platform without a load average
+        load = 0.0
+    seconds = cpu_seconds * max(1.0, load / (os.cpu_count() or 1))
+    return (
+        f"compiling the secret rules (the first two runs on a machine: about {seconds:.0f} s "
+        "here; later runs load them in a tenth of a second)"
+    )
 
 
 def _waiting_for() -> str:
     """What the run waits for: the rules, while they load (compiled on a machine's first
-    run), or the scan itself."""
+    two runs), or the scan itself."""
     from gitclaw_compress.secrets import engine
 
-    return RULES_FIRST_TIME if engine.light_loaded() is False else SCANNING
+    if engine.light_loaded():
+        return SCANNING
+    ahead = engine.compile_ahead()
+    return compiling_rules(ahead) if ahead else RULES_LOADING
 
 
 class ParallelGuard:

@@ -7,7 +7,7 @@ parse is scanned as one text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,8 @@ import orjson
 
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, RawLine, iter_lines, lines_from_bytes
-from gitclaw_compress.formats.base import SECRET_SEALED, SECRET_SKIP, Format
-from gitclaw_compress.secrets.assignments import RULE, as_member
+from gitclaw_compress.formats.base import Format
+from gitclaw_compress.secrets.assignments import RULE, as_member, cached_secret_name
 from gitclaw_compress.secrets.engine import MIN_VALUE, Hit, scan_values
 from gitclaw_compress.secrets.findings import Finding, mask, secret_hash
 
@@ -110,29 +110,132 @@ def value_strings(value: Any) -> Iterator[tuple[JsonPath, str]]:
 
 def _line_values(
     lines: Iterable[RawLine], fmt: Format | None, ids: dict[int, str], members: list[Hit[Where]]
-) -> Iterator[tuple[Where, str]]:
+) -> Iterator[tuple[Place, str]]:
+    """Every string the scan reads in the lines (`value_strings` of each parsed line, in its
+    order, less what the format skips), keyed by its `Place`. One loop over a stack rather
+    than generators per level and a path per string: the path is built only for a finding."""
+    # What every format's `secret_scope` decides from (formats/base.py), read once here.
+    free: frozenset[str] = getattr(fmt, "secret_free_keys", frozenset())
+    sealed_keys: frozenset[str] = getattr(fmt, "secret_sealed_keys", frozenset())
+    secret_key = cached_secret_name
     for line in lines:
+        number = line.number
         try:
             entry = orjson.loads(line.data)
         except orjson.JSONDecodeError:
-            yield (line.number, (), False), line.data.decode("utf-8", "replace")
+            yield (number, (), None, False), line.data.decode("utf-8", "replace")
             continue
-        if fmt is not None and isinstance(entry, dict):
-            entry_id = fmt.entry_id(entry)
-            if entry_id:
-                ids[line.number] = entry_id
-        for path, text in value_strings(entry):
-            outer = path[: path.index(JSON_STEP)] if JSON_STEP in path else path
-            scope = fmt.secret_scope(outer, text) if fmt is not None else "scan"
-            if scope == SECRET_SKIP:
+        if isinstance(entry, str):
+            if len(entry) >= MIN_VALUE:
+                inner = _inner_json(entry)
+                if inner is None:
+                    if fmt is None or not _skipped(free, "", entry):
+                        yield (number, (), None, False), entry
+                    continue
+                # the line is a string holding JSON: its strings, in the string's scope
+                pending: list[Frame] = [(number, (JSON_STEP,), inner, 1, "", False)]
+            else:
                 continue
-            where = (line.number, path, scope == SECRET_SEALED)
-            name = path[-1] if path else None
-            if isinstance(name, str):
-                secret = as_member(name, text)
-                if secret is not None:
-                    members.append(Hit(where, RULE, secret))
-            yield where, text
+        else:
+            if fmt is not None and isinstance(entry, dict):
+                entry_id = fmt.entry_id(entry)
+                if entry_id:
+                    ids[number] = entry_id
+            if not isinstance(entry, dict | list):
+                continue
+            pending = [(number, (), entry, 0, None, False)]
+        while pending:
+            yield from _frame_values(
+                pending, fmt is not None, free, sealed_keys, secret_key, members
+            )
+
+
+# (line number, path of the container, key in it (None: the line is the string), sealed)
+Place = tuple[int, JsonPath, Any, bool]
+# (line number, path, node, depth of JSON in strings, the holder's key or None, sealed)
+Frame = tuple[int, JsonPath, Any, int, str | None, bool]
+
+
+def place_where(place: Place) -> Where:
+    number, here, key, sealed = place
+    return (number, here if key is None else (*here, key), sealed)
+
+
+def _skipped(free: frozenset[str], key: str, text: str) -> bool:
+    return key in free or text.startswith("data:image/")
+
+
+def _frame_values(
+    pending: list[Frame],
+    scoped: bool,
+    free: frozenset[str],
+    sealed_keys: frozenset[str],
+    secret_key: Callable[[str], bool],
+    members: list[Hit[Where]],
+) -> Iterator[tuple[Place, str]]:
+    """The strings of the last frame of `pending` (a parsed line, or JSON a string held), in
+    document order; JSON found in them is pushed as new frames, read after this one (as
+    `value_strings` does). What `Format.secret_scope` decides, kept per container as the
+    walk goes down: the last key on the path, and whether a sealed key is on it. Inside JSON
+    held by a string, the holder's scope holds for every string."""
+    number, base, node, depth, holder, holder_sealed = pending.pop()
+    shortest = MIN_VALUE
+    inner_depth = depth < JSON_DEPTH
+    # (path, members, last key on the path, sealed): the containers being read
+    stack: list[tuple[JsonPath, Iterator[tuple[Any, Any]], str, bool]] = [
+        (base, _members(node), holder or "", holder_sealed)
+    ]
+    top = base if depth == 0 else None  # where the marker is skipped: the line's own top
+    while stack:
+        here, items, last, sealed = stack[-1]
+        for key, child in items:
+            if isinstance(child, str):
+                if len(child) < shortest or (key == MARKER_KEY and here == top):
+                    continue
+                named = isinstance(key, str)
+                first = child[0]
+                # JSON only where the first character is a bracket or a blank
+                if inner_depth and (first in "{[" or first.isspace()):
+                    inner = _inner_json(child)
+                    if inner is not None:
+                        path = (*here, key, JSON_STEP)
+                        if holder is None:
+                            scope_key = key if named else last
+                            scope_sealed = sealed or (named and key in sealed_keys)
+                        else:
+                            scope_key, scope_sealed = holder, holder_sealed
+                        pending.append((number, path, inner, depth + 1, scope_key, scope_sealed))
+                        continue
+                if holder is None:
+                    scope_key = key if named else last
+                    child_sealed = sealed or (named and key in sealed_keys)
+                else:
+                    scope_key, child_sealed = holder, holder_sealed
+                if scoped and (
+                    scope_key in free or (first == "d" and child.startswith("data:image/"))
+                ):
+                    continue  # with no format (an archive payload) every string is read
+                place = (number, here, key, child_sealed)
+                if named and secret_key(key):
+                    secret = as_member(key, child)
+                    if secret is not None:
+                        members.append(Hit(place_where(place), RULE, secret))
+                yield place, child
+            elif key == MARKER_KEY and here == top:
+                continue  # the marker: ids and hashes
+            elif isinstance(child, dict | list):
+                named = isinstance(key, str)
+                stack.append(
+                    (
+                        (*here, key),
+                        _members(child),
+                        key if named else last,
+                        sealed or (named and key in sealed_keys),
+                    )
+                )
+                break
+        else:
+            stack.pop()
 
 
 def scan_lines(
@@ -141,7 +244,10 @@ def scan_lines(
     """The findings in the lines of one session file (or one archived version of it)."""
     ids: dict[int, str] = {}
     members: list[Hit[Where]] = []
-    hits = scan_values(_line_values(lines, fmt, ids, members))
+    hits = [
+        Hit(place_where(hit.key), hit.rule, hit.secret)
+        for hit in scan_values(_line_values(lines, fmt, ids, members))
+    ]
     found = {(hit.key, hit.secret) for hit in hits}
     hits += [hit for hit in members if (hit.key, hit.secret) not in found]
     hits.sort(key=lambda hit: hit.key[0])

@@ -145,16 +145,7 @@ class ArchiveAccess:
         if self.fetch_error is not None:
             return f"fetching it failed: {self.fetch_error}"
         if self.repo.kind == "store":  # no clone, no origin: the archive is all there is
-            if self.store_remote:
-                git_dir, ref = str(self.repo.git_dir), f"{self.ref}:{self.ref}"
-                command = shell_line("git", "--git-dir", git_dir, "fetch", self.store_remote, ref)
-                source = f"from {self.store_remote!r}, the remote stores.remote names: `{command}`"
-            else:
-                source = "from the remote you pushed it to, if you named one"
-            return (
-                f"put the store's archive back from your backup, or fetch {self.ref} into it "
-                f"{source} (docs/stores.md)"
-            )
+            return _store_hint(self.repo, self.ref, self.store_remote)
         if self._remote_state is None:  # asked once, and only when something is missing
             self._remote_state = archive_state(self.repo, self.ref, self.remote)["state"]
         return archive_fix(self._remote_state, self.ref, self.remote)
@@ -183,25 +174,19 @@ class ArchiveAccess:
         from_commit: Callable[[str], bytes | None] | None,
         number: int | None,
     ) -> bytes:
-        try:
+        def attempt() -> bytes:
             return restore_data(
                 data, where, self._get, from_commit, self.notes, self._blob_line, number, self.place
             )
+
+        try:
+            return attempt()
         except MissingObjectError as error:
             missing = error
         if self.fetch_once():
             self.missing.clear()
             try:
-                return restore_data(
-                    data,
-                    where,
-                    self._get,
-                    from_commit,
-                    self.notes,
-                    self._blob_line,
-                    number,
-                    self.place,
-                )
+                return attempt()
             except MissingObjectError as error:
                 missing = error
         if self.fetched and self.fetch_error is None:
@@ -210,3 +195,18 @@ class ArchiveAccess:
                 "from the clone that compressed this line"
             )
         raise GitClawError(f"{missing}; {self.hint()}")
+
+
+def _store_hint(repo: Repository, ref: str, store_remote: str) -> str:
+    """How to get an agent's store's archive back: from a backup, or the remote the user
+    named (`stores.remote`)."""
+    if store_remote:
+        git_dir, refspec = str(repo.git_dir), f"{ref}:{ref}"
+        command = shell_line("git", "--git-dir", git_dir, "fetch", store_remote, refspec)
+        source = f"from {store_remote!r}, the remote stores.remote names: `{command}`"
+    else:
+        source = "from the remote you pushed it to, if you named one"
+    return (
+        f"put the store's archive back from your backup, or fetch {ref} into it "
+        f"{source} (docs/stores.md)"
+    )

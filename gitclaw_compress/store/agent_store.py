@@ -186,15 +186,10 @@ class AgentStore(Repository):
         if not work_tree.is_dir():
             raise GitClawError(f"{work_tree}: no {agent} store here; nothing was changed")
         self.agent = agent
-        self.root = work_tree.resolve()
-        self.common_dir = archive.absolute()
+        self._open_objects(work_tree.resolve(), archive.absolute())
         self._config_root = config_root
         self.globs = globs
         self._live = live  # the sessions running agents may be writing
-        self._reader = None
-        self._records = {}  # the file records per archive tip, as Repository keeps them
-        self._first_records = {}
-        self._redactions = {}
         self.notes: list[str] = []  # what opening found (a store that moved), one line each
         created = not (self.common_dir / "HEAD").is_file()
         if created:
@@ -204,97 +199,14 @@ class AgentStore(Repository):
                     "(nothing was compressed there yet, or the archive was removed); "
                     "nothing was changed"
                 )
-            self._create()
+            _create_archive(self.common_dir)
         link_work_tree(self.root, self.common_dir)
         try:  # read once, as text: opening a store runs no git unless it changes something
             settings = config_values((self.common_dir / "config").read_text(errors="replace"))
         except OSError:
             settings = {}
-        self._make_private(settings)
-        self._note_work_tree(created, settings)
-
-    def _create(self) -> None:
-        try:
-            make_private_folder(self.common_dir.parent)
-        except OSError as error:
-            raise disk_error(error, self.common_dir.parent, "creating the archive") from None
-        # No template: git's sample hooks would be most of an empty archive's bytes. Shared
-        # 0600: git makes every file it writes there 600 (400 read-only), every folder 700.
-        shared = f"--shared={SHARED_REPOSITORY}"
-        init = ("init", "-q", "--bare", shared, "--template=", str(self.common_dir))
-        with private_umask():
-            done = run_git(self.common_dir.parent, *init)
-        if done.returncode != 0:
-            raise git_failure("init", done.stderr, done.returncode, f" in {self.common_dir}")
-        self._config("--unset-all", "receive.denyNonFastForwards")  # what --shared adds
-        # A work tree, the store, named per call (GIT_WORK_TREE), never in core.worktree:
-        # one archive serves every folder its agent's store was in, and two at once.
-        self._config("core.bare", "false")
-        self._config("gc.autoDetach", "false")  # gc ends with the run that started it
-
-    def _make_private(self, settings: dict[str, list[str]]) -> None:
-        """The archive and the tool's data folders for this user alone (store/private.py):
-        an archive an older version made, readable by others, is tightened once (one line
-        says so), and git is told to keep it so."""
-        if os.name == "nt":
-            return  # no POSIX modes there: the folder's ACL, inherited from the profile, decides
-        data = self.common_dir.parent.parent  # $XDG_DATA_HOME/gitclaw-compress
-        ours, folders = data, [data, self.common_dir.parent]
-        if (data.name, self.common_dir.parent.name) != STORES_FOLDER:
-            ours, folders = self.common_dir, [self.common_dir]  # elsewhere: only its own
-        for folder in folders:
-            with contextlib.suppress(OSError):
-                mode = folder.stat().st_mode
-                if mode & 0o077:
-                    folder.chmod(stat.S_IMODE(mode) & ~0o077)
-        if settings.get("core.sharedrepository") == [SHARED_REPOSITORY]:
-            return
-        changed = tighten(ours)
-        self._config("core.sharedRepository", SHARED_REPOSITORY)
-        if changed:
-            self.notes.append(
-                f"the {self.agent} archive ({self.common_dir}) was readable by others (made by "
-                f"an older version): {changed} paths under {ours} are now for this user alone "
-                "(folders 700, files 600)"
-            )
-
-    def _config(self, *args: str) -> str:
-        done = subprocess.run(
-            ["git", "--git-dir", str(self.common_dir), "config", *args],
-            capture_output=True,
-            check=False,
-        )
-        return done.stdout.decode().strip() if done.returncode == 0 else ""
-
-    def _note_work_tree(self, created: bool, settings: dict[str, list[str]]) -> None:
-        """Remember each folder the archive served (`gitclaw.worktree`: the registry every
-        command finds a session's archive by, whatever variable moved its store). A store
-        whose recorded folder is gone and that now lives elsewhere moved; a second folder
-        that still exists is a second store: one line says either."""
-        known = [folder for folder in settings.get(WORK_TREE_KEY, []) if folder]
-        legacy = (settings.get("core.worktree") or [""])[-1]
-        if legacy:  # an older version named the last store run in core.worktree
-            if legacy not in known:
-                self._config("--add", WORK_TREE_KEY, legacy)
-                known.append(legacy)
-            self._config("--unset-all", "core.worktree")
-            self.notes.append(
-                f"the {self.agent} archive ({self.common_dir}) names its stores in "
-                f"{WORK_TREE_KEY} now, not in core.worktree (which followed the last one run)"
-            )
-        here = str(self.root)
-        if here in known:
-            return
-        gone = [folder for folder in known if not Path(folder).is_dir()]
-        others = [folder for folder in known if Path(folder).is_dir()]
-        if gone and not created:
-            self.notes.append(f"the {self.agent} store moved from {gone[-1]} to {here}")
-        elif others and not created:
-            self.notes.append(
-                f"the {self.agent} archive ({self.common_dir}) now serves "
-                f"{len(others) + 1} {self.agent} stores: {', '.join([*others, here])}"
-            )
-        self._config("--add", WORK_TREE_KEY, here)
+        self.notes += _make_private(agent, self.common_dir, settings)
+        self.notes += _note_work_tree(agent, self.common_dir, self.root, created, settings)
 
     @property
     def config_root(self) -> Path:
@@ -346,6 +258,99 @@ class AgentStore(Repository):
             else:
                 rest.append(path)
         return rest, held, fresh
+
+
+def _create_archive(common_dir: Path) -> None:
+    """A bare archive for this user alone, with a work tree named per call."""
+    try:
+        make_private_folder(common_dir.parent)
+    except OSError as error:
+        raise disk_error(error, common_dir.parent, "creating the archive") from None
+    # No template: git's sample hooks would be most of an empty archive's bytes. Shared
+    # 0600: git makes every file it writes there 600 (400 read-only), every folder 700.
+    shared = f"--shared={SHARED_REPOSITORY}"
+    init = ("init", "-q", "--bare", shared, "--template=", str(common_dir))
+    with private_umask():
+        done = run_git(common_dir.parent, *init)
+    if done.returncode != 0:
+        raise git_failure("init", done.stderr, done.returncode, f" in {common_dir}")
+    _config(common_dir, "--unset-all", "receive.denyNonFastForwards")  # what --shared adds
+    # A work tree, the store, named per call (GIT_WORK_TREE), never in core.worktree:
+    # one archive serves every folder its agent's store was in, and two at once.
+    _config(common_dir, "core.bare", "false")
+    _config(common_dir, "gc.autoDetach", "false")  # gc ends with the run that started it
+
+
+def _make_private(agent: str, common_dir: Path, settings: dict[str, list[str]]) -> list[str]:
+    """The archive and the tool's data folders for this user alone (store/private.py):
+    an archive an older version made, readable by others, is tightened once (one line
+    says so), and git is told to keep it so."""
+    if os.name == "nt":
+        return []  # no POSIX modes there: the folder's ACL, inherited from the profile, decides
+    data = common_dir.parent.parent  # $XDG_DATA_HOME/gitclaw-compress
+    ours, folders = data, [data, common_dir.parent]
+    if (data.name, common_dir.parent.name) != STORES_FOLDER:
+        ours, folders = common_dir, [common_dir]  # elsewhere: only its own
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            mode = folder.stat().st_mode
+            if mode & 0o077:
+                folder.chmod(stat.S_IMODE(mode) & ~0o077)
+    if settings.get("core.sharedrepository") == [SHARED_REPOSITORY]:
+        return []
+    changed = tighten(ours)
+    _config(common_dir, "core.sharedRepository", SHARED_REPOSITORY)
+    if not changed:
+        return []
+    return [
+        f"the {agent} archive ({common_dir}) was readable by others (made by "
+        f"an older version): {changed} paths under {ours} are now for this user alone "
+        "(folders 700, files 600)"
+    ]
+
+
+def _config(common_dir: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "--git-dir", str(common_dir), "config", *args],
+        capture_output=True,
+        check=False,
+    )
+    return done.stdout.decode().strip() if done.returncode == 0 else ""
+
+
+def _note_work_tree(
+    agent: str, common_dir: Path, root: Path, created: bool, settings: dict[str, list[str]]
+) -> list[str]:
+    """Remember each folder the archive served (`gitclaw.worktree`: the registry every
+    command finds a session's archive by, whatever variable moved its store). A store
+    whose recorded folder is gone and that now lives elsewhere moved; a second folder
+    that still exists is a second store: one line says either."""
+    notes: list[str] = []
+    known = [folder for folder in settings.get(WORK_TREE_KEY, []) if folder]
+    legacy = (settings.get("core.worktree") or [""])[-1]
+    if legacy:  # an older version named the last store run in core.worktree
+        if legacy not in known:
+            _config(common_dir, "--add", WORK_TREE_KEY, legacy)
+            known.append(legacy)
+        _config(common_dir, "--unset-all", "core.worktree")
+        notes.append(
+            f"the {agent} archive ({common_dir}) names its stores in "
+            f"{WORK_TREE_KEY} now, not in core.worktree (which followed the last one run)"
+        )
+    here = str(root)
+    if here in known:
+        return notes
+    gone = [folder for folder in known if not Path(folder).is_dir()]
+    others = [folder for folder in known if Path(folder).is_dir()]
+    if gone and not created:
+        notes.append(f"the {agent} store moved from {gone[-1]} to {here}")
+    elif others and not created:
+        notes.append(
+            f"the {agent} archive ({common_dir}) now serves "
+            f"{len(others) + 1} {agent} stores: {', '.join([*others, here])}"
+        )
+    _config(common_dir, "--add", WORK_TREE_KEY, here)
+    return notes
 
 
 def archive_size(folder: Path) -> int:

@@ -59,23 +59,9 @@ class ArchiveWriter:
     def count(self) -> int:
         return len(self._marks) + len(self._references)
 
-    def _drop_orphan_keeps(self) -> None:
-        """A fast-import cut short after it wrote its pack's .keep, but before it moved the
-        pack into place (`git gc --prune=now` removes its temp pack), leaves the .keep with
-        no pack. The next run that writes the same objects in the same second writes the
-        same pack, and fast-import cannot create its .keep: drop such orphans first (only
-        fast-import's, and only without their pack; nothing of git's depends on them)."""
-        folder = self.repo.common_dir / "objects" / "pack"
-        for keep in folder.glob("pack-*.keep"):
-            if keep.with_suffix(".pack").exists():
-                continue
-            with contextlib.suppress(OSError), open(keep, "rb") as handle:
-                if handle.read(11) == b"fast-import":
-                    keep.unlink()
-
     def _start(self) -> subprocess.Popen[bytes]:
         if self._process is None:
-            self._drop_orphan_keeps()
+            _drop_orphan_keeps(self.repo.common_dir)
             import tempfile  # not at start-up: a no-op run never starts fast-import
 
             self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as git)
@@ -191,6 +177,21 @@ class ArchiveWriter:
         if code != 0:
             error = git_failure("fast-import", errors, code)
             raise GitFailureError(f"{error}; nothing was changed")
+
+
+def _drop_orphan_keeps(common_dir: Path) -> None:
+    """A fast-import cut short after it wrote its pack's .keep, but before it moved the
+    pack into place (`git gc --prune=now` removes its temp pack), leaves the .keep with
+    no pack. The next run that writes the same objects in the same second writes the
+    same pack, and fast-import cannot create its .keep: drop such orphans first (only
+    fast-import's, and only without their pack; nothing of git's depends on them)."""
+    folder = common_dir / "objects" / "pack"
+    for keep in folder.glob("pack-*.keep"):
+        if keep.with_suffix(".pack").exists():
+            continue
+        with contextlib.suppress(OSError), open(keep, "rb") as handle:
+            if handle.read(11) == b"fast-import":
+                keep.unlink()
 
 
 def _widen_pipe(fd: int) -> None:

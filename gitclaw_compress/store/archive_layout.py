@@ -68,7 +68,10 @@ LINE_DIGEST = 4  # bytes per line in a record: enough to tell which lines differ
 
 def line_digest(data: bytes, newline: bool) -> bytes:
     """A short digest of one line as written (its bytes and whether a newline ends it)."""
-    return hashlib.blake2b(data + (b"\n" if newline else b""), digest_size=LINE_DIGEST).digest()
+    digest = hashlib.blake2b(data, digest_size=LINE_DIGEST)  # no copy of the line to add "\n"
+    if newline:
+        digest.update(b"\n")
+    return digest.digest()
 
 
 def matching_records(chunks: Iterator[bytes], records: list[FileRecord]) -> list[FileRecord]:

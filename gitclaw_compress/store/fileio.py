@@ -366,7 +366,8 @@ class AtomicFile:
             except OSError as error:
                 if error.errno != errno.EXDEV or self.temp.parent == self.target.absolute().parent:
                     raise
-                self._move_beside()  # another mount than the temp folder's, found only now
+                # Another mount than the temp folder's, found only now.
+                self.temp = _move_beside(self.temp, self.target)
                 os.replace(self.temp, self.target)
             fsync_directory(self.target.absolute().parent)
         except PermissionError as error:
@@ -379,35 +380,34 @@ class AtomicFile:
         except OSError as error:
             raise disk_error(error, self.target, "replacing the file") from None
 
-    def _move_beside(self) -> None:
-        """Copy the sealed temp file beside the target (the rename must stay in one mount),
-        with its mode and group, and drop the first one."""
-        import shutil
-        import tempfile
-
-        fd, name = tempfile.mkstemp(
-            dir=self.target.absolute().parent, prefix=_temp_prefix(self.target)
-        )
-        beside = Path(name)
-        try:
-            with os.fdopen(fd, "wb") as handle, open(self.temp, "rb") as source:
-                shutil.copyfileobj(source, handle, 1 << 20)
-                handle.flush()
-                os.fsync(handle.fileno())
-            shutil.copystat(self.temp, beside)
-            found = os.stat(self.temp)
-            if os.stat(beside).st_gid != found.st_gid:
-                os.chown(beside, -1, found.st_gid)
-        except BaseException:
-            beside.unlink(missing_ok=True)
-            raise
-        self.temp.unlink(missing_ok=True)
-        self.temp = beside
-
     def discard(self) -> None:
         with contextlib.suppress(OSError):
             self.handle.close()
         self.temp.unlink(missing_ok=True)
+
+
+def _move_beside(temp: Path, target: Path) -> Path:
+    """Copy the sealed temp file beside the target (the rename must stay in one mount),
+    with its mode and group, drop the first one and return the copy."""
+    import shutil
+    import tempfile
+
+    fd, name = tempfile.mkstemp(dir=target.absolute().parent, prefix=_temp_prefix(target))
+    beside = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as handle, open(temp, "rb") as source:
+            shutil.copyfileobj(source, handle, 1 << 20)
+            handle.flush()
+            os.fsync(handle.fileno())
+        shutil.copystat(temp, beside)
+        found = os.stat(temp)
+        if os.stat(beside).st_gid != found.st_gid:
+            os.chown(beside, -1, found.st_gid)
+    except BaseException:
+        beside.unlink(missing_ok=True)
+        raise
+    temp.unlink(missing_ok=True)
+    return beside
 
 
 def is_special(path: Path) -> bool:

@@ -8,7 +8,10 @@ from pathlib import Path
 from gitclaw_compress.core.lines import (
     RawLine,
 )
+from gitclaw_compress.store.objects import BlobLineReader
 from gitclaw_compress.store.repository import Repository
+
+DIGEST = 16  # bytes of a line's blake2b: which lines of a blob the file holds
 
 
 class _BlobLines:
@@ -24,26 +27,30 @@ class _BlobLines:
         self.oid = oid
         self._repo, self._path, self._size = repo, path, size
         self._prefix_lines: int | None = None
-        self._digests: dict[int, bytes] = {}
+        self._digests = b""  # each line's digest, DIGEST bytes each, in order
 
     def _load(self) -> int:
         if self._prefix_lines is None:
             prefix_lines = _blob_prefix_lines(self._path, self._size, self.oid)
             self._prefix_lines = prefix_lines or 0
-            if prefix_lines is None:
-                blob = self._repo.reader.get(self.oid)
-                if blob is not None:
-                    self._digests = {
-                        number: hashlib.blake2b(data, digest_size=16).digest()
-                        for number, data in enumerate(blob.split(b"\n"), start=1)
-                    }
+            if prefix_lines is None:  # streamed: the blob is never held whole
+                reader = BlobLineReader(self._repo.root, self.oid)
+                digests = bytearray()  # not a join: that would list every digest first
+                try:
+                    for data in reader.parts():
+                        digests += hashlib.blake2b(data, digest_size=DIGEST).digest()
+                finally:
+                    reader.close()
+                self._digests = bytes(digests)
         return self._prefix_lines
 
     def holds(self, line: RawLine) -> bool:
-        if line.number <= self._load():
+        number = line.number
+        if number <= self._load():
             return True
-        digest = self._digests.get(line.number)
-        return digest is not None and digest == hashlib.blake2b(line.data, digest_size=16).digest()
+        at = (number - 1) * DIGEST
+        digest = self._digests[at : at + DIGEST]
+        return bool(digest) and digest == hashlib.blake2b(line.data, digest_size=DIGEST).digest()
 
 
 class IntactLines:

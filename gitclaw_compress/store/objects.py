@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -56,6 +57,19 @@ class BlobLineReader:
                 return self._ended()
             self.read += 1
         return data[:-1] if data.endswith(b"\n") else data
+
+    def parts(self) -> Iterator[bytes]:
+        """The blob's lines as `blob.split(b"\\n")` gives them (b"" after a final newline),
+        read forward, never the whole blob at once; nothing if the blob is not here."""
+        assert self._process.stdout is not None
+        readline = self._process.stdout.readline
+        last = b"\n"  # an empty blob splits into one empty part
+        while data := readline():
+            self.read += 1
+            last = data
+            yield data[:-1] if data[-1:] == b"\n" else data
+        if self._ended() is not None and last[-1:] == b"\n":
+            yield b""
 
     def _ended(self) -> bytes | None:
         assert self._process.stderr is not None
@@ -210,7 +224,6 @@ def damaged_objects(root: Path, oids: list[str]) -> dict[str, str]:
     content does not hash to the id, or git cannot read it (what `git fsck` reports as
     corrupt). Missing objects are not listed (that is a finding of its own). One
     `git cat-file --batch` reads them all, each streamed through the hash, never held."""
-    import hashlib
     import tempfile
 
     damaged: dict[str, str] = {}
@@ -249,18 +262,7 @@ def damaged_objects(root: Path, oids: list[str]) -> dict[str, str]:
                     parts = header.split()
                     if len(parts) != 3 or not parts[2].isdigit():
                         continue  # missing (or not a blob name): checked elsewhere
-                    size = int(parts[2])
-                    digest = hashlib.sha1() if len(oid) == 40 else hashlib.sha256()
-                    digest.update(b"%s %d\0" % (parts[1], size))
-                    remaining = size
-                    while remaining:
-                        chunk = process.stdout.read(min(remaining, 1 << 20))
-                        if not chunk:
-                            break
-                        digest.update(chunk)
-                        remaining -= len(chunk)
-                    process.stdout.read(1)  # the newline after the content
-                    if remaining or digest.hexdigest() != oid:
+                    if not _hashes_to(oid, parts[1], int(parts[2]), process.stdout):
                         damaged[oid] = "its content does not hash to its id"
                 else:
                     done = len(pending)
@@ -268,3 +270,21 @@ def damaged_objects(root: Path, oids: list[str]) -> dict[str, str]:
                 _stop_process(process)
             pending = pending[done:]
     return damaged
+
+
+def _hashes_to(oid: str, kind: bytes, size: int, stream: IO[bytes]) -> bool:
+    """Whether the `size` bytes of content `git cat-file --batch` sends next (and the
+    newline after them) hash to `oid`, read in chunks, never held whole."""
+    import hashlib
+
+    digest = hashlib.sha1() if len(oid) == 40 else hashlib.sha256()
+    digest.update(b"%s %d\0" % (kind, size))
+    remaining = size
+    while remaining:
+        chunk = stream.read(min(remaining, 1 << 20))
+        if not chunk:
+            break
+        digest.update(chunk)
+        remaining -= len(chunk)
+    stream.read(1)  # the newline after the content
+    return not remaining and digest.hexdigest() == oid

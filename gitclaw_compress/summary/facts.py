@@ -175,23 +175,7 @@ def extract_facts(history: Sequence[Message], people: Collection[int] | None = N
             facts.assistant_messages += 1
             text = text_of(message)
             decisions.extend(f'assistant: "{s}"' for s in sentences(text, _ASSISTANT_DECISION))
-            for call in tool_calls(message):
-                if call.name is None:
-                    continue
-                facts.tool_calls += 1
-                descriptor = describe_call(call.name, arguments_of(call.text))
-                if call.call_id is not None:
-                    calls[call.call_id] = (call.name, descriptor)
-                use = usage.setdefault(call.name, ToolUse(call.name))
-                use.calls += 1
-                descriptors.setdefault(call.name, []).append((False, descriptor))
-                for path, effect in call.touched():
-                    if effect == WRITE:
-                        facts.files.setdefault(path, FileChange(path)).writes += 1
-                    elif effect == EDIT:
-                        facts.files.setdefault(path, FileChange(path)).edits += 1
-                    elif effect == READ:
-                        read.add(path)
+            _note_calls(message, facts, calls, usage, descriptors, read)
         elif result is not None and result.error:
             name, descriptor = calls.get(result.call_id or "", (result.name or "tool", ""))
             use = usage.setdefault(name, ToolUse(name))
@@ -200,15 +184,7 @@ def extract_facts(history: Sequence[Message], people: Collection[int] | None = N
                 descriptors.setdefault(name, []).append((True, descriptor))
     facts.read_files = sorted(read - set(facts.files))
     for use in usage.values():
-        seen: list[str] = []
-        entries = descriptors.get(use.name, [])
-        # Failed calls first, then the most recent ones.
-        for _, descriptor in [d for d in entries if d[0]] + list(reversed(entries)):
-            if descriptor not in seen and descriptor != use.name:
-                seen.append(descriptor)
-            if len(seen) == NOTABLE_PER_TOOL:
-                break
-        use.notable = seen
+        use.notable = _notable(use.name, descriptors.get(use.name, []))
     facts.tools = sorted(usage.values(), key=lambda u: (-u.calls, u.name))
     if len(facts.requests) > MAX_REQUESTS:
         facts.requests_omitted = len(facts.requests) - MAX_REQUESTS
@@ -224,6 +200,46 @@ def extract_facts(history: Sequence[Message], people: Collection[int] | None = N
             unique.append(decision)
     facts.decisions = unique[-MAX_DECISIONS:]
     return facts
+
+
+def _note_calls(
+    message: Message,
+    facts: Facts,
+    calls: dict[str, tuple[str, str]],
+    usage: dict[str, ToolUse],
+    descriptors: dict[str, list[tuple[bool, str]]],
+    read: set[str],
+) -> None:
+    """Count the tool calls of one assistant message, and the files they write, edit and
+    read, into what `extract_facts` gathers."""
+    for call in tool_calls(message):
+        if call.name is None:
+            continue
+        facts.tool_calls += 1
+        descriptor = describe_call(call.name, arguments_of(call.text))
+        if call.call_id is not None:
+            calls[call.call_id] = (call.name, descriptor)
+        use = usage.setdefault(call.name, ToolUse(call.name))
+        use.calls += 1
+        descriptors.setdefault(call.name, []).append((False, descriptor))
+        for path, effect in call.touched():
+            if effect == WRITE:
+                facts.files.setdefault(path, FileChange(path)).writes += 1
+            elif effect == EDIT:
+                facts.files.setdefault(path, FileChange(path)).edits += 1
+            elif effect == READ:
+                read.add(path)
+
+
+def _notable(name: str, entries: list[tuple[bool, str]]) -> list[str]:
+    """A tool's notable calls: failed ones first, then the most recent, each once."""
+    seen: list[str] = []
+    for _, descriptor in [d for d in entries if d[0]] + list(reversed(entries)):
+        if descriptor not in seen and descriptor != name:
+            seen.append(descriptor)
+        if len(seen) == NOTABLE_PER_TOOL:
+            break
+    return seen
 
 
 def _cut_task(text: str, entry_id: str) -> str:

@@ -178,17 +178,7 @@ class HTTPClient:
         self._path = parts.path
         self.key_env = settings.api_key_env or DEFAULT_API_KEY_ENVS[self.provider]
         self._key = _read_key(self.provider, self.key_env, env)
-        self._headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"gitclaw-compress/{__version__}",
-        }
-        if self.provider == "anthropic":
-            self._headers["anthropic-version"] = ANTHROPIC_VERSION
-            if self._key:
-                self._headers["x-api-key"] = self._key
-        elif self._key:
-            self._headers["Authorization"] = f"Bearer {self._key}"
+        self._headers = _headers(self.provider, self._key)
         self._opener = urllib.request.build_opener(_NoRedirect)
 
     def complete(self, request: CompletionRequest) -> CompletionResult:
@@ -233,9 +223,9 @@ class HTTPClient:
         except urllib.error.HTTPError as err:
             raise self._http_failure(err) from None
         except urllib.error.URLError as err:
-            raise self._network_failure(err.reason) from err
+            raise _network_failure(err.reason, self.settings.timeout_s) from err
         except (OSError, http.client.HTTPException) as err:
-            raise self._network_failure(err) from err
+            raise _network_failure(err, self.settings.timeout_s) from err
 
     def _http_failure(self, err: urllib.error.HTTPError) -> _Failure:
         status = err.code
@@ -246,42 +236,11 @@ class HTTPClient:
         finally:
             err.close()
         what = f"HTTP {status}" + (f" ({detail})" if detail else "")
-        retries = f"summary.max_retries (now {self.settings.max_retries})"
-        if 300 <= status < 400:
-            location = urlsplit(err.headers.get("Location") or "")
-            target = location.path or "?"
-            if location.hostname:
-                target = f"{location.scheme}://{_host(location)}{location.path}"
-            hint = f"redirects are not followed: set summary.base_url to the final URL ({target})"
-        elif status in (401, 403):
-            hint = (
-                f"check the API key in the env var {self.key_env}"
-                if self.key_env
-                else "the server wants an API key: set summary.api_key_env to the variable with it"
-            )
-        elif status == 404:
-            hint = f"{self._path} was not found: check summary.base_url and summary.model"
-        elif status == 429:
-            hint = f"rate limited: wait and try again, or raise {retries}"
-        elif status >= 500:
-            hint = f"the server failed: try again later, or raise {retries}"
-        else:
-            hint = "check summary.model and summary.max_tokens"
+        location = err.headers.get("Location")
+        hint = _http_hint(status, location, self.key_env, self._path, self.settings.max_retries)
         retryable = status == 429 or status >= 500
         retry_after = _retry_after(err.headers.get("Retry-After"))
         return _Failure(what, hint, retryable=retryable, retry_after=retry_after)
-
-    def _network_failure(self, reason: object) -> _Failure:
-        where = "check summary.base_url and that the server is running"
-        if isinstance(reason, TimeoutError):
-            what = f"no response within {self.settings.timeout_s:g}s"
-            hint = f"raise summary.timeout_s, or {where}"
-            return _Failure(what, hint, retryable=True)
-        if isinstance(reason, ssl.SSLCertVerificationError):
-            return _Failure(f"TLS certificate check failed ({reason})", where, retryable=False)
-        if isinstance(reason, ConnectionRefusedError):
-            return _Failure("connection refused", where, retryable=True)
-        return _Failure(f"connection failed ({_one_line(str(reason))})", where, retryable=True)
 
     def _parse(self, raw: bytes, request: CompletionRequest, attempts: int) -> CompletionResult:
         check = f"check that summary.base_url serves the {self.provider} API"
@@ -321,6 +280,62 @@ class HTTPClient:
         if self._key:
             message = message.replace(self._key, "[redacted]")
         return GitClawError(message)
+
+
+def _headers(provider: str, key: str | None) -> dict[str, str]:
+    """The request headers: JSON, who asks, and the key where the provider wants it."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "User-Agent": f"gitclaw-compress/{__version__}",
+    }
+    if provider == "anthropic":
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+        if key:
+            headers["x-api-key"] = key
+    elif key:
+        headers["Authorization"] = f"Bearer {key}"
+    return headers
+
+
+def _http_hint(
+    status: int, location: str | None, key_env: str | None, path: str, max_retries: int
+) -> str:
+    """What to do about an HTTP error status, in the settings' words."""
+    retries = f"summary.max_retries (now {max_retries})"
+    if 300 <= status < 400:
+        found = urlsplit(location or "")
+        target = found.path or "?"
+        if found.hostname:
+            target = f"{found.scheme}://{_host(found)}{found.path}"
+        return f"redirects are not followed: set summary.base_url to the final URL ({target})"
+    if status in (401, 403):
+        return (
+            f"check the API key in the env var {key_env}"
+            if key_env
+            else "the server wants an API key: set summary.api_key_env to the variable with it"
+        )
+    if status == 404:
+        return f"{path} was not found: check summary.base_url and summary.model"
+    if status == 429:
+        return f"rate limited: wait and try again, or raise {retries}"
+    if status >= 500:
+        return f"the server failed: try again later, or raise {retries}"
+    return "check summary.model and summary.max_tokens"
+
+
+def _network_failure(reason: object, timeout_s: float) -> _Failure:
+    """A request that got no HTTP answer, and whether trying again may help."""
+    where = "check summary.base_url and that the server is running"
+    if isinstance(reason, TimeoutError):
+        what = f"no response within {timeout_s:g}s"
+        hint = f"raise summary.timeout_s, or {where}"
+        return _Failure(what, hint, retryable=True)
+    if isinstance(reason, ssl.SSLCertVerificationError):
+        return _Failure(f"TLS certificate check failed ({reason})", where, retryable=False)
+    if isinstance(reason, ConnectionRefusedError):
+        return _Failure("connection refused", where, retryable=True)
+    return _Failure(f"connection failed ({_one_line(str(reason))})", where, retryable=True)
 
 
 _SHAPES = {"openai": "choices[0].message.content", "anthropic": "text block in content"}

@@ -236,13 +236,9 @@ def plan_summary(
     on_path = set(context.conversation.path)
     path = [view for view in context.views if view.number in on_path]
     messages = context.messages
-    if not path or not messages:
-        return NoSummary("the session has no entries")
-    if path[-1].kind == COMPACTION:
-        return NoSummary("the session already ends with a compaction entry")
     ids = any(view.id is not None for view in path)
-    if ids and path[-1].id is None:
-        return NoSummary("the last entry has no id for a compaction entry to follow")
+    if (refused := _refused_before(path, messages, ids)) is not None:
+        return refused
     people = person_lines(context.views)
     # The agent's own instructions (sent first, from outside the conversation) are not cut.
     lead = next((i for i, m in enumerate(messages) if m.role != SYSTEM), len(messages) - 1)
@@ -250,53 +246,22 @@ def plan_summary(
     start = lead + 1 if opens_with_summary else lead
     where = "since the last summary" if opens_with_summary else "in the session"
     valid = valid_cuts(messages, ids=ids)
-    cut: int | None
+    cut: int | NoSummary | None
     if keep.turns is not None:
-        users = [i for i in range(start, len(messages)) if is_person(messages[i], people)]
         # An agent that merges the first kept request into the summary message (Claude Code
         # sends consecutive user messages as one) still has that turn.
         merged = opens_with_summary and any(
             line in people for line in messages[lead].source_lines()
         )
-        turns = len(users) + merged
-        if turns <= keep.turns or not turns:
-            return NoSummary(f"{plural(turns, 'turn')} {where}, and {keep.describe()} are kept")
-        # Keeping no turn keeps nothing: the summary alone, where the agent's record allows.
-        cut = (
-            len(messages)
-            if keep.turns == 0
-            else _valid_at_or_before(valid, users[-keep.turns], start)
-        )
+        cut = _cut_by_turns(messages, keep, valid, start, people, merged, where)
     else:
-        assert keep.tokens is not None
-        kept = 0
-        cut = None
-        for position in range(len(messages) - 1, start, -1):
-            kept += messages[position].tokens
-            if kept >= keep.tokens:
-                cut = _valid_at_or_before(valid, position, start)
-                break
-        if cut is None and kept < keep.tokens:
-            # The context's own size beside it, as `status` gives it: one fact, one figure
-            # (the kept tokens are estimated by definition; recorded usage may say more).
-            size = measure_context(context, estimator)
-            return NoSummary(
-                f"the messages a summary could replace {where} fit in {keep.describe()}, which "
-                f"are kept: {kept:,} tokens estimated with {estimator.name} (the whole context, "
-                f"as `status` gives it: {size.tokens:,} tokens, {size.brief()})"
-            )
+        cut = _cut_by_tokens(context, keep, valid, start, estimator, where)
     if cut is None:
         return NoSummary("no place to cut that keeps every tool call with its result")
+    if isinstance(cut, NoSummary):
+        return cut
     if any(part.bound for message in messages[cut:] if message.sent for part in message.parts):
-        # Thinking of a model with preserved thinking is bound to everything sent before it:
-        # behind a summary the provider refuses it (docs/preserved-thinking.md).
-        return NoSummary(
-            "its model binds the thinking in the kept turns to everything sent before it "
-            "(preserved thinking): with a summary in its place, the API would refuse the "
-            "next request; nothing was written. `--keep-turns 0` summarizes a whole "
-            "Claude Code session instead (a pi session cannot keep 0 turns)",
-            refused=True,
-        )
+        return BINDS_THINKING
     size = measure_context(context, estimator)
     plan = SummaryPlan(
         messages=messages,
@@ -322,6 +287,90 @@ def plan_summary(
         ]
     if cut < len(messages) and not is_person(messages[cut], people):
         plan.turn_start = next((m for m in reversed(plan.history) if is_person(m, people)), None)
+    return _refused_after(plan, keep, opens_with_summary) or plan
+
+
+def _refused_before(
+    path: Sequence[EntryView], messages: Sequence[Message], ids: bool
+) -> NoSummary | None:
+    """Why a session has no place for a compaction entry at its end, before any cut."""
+    if not path or not messages:
+        return NoSummary("the session has no entries")
+    if path[-1].kind == COMPACTION:
+        return NoSummary("the session already ends with a compaction entry")
+    if ids and path[-1].id is None:
+        return NoSummary("the last entry has no id for a compaction entry to follow")
+    return None
+
+
+# Thinking of a model with preserved thinking is bound to everything sent before it: behind
+# a summary the provider refuses it (docs/preserved-thinking.md).
+BINDS_THINKING = NoSummary(
+    "its model binds the thinking in the kept turns to everything sent before it "
+    "(preserved thinking): with a summary in its place, the API would refuse the "
+    "next request; nothing was written. `--keep-turns 0` summarizes a whole "
+    "Claude Code session instead (a pi session cannot keep 0 turns)",
+    refused=True,
+)
+
+
+def _cut_by_turns(
+    messages: Sequence[Message],
+    keep: KeepPolicy,
+    valid: list[bool],
+    start: int,
+    people: frozenset[int],
+    merged: bool,
+    where: str,
+) -> int | NoSummary | None:
+    """Where the kept turns begin: at the request that many turns from the end (a request
+    `merged` into the summary message counts as a turn)."""
+    turns_kept = keep.turns
+    assert turns_kept is not None
+    users = [i for i in range(start, len(messages)) if is_person(messages[i], people)]
+    turns = len(users) + merged
+    if turns <= turns_kept or not turns:
+        return NoSummary(f"{plural(turns, 'turn')} {where}, and {keep.describe()} are kept")
+    # Keeping no turn keeps nothing: the summary alone, where the agent's record allows.
+    if turns_kept == 0:
+        return len(messages)
+    return _valid_at_or_before(valid, users[-turns_kept], start)
+
+
+def _cut_by_tokens(
+    context: Context,
+    keep: KeepPolicy,
+    valid: list[bool],
+    start: int,
+    estimator: TokenEstimator,
+    where: str,
+) -> int | NoSummary | None:
+    """Where the newest tokens the policy keeps begin."""
+    tokens_kept = keep.tokens
+    assert tokens_kept is not None
+    messages = context.messages
+    kept = 0
+    for position in range(len(messages) - 1, start, -1):
+        kept += messages[position].tokens
+        if kept >= tokens_kept:
+            return _valid_at_or_before(valid, position, start)
+    if kept >= tokens_kept:
+        return None  # nothing to keep, and no message to cut at
+    # The context's own size beside it, as `status` gives it: one fact, one figure (the
+    # kept tokens are estimated by definition; recorded usage may say more).
+    size = measure_context(context, estimator)
+    return NoSummary(
+        f"the messages a summary could replace {where} fit in {keep.describe()}, which "
+        f"are kept: {kept:,} tokens estimated with {estimator.name} (the whole context, "
+        f"as `status` gives it: {size.tokens:,} tokens, {size.brief()})"
+    )
+
+
+def _refused_after(
+    plan: SummaryPlan, keep: KeepPolicy, opens_with_summary: bool
+) -> NoSummary | None:
+    """Why a planned round is not made: nothing left to summarize, or a new summary that
+    would leave most of what was sent since the last one."""
     if not plan.summarized:
         return NoSummary("no messages before the cut that are not summarized already")
     conversation = plan.tokens_before_estimated - plan.instructions_tokens
@@ -334,4 +383,4 @@ def plan_summary(
             "nothing was written",
             status="not-smaller",
         )
-    return plan
+    return None

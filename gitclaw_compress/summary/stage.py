@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from gitclaw_compress.config import Config
-from gitclaw_compress.core.context import LEVELS, context_fullness, measure_context, read_context
+from gitclaw_compress.core.context import (
+    LEVELS,
+    Context,
+    context_fullness,
+    measure_context,
+    read_context,
+)
 from gitclaw_compress.core.lines import RawLine, lines_from_bytes, parse_entry
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import Format, detect
@@ -40,9 +46,9 @@ from gitclaw_compress.store.access import line_originals
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.fileio import AtomicFile, clean_stale_temps
 from gitclaw_compress.summary.compose import extractive_summary, llm_summary
-from gitclaw_compress.summary.facts import extract_facts, render_facts
+from gitclaw_compress.summary.facts import Facts, extract_facts, render_facts
 from gitclaw_compress.summary.llm import CompletionRequest, LLMClient, ProviderSettings, make_client
-from gitclaw_compress.summary.plan import KeepPolicy, NoSummary, plan_summary
+from gitclaw_compress.summary.plan import KeepPolicy, NoSummary, SummaryPlan, plan_summary
 from gitclaw_compress.summary.prompt import PromptLimits, build_prompt
 from gitclaw_compress.tokens.estimate import TokenEstimator, estimate_message, get_estimator
 
@@ -155,83 +161,27 @@ def summarize_file(
             plan = plan_summary(context, keep, estimator, fmt.resume)
         except Unsupported as error:
             raise error.at(rel) from None
-        report = SummaryReport(rel, "nothing-to-summarize", keep=keep.describe())
+        report = _planned(rel, keep, plan, context, estimator)
         if isinstance(plan, NoSummary):
-            report.reason, report.refused = plan.reason, plan.refused
-            report.status = plan.status
             return report
-        report.round = plan.round
-        report.entries_summarized = len(plan.summarized)
-        if plan.keeps:
-            report.first_kept_entry_id = plan.first_kept.entry_id or f"L{plan.first_kept.line}"
-        report.tokens_before = plan.tokens_before
-        report.tokens_before_label = measure_context(context, estimator).brief()
-        report.tokens_before_estimated = plan.tokens_before_estimated
         facts = extract_facts(plan.history, plan.people)
         # What the summary replaces: this round's messages and the previous summary.
         replaced = plan.tokens_before_estimated - plan.kept_tokens - plan.instructions_tokens
-        floor = summary_tokens(render_facts(facts, plan.round), estimator)
-        if floor >= replaced:
-            report.reason = (
-                f"the {replaced:,} tokens before the cut are fewer than the facts of a summary "
-                f"(~{floor:,}); keep fewer turns or tokens"
-            )
+        if (reason := _fewer_than_facts(plan, facts, estimator, replaced)) is not None:
+            report.reason = reason
             return report
-        settings = None if offline else provider_settings(config)
         meta: dict[str, Any] = {"round": plan.round}
-        wanted = SummaryRequest(
-            summary="",
-            first_kept=plan.first_kept.line if plan.keeps else len(lines) + 1,
-            leaf=plan.leaf.number,
-            tokens_before=plan.tokens_before,
-            timestamp=now(),
-            details={
-                READ_FILES: facts.read_files,
-                MODIFIED_FILES: facts.modified_files,
-                SUMMARY_META: meta,
-            },
-        )
+        wanted = _request(plan, facts, len(lines), now(), meta)
         # The format refuses what its agent cannot resume from before any LLM call.
         _record(fmt, lines, wanted, rel)
+        settings = None if offline else provider_settings(config)
         if settings is None:
             summary = extractive_summary(plan, facts)
             report.mode, report.provider = "extractive", "none"
         else:
-            limits = PromptLimits(
-                tool_result_chars=config["summary.toolResultMaxChars"],
-                max_input_tokens=config["summary.maxInputTokens"],
-            )
-            system, user = build_prompt(plan, facts, limits, settings.max_tokens)
-            request = CompletionRequest.from_settings(settings, system=system, user=user)
-            try:
-                result = client_factory(settings).complete(request)
-            except GitClawError as error:
-                raise GitClawError(
-                    f"{rel}: no summary written, the file is unchanged: {error} "
-                    "(or use --offline for an extractive summary)"
-                ) from None
-            summary = llm_summary(
-                plan, facts, result.text, model=result.model, provider=settings.provider
-            )
-            report.mode, report.provider, report.model = "llm", settings.provider, result.model
-            report.attempts = result.attempts
-            report.input_tokens = result.usage.input_tokens
-            report.output_tokens = result.usage.output_tokens
-            if result.stop_reason in ("length", "max_tokens"):
-                report.warnings.append(
-                    f"{rel}: the summary stopped at summary.max_tokens "
-                    f"({settings.max_tokens}); the extracted facts are complete"
-                )
-            meta["model"] = result.model
-        stays = plan.kept_tokens + plan.instructions_tokens  # sent as before, after and around it
-        report.tokens_after = summary_tokens(summary, estimator) + stays
-        report.summary_chars = len(summary)
-        if report.tokens_after >= plan.tokens_before_estimated:
-            report.status = "not-smaller"
-            report.reason = (
-                f"the summary (~{report.tokens_after - stays:,} tokens) would not "
-                f"be smaller than the {replaced:,} tokens it replaces; nothing was written"
-            )
+            summary = _ask(plan, facts, settings, config, rel, client_factory, report)
+            meta["model"] = report.model
+        if not _smaller(report, plan, summary, estimator, replaced):
             return report
         meta["mode"] = report.mode
         meta["provider"] = report.provider
@@ -245,6 +195,120 @@ def summarize_file(
     report.status = "summarized"
     report.compaction_id = _record_id(fmt, record[-1]) or f"L{len(lines) + len(record)}"
     return report
+
+
+def _planned(
+    rel: str,
+    keep: KeepPolicy,
+    plan: SummaryPlan | NoSummary,
+    context: Context,
+    estimator: TokenEstimator,
+) -> SummaryReport:
+    """The report of what the plan found: why there is no round, or what the round takes."""
+    report = SummaryReport(rel, "nothing-to-summarize", keep=keep.describe())
+    if isinstance(plan, NoSummary):
+        report.reason, report.refused = plan.reason, plan.refused
+        report.status = plan.status
+        return report
+    report.round = plan.round
+    report.entries_summarized = len(plan.summarized)
+    if plan.keeps:
+        report.first_kept_entry_id = plan.first_kept.entry_id or f"L{plan.first_kept.line}"
+    report.tokens_before = plan.tokens_before
+    report.tokens_before_label = measure_context(context, estimator).brief()
+    report.tokens_before_estimated = plan.tokens_before_estimated
+    return report
+
+
+def _request(
+    plan: SummaryPlan, facts: Facts, line_count: int, timestamp: str, meta: dict[str, Any]
+) -> SummaryRequest:
+    """The record the agent is asked to write, its summary still empty; its metadata
+    (`meta`) gains the mode, provider and model once they are known."""
+    return SummaryRequest(
+        summary="",
+        first_kept=plan.first_kept.line if plan.keeps else line_count + 1,
+        leaf=plan.leaf.number,
+        tokens_before=plan.tokens_before,
+        timestamp=timestamp,
+        details={
+            READ_FILES: facts.read_files,
+            MODIFIED_FILES: facts.modified_files,
+            SUMMARY_META: meta,
+        },
+    )
+
+
+def _fewer_than_facts(
+    plan: SummaryPlan, facts: Facts, estimator: TokenEstimator, replaced: int
+) -> str | None:
+    """Why no summary can be smaller than what it replaces: its facts alone are not."""
+    floor = summary_tokens(render_facts(facts, plan.round), estimator)
+    if floor < replaced:
+        return None
+    return (
+        f"the {replaced:,} tokens before the cut are fewer than the facts of a summary "
+        f"(~{floor:,}); keep fewer turns or tokens"
+    )
+
+
+def _smaller(
+    report: SummaryReport,
+    plan: SummaryPlan,
+    summary: str,
+    estimator: TokenEstimator,
+    replaced: int,
+) -> bool:
+    """Whether the context with the summary is smaller than without it; the report says
+    what the summary costs, and why nothing is written when it is not smaller."""
+    stays = plan.kept_tokens + plan.instructions_tokens  # sent as before, after and around it
+    report.tokens_after = summary_tokens(summary, estimator) + stays
+    report.summary_chars = len(summary)
+    if report.tokens_after < plan.tokens_before_estimated:
+        return True
+    report.status = "not-smaller"
+    report.reason = (
+        f"the summary (~{report.tokens_after - stays:,} tokens) would not "
+        f"be smaller than the {replaced:,} tokens it replaces; nothing was written"
+    )
+    return False
+
+
+def _ask(
+    plan: SummaryPlan,
+    facts: Facts,
+    settings: ProviderSettings,
+    config: Config,
+    rel: str,
+    client_factory: ClientFactory,
+    report: SummaryReport,
+) -> str:
+    """The summary the LLM writes, with what the call cost noted in `report`; a failed call
+    is one line saying the file is unchanged."""
+    limits = PromptLimits(
+        tool_result_chars=config["summary.toolResultMaxChars"],
+        max_input_tokens=config["summary.maxInputTokens"],
+    )
+    system, user = build_prompt(plan, facts, limits, settings.max_tokens)
+    request = CompletionRequest.from_settings(settings, system=system, user=user)
+    try:
+        result = client_factory(settings).complete(request)
+    except GitClawError as error:
+        raise GitClawError(
+            f"{rel}: no summary written, the file is unchanged: {error} "
+            "(or use --offline for an extractive summary)"
+        ) from None
+    summary = llm_summary(plan, facts, result.text, model=result.model, provider=settings.provider)
+    report.mode, report.provider, report.model = "llm", settings.provider, result.model
+    report.attempts = result.attempts
+    report.input_tokens = result.usage.input_tokens
+    report.output_tokens = result.usage.output_tokens
+    if result.stop_reason in ("length", "max_tokens"):
+        report.warnings.append(
+            f"{rel}: the summary stopped at summary.max_tokens "
+            f"({settings.max_tokens}); the extracted facts are complete"
+        )
+    return summary
 
 
 def _record(fmt: Format, lines: list[RawLine], wanted: SummaryRequest, rel: str) -> list[bytes]:

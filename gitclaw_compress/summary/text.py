@@ -6,7 +6,7 @@ import re
 
 import orjson
 
-from gitclaw_compress.formats.base import DESCRIPTOR_ARGUMENTS, FILE_ARGUMENTS
+from gitclaw_compress.formats.shared.rules import DESCRIPTOR_ARGUMENTS, FILE_ARGUMENTS
 
 SNIPPET_CHARS = 200
 

@@ -444,13 +444,57 @@ def _hoist_attachments(chain: Sequence[EntryView]) -> list[EntryView]:
     return out
 
 
-def build_request(chain: Sequence[EntryView], model: str | None) -> list[Message]:
-    """The messages of the request, from the lines of the resumed path."""
-    system_role = mid_conversation_system(model)
-    built: list[_Built] = []
-    pending: list[Message] = []  # attachment text waiting for the next assistant message
+class _Request:
+    """The request being built, line by line: user lines merge into the user message before
+    them (tool results first), an assistant line joins the message with its `message.id`
+    (even past tool results), attachment text waits for the next assistant message."""
 
-    def flush() -> None:
+    def __init__(self, system_role: bool) -> None:
+        self.system_role = system_role  # attachment text as `role: "system"` messages
+        self.built: list[_Built] = []
+        self.pending: list[Message] = []  # attachment text waiting for the next assistant
+
+    def add_attachment(self, messages: Sequence[Message]) -> None:
+        built = self.built
+        if self.system_role:
+            self.pending.extend(messages)
+        elif built and built[-1].api_role == "user":
+            for message in messages:
+                _merge(built[-1].message, message, results_first=True)
+        else:  # each of its messages on its own, the next lines merge into the last
+            for message in messages:
+                built.append(_Built("user", dataclasses.replace(_copy(message), role=USER)))
+
+    def add_assistant(self, message: Message, message_id: str | None) -> None:
+        for earlier in reversed(self.built):
+            if earlier.api_role == "assistant":
+                if message_id and earlier.message_id == message_id:
+                    _merge(earlier.message, message, results_first=False)
+                    return
+                continue
+            if earlier.api_role == "system" or earlier.has_results:
+                continue
+            break
+        self._flush()
+        self.built.append(_Built("assistant", _copy(message), message_id))
+
+    def add_user(self, message: Message, has_results: bool) -> None:
+        last = self.built[-1] if self.built else None
+        if last is not None and last.api_role == "user":
+            _merge(last.message, message, results_first=True)
+            last.has_results = last.has_results or has_results
+            if has_results:
+                last.message.role = TOOL
+        else:
+            copy = _copy(message)
+            if copy.role == SYSTEM:  # attachment text sent as a user message
+                copy.role = USER
+            self.built.append(_Built("user", copy, has_results=has_results))
+
+    def _flush(self) -> None:
+        """The attachment text waiting, as one message: into a system message just before,
+        as a system message after a user one, else as a user message."""
+        pending, built = self.pending, self.built
         if not pending:
             return
         first = _copy(pending[0])
@@ -466,54 +510,26 @@ def build_request(chain: Sequence[EntryView], model: str | None) -> list[Message
             first.role = USER
             built.append(_Built("user", first))
 
-    def add_user(message: Message, has_results: bool) -> None:
-        last = built[-1] if built else None
-        if last is not None and last.api_role == "user":
-            _merge(last.message, message, results_first=True)
-            last.has_results = last.has_results or has_results
-            if has_results:
-                last.message.role = TOOL
-        else:
-            copy = _copy(message)
-            if copy.role == SYSTEM:  # attachment text sent as a user message
-                copy.role = USER
-            built.append(_Built("user", copy, has_results=has_results))
+    def messages(self) -> list[Message]:
+        self._flush()
+        built = _place_system(self.built) if self.system_role else self.built
+        return [b.message for b in built]
 
+
+def build_request(chain: Sequence[EntryView], model: str | None) -> list[Message]:
+    """The messages of the request, from the lines of the resumed path."""
+    request = _Request(mid_conversation_system(model))
     for view in _hoist_attachments(chain):
         kind = view.links.get(TYPE)
         if kind == "attachment":
-            if system_role:
-                pending.extend(view.messages)
-            elif built and built[-1].api_role == "user":
-                for message in view.messages:
-                    _merge(built[-1].message, message, results_first=True)
-            else:  # each of its messages on its own, the next lines merge into the last
-                for message in view.messages:
-                    built.append(_Built("user", dataclasses.replace(_copy(message), role=USER)))
+            request.add_attachment(view.messages)
             continue
         for message in view.messages:
             if kind == "assistant":
-                message_id = view.links.get(MESSAGE_ID)
-                joined = False
-                for earlier in reversed(built):
-                    if earlier.api_role == "assistant":
-                        if message_id and earlier.message_id == message_id:
-                            _merge(earlier.message, message, results_first=False)
-                            joined = True
-                            break
-                        continue
-                    if earlier.api_role == "system" or earlier.has_results:
-                        continue
-                    break
-                if not joined:
-                    flush()
-                    built.append(_Built("assistant", _copy(message), message_id))
+                request.add_assistant(message, view.links.get(MESSAGE_ID))
             else:
-                add_user(message, has_results=message.role == TOOL)
-    flush()
-    if system_role:
-        built = _place_system(built)
-    return [b.message for b in built]
+                request.add_user(message, has_results=message.role == TOOL)
+    return request.messages()
 
 
 def _place_system(built: list[_Built]) -> list[_Built]:

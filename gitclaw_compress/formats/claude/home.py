@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from gitclaw_compress.formats.base import AgentHome, home_folder
+from gitclaw_compress.formats.shared.home import AgentHome, home_folder
 
 PROGRAM = ("claude", "@anthropic-ai/claude-code")
 # Claude Code opens its transcript for each append (checked with 2.1.197 while it waits for

@@ -20,7 +20,8 @@ import orjson
 
 from gitclaw_compress.core.jsonspan import SpanError, locate, splice, value_at
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import home_folder, runs_our_hook
+from gitclaw_compress.formats.shared.home import home_folder
+from gitclaw_compress.formats.shared.hooks import runs_our_hook
 
 AGENT = "claude"
 CONFIG_ENV = "CLAUDE_CONFIG_DIR"

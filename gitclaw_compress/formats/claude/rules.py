@@ -37,29 +37,28 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine
-from gitclaw_compress.formats.base import (
+from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.claude import context as claude_context
+from gitclaw_compress.formats.claude import summary as claude_summary
+from gitclaw_compress.formats.claude import view as claude_view
+from gitclaw_compress.formats.shared.home import AgentHome
+from gitclaw_compress.formats.shared.hooks import LifecycleHook
+from gitclaw_compress.formats.shared.rules import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
-    TITLES,
-    AgentHome,
-    Edit,
-    FormatBase,
-    LifecycleHook,
-    Scope,
-    binds_prefix,
     call_descriptor,
     content_text,
     superseded_edits,
 )
-from gitclaw_compress.formats.base import json_size as _size
-from gitclaw_compress.formats.base import json_size_if_present as _sized
-from gitclaw_compress.formats.claude import context as claude_context
-from gitclaw_compress.formats.claude import summary as claude_summary
-from gitclaw_compress.formats.claude import view as claude_view
+from gitclaw_compress.formats.shared.rules import json_size as _size
+from gitclaw_compress.formats.shared.rules import json_size_if_present as _sized
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
+from gitclaw_compress.preserved_thinking import binds_prefix
 
 if TYPE_CHECKING:
     from gitclaw_compress.settings import CompressSettings
@@ -128,6 +127,7 @@ UI_KEPT_KEYS = frozenset(
     {"type", "filePath", "file_path", "path", "agentId", "toolUseID", "uuid", "role", "id"}
 )
 UI_VALUE_MAX_BYTES = 256  # a renderer-only value larger than this becomes a stub
+DEEP_LINE_CHARS = 80  # deep: a stub's preview lines are cut to this many characters
 
 
 def message_of(entry: Entry) -> dict[str, Any] | None:
@@ -200,16 +200,14 @@ def _path_name(path: JsonPath) -> str:
     return ".".join(str(part) for part in path if isinstance(part, str))
 
 
-class ClaudeRules:
-    """Claude Code's rules for one file: what each tool call was, for the stubs of its result."""
+class ClaudeTurns:
+    """Pass 1 over a Claude Code file: what each tool call was (for the stubs of its
+    result), where the turns start and whether the newest is still in a tool loop, and where
+    the thinking Claude Code sends back binds what was sent before it (preserved thinking);
+    from those, the thinking deep drops."""
 
     def __init__(self, settings: CompressSettings) -> None:
         self.settings = settings
-        # Deep: stubs as short as a reader and `show` need, a head and a tail line each.
-        preview = settings.preview
-        self.preview = (
-            dataclasses.replace(preview, lines=min(preview.lines, 1)) if settings.deep else preview
-        )
         self.calls: dict[str, str] = {}  # tool_use id -> "Read 'src/app.ts'"
         # Deep: API message ids with a text or tool_use block on some line (Claude Code
         # writes each block of a reply on its own line, all with the reply's message.id),
@@ -313,23 +311,7 @@ class ClaudeRules:
         bound_until = self._bound_until()
         return (first, bound_until) if bound_until >= first else None
 
-    def _usage_edits(self, entry: Entry) -> list[Edit]:
-        """Deep, in older turns: a reply's `usage` keeps the four counts Claude Code reads
-        back from a transcript (its context size walks back to the newest reply's; its
-        session total adds input, cache and output tokens); the rest (cache breakdown, tier,
-        geography, iterations) is read by no CLI and never sent to a model."""
-        message = message_of(entry)
-        usage = None if message is None else message.get("usage")
-        if (
-            not self.settings.deep
-            or entry.get("type") != "assistant"
-            or not isinstance(usage, dict)
-        ):
-            return []
-        kept = {key: value for key, value in usage.items() if key in USAGE_READ}
-        return [] if len(kept) == len(usage) else [Edit(("message", "usage"), kept)]
-
-    def _thinking_edits(self, message: dict[str, Any], number: int) -> list[Edit]:
+    def thinking_edits(self, message: dict[str, Any], number: int) -> list[Edit]:
         """Deep: the thinking blocks of a reply in a turn older than the newest (of every
         turn, with `drops_every_thinking`), each dropped whole, never edited: the Messages
         API takes earlier turns without their thinking. A line of thinking alone becomes
@@ -349,40 +331,112 @@ class ClaudeRules:
             return []
         return [Edit(("message", "content"), rest)]
 
-    def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        if self.in_bound_prefix(scope.number):
-            # Claude Code sends every turn's thinking back: a stub here would change the
-            # prefix of a bound block, and the API refuses the request. Only what no model
-            # sees may go (and, under deep, what the core finds it never sends again).
-            if not (scope.full or scope.ui_only):
+
+class ClaudePayloads:
+    """The stub of each kind of payload Claude Code writes, under one run's settings: tool
+    results (named by their call), tool-call inputs, text a person pasted, attachments, the
+    renderer's data. Which lines get which is `ClaudeRules`'s."""
+
+    def __init__(self, settings: CompressSettings, calls: Mapping[str, str]) -> None:
+        self.settings = settings
+        # Deep: stubs as short as a reader and `show` need, a head and a tail line each, each
+        # cut to `DEEP_LINE_CHARS`.
+        preview = settings.preview
+        self.preview = (
+            dataclasses.replace(
+                preview,
+                lines=min(preview.lines, 1),
+                line_chars=min(preview.line_chars, DEEP_LINE_CHARS),
+            )
+            if settings.deep
+            else preview
+        )
+        self.calls = calls  # pass 1's, by tool_use id
+
+    def tool_result_edits(
+        self, block: dict[str, Any], base: JsonPath, scope: Scope, *, forced: bool
+    ) -> list[Edit]:
+        """Stub a tool result's content when it is large, or when `forced` (budget pruning)."""
+        content = block.get("content")
+        if not isinstance(content, str | list) or stubs.is_stub(content_text(content)):
+            return []
+        if not forced and _size(content) <= self.settings.tool_result_max_bytes:
+            return []
+        tool = self.calls.get(str(block.get("tool_use_id")), "tool")
+        stub = stubs.tool_output_stub(
+            tool=tool,
+            text=content_text(content),
+            images=_images_of(content),
+            failed=block.get("is_error") is True,
+            reason=None,
+            show=scope.show,
+            settings=self.preview,
+            short=self.settings.deep,
+        )
+        value: object = stub if isinstance(content, str) else [{"type": "text", "text": stub}]
+        return [Edit((*base, "content"), value)]
+
+    def input_edits(self, value: object, path: JsonPath, scope: Scope) -> list[Edit]:
+        """The large values of a tool call's input, each keeping its JSON type; paths stay."""
+        key = path[-1]
+        if key in PATH_ARGUMENTS or _size(value) <= SMALL_ARGUMENT_BYTES:
+            return []
+        show, line_chars = scope.show, self.preview.line_chars
+        deep = self.settings.deep
+        if isinstance(value, str):
+            if stubs.is_stub(value):
                 return []
-            edits = self._ui_edits(entry, scope)
-            if scope.full:
-                edits.extend(self._usage_edits(entry))
-            return [Edit(e.path, e.value, unseen=True) for e in edits]
-        if scope.ui_only:
-            edits = self._ui_edits(entry, scope)
-            if scope.kept_large:
-                edits.extend(self._kept_large_edits(entry, scope))
-                message = message_of(entry)
-                # Thinking of the kept turns goes only when every block the CLI sends does.
-                if message is not None and self.drops_every_thinking():
-                    edits.extend(self._thinking_edits(message, scope.number))
-            return edits
-        kind = entry.get("type")
-        if not scope.full:  # a budget policy chose this line's tool output: only that
-            return self._pruned_output_edits(entry, scope) if scope.prune else []
-        if kind == "assistant":
-            return self._assistant_edits(entry, scope)
-        if kind == "user":
-            return self._user_edits(entry, scope)
-        if kind == "progress" and isinstance(entry.get("data"), dict):
-            return _shrink_ui(entry["data"], ("data",), self._ui_stub(scope))
-        if kind == "attachment" and self.settings.deep:
-            return self._attachment_edits(entry.get("attachment"), scope)
+            if key == "command":
+                limit = self.settings.bash_command_max_chars
+                if len(value) <= limit:
+                    return []
+                return [Edit(path, stubs.command_stub(value, limit, show))]
+            return [Edit(path, stubs.argument_stub(str(key), value, show, line_chars, short=deep))]
+        if isinstance(value, dict):
+            return [
+                edit
+                for name, item in value.items()
+                for edit in self.input_edits(item, (*path, name), scope)
+            ]
+        if isinstance(value, list):
+            if all(isinstance(item, str) for item in value):
+                if len(value) == 1 and stubs.is_stub(value[0]):
+                    return []
+                text = "\n".join(value)
+                return [
+                    Edit(path, [stubs.argument_stub(str(key), text, show, line_chars, short=deep)])
+                ]
+            # MultiEdit's edits, TodoWrite's todos: each item keeps its keys and its place.
+            return [
+                edit
+                for index, item in enumerate(value)
+                for edit in self.input_edits(item, (*path, index), scope)
+            ]
         return []
 
-    def _attachment_edits(self, attachment: object, scope: Scope) -> list[Edit]:
+    def user_text_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
+        """Deep, in older turns: text over `deep_kept_max_bytes` that a person pasted (or a
+        command printed) becomes its head and the `show` command; the model answered it
+        long ago. A compaction summary (what Claude Code resumes from) is never stubbed."""
+        limit, preview = self.settings.deep_kept_max_bytes, self.preview
+        content = message.get("content")
+        if isinstance(content, str):
+            if _size(content) <= limit or stubs.is_stub(content):
+                return []
+            return [
+                Edit(("message", "content"), stubs.user_text_stub(content, scope.show, preview))
+            ]
+        edits: list[Edit] = []
+        for index, block in enumerate(_blocks(message)):
+            if not isinstance(block, dict) or block.get("type") != "text":
+                continue
+            text = block.get("text")
+            if isinstance(text, str) and _size(text) > limit and not stubs.is_stub(text):
+                path: JsonPath = ("message", "content", index, "text")
+                edits.append(Edit(path, stubs.user_text_stub(text, scope.show, preview)))
+        return edits
+
+    def attachment_edits(self, attachment: object, scope: Scope) -> list[Edit]:
         """Deep, in older turns: what Claude Code sends the model from an attachment line,
         long since answered. A file it read for the prompt becomes a tool output's stub; an
         edited file's snippet, a skill listing and a hook's output over
@@ -419,6 +473,103 @@ class ClaudeRules:
             return []
         return [Edit((*base, key), stubs.user_text_stub(value, scope.show, preview))]
 
+    def ui_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """What only the renderer reads, in any turn: `toolUseResult`, a progress line's data."""
+        kind = entry.get("type")
+        if kind == "user" and entry.get("toolUseResult") is not None:
+            return _shrink_ui(entry["toolUseResult"], ("toolUseResult",), self.ui_stub(scope))
+        if kind == "progress" and isinstance(entry.get("data"), dict):
+            return _shrink_ui(entry["data"], ("data",), self.ui_stub(scope))
+        return []
+
+    def ui_stub(self, scope: Scope) -> StubText:
+        short = self.settings.deep
+
+        def stub_text(path: JsonPath, text: str, images: list[tuple[str, int]]) -> str:
+            return stubs.ui_value_stub(_path_name(path), text, images, scope.show, short=short)
+
+        return stub_text
+
+
+class ClaudeRules:
+    """Claude Code's rules for one file (`FileRules`): pass 1 is `ClaudeTurns`, the stub of
+    each payload `ClaudePayloads`; here, which stubs each line gets in each scope."""
+
+    def __init__(self, settings: CompressSettings) -> None:
+        self.settings = settings
+        self.turns = ClaudeTurns(settings)
+        self.payloads = ClaudePayloads(settings, self.turns.calls)
+
+    def observe(self, number: int, entry: Entry) -> bool:
+        return self.turns.observe(number, entry)
+
+    def preserved_thinking_span(self) -> tuple[int, int] | None:
+        return self.turns.preserved_thinking_span()
+
+    def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        if scope.superseded:  # never sent nor read: `superseded_edits` says it all
+            return []
+        if self.turns.in_bound_prefix(scope.number):
+            # Claude Code sends every turn's thinking back: a stub here would change the
+            # prefix of a bound block, and the API refuses the request. Only what no model
+            # sees may go (and, under deep, what the core finds it never sends again).
+            if not (scope.full or scope.ui_only):
+                return []
+            edits = self.payloads.ui_edits(entry, scope)
+            if scope.full:
+                edits.extend(_usage_edits(entry, self.settings.deep))
+            return [Edit(e.path, e.value, unseen=True) for e in edits]
+        if scope.ui_only:
+            edits = self.payloads.ui_edits(entry, scope)
+            if scope.kept_large:
+                edits.extend(self._kept_large_edits(entry, scope))
+                message = message_of(entry)
+                # Thinking of the kept turns goes only when every block the CLI sends does.
+                if message is not None and self.turns.drops_every_thinking():
+                    edits.extend(self.turns.thinking_edits(message, scope.number))
+            return edits
+        kind = entry.get("type")
+        scope = self._older(entry, scope)
+        if not scope.full:  # a budget policy chose this line's tool output: only that
+            return self._pruned_output_edits(entry, scope) if scope.prune else []
+        if kind == "assistant":
+            return self._assistant_edits(entry, scope)
+        if kind == "user":
+            return self._user_edits(entry, scope)
+        if kind == "progress" and isinstance(entry.get("data"), dict):
+            return _shrink_ui(entry["data"], ("data",), self.payloads.ui_stub(scope))
+        if kind == "attachment" and self.settings.deep:
+            return self.payloads.attachment_edits(entry.get("attachment"), scope)
+        return []
+
+    def _older(self, entry: Entry, scope: Scope) -> Scope:
+        """Deep, in older turns: stubs name the line's uuid alone (`show` finds it in every
+        session), not the session's path too; the kept turns' stubs keep the path."""
+        uuid = entry.get("uuid")
+        if not self.settings.deep or not isinstance(uuid, str):
+            return scope
+        show = stubs.show_command("", uuid, ids_alone=True)
+        return scope if show == scope.show else dataclasses.replace(scope, show=show)
+
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Before the newest compact boundary, off the chain Claude Code sends, what an older
+        turn loses (thinking whole, large outputs, calls and UI copies), and every other
+        string of messages, tool results, attachments and progress data over
+        `UNREAD_MIN_BYTES`: each a stub of its shape alone (no model reads them, and `show`
+        finds the line by its uuid). Ids, links, types and flags stay (the chain is still
+        walked, the preserved segment relinked), and so do the lines Claude Code reads for
+        itself: `summary` and title lines (its session picker), file-history snapshots
+        (rewind), and each reply's model and usage counts (its usage totals)."""
+        if entry.get("type") not in SUPERSEDED_TYPES:
+            return []
+        older = dataclasses.replace(scope, superseded=False)
+        now = _applied(entry, [_unread(entry, edit) for edit in self.edits(entry, older)])
+        rest = {key: value for key, value in now.items() if key not in SEALED_KEYS}
+        now = _applied(now, superseded_edits(rest, (), scope.show, KEPT_ON_SUPERSEDED, short=True))
+        # Whole top-level values: an edit inside a content array whose thinking went would
+        # name an index of the original that no longer holds it.
+        return [Edit((key,), value) for key, value in now.items() if value != entry.get(key)]
+
     def _pruned_output_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """The tool results of a user line, whatever their size; the renderer's copy
         (`toolUseResult`), text, images a person pasted and ids stay."""
@@ -429,19 +580,8 @@ class ClaudeRules:
         for index, block in enumerate(_blocks(message)):
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 base: JsonPath = ("message", "content", index)
-                edits.extend(self._tool_result_edits(block, base, scope, forced=True))
+                edits.extend(self.payloads.tool_result_edits(block, base, scope, forced=True))
         return edits
-
-    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        """Before the newest compact boundary, off the chain Claude Code sends: the strings of
-        messages, tool results, attachments and progress data. Ids, links, types and flags
-        stay (the chain is still walked, the preserved segment relinked), signed and
-        readable thinking stays whole, and so do the lines Claude Code reads for itself:
-        `summary` and title lines (its session picker), file-history snapshots (rewind)."""
-        if entry.get("type") not in SUPERSEDED_TYPES:
-            return []
-        rest = {key: value for key, value in entry.items() if key not in SEALED_KEYS}
-        return superseded_edits(rest, (), scope.show, KEPT_ON_SUPERSEDED)
 
     def _kept_large_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         """Deep, in the kept turns: tool results and tool-call inputs over
@@ -457,34 +597,17 @@ class ClaudeRules:
             base: JsonPath = ("message", "content", index)
             kind = block.get("type")
             if kind == "tool_result" and _size(block.get("content")) > limit:
-                edits.extend(self._tool_result_edits(block, base, scope, forced=True))
+                edits.extend(self.payloads.tool_result_edits(block, base, scope, forced=True))
             elif kind == "tool_use" and _size(block.get("input")) > limit:
-                edits.extend(self._input_edits(block.get("input"), (*base, "input"), scope))
+                edits.extend(self.payloads.input_edits(block.get("input"), (*base, "input"), scope))
         return edits
-
-    def _ui_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        """What only the renderer reads, in any turn: `toolUseResult`, a progress line's data."""
-        kind = entry.get("type")
-        if kind == "user" and entry.get("toolUseResult") is not None:
-            return _shrink_ui(entry["toolUseResult"], ("toolUseResult",), self._ui_stub(scope))
-        if kind == "progress" and isinstance(entry.get("data"), dict):
-            return _shrink_ui(entry["data"], ("data",), self._ui_stub(scope))
-        return []
-
-    def _ui_stub(self, scope: Scope) -> StubText:
-        short = self.settings.deep
-
-        def stub_text(path: JsonPath, text: str, images: list[tuple[str, int]]) -> str:
-            return stubs.ui_value_stub(_path_name(path), text, images, scope.show, short=short)
-
-        return stub_text
 
     def _assistant_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         message = message_of(entry)
         if message is None:
             return []
-        usage = self._usage_edits(entry)
-        dropped = self._thinking_edits(message, scope.number)
+        usage = _usage_edits(entry, self.settings.deep)
+        dropped = self.turns.thinking_edits(message, scope.number)
         if dropped:
             # Whole blocks go (never edited); the tool calls left keep their size for now.
             return usage + dropped
@@ -503,46 +626,11 @@ class ClaudeRules:
                 if isinstance(arguments, dict) and (
                     _size(arguments) > self.settings.tool_call_max_bytes
                 ):
-                    edits.extend(self._input_edits(arguments, (*base, "input"), scope))
+                    edits.extend(self.payloads.input_edits(arguments, (*base, "input"), scope))
         # Alone, a trimmed usage must save more than the marker it brings costs.
         if edits or (usage and _size(message["usage"]) - _size(usage[0].value) > USAGE_ALONE_MIN):
             edits.extend(usage)
         return edits
-
-    def _input_edits(self, value: object, path: JsonPath, scope: Scope) -> list[Edit]:
-        """The large values of a tool call's input, each keeping its JSON type; paths stay."""
-        key = path[-1]
-        if key in PATH_ARGUMENTS or _size(value) <= SMALL_ARGUMENT_BYTES:
-            return []
-        show, line_chars = scope.show, self.settings.preview.line_chars
-        if isinstance(value, str):
-            if stubs.is_stub(value):
-                return []
-            if key == "command":
-                limit = self.settings.bash_command_max_chars
-                if len(value) <= limit:
-                    return []
-                return [Edit(path, stubs.command_stub(value, limit, show))]
-            return [Edit(path, stubs.argument_stub(str(key), value, show, line_chars))]
-        if isinstance(value, dict):
-            return [
-                edit
-                for name, item in value.items()
-                for edit in self._input_edits(item, (*path, name), scope)
-            ]
-        if isinstance(value, list):
-            if all(isinstance(item, str) for item in value):
-                if len(value) == 1 and stubs.is_stub(value[0]):
-                    return []
-                text = "\n".join(value)
-                return [Edit(path, [stubs.argument_stub(str(key), text, show, line_chars)])]
-            # MultiEdit's edits, TodoWrite's todos: each item keeps its keys and its place.
-            return [
-                edit
-                for index, item in enumerate(value)
-                for edit in self._input_edits(item, (*path, index), scope)
-            ]
-        return []
 
     def _user_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         edits: list[Edit] = []
@@ -557,61 +645,19 @@ class ClaudeRules:
                     continue
                 base: JsonPath = ("message", "content", index)
                 if block.get("type") == "tool_result":
-                    edits.extend(self._tool_result_edits(block, base, scope, forced=scope.prune))
+                    edits.extend(
+                        self.payloads.tool_result_edits(block, base, scope, forced=scope.prune)
+                    )
                 elif block.get("type") == "image" and strip_images:
                     ((mime, size),) = _images_of([block])
                     stub = stubs.image_stub("User" if typed else "Tool", mime, size, scope.show)
                     edits.append(Edit(base, {"type": "text", "text": stub}))
         if message is not None and self.settings.deep and not entry.get("isCompactSummary"):
-            edits.extend(self._user_text_edits(message, scope))
+            edits.extend(self.payloads.user_text_edits(message, scope))
         result = entry.get("toolUseResult")
         if result is not None:
-            edits.extend(_shrink_ui(result, ("toolUseResult",), self._ui_stub(scope)))
+            edits.extend(_shrink_ui(result, ("toolUseResult",), self.payloads.ui_stub(scope)))
         return edits
-
-    def _user_text_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
-        """Deep, in older turns: text over `deep_kept_max_bytes` that a person pasted (or a
-        command printed) becomes its head and the `show` command; the model answered it
-        long ago. A compaction summary (what Claude Code resumes from) is never stubbed."""
-        limit, preview = self.settings.deep_kept_max_bytes, self.preview
-        content = message.get("content")
-        if isinstance(content, str):
-            if _size(content) <= limit or stubs.is_stub(content):
-                return []
-            return [
-                Edit(("message", "content"), stubs.user_text_stub(content, scope.show, preview))
-            ]
-        edits: list[Edit] = []
-        for index, block in enumerate(_blocks(message)):
-            if not isinstance(block, dict) or block.get("type") != "text":
-                continue
-            text = block.get("text")
-            if isinstance(text, str) and _size(text) > limit and not stubs.is_stub(text):
-                path: JsonPath = ("message", "content", index, "text")
-                edits.append(Edit(path, stubs.user_text_stub(text, scope.show, preview)))
-        return edits
-
-    def _tool_result_edits(
-        self, block: dict[str, Any], base: JsonPath, scope: Scope, *, forced: bool
-    ) -> list[Edit]:
-        """Stub a tool result's content when it is large, or when `forced` (budget pruning)."""
-        content = block.get("content")
-        if not isinstance(content, str | list) or stubs.is_stub(content_text(content)):
-            return []
-        if not forced and _size(content) <= self.settings.tool_result_max_bytes:
-            return []
-        tool = self.calls.get(str(block.get("tool_use_id")), "tool")
-        stub = stubs.tool_output_stub(
-            tool=tool,
-            text=content_text(content),
-            images=_images_of(content),
-            failed=block.get("is_error") is True,
-            reason=None,
-            show=scope.show,
-            settings=self.preview,
-        )
-        value: object = stub if isinstance(content, str) else [{"type": "text", "text": stub}]
-        return [Edit((*base, "content"), value)]
 
 
 # The counts of a reply's `usage` that Claude Code reads from a transcript.
@@ -621,10 +667,58 @@ USAGE_READ = frozenset(
 
 USAGE_ALONE_MIN = 100  # bytes a trimmed usage saves before it is worth a line's marker
 
+
+def _usage_edits(entry: Entry, deep: bool) -> list[Edit]:
+    """Deep, in older turns: a reply's `usage` keeps the four counts Claude Code reads
+    back from a transcript (its context size walks back to the newest reply's; its
+    session total adds input, cache and output tokens); the rest (cache breakdown, tier,
+    geography, iterations) is read by no CLI and never sent to a model."""
+    message = message_of(entry)
+    usage = None if message is None else message.get("usage")
+    if not deep or entry.get("type") != "assistant" or not isinstance(usage, dict):
+        return []
+    kept = {key: value for key, value in usage.items() if key in USAGE_READ}
+    return [] if len(kept) == len(usage) else [Edit(("message", "usage"), kept)]
+
+
 # Deep: the lines whose strings go when the chain Claude Code sends no longer reaches them,
 # and the members that stay there (settings and places, short or read by the CLI).
 SUPERSEDED_TYPES = frozenset({"user", "assistant", "progress", "attachment"})
 KEPT_ON_SUPERSEDED = frozenset({"cwd", "gitBranch", "version", "slug", "model", "usage"})
+
+
+def _unread(entry: Entry, edit: Edit) -> Edit:
+    """`edit` with each stub in its value made the shape alone of what it replaces."""
+    original: Any = entry
+    for step in edit.path:
+        original = original[step]
+    if isinstance(original, str):
+        short = stubs.unread_stub(original)
+    else:
+        short = f"{stubs.STUB_PREFIX} {_size(original):,} bytes"
+
+    def shorten(value: Any) -> Any:
+        if isinstance(value, str):
+            return short if stubs.STUB_PREFIX in value else value
+        if isinstance(value, dict):
+            return {key: shorten(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [shorten(item) for item in value]
+        return value
+
+    return Edit(edit.path, shorten(edit.value), unseen=edit.unseen)
+
+
+def _applied(value: Any, edits: list[Edit]) -> Any:
+    """A copy of `value` with each edit's stub at its path."""
+    copy = orjson.loads(orjson.dumps(value))
+    for edit in edits:
+        *parents, last = edit.path
+        target = copy
+        for step in parents:
+            target = target[step]
+        target[last] = edit.value
+    return copy
 
 
 def _holds_bound_thinking(message: dict[str, Any]) -> bool:

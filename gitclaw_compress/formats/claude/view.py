@@ -14,7 +14,6 @@ import orjson
 
 from gitclaw_compress.core import stubs
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
-from gitclaw_compress.formats.base import binds_prefix
 from gitclaw_compress.model import (
     ASSISTANT,
     COMPACTION,
@@ -36,6 +35,7 @@ from gitclaw_compress.model import (
     Message,
     Part,
 )
+from gitclaw_compress.preserved_thinking import binds_prefix
 
 # Claude Code's file tools: what each does to the file its input names.
 FILE_TOOLS = {"Read": READ, "Write": WRITE, "Edit": EDIT, "MultiEdit": EDIT, "NotebookEdit": EDIT}
@@ -298,18 +298,7 @@ def view_entry(
         links[SUBTYPE] = str(entry.get("subtype"))
         if entry.get("subtype") == "compact_boundary":
             view_kind = COMPACTION
-            metadata = entry.get("compactMetadata")
-            metadata = metadata if isinstance(metadata, dict) else {}
-            listed = metadata.get("preservedMessages")
-            if isinstance(listed, dict) and isinstance(listed.get("uuids"), list):
-                links[KEPT] = " ".join(str(uuid) for uuid in listed["uuids"])
-                if isinstance(listed.get("anchorUuid"), str):
-                    links[ANCHOR] = listed["anchorUuid"]
-            segment = metadata.get("preservedSegment")
-            if isinstance(segment, dict):
-                for key, name in ((HEAD, "headUuid"), (ANCHOR, "anchorUuid"), (TAIL, "tailUuid")):
-                    if isinstance(segment.get(name), str):
-                        links[key] = segment[name]
+            links.update(_kept_links(entry.get("compactMetadata")))
         elif entry.get("subtype") == "local_command" and isinstance(entry.get("content"), str):
             messages = [Message(USER, [Part(TEXT, entry["content"])], number, uuid)]
     elif kind == "last-prompt":
@@ -319,6 +308,23 @@ def view_entry(
     if messages:
         view_kind = MESSAGE
     return EntryView(number, uuid, parent, view_kind, messages, model, turn_start, links)
+
+
+def _kept_links(metadata: object) -> dict[str, str]:
+    """The lines a compact boundary keeps: its `preservedMessages` and `preservedSegment`."""
+    links: dict[str, str] = {}
+    metadata = metadata if isinstance(metadata, dict) else {}
+    listed = metadata.get("preservedMessages")
+    if isinstance(listed, dict) and isinstance(listed.get("uuids"), list):
+        links[KEPT] = " ".join(str(uuid) for uuid in listed["uuids"])
+        if isinstance(listed.get("anchorUuid"), str):
+            links[ANCHOR] = listed["anchorUuid"]
+    segment = metadata.get("preservedSegment")
+    if isinstance(segment, dict):
+        for key, name in ((HEAD, "headUuid"), (ANCHOR, "anchorUuid"), (TAIL, "tailUuid")):
+            if isinstance(segment.get(name), str):
+                links[key] = segment[name]
+    return links
 
 
 def tool_names(entry: Entry) -> Iterator[tuple[str, str]]:

@@ -5,4 +5,6 @@
 - `home.py`: where the agent keeps its store
 - `hooks.py`: its lifecycle hook and how to install one
 - `rules.py`: its compress rules and `FORMAT`, the object the registry loads
+- `summary.py`: the summary record it appends
+- `view.py`: each line in neutral terms
 """

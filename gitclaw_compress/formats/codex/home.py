@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gitclaw_compress.formats.base import AgentHome, home_folder
+from gitclaw_compress.formats.shared.home import AgentHome, home_folder
 
 # Its launcher is node running the package's script, which starts the native `codex`.
 PROGRAM = ("codex", "@openai/codex")

@@ -26,29 +26,23 @@ from gitclaw_compress.core import stubs
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import (
-    SMALL_ARGUMENT_BYTES,
-    TITLES,
-    AgentHome,
-    Edit,
-    FormatBase,
-    LifecycleHook,
-    Scope,
-    superseded_edits,
-)
-from gitclaw_compress.formats.base import json_size as _size
-from gitclaw_compress.formats.base import json_size_if_present as _sized
-from gitclaw_compress.formats.codex.context import (
+from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.codex import summary as codex_summary
+from gitclaw_compress.formats.codex.context import rebuild
+from gitclaw_compress.formats.codex.view import (
     OUTPUT_TYPES,
     data_url_image,
     is_data_url,
     patch_files,
     payload_of,
-    rebuild,
-    summary_record,
     view_line,
     view_lines,
 )
+from gitclaw_compress.formats.shared.home import AgentHome
+from gitclaw_compress.formats.shared.hooks import LifecycleHook
+from gitclaw_compress.formats.shared.rules import SMALL_ARGUMENT_BYTES, superseded_edits
+from gitclaw_compress.formats.shared.rules import json_size as _size
+from gitclaw_compress.formats.shared.rules import json_size_if_present as _sized
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
@@ -66,7 +60,21 @@ PATCH_EVENTS = frozenset({"patch_apply_begin", "patch_apply_end"})
 BULK_ITEMS = frozenset({*OUTPUT_TYPES, "function_call", "custom_tool_call"})
 # An MCP tool's result as the UI shows it (the model sees the function_call_output).
 MCP_END = "mcp_tool_call_end"
-BULK_EVENTS = frozenset({"exec_command_end", "user_message", MCP_END, *PATCH_EVENTS})
+# UI copies of what the model sees as a reply or a reasoning item: the event, its key, and
+# what the model sees instead. Codex rebuilds the model's input from response items alone.
+REPLY_COPIES = {
+    "task_complete": ("last_agent_message", "the reply"),
+    "agent_reasoning": ("text", "the reasoning item"),
+    "agent_reasoning_raw_content": ("text", "the reasoning item"),
+}
+# item_completed: the UI's copy of an item (a plan is the reply's <proposed_plan>); a
+# person's message is never among them.
+COPIED_ITEMS = frozenset({"Plan", "AgentMessage", "Reasoning"})
+# Before the kept turns every other long string of an event goes too (Codex's record for its
+# UI, which it never sends), but for the keys that name or link the event, a person's
+# message and the reply's `agent_message` (both sealed).
+EVENT_KEYS_KEPT = frozenset({"type", "role", "call_id", "name", "id", "turn_id", "thread_id"})
+EVENTS_KEPT = frozenset({"user_message", "agent_message"})
 ARGUMENT_KEYS_KEPT = frozenset({"path", "file_path", "workdir", "timeout_ms", "justification"})
 UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only copies above this size are stubbed
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
@@ -146,6 +154,7 @@ class CodexRules:
         self.turn_contexts: list[tuple[int, int]] = []  # (line, turns started before it)
         self.rolled_back_turns = 0
         self._live_contexts: frozenset[int] | None = None
+        self.newest_answer: int | None = None  # the newest task_complete line
 
     def preserved_thinking_span(self) -> tuple[int, int] | None:
         return None  # no thinking of this agent binds to its prefix
@@ -155,8 +164,8 @@ class CodexRules:
         payload = payload_of(entry)
         kind = payload.get("type")
         self._learn(number, line_type, payload, kind)
-        # The lines `edits` may change: outputs, calls, messages with images, the UI's copies
-        # of outputs and patches, a user message's images, and turn_context.
+        # The lines `edits` may change: outputs, calls, messages with images, every event
+        # but the reply's (the UI's record, a user message's images), and turn_context.
         if line_type == "response_item":
             if kind == "message":
                 content = payload.get("content")
@@ -165,7 +174,7 @@ class CodexRules:
                 )
             return kind in BULK_ITEMS
         if line_type == "event_msg":
-            return kind in BULK_EVENTS
+            return kind != "agent_message"  # a user_message may hold images
         return line_type == "turn_context"
 
     def _learn(self, number: int, line_type: object, payload: dict[str, Any], kind: object) -> None:
@@ -177,6 +186,8 @@ class CodexRules:
                 self.turn_blocks.append(start)
                 self.turn_lines.append(number)
                 self._block_start = None
+            elif kind == "task_complete":
+                self.newest_answer = number
             elif kind == "thread_rolled_back":
                 turns = payload.get("num_turns")
                 if isinstance(turns, int) and turns > 0:
@@ -201,24 +212,19 @@ class CodexRules:
         if turn < len(self.turn_lines):
             kept_from = min(self.turn_blocks[turn], window_start)
         if self._live_contexts is None:
-            # Resume reads the turn_context of the newest turn that survives the rollbacks;
-            # the newest one, and with rollbacks every one they could reach, stays as it is.
-            live = set()
-            if self.turn_contexts:
-                live.add(self.turn_contexts[-1][0])
-            if self.rolled_back_turns:
-                oldest_reachable = len(self.turn_blocks) - 1 - self.rolled_back_turns
-                live.update(line for line, turn in self.turn_contexts if turn >= oldest_reachable)
-            self._live_contexts = frozenset(live)
+            turns = len(self.turn_blocks)
+            self._live_contexts = live_contexts(self.turn_contexts, turns, self.rolled_back_turns)
         return kept_from, self._live_contexts
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        if scope.number == self.newest_answer:  # the last reply, as a resumed UI may show it
+            return []
         if scope.ui_only:  # the UI's copies of outputs, in any turn
             if entry.get("type") == "response_item" and scope.kept_large:
                 return self._kept_large_edits(payload_of(entry), scope)
             if entry.get("type") != "event_msg":
                 return []
-            return self._ui_copy_edits(payload_of(entry), scope, UI_COPY_MIN_BYTES)
+            return _ui_copy_edits(payload_of(entry), scope, UI_COPY_MIN_BYTES)
         kept_from, live_contexts = self._protection(scope.window_start)
         line_type = entry.get("type")
         payload = payload_of(entry)
@@ -230,9 +236,9 @@ class CodexRules:
         if line_type == "response_item":
             return self._response_item_edits(payload, scope)
         if line_type == "event_msg":
-            return self._event_edits(payload, scope)
+            return _event_edits(payload, self.settings, scope)
         if line_type == "turn_context" and scope.number not in live_contexts:
-            return self._turn_context_edits(payload, scope)
+            return _turn_context_edits(payload, scope)
         return []
 
     def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
@@ -256,36 +262,19 @@ class CodexRules:
         """Deep, in the kept turns: tool outputs and call arguments over
         `deep_kept_max_bytes`; everything else there stays byte for byte."""
         limit = self.settings.deep_kept_max_bytes
-        kind = payload.get("type")
-        if kind in OUTPUT_TYPES and _size(payload.get("output")) > limit:
+        if payload.get("type") in OUTPUT_TYPES and _size(payload.get("output")) > limit:
             return self._output_edits(payload, scope, forced=True)
-        if kind == "function_call":
-            arguments = payload.get("arguments")
-            if isinstance(arguments, str) and _size(arguments) > limit:
-                return [Edit(("payload", "arguments"), self._arguments_stub(arguments, scope))]
-        elif kind == "custom_tool_call":
-            text = payload.get("input")
-            if isinstance(text, str) and _size(text) > limit:
-                return [Edit(("payload", "input"), _input_stub(text, scope.show))]
-        return []
+        return call_edits(payload, limit, self.settings, scope.show)
 
     def _response_item_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
         kind = payload.get("type")
         if kind in OUTPUT_TYPES:
             return self._output_edits(payload, scope, forced=scope.prune)
-        if kind == "function_call":
-            arguments = payload.get("arguments")
-            if isinstance(arguments, str) and _size(arguments) > self.settings.tool_call_max_bytes:
-                return [Edit(("payload", "arguments"), self._arguments_stub(arguments, scope))]
-        elif kind == "custom_tool_call":
-            text = payload.get("input")
-            if isinstance(text, str) and _size(text) > self.settings.tool_call_max_bytes:
-                return [Edit(("payload", "input"), _input_stub(text, scope.show))]
-        elif kind == "message":
+        if kind == "message":
             if payload.get("role") == "user" and self.settings.keep_user_images:
                 return []
             return _message_image_edits(payload, scope)
-        return []
+        return call_edits(payload, self.settings.tool_call_max_bytes, self.settings, scope.show)
 
     def _output_edits(self, payload: dict[str, Any], scope: Scope, *, forced: bool) -> list[Edit]:
         """Stub an output that is large, or any output a budget policy chose (`forced`)."""
@@ -295,122 +284,214 @@ class CodexRules:
         if not forced and _size(output) <= self.settings.tool_result_max_bytes:
             return []
         tool = self.calls.get(str(payload.get("call_id")), "tool")
-        if isinstance(output, str):
-            text, images = output, []
-        else:
-            text = "\n".join(
-                str(item.get("text"))
-                for item in output
-                if isinstance(item, dict) and isinstance(item.get("text"), str)
-            )
-            images = [
-                data_url_image(item["image_url"])
-                for item in output
-                if isinstance(item, dict) and is_data_url(item.get("image_url"))
-            ]
-        stub = stubs.tool_output_stub(
-            tool=tool,
-            text=text,
-            images=images,
-            failed=False,
-            reason=None,
-            show=scope.show,
-            settings=self.settings.preview,
+        return output_edits(output, tool, self.settings, scope.show)
+
+
+def live_contexts(contexts: list[tuple[int, int]], turns: int, rolled_back: int) -> frozenset[int]:
+    """The turn_context lines resume may read: of `contexts` ((line, turns started before
+    it)), the newest, and with rollbacks every one they could reach (resume reads the
+    turn_context of the newest turn that survives them)."""
+    live = set()
+    if contexts:
+        live.add(contexts[-1][0])
+    if rolled_back:
+        oldest_reachable = turns - 1 - rolled_back
+        live.update(line for line, turn in contexts if turn >= oldest_reachable)
+    return frozenset(live)
+
+
+def output_edits(
+    output: str | list[Any], tool: str, settings: CompressSettings, show: str
+) -> list[Edit]:
+    """A tool output as its stub: a string stays a string; an array becomes one text item,
+    what every API accepts."""
+    if isinstance(output, str):
+        text, images = output, []
+    else:
+        text = "\n".join(
+            str(item.get("text"))
+            for item in output
+            if isinstance(item, dict) and isinstance(item.get("text"), str)
         )
-        # An output keeps its JSON type; in an array, one text item is what every API accepts.
-        value: object = stub if isinstance(output, str) else [{"type": "input_text", "text": stub}]
-        return [Edit(("payload", "output"), value)]
-
-    def _arguments_stub(self, arguments: str, scope: Scope) -> str:
-        """Arguments stay a string holding a JSON object: small values kept, big ones stubbed."""
-        try:
-            parsed = orjson.loads(arguments)
-        except orjson.JSONDecodeError:
-            parsed = None
-        line_chars = self.settings.preview.line_chars
-        if not isinstance(parsed, dict):
-            stub = stubs.argument_stub("arguments", arguments, scope.show, line_chars)
-            return orjson.dumps({"gitclaw-compress": stub}).decode()
-        shortened: dict[str, Any] = {}
-        for key, value in parsed.items():
-            if key in ARGUMENT_KEYS_KEPT or _size(value) <= SMALL_ARGUMENT_BYTES:
-                shortened[key] = value
-            elif key in ("command", "cmd") and isinstance(value, str):
-                limit = self.settings.bash_command_max_chars
-                shortened[key] = stubs.command_stub(value, limit, scope.show)
-            elif key in ("command", "cmd") and isinstance(value, list):
-                limit = self.settings.bash_command_max_chars
-                shortened[key] = [
-                    stubs.command_stub(part, limit, scope.show)
-                    if isinstance(part, str) and len(part) > limit
-                    else part
-                    for part in value
-                ]
-            else:
-                shortened[key] = stubs.argument_stub(key, value, scope.show, line_chars)
-        return orjson.dumps(shortened).decode()
-
-    def _event_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
-        limit = self.settings.tool_result_max_bytes
-        if self.settings.ui_copies:
-            limit = min(limit, UI_COPY_MIN_BYTES)
-        edits = self._ui_copy_edits(payload, scope, limit)
-        if (
-            payload.get("type") == "user_message"
-            and isinstance(payload.get("images"), list)
-            and not self.settings.keep_user_images
-        ):
-            for index, url in enumerate(payload["images"]):
-                if is_data_url(url):
-                    mime, size = data_url_image(url)
-                    stub = stubs.image_stub("User", mime, size, scope.show)
-                    edits.append(Edit(("payload", "images", index), stub))
-        return edits
-
-    def _ui_copy_edits(self, payload: dict[str, Any], scope: Scope, limit: int) -> list[Edit]:
-        """The copies of a command's output and of a patch that only the UI shows."""
-        kind = payload.get("type")
-        edits: list[Edit] = []
-        if kind == "exec_command_end":
-            for key in EXEC_OUTPUT_FIELDS:
-                value = payload.get(key)
-                if isinstance(value, str) and (size := _size(value)) > limit:
-                    edits.append(Edit(("payload", key), stubs.ui_copy_stub(key, size, scope.show)))
-        elif kind in PATCH_EVENTS and isinstance(payload.get("changes"), dict):
-            for path, change in payload["changes"].items():
-                if not isinstance(change, dict):
-                    continue
-                for key in ("unified_diff", "content"):
-                    value = change.get(key)
-                    if isinstance(value, str) and (size := _size(value)) > limit:
-                        stub = stubs.ui_copy_stub(key, size, scope.show)
-                        edits.append(Edit(("payload", "changes", path, key), stub))
-        elif kind == MCP_END:
-            for path, value in _long_strings(payload.get("result"), ("payload", "result"), limit):
-                key = next(step for step in reversed(path) if isinstance(step, str))
-                edits.append(Edit(path, stubs.ui_copy_stub(key, _size(value), scope.show)))
-        return edits
-
-    def _turn_context_edits(self, payload: dict[str, Any], scope: Scope) -> list[Edit]:
-        edits: list[Edit] = []
-        places: list[tuple[JsonPath, object]] = [
-            (("payload", key), payload.get(key))
-            for key in ("user_instructions", "developer_instructions")
+        images = [
+            data_url_image(item["image_url"])
+            for item in output
+            if isinstance(item, dict) and is_data_url(item.get("image_url"))
         ]
-        mode = payload.get("collaboration_mode")
-        settings = mode.get("settings") if isinstance(mode, dict) else None
-        if isinstance(settings, dict):
-            places.append(
-                (
-                    ("payload", "collaboration_mode", "settings", "developer_instructions"),
-                    settings.get("developer_instructions"),
-                )
+    stub = stubs.tool_output_stub(
+        tool=tool,
+        text=text,
+        images=images,
+        failed=False,
+        reason=None,
+        show=show,
+        settings=settings.preview,
+    )
+    value: object = stub if isinstance(output, str) else [{"type": "input_text", "text": stub}]
+    return [Edit(("payload", "output"), value)]
+
+
+def call_edits(
+    payload: dict[str, Any], limit: int, settings: CompressSettings, show: str
+) -> list[Edit]:
+    """A call's arguments (function_call) or patch (custom_tool_call) over `limit` bytes."""
+    kind = payload.get("type")
+    if kind == "function_call":
+        arguments = payload.get("arguments")
+        if isinstance(arguments, str) and _size(arguments) > limit:
+            return [Edit(("payload", "arguments"), arguments_stub(arguments, settings, show))]
+    elif kind == "custom_tool_call":
+        text = payload.get("input")
+        if isinstance(text, str) and _size(text) > limit:
+            return [Edit(("payload", "input"), _input_stub(text, show))]
+    return []
+
+
+def arguments_stub(arguments: str, settings: CompressSettings, show: str) -> str:
+    """Arguments stay a string holding a JSON object: small values kept, big ones stubbed."""
+    try:
+        parsed = orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        parsed = None
+    line_chars = settings.preview.line_chars
+    if not isinstance(parsed, dict):
+        stub = stubs.argument_stub("arguments", arguments, show, line_chars)
+        return orjson.dumps({"gitclaw-compress": stub}).decode()
+    limit = settings.bash_command_max_chars
+    shortened: dict[str, Any] = {}
+    for key, value in parsed.items():
+        if key in ARGUMENT_KEYS_KEPT or _size(value) <= SMALL_ARGUMENT_BYTES:
+            shortened[key] = value
+        elif key in ("command", "cmd") and isinstance(value, str):
+            shortened[key] = stubs.command_stub(value, limit, show)
+        elif key in ("command", "cmd") and isinstance(value, list):
+            shortened[key] = [
+                stubs.command_stub(part, limit, show)
+                if isinstance(part, str) and len(part) > limit
+                else part
+                for part in value
+            ]
+        else:
+            shortened[key] = stubs.argument_stub(key, value, show, line_chars)
+    return orjson.dumps(shortened).decode()
+
+
+def _event_edits(payload: dict[str, Any], settings: CompressSettings, scope: Scope) -> list[Edit]:
+    """An older event's UI copies over the output limit, and a user_message's images."""
+    limit = settings.tool_result_max_bytes
+    if settings.ui_copies:
+        limit = min(limit, UI_COPY_MIN_BYTES)
+    edits = _ui_copy_edits(payload, scope, limit)
+    if payload.get("type") == "user_message" and not settings.keep_user_images:
+        edits.extend(_user_image_edits(payload, scope.show))
+    done = {edit.path for edit in edits}
+    for path, value in _ui_record(payload, limit):
+        if path not in done:
+            stub = _reply_copy_stub(_key_of(path), _size(value), "none of it", scope.show)
+            edits.append(Edit(path, stub))
+    return edits
+
+
+def _ui_record(payload: dict[str, Any], limit: int) -> Iterator[tuple[JsonPath, str]]:
+    """Every string over `limit` of an event that only Codex's UI reads, at any depth: an
+    event type this code does not name included; not a person's message, not the reply."""
+    kind = payload.get("type")
+    item = payload.get("item")
+    if kind in EVENTS_KEPT or (isinstance(item, dict) and item.get("type") == "UserMessage"):
+        return
+    for path, value in _long_strings(payload, ("payload",), limit):
+        if not EVENT_KEYS_KEPT.intersection(step for step in path if isinstance(step, str)):
+            yield path, value
+
+
+def _key_of(path: JsonPath) -> str:
+    return next(str(step) for step in reversed(path) if isinstance(step, str))
+
+
+def _user_image_edits(payload: dict[str, Any], show: str) -> list[Edit]:
+    """A user_message event's data-URL images, each as its stub."""
+    images = payload.get("images")
+    edits: list[Edit] = []
+    for index, url in enumerate(images if isinstance(images, list) else []):
+        if is_data_url(url):
+            mime, size = data_url_image(url)
+            stub = stubs.image_stub("User", mime, size, show)
+            edits.append(Edit(("payload", "images", index), stub))
+    return edits
+
+
+def _ui_copy_edits(payload: dict[str, Any], scope: Scope, limit: int) -> list[Edit]:
+    """The copies that only the UI shows: of a command's output, a patch, an MCP result, a
+    reply, a plan or a reasoning summary."""
+    kind = payload.get("type")
+    edits: list[Edit] = []
+    if kind == "exec_command_end":
+        for key in EXEC_OUTPUT_FIELDS:
+            value = payload.get(key)
+            if isinstance(value, str) and (size := _size(value)) > limit:
+                edits.append(Edit(("payload", key), stubs.ui_copy_stub(key, size, scope.show)))
+    elif kind in PATCH_EVENTS and isinstance(payload.get("changes"), dict):
+        for path, change in payload["changes"].items():
+            if not isinstance(change, dict):
+                continue
+            for key in ("unified_diff", "content"):
+                value = change.get(key)
+                if isinstance(value, str) and (size := _size(value)) > limit:
+                    stub = stubs.ui_copy_stub(key, size, scope.show)
+                    edits.append(Edit(("payload", "changes", path, key), stub))
+    elif kind == MCP_END:
+        for path, value in _long_strings(payload.get("result"), ("payload", "result"), limit):
+            edits.append(Edit(path, stubs.ui_copy_stub(_key_of(path), _size(value), scope.show)))
+    else:
+        for path, value, seen in _reply_copies(payload, limit):
+            stub = _reply_copy_stub(str(path[-1]), _size(value), seen, scope.show)
+            edits.append(Edit(path, stub))
+    return edits
+
+
+def _reply_copies(payload: dict[str, Any], limit: int) -> Iterator[tuple[JsonPath, str, str]]:
+    """(path, value, what the model sees instead) of each UI copy of a reply, a plan or a
+    reasoning summary over `limit` bytes."""
+    kind = payload.get("type")
+    if isinstance(kind, str) and kind in REPLY_COPIES:
+        key, seen = REPLY_COPIES[kind]
+        for path, value in _long_strings(payload.get(key), ("payload", key), limit):
+            yield path, value, seen
+    elif kind == "item_completed":
+        item = payload.get("item")
+        if isinstance(item, dict) and item.get("type") in COPIED_ITEMS:
+            for path, value in _long_strings(item, ("payload", "item"), limit):
+                yield path, value, "the reply"
+
+
+def _reply_copy_stub(key: str, size: int, seen: str, show: str) -> str:
+    return (
+        f"{stubs.STUB_PREFIX} {key} elided ({size:,} bytes, a copy for the UI; the model sees "
+        f"{seen}). Full entry: {show}"
+    )
+
+
+def _turn_context_edits(payload: dict[str, Any], scope: Scope) -> list[Edit]:
+    """An older turn_context's instructions, each a stub (the newest one carries them)."""
+    edits: list[Edit] = []
+    places: list[tuple[JsonPath, object]] = [
+        (("payload", key), payload.get(key))
+        for key in ("user_instructions", "developer_instructions")
+    ]
+    mode = payload.get("collaboration_mode")
+    settings = mode.get("settings") if isinstance(mode, dict) else None
+    if isinstance(settings, dict):
+        places.append(
+            (
+                ("payload", "collaboration_mode", "settings", "developer_instructions"),
+                settings.get("developer_instructions"),
             )
-        for path, value in places:
-            if isinstance(value, str) and not stubs.is_stub(value):
-                stub = stubs.repeated_stub(str(path[-1]), _size(value), "turn_context", scope.show)
-                edits.append(Edit(path, stub))
-        return edits
+        )
+    for path, value in places:
+        if isinstance(value, str) and not stubs.is_stub(value):
+            stub = stubs.repeated_stub(str(path[-1]), _size(value), "turn_context", scope.show)
+            edits.append(Edit(path, stub))
+    return edits
 
 
 def _long_strings(value: object, path: JsonPath, limit: int) -> Iterator[tuple[JsonPath, str]]:
@@ -554,7 +635,7 @@ class CodexFormat(FormatBase):
         return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
-        return [summary_record(lines, request)]
+        return [codex_summary.summary_record(lines, request)]
 
     def sealed(self, entry: Entry) -> Iterator[tuple[str, Any]]:
         line_type = entry.get("type")
@@ -667,6 +748,8 @@ def _measure_event(kind: object, payload: dict[str, Any]) -> Iterator[tuple[str,
         for url in payload["images"]:
             if isinstance(url, str):
                 yield ("stubs" if stubs.is_stub(url) else "user_message images"), _size(url)
+    else:
+        values = [text for _, text, _ in _reply_copies(payload, 0)]
     for value in values:
         if isinstance(value, str):
             yield ("stubs" if stubs.is_stub(value) else "event_msg UI copies"), _size(value)

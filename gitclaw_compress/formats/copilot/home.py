@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from gitclaw_compress.formats.base import AgentHome, home_folder
+from gitclaw_compress.formats.shared.home import AgentHome, home_folder
 
 # Its launcher is node running the package's script, which starts the native `copilot`.
 PROGRAM = ("copilot", "@github/copilot")

@@ -18,7 +18,8 @@ from pathlib import Path
 import orjson
 
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import home_folder, runs_our_hook
+from gitclaw_compress.formats.shared.home import home_folder
+from gitclaw_compress.formats.shared.hooks import runs_our_hook
 
 AGENT = "copilot"
 HOME_ENV = "COPILOT_HOME"

@@ -38,28 +38,27 @@ from gitclaw_compress.core.jsonspan import JsonPath, value_at
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.core.stubs import encode_stub
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import (
-    PATH_ARGUMENTS,
-    SMALL_ARGUMENT_BYTES,
-    TITLES,
-    AgentHome,
-    Edit,
-    FormatBase,
-    LifecycleHook,
-    Scope,
-    call_descriptor,
-    superseded_edits,
-)
-from gitclaw_compress.formats.base import json_size as _size
-from gitclaw_compress.formats.base import json_size_if_present as _sized
-from gitclaw_compress.formats.copilot import context as conversation
-from gitclaw_compress.formats.copilot.context import (
+from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.copilot import context as copilot_context
+from gitclaw_compress.formats.copilot import summary as copilot_summary
+from gitclaw_compress.formats.copilot import view as copilot_view
+from gitclaw_compress.formats.copilot.view import (
     ASSISTANT_MESSAGE,
     SKILL_INVOKED,
     TOOL_COMPLETE,
     TOOL_START,
     USER_MESSAGE,
 )
+from gitclaw_compress.formats.shared.home import AgentHome
+from gitclaw_compress.formats.shared.hooks import LifecycleHook
+from gitclaw_compress.formats.shared.rules import (
+    PATH_ARGUMENTS,
+    SMALL_ARGUMENT_BYTES,
+    call_descriptor,
+    superseded_edits,
+)
+from gitclaw_compress.formats.shared.rules import json_size as _size
+from gitclaw_compress.formats.shared.rules import json_size_if_present as _sized
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 
 if TYPE_CHECKING:
@@ -136,13 +135,108 @@ COPILOT_KEPT_ON_SUPERSEDED = frozenset(
 )
 
 
+class CopilotPayloads:
+    """The stub of each kind of payload Copilot CLI writes, under one run's settings: tool
+    results (named by their call) and their UI copies, tool-call arguments, and the copy of
+    them `tool.execution_start` repeats. Which events get which is `CopilotRules`'s."""
+
+    def __init__(
+        self, settings: CompressSettings, calls: Mapping[str, str], requested: Mapping[str, bytes]
+    ) -> None:
+        self.settings = settings
+        self.calls = calls  # pass 1's, by toolCallId
+        self.requested = requested  # pass 1's: the arguments of each tool request, as JSON
+
+    def start_edits(self, data: dict[str, Any], scope: Scope) -> list[Edit]:
+        arguments = data.get("arguments")
+        base: JsonPath = ("data", "arguments")
+        requested = self.requested.get(str(data.get("toolCallId")))
+        if requested is not None and requested == orjson.dumps(arguments):
+            # One edit for the whole copy: one marker part instead of one per value.
+            return [Edit(base, _repeated_copy(arguments))]
+        return self.call_edits(arguments, base, scope, ui_only=True)
+
+    def result_edits(self, data: dict[str, Any], scope: Scope, *, forced: bool) -> list[Edit]:
+        """Stub a large `result.content` (any size when `forced`) and its large UI copies."""
+        result = data.get("result")
+        if not isinstance(result, dict):
+            return []
+        edits: list[Edit] = []
+        base: JsonPath = ("data", "result")
+        content = result.get("content")
+        large = isinstance(content, str) and _size(content) > self.settings.tool_result_max_bytes
+        if isinstance(content, str) and (forced or large):
+            tool = self.calls.get(str(data.get("toolCallId")), "tool")
+            stub = stubs.tool_output_stub(
+                tool=tool,
+                text=content,
+                images=[],
+                failed=data.get("success") is False,
+                reason=None,
+                show=scope.show,
+                settings=self.settings.preview,
+            )
+            edits.append(Edit((*base, "content"), stub))
+        # One show command per line is enough: the UI copies point at content's stub.
+        show = None if edits and _worth(content, edits[0].value) else scope.show
+        return edits + _ui_copy_edits(result, content, show)
+
+    def call_edits(
+        self, arguments: object, base: JsonPath, scope: Scope, *, ui_only: bool
+    ) -> list[Edit]:
+        """Stub the large values of a large call; the object keeps its keys and shape.
+
+        A `ui_only` copy (tool.execution_start) never reaches the model: its large values
+        go whatever the size of the call.
+        """
+        if not isinstance(arguments, dict):
+            return []
+        if not ui_only and _size(arguments) <= self.settings.tool_call_max_bytes:
+            return []
+        edits: list[Edit] = []
+        limit = self.settings.bash_command_max_chars
+        for key, value in arguments.items():
+            if key in PATH_ARGUMENTS or not _safe_key(key) or _size(value) <= SMALL_ARGUMENT_BYTES:
+                continue
+            if key == "command" and isinstance(value, str):
+                if len(value) > limit:
+                    edits.append(Edit((*base, key), stubs.command_stub(value, limit, scope.show)))
+            else:
+                edits.extend(self._value_edits(key, value, (*base, key), scope))
+        return edits
+
+    def _value_edits(self, key: str, value: object, path: JsonPath, scope: Scope) -> list[Edit]:
+        """String values become stubs; objects and arrays keep their shape, their strings go."""
+        if isinstance(value, str):
+            line_chars = self.settings.preview.line_chars
+            return [Edit(path, stubs.argument_stub(key, value, scope.show, line_chars))]
+        members: Iterator[tuple[str | int, object]]
+        if isinstance(value, dict):
+            members = iter(value.items())
+        elif isinstance(value, list):
+            members = iter(enumerate(value))
+        else:
+            return []  # numbers, booleans and null are small and keep their meaning
+        edits: list[Edit] = []
+        for name, child in members:
+            if isinstance(name, str) and not _safe_key(name):
+                continue
+            if _size(child) > SMALL_ARGUMENT_BYTES:
+                label = name if isinstance(name, str) else f"{key}[{name}]"
+                edits.extend(self._value_edits(label, child, (*path, name), scope))
+        return edits
+
+
 class CopilotRules:
-    """Copilot CLI's rules for one file: what each tool call was, by its id."""
+    """Copilot CLI's rules for one file (`FileRules`): pass 1 learns what each tool call was,
+    by its id; the stub of each payload is `CopilotPayloads`'s; here, which stubs each event
+    gets in each scope (and only those that save more than their marker costs)."""
 
     def __init__(self, settings: CompressSettings) -> None:
         self.settings = settings
         self.calls: dict[str, str] = {}  # toolCallId -> "view '/src/app.ts'"
         self.requested: dict[str, bytes] = {}  # toolCallId -> its arguments in toolRequests
+        self.payloads = CopilotPayloads(settings, self.calls, self.requested)
 
     def preserved_thinking_span(self) -> tuple[int, int] | None:
         return None  # no thinking of this agent binds to its prefix
@@ -188,22 +282,15 @@ class CopilotRules:
             return copies
         if kind == TOOL_COMPLETE and (scope.full or scope.prune):
             # A budget policy chose this output: it goes whatever its size, even when kept.
-            return self._result_edits(data, scope, forced=scope.prune)
+            return self.payloads.result_edits(data, scope, forced=scope.prune)
         if not scope.full:
             return []
         if kind == USER_MESSAGE and not self.settings.keep_user_images:
             return _attachment_edits(data, scope)
         if kind == ASSISTANT_MESSAGE:
-            edits: list[Edit] = []
-            for index, request in enumerate(data.get("toolRequests") or ()):
-                if isinstance(request, dict):
-                    base: JsonPath = ("data", "toolRequests", index, "arguments")
-                    edits.extend(
-                        self._call_edits(request.get("arguments"), base, scope, ui_only=False)
-                    )
-            return edits
+            return self._request_edits(data, scope, limit=None)
         if kind == TOOL_START:
-            return self._start_edits(data, scope)
+            return self.payloads.start_edits(data, scope)
         return []
 
     def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
@@ -217,6 +304,23 @@ class CopilotRules:
             return []
         return superseded_edits(data, ("data",), scope.show, COPILOT_KEPT_ON_SUPERSEDED)
 
+    def _request_edits(
+        self, data: dict[str, Any], scope: Scope, *, limit: int | None
+    ) -> list[Edit]:
+        """The large arguments of an assistant message's tool requests (with `limit`, only
+        of those whose arguments are larger than it)."""
+        edits: list[Edit] = []
+        for index, request in enumerate(data.get("toolRequests") or ()):
+            if not isinstance(request, dict):
+                continue
+            if limit is not None and _size(request.get("arguments")) <= limit:
+                continue
+            base: JsonPath = ("data", "toolRequests", index, "arguments")
+            edits.extend(
+                self.payloads.call_edits(request.get("arguments"), base, scope, ui_only=False)
+            )
+        return edits
+
     def _kept_large_edits(self, kind: object, data: dict[str, Any], scope: Scope) -> list[Edit]:
         """Deep, in the kept turns: a tool result and tool-call arguments over
         `deep_kept_max_bytes`; everything else there stays byte for byte."""
@@ -226,130 +330,44 @@ class CopilotRules:
             if _size(result.get("content")) > limit:
                 return [
                     edit
-                    for edit in self._result_edits(data, scope, forced=True)
+                    for edit in self.payloads.result_edits(data, scope, forced=True)
                     if edit.path == ("data", "result", "content")
                 ]
             return []
-        edits: list[Edit] = []
         if kind == ASSISTANT_MESSAGE:
-            for index, request in enumerate(data.get("toolRequests") or ()):
-                if isinstance(request, dict) and _size(request.get("arguments")) > limit:
-                    base: JsonPath = ("data", "toolRequests", index, "arguments")
-                    edits.extend(
-                        self._call_edits(request.get("arguments"), base, scope, ui_only=False)
-                    )
-        return edits
+            return self._request_edits(data, scope, limit=limit)
+        return []
 
     def _ui_edits(self, kind: object, data: dict[str, Any], scope: Scope) -> list[Edit]:
         """What only the CLI's timeline reads, in any turn: a result's `detailedContent` and
         `contents[]`, and the arguments `tool.execution_start` repeats."""
         if kind == TOOL_START:
-            return self._start_edits(data, scope)
+            return self.payloads.start_edits(data, scope)
         result = data.get("result")
         if kind != TOOL_COMPLETE or not isinstance(result, dict):
             return []
-        return self._ui_copy_edits(result, result.get("content"), scope.show)
+        return _ui_copy_edits(result, result.get("content"), scope.show)
 
-    def _start_edits(self, data: dict[str, Any], scope: Scope) -> list[Edit]:
-        arguments = data.get("arguments")
-        base: JsonPath = ("data", "arguments")
-        requested = self.requested.get(str(data.get("toolCallId")))
-        if requested is not None and requested == orjson.dumps(arguments):
-            # One edit for the whole copy: one marker part instead of one per value.
-            return [Edit(base, _repeated_copy(arguments))]
-        return self._call_edits(arguments, base, scope, ui_only=True)
 
-    def _result_edits(self, data: dict[str, Any], scope: Scope, *, forced: bool) -> list[Edit]:
-        """Stub a large `result.content` (any size when `forced`) and its large UI copies."""
-        result = data.get("result")
-        if not isinstance(result, dict):
-            return []
-        edits: list[Edit] = []
-        base: JsonPath = ("data", "result")
-        content = result.get("content")
-        large = isinstance(content, str) and _size(content) > self.settings.tool_result_max_bytes
-        if isinstance(content, str) and (forced or large):
-            tool = self.calls.get(str(data.get("toolCallId")), "tool")
-            stub = stubs.tool_output_stub(
-                tool=tool,
-                text=content,
-                images=[],
-                failed=data.get("success") is False,
-                reason=None,
-                show=scope.show,
-                settings=self.settings.preview,
-            )
-            edits.append(Edit((*base, "content"), stub))
-        # One show command per line is enough: the UI copies point at content's stub.
-        show = None if edits and _worth(content, edits[0].value) else scope.show
-        return edits + self._ui_copy_edits(result, content, show)
-
-    def _ui_copy_edits(
-        self, result: dict[str, Any], content: object, show: str | None
-    ) -> list[Edit]:
-        base: JsonPath = ("data", "result")
-        edits: list[Edit] = []
-        detailed = result.get("detailedContent")
-        if isinstance(detailed, str) and _size(detailed) > UI_COPY_MIN_BYTES:
-            stub = (
-                SAME_AS_CONTENT_STUB
-                if detailed == content
-                else ui_copy_stub("detailedContent", show)
-            )
-            if detailed != stub:
-                edits.append(Edit((*base, "detailedContent"), stub))
-        contents = result.get("contents")
-        if isinstance(contents, list):
-            for index, item in enumerate(contents):
-                if isinstance(item, dict):
-                    path = (*base, "contents", index)
-                    edits.extend(_contents_item_edits(item, path, show))
-        return edits
-
-    def _call_edits(
-        self, arguments: object, base: JsonPath, scope: Scope, *, ui_only: bool
-    ) -> list[Edit]:
-        """Stub the large values of a large call; the object keeps its keys and shape.
-
-        A `ui_only` copy (tool.execution_start) never reaches the model: its large values
-        go whatever the size of the call.
-        """
-        if not isinstance(arguments, dict):
-            return []
-        if not ui_only and _size(arguments) <= self.settings.tool_call_max_bytes:
-            return []
-        edits: list[Edit] = []
-        limit = self.settings.bash_command_max_chars
-        for key, value in arguments.items():
-            if key in PATH_ARGUMENTS or not _safe_key(key) or _size(value) <= SMALL_ARGUMENT_BYTES:
-                continue
-            if key == "command" and isinstance(value, str):
-                if len(value) > limit:
-                    edits.append(Edit((*base, key), stubs.command_stub(value, limit, scope.show)))
-            else:
-                edits.extend(self._value_edits(key, value, (*base, key), scope))
-        return edits
-
-    def _value_edits(self, key: str, value: object, path: JsonPath, scope: Scope) -> list[Edit]:
-        """String values become stubs; objects and arrays keep their shape, their strings go."""
-        if isinstance(value, str):
-            line_chars = self.settings.preview.line_chars
-            return [Edit(path, stubs.argument_stub(key, value, scope.show, line_chars))]
-        members: Iterator[tuple[str | int, object]]
-        if isinstance(value, dict):
-            members = iter(value.items())
-        elif isinstance(value, list):
-            members = iter(enumerate(value))
-        else:
-            return []  # numbers, booleans and null are small and keep their meaning
-        edits: list[Edit] = []
-        for name, child in members:
-            if isinstance(name, str) and not _safe_key(name):
-                continue
-            if _size(child) > SMALL_ARGUMENT_BYTES:
-                label = name if isinstance(name, str) else f"{key}[{name}]"
-                edits.extend(self._value_edits(label, child, (*path, name), scope))
-        return edits
+def _ui_copy_edits(result: dict[str, Any], content: object, show: str | None) -> list[Edit]:
+    """A result's UI copies: `detailedContent` (a short stub when it repeats `content`) and
+    the bulk of each `contents[]` item."""
+    base: JsonPath = ("data", "result")
+    edits: list[Edit] = []
+    detailed = result.get("detailedContent")
+    if isinstance(detailed, str) and _size(detailed) > UI_COPY_MIN_BYTES:
+        stub = (
+            SAME_AS_CONTENT_STUB if detailed == content else ui_copy_stub("detailedContent", show)
+        )
+        if detailed != stub:
+            edits.append(Edit((*base, "detailedContent"), stub))
+    contents = result.get("contents")
+    if isinstance(contents, list):
+        for index, item in enumerate(contents):
+            if isinstance(item, dict):
+                path = (*base, "contents", index)
+                edits.extend(_contents_item_edits(item, path, show))
+    return edits
 
 
 def _attachment_edits(data: dict[str, Any], scope: Scope) -> list[Edit]:
@@ -509,10 +527,10 @@ class CopilotFormat(FormatBase):
 
     def view(self, number: int, entry: Entry) -> EntryView:
         data = data_of(entry)
-        return conversation.view_event(number, entry, data or {}, self.is_turn_start(entry))
+        return copilot_view.view_event(number, entry, data or {}, self.is_turn_start(entry))
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
-        return conversation.resume(views)
+        return copilot_context.resume(views)
 
     def lifecycle_hook(self) -> LifecycleHook:
         from gitclaw_compress.formats.copilot.hooks import HOOK
@@ -521,11 +539,11 @@ class CopilotFormat(FormatBase):
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
         """The CLI's own compaction record, if nothing is to be kept after it: Copilot CLI
-        cannot keep a tail (see `copilot/context.py` NO_KEPT_TAIL)."""
+        cannot keep a tail (see `copilot/summary.py` NO_KEPT_TAIL)."""
         views = list(self.views(lines))
-        if conversation.kept_tail(conversation.resume(views), request.first_kept):
-            raise self.unsupported("a summary that keeps turns", conversation.NO_KEPT_TAIL)
-        return conversation.record_lines(views, request)
+        if copilot_summary.kept_tail(copilot_context.resume(views), request.first_kept):
+            raise self.unsupported("a summary that keeps turns", copilot_summary.NO_KEPT_TAIL)
+        return copilot_summary.record_lines(views, request)
 
     def rules(self, settings: CompressSettings) -> CopilotRules:
         return CopilotRules(settings)
@@ -570,43 +588,47 @@ class CopilotFormat(FormatBase):
         if data is None:
             return
         yield "data.keys", list(data)
-        kind = entry.get("type")
-        if kind == TOOL_COMPLETE:
-            for key in ("toolCallId", "success", "model", "interactionId", "error"):
-                yield f"data.{key}", data.get(key)
-            result = data.get("result")
-            if isinstance(result, dict):
-                yield "data.result.keys", list(result)
-                contents = result.get("contents")
-                if isinstance(contents, list):
-                    for index, item in enumerate(contents):
-                        if isinstance(item, dict):
-                            yield f"data.result.contents[{index}].keys", list(item)
-                            yield f"data.result.contents[{index}].type", item.get("type")
-            return
-        if kind == TOOL_START:
-            yield "data.toolCallId", data.get("toolCallId")
-            yield "data.toolName", data.get("toolName")
-            yield "data.arguments.shape", _shape(data.get("arguments"))
-            return
-        if kind == ASSISTANT_MESSAGE:
-            for key in ("messageId", "content", "interactionId", *SEALED_REASONING):
-                yield f"data.{key}", data.get(key)
-            for index, request in enumerate(data.get("toolRequests") or ()):
-                if isinstance(request, dict):
-                    for key in ("toolCallId", "name", "type"):
-                        yield f"data.toolRequests[{index}].{key}", request.get(key)
-                    shape = _shape(request.get("arguments"))
-                    yield f"data.toolRequests[{index}].arguments.shape", shape
-            return
-        # Every other event is never touched: all of its data is sealed.
-        yield "data", data
+        yield from _sealed_data(entry.get("type"), data)
 
     # Reasoning goes with its opaque encrypted twin and is never edited.
     secret_free_keys = frozenset(
         ("id", "parentId", "toolCallId", "messageId", "interactionId", "reasoningOpaque")
     )
     secret_sealed_keys = frozenset(("reasoningText",))
+
+
+def _sealed_data(kind: object, data: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """What no compression may change in an event's data, by the event's type."""
+    if kind == TOOL_COMPLETE:
+        for key in ("toolCallId", "success", "model", "interactionId", "error"):
+            yield f"data.{key}", data.get(key)
+        result = data.get("result")
+        if isinstance(result, dict):
+            yield "data.result.keys", list(result)
+            contents = result.get("contents")
+            if isinstance(contents, list):
+                for index, item in enumerate(contents):
+                    if isinstance(item, dict):
+                        yield f"data.result.contents[{index}].keys", list(item)
+                        yield f"data.result.contents[{index}].type", item.get("type")
+        return
+    if kind == TOOL_START:
+        yield "data.toolCallId", data.get("toolCallId")
+        yield "data.toolName", data.get("toolName")
+        yield "data.arguments.shape", _shape(data.get("arguments"))
+        return
+    if kind == ASSISTANT_MESSAGE:
+        for key in ("messageId", "content", "interactionId", *SEALED_REASONING):
+            yield f"data.{key}", data.get(key)
+        for index, request in enumerate(data.get("toolRequests") or ()):
+            if isinstance(request, dict):
+                for key in ("toolCallId", "name", "type"):
+                    yield f"data.toolRequests[{index}].{key}", request.get(key)
+                shape = _shape(request.get("arguments"))
+                yield f"data.toolRequests[{index}].arguments.shape", shape
+        return
+    # Every other event is never touched: all of its data is sealed.
+    yield "data", data
 
 
 def _shape(value: object) -> object:

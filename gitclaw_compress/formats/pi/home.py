@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-from gitclaw_compress.formats.base import AgentHome, home_folder
+from gitclaw_compress.formats.shared.home import AgentHome, home_folder
 
 PROGRAM = ("pi", "pi-coding-agent")
 # pi appends each entry with `appendFileSync` by path (its core/session-manager.js): it does

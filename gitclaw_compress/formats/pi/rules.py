@@ -26,24 +26,23 @@ from gitclaw_compress.core.jsonpieces import hash_json
 from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, Entry, RawLine, parse_entry
 from gitclaw_compress.errors import GitClawError
-from gitclaw_compress.formats.base import (
+from gitclaw_compress.formats.base import TITLES, Edit, FormatBase, Scope
+from gitclaw_compress.formats.pi import context as pi_context
+from gitclaw_compress.formats.pi import summary as pi_summary
+from gitclaw_compress.formats.pi import view as pi_view
+from gitclaw_compress.formats.shared.home import AgentHome
+from gitclaw_compress.formats.shared.hooks import LifecycleHook
+from gitclaw_compress.formats.shared.rules import (
     PATH_ARGUMENTS,
     SMALL_ARGUMENT_BYTES,
-    TITLES,
-    AgentHome,
-    Edit,
-    FormatBase,
-    LifecycleHook,
-    Scope,
-    binds_prefix,
     call_descriptor,
     content_text,
     superseded_edits,
 )
-from gitclaw_compress.formats.base import json_size as _size
-from gitclaw_compress.formats.base import json_size_if_present as _sized
-from gitclaw_compress.formats.pi import context as pi_context
+from gitclaw_compress.formats.shared.rules import json_size as _size
+from gitclaw_compress.formats.shared.rules import json_size_if_present as _sized
 from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
+from gitclaw_compress.preserved_thinking import binds_prefix
 from gitclaw_compress.settings import CompressSettings
 
 ENTRY_TYPES = frozenset(
@@ -110,7 +109,7 @@ def _has_visible_blocks(content: list[Any]) -> bool:
 
 
 UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only values above this size are stubbed
-# The messages `edits` may change (see `PiRules.observe`): no other line is parsed twice.
+# The messages `edits` may change (see `PiTurns.observe`): no other line is parsed twice.
 BULK_ROLES = frozenset({"assistant", "toolResult", "user", "bashExecution"})
 
 
@@ -121,17 +120,75 @@ PI_KEPT_ON_SUPERSEDED = frozenset(
 )
 
 
-class PiRules:
-    """pi's rules for one file: tool calls by id, and which outputs are redundant."""
+class PiCopies:
+    """Tool outputs a later line makes redundant (with `eliminate_redundancy`): one identical
+    to a later output, or one the next assistant reply quotes word for word. Learned in pass
+    1, settled once before pass 2."""
 
     def __init__(self, settings: CompressSettings) -> None:
         self.settings = settings
-        self.calls: dict[str, str] = {}  # toolCallId -> "read 'src/app.ts'"
         self.later_copy: dict[int, str] = {}  # line -> id of a later identical output
         self.quoted_by: dict[int, str] = {}  # line -> id of the reply that quotes it
         self._copies: dict[bytes, list[tuple[int, str]]] = {}
         self._pending_quotes: list[tuple[int, str]] = []
-        self._copies_settled = False
+        self._settled = False
+
+    def learn(self, number: int, entry: Entry, message: dict[str, Any], role: object) -> None:
+        if role == "user":
+            self._pending_quotes.clear()
+        if not self.settings.eliminate_redundancy or MARKER_KEY in entry:
+            return
+        entry_id = entry.get("id")
+        if not isinstance(entry_id, str):
+            return
+        if role == "toolResult":
+            content = message.get("content")
+            digest = hashlib.blake2b(digest_size=16)
+            if hash_json(content, digest) >= self.settings.redundancy_min_bytes:
+                key = digest.digest()
+                self._copies.setdefault(key, []).append((number, entry_id))
+                text = content_text(content)
+                if self.settings.redundancy_min_bytes <= len(text) <= QUOTE_SCAN_MAX_CHARS:
+                    self._pending_quotes.append((number, text))
+        elif role == "assistant":
+            reply = content_text(message.get("content"))
+            if reply.strip():
+                for quoted, text in self._pending_quotes:
+                    if text in reply:
+                        self.quoted_by[quoted] = entry_id
+                self._pending_quotes.clear()
+
+    def settle(self) -> None:
+        if self._settled:
+            return
+        for occurrences in self._copies.values():
+            last_id = occurrences[-1][1]
+            for number, _ in occurrences[:-1]:
+                self.later_copy[number] = last_id
+        self._copies.clear()
+        self._settled = True
+
+    def reason(self, number: int) -> str | None:
+        """Why the output on line `number` is redundant, for its stub; None when it is not."""
+        if number in self.quoted_by:
+            return (
+                f"The next assistant reply (entry {self.quoted_by[number]}) quotes it word for word"
+            )
+        if number in self.later_copy:
+            return f"Identical to the later output in entry {self.later_copy[number]}"
+        return None
+
+
+class PiTurns:
+    """Pass 1 over a pi file: what each tool call was (for the stubs of its result), the
+    redundant outputs (`PiCopies`), whether the newest turn is still in a tool loop, and
+    where the thinking pi sends back binds what was sent before it (preserved thinking);
+    from those, whether deep empties every thinking block."""
+
+    def __init__(self, settings: CompressSettings) -> None:
+        self.settings = settings
+        self.calls: dict[str, str] = {}  # toolCallId -> "read 'src/app.ts'"
+        self.copies = PiCopies(settings)
         # Preserved thinking: the newest line holding a thinking block bound to its prefix,
         # and the line before the first one pi sends (its newest compaction's first kept).
         self.bound_until = 0
@@ -161,7 +218,9 @@ class PiRules:
                 self._bound_kept = True
         if self.settings.deep:
             self._observe_loop(message, role)
-        self._learn(number, entry, message, role)
+        if role == "assistant":
+            self._remember_calls(message)
+        self.copies.learn(number, entry, message, role)
         return role in BULK_ROLES
 
     def _observe_compaction(self, entry: Entry) -> None:
@@ -184,6 +243,16 @@ class PiRules:
             )
             if blocks:
                 self.turn_open = blocks[-1].get("type") != "text"
+
+    def _remember_calls(self, message: dict[str, Any]) -> None:
+        content = message.get("content")
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "toolCall":
+                call_id, name = block.get("id"), block.get("name")
+                if isinstance(call_id, str) and isinstance(name, str):
+                    self.calls[call_id] = call_descriptor(name, block.get("arguments"))
 
     def drops_every_thinking(self) -> bool:
         """Deep, on a session whose thinking binds its prefix (preserved thinking): every
@@ -210,177 +279,67 @@ class PiRules:
         first, bound_until = self.sent_from + 1, self._bound_until()
         return (first, bound_until) if bound_until >= first else None
 
-    def _learn(self, number: int, entry: Entry, message: dict[str, Any], role: object) -> None:
-        if role == "user":
-            self._pending_quotes.clear()
-        if role == "assistant":
-            self._remember_calls(message)
-        if not self.settings.eliminate_redundancy or MARKER_KEY in entry:
-            return
-        entry_id = entry.get("id")
-        if not isinstance(entry_id, str):
-            return
-        if role == "toolResult":
-            content = message.get("content")
-            digest = hashlib.blake2b(digest_size=16)
-            if hash_json(content, digest) >= self.settings.redundancy_min_bytes:
-                key = digest.digest()
-                self._copies.setdefault(key, []).append((number, entry_id))
-                text = content_text(content)
-                if self.settings.redundancy_min_bytes <= len(text) <= QUOTE_SCAN_MAX_CHARS:
-                    self._pending_quotes.append((number, text))
-        elif role == "assistant":
-            reply = content_text(message.get("content"))
-            if reply.strip():
-                for quoted, text in self._pending_quotes:
-                    if text in reply:
-                        self.quoted_by[quoted] = entry_id
-                self._pending_quotes.clear()
 
-    def _remember_calls(self, message: dict[str, Any]) -> None:
+class PiPayloads:
+    """The stub of each kind of payload pi writes, under one run's settings: tool results
+    (named by their call, with why they are redundant), their `details`, tool-call
+    arguments, bash outputs, pasted images, thinking. Which lines get which is `PiRules`'s."""
+
+    def __init__(self, settings: CompressSettings, calls: Mapping[str, str]) -> None:
+        self.settings = settings
+        self.calls = calls  # pass 1's, by toolCallId
+
+    def tool_result_edits(
+        self, message: dict[str, Any], scope: Scope, reason: str | None, *, forced: bool
+    ) -> list[Edit]:
+        """Stub the output when it is large or redundant (`reason`), or when `forced` (budget
+        pruning); `details` when it is large."""
+        edits: list[Edit] = []
         content = message.get("content")
-        if not isinstance(content, list):
-            return
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "toolCall":
-                call_id, name = block.get("id"), block.get("name")
-                if isinstance(call_id, str) and isinstance(name, str):
-                    self.calls[call_id] = call_descriptor(name, block.get("arguments"))
-
-    def _settle_copies(self) -> None:
-        if self._copies_settled:
-            return
-        for occurrences in self._copies.values():
-            last_id = occurrences[-1][1]
-            for number, _ in occurrences[:-1]:
-                self.later_copy[number] = last_id
-        self._copies.clear()
-        self._copies_settled = True
-
-    def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        self._settle_copies()
-        message = message_of(entry)
-        if message is None:
-            return []
-        if self.in_bound_prefix(scope.number):
-            # Only `details` (pi's UI) may go: anything else changes a bound block's prefix.
-            if message.get("role") != "toolResult" or not (scope.full or scope.ui_only):
-                return []
-            limit = UI_COPY_MIN_BYTES
-            if scope.full and not self.settings.ui_copies:
-                limit = self.settings.tool_result_max_bytes
-            edits = self._details_edits(message, scope, limit)
-            return [Edit(edit.path, edit.value, unseen=True) for edit in edits]
-        if scope.ui_only:  # details are for pi's UI; the model never sees them
-            edits = (
-                self._details_edits(message, scope, UI_COPY_MIN_BYTES)
-                if message.get("role") == "toolResult"
-                else []
+        tool = self.calls.get(str(message.get("toolCallId")), str(message.get("toolName", "tool")))
+        if isinstance(content, list) and (
+            forced or reason is not None or _size(content) > self.settings.tool_result_max_bytes
+        ):
+            images = [
+                (str(block.get("mimeType", "image")), stubs.image_size(block.get("data")))
+                for block in content
+                if isinstance(block, dict) and block.get("type") == "image"
+            ]
+            stub = stubs.tool_output_stub(
+                tool=tool,
+                text=content_text(content),
+                images=images,
+                failed=message.get("isError") is True,
+                reason=reason,
+                show=scope.show,
+                settings=self.settings.preview,
             )
-            if scope.kept_large:
-                edits.extend(self._kept_large_edits(scope.number, message, scope))
-                if message.get("role") == "assistant" and self.drops_every_thinking():
-                    edits.extend(self._thinking_edits(message))
-            return edits
-        if not scope.full:
-            if message.get("role") != "toolResult":
-                return []
-            return self._tool_result_edits(scope.number, message, scope, forced=True)
-        role = message.get("role")
-        if role == "assistant":
-            return self._assistant_edits(message, scope)
-        if role == "toolResult":
-            return self._tool_result_edits(scope.number, message, scope, forced=scope.prune)
-        if role == "user" and not self.settings.keep_user_images:
-            return self._user_image_edits(message, scope)
-        if role == "bashExecution":
-            output = message.get("output")
-            if isinstance(output, str) and _size(output) > self.settings.tool_result_max_bytes:
-                stub = stubs.bash_output_stub(output, scope.show, self.settings.preview)
-                return [Edit(("message", "output"), stub)]
+            edits.append(Edit(("message", "content"), [{"type": "text", "text": stub}]))
+        limit = self.settings.tool_result_max_bytes
+        if self.settings.ui_copies:
+            limit = min(limit, UI_COPY_MIN_BYTES)
+        edits.extend(self.details_edits(message, scope, limit))
+        return edits
+
+    def details_edits(self, message: dict[str, Any], scope: Scope, limit: int) -> list[Edit]:
+        details = message.get("details")
+        if not details or (isinstance(details, dict) and stubs.is_stub(details.get("text"))):
+            return []
+        # Measured first: a value nested deeper than orjson writes is reported as such.
+        if (size := _size(details)) <= limit or not isinstance(details, dict):
+            return []  # the stub is an object: only an object may become one
+        stub = stubs.details_stub(size, scope.show)
+        return [Edit(("message", "details"), {"type": "text", "text": stub})]
+
+    def bash_output_edits(self, message: dict[str, Any], scope: Scope, limit: int) -> list[Edit]:
+        """A bash execution's output (what `!` ran) over `limit`."""
+        output = message.get("output")
+        if isinstance(output, str) and _size(output) > limit:
+            stub = stubs.bash_output_stub(output, scope.show, self.settings.preview)
+            return [Edit(("message", "output"), stub)]
         return []
 
-    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        """Before `firstKeptEntryId` of the compaction pi resumes from (or off its branch):
-        the strings of a message entry's message. Every entry keeps its id, parentId, type
-        and shape (pi still walks the tree), thinking blocks stay whole (`edits` empties them
-        as ever), and other entries (settings, labels, extensions' custom data, summaries)
-        stay as they are."""
-        message = message_of(entry)
-        if entry.get("type") != "message" or message is None:
-            return []
-        return superseded_edits(message, ("message",), scope.show, PI_KEPT_ON_SUPERSEDED)
-
-    def _kept_large_edits(self, number: int, message: dict[str, Any], scope: Scope) -> list[Edit]:
-        """Deep, in the kept turns: tool results, bash outputs and tool-call arguments over
-        `deep_kept_max_bytes`; everything else there stays byte for byte."""
-        limit = self.settings.deep_kept_max_bytes
-        role = message.get("role")
-        if role == "toolResult" and _size(message.get("content")) > limit:
-            return [
-                edit
-                for edit in self._tool_result_edits(number, message, scope, forced=True)
-                if edit.path == ("message", "content")
-            ]
-        if role == "bashExecution":
-            output = message.get("output")
-            if isinstance(output, str) and _size(output) > limit:
-                stub = stubs.bash_output_stub(output, scope.show, self.settings.preview)
-                return [Edit(("message", "output"), stub)]
-        edits: list[Edit] = []
-        if role == "assistant" and isinstance(message.get("content"), list):
-            for index, block in enumerate(message["content"]):
-                if not isinstance(block, dict) or block.get("type") != "toolCall":
-                    continue
-                arguments = block.get("arguments")
-                if isinstance(arguments, dict) and _size(arguments) > limit:
-                    base: JsonPath = ("message", "content", index, "arguments")
-                    edits.extend(self._argument_edits(arguments, base, scope))
-        return edits
-
-    def _assistant_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
-        content = message.get("content")
-        if not isinstance(content, list):
-            return []
-        strip_thinking = self.settings.strip_thinking or self.drops_every_thinking()
-        edits: list[Edit] = self._thinking_edits(message) if strip_thinking else []
-        for index, block in enumerate(content):
-            if not isinstance(block, dict):
-                continue
-            base: JsonPath = ("message", "content", index)
-            if block.get("type") == "toolCall":
-                if isinstance(block.get("partialJson"), str) and block["partialJson"]:
-                    edits.append(Edit((*base, "partialJson"), ""))
-                arguments = block.get("arguments")
-                if isinstance(arguments, dict) and (
-                    _size(arguments) > self.settings.tool_call_max_bytes
-                ):
-                    edits.extend(self._argument_edits(arguments, (*base, "arguments"), scope))
-        return edits
-
-    def _thinking_edits(self, message: dict[str, Any]) -> list[Edit]:
-        """Thinking emptied (pi leaves an empty block out of what it sends), in a reply that
-        keeps text or a tool call; never OpenAI reasoning, never a redacted block."""
-        content = message.get("content")
-        if (
-            not isinstance(content, list)
-            or message.get("api") in RESPONSES_APIS
-            or not _has_visible_blocks(content)
-        ):
-            return []
-        edits: list[Edit] = []
-        for index, block in enumerate(content):
-            if isinstance(block, dict) and block.get("type") == "thinking":
-                if block.get("redacted"):
-                    continue
-                for key in ("thinking", "thinkingSignature"):
-                    if isinstance(block.get(key), str) and block[key]:
-                        edits.append(Edit(("message", "content", index, key), ""))
-        return edits
-
-    def _argument_edits(
-        self, arguments: dict[str, Any], base: JsonPath, scope: Scope
-    ) -> list[Edit]:
+    def argument_edits(self, arguments: dict[str, Any], base: JsonPath, scope: Scope) -> list[Edit]:
         edits: list[Edit] = []
         show = scope.show
         line_chars = self.settings.preview.line_chars
@@ -403,73 +362,167 @@ class PiRules:
                 edits.append(Edit((*base, key), stubs.argument_stub(key, value, show, line_chars)))
         return edits
 
+
+class PiRules:
+    """pi's rules for one file (`FileRules`): pass 1 is `PiTurns`, the stub of each payload
+    `PiPayloads`; here, which stubs each message gets in each scope."""
+
+    def __init__(self, settings: CompressSettings) -> None:
+        self.settings = settings
+        self.turns = PiTurns(settings)
+        self.copies = self.turns.copies
+        self.payloads = PiPayloads(settings, self.turns.calls)
+
+    def observe(self, number: int, entry: Entry) -> bool:
+        return self.turns.observe(number, entry)
+
+    def preserved_thinking_span(self) -> tuple[int, int] | None:
+        return self.turns.preserved_thinking_span()
+
+    def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        self.copies.settle()
+        message = message_of(entry)
+        if message is None:
+            return []
+        payloads = self.payloads
+        if self.turns.in_bound_prefix(scope.number):
+            # Only `details` (pi's UI) may go: anything else changes a bound block's prefix.
+            if message.get("role") != "toolResult" or not (scope.full or scope.ui_only):
+                return []
+            limit = UI_COPY_MIN_BYTES
+            if scope.full and not self.settings.ui_copies:
+                limit = self.settings.tool_result_max_bytes
+            edits = payloads.details_edits(message, scope, limit)
+            return [Edit(edit.path, edit.value, unseen=True) for edit in edits]
+        if scope.ui_only:  # details are for pi's UI; the model never sees them
+            edits = (
+                payloads.details_edits(message, scope, UI_COPY_MIN_BYTES)
+                if message.get("role") == "toolResult"
+                else []
+            )
+            if scope.kept_large:
+                edits.extend(self._kept_large_edits(message, scope))
+                if message.get("role") == "assistant" and self.turns.drops_every_thinking():
+                    edits.extend(_thinking_edits(message))
+            return edits
+        if not scope.full:
+            if message.get("role") != "toolResult":
+                return []
+            return self._tool_result_edits(message, scope, forced=True)
+        role = message.get("role")
+        if role == "assistant":
+            return self._assistant_edits(message, scope)
+        if role == "toolResult":
+            return self._tool_result_edits(message, scope, forced=scope.prune)
+        if role == "user" and not self.settings.keep_user_images:
+            return _user_image_edits(message, scope)
+        if role == "bashExecution":
+            return payloads.bash_output_edits(message, scope, self.settings.tool_result_max_bytes)
+        return []
+
+    def superseded_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Before `firstKeptEntryId` of the compaction pi resumes from (or off its branch):
+        the strings of a message entry's message. Every entry keeps its id, parentId, type
+        and shape (pi still walks the tree), thinking blocks stay whole (`edits` empties them
+        as ever), and other entries (settings, labels, extensions' custom data, summaries)
+        stay as they are."""
+        message = message_of(entry)
+        if entry.get("type") != "message" or message is None:
+            return []
+        return superseded_edits(message, ("message",), scope.show, PI_KEPT_ON_SUPERSEDED)
+
     def _tool_result_edits(
-        self, number: int, message: dict[str, Any], scope: Scope, *, forced: bool
+        self, message: dict[str, Any], scope: Scope, *, forced: bool
     ) -> list[Edit]:
-        """Stub the output when it is large or redundant, or when `forced` (budget pruning)."""
-        edits: list[Edit] = []
-        content = message.get("content")
-        tool = self.calls.get(str(message.get("toolCallId")), str(message.get("toolName", "tool")))
-        reason = None
-        if number in self.quoted_by:
-            reason = (
-                f"The next assistant reply (entry {self.quoted_by[number]}) quotes it word for word"
-            )
-        elif number in self.later_copy:
-            reason = f"Identical to the later output in entry {self.later_copy[number]}"
-        if isinstance(content, list) and (
-            forced or reason is not None or _size(content) > self.settings.tool_result_max_bytes
-        ):
-            images = [
-                (str(block.get("mimeType", "image")), stubs.image_size(block.get("data")))
-                for block in content
-                if isinstance(block, dict) and block.get("type") == "image"
+        reason = self.copies.reason(scope.number)
+        return self.payloads.tool_result_edits(message, scope, reason, forced=forced)
+
+    def _kept_large_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
+        """Deep, in the kept turns: tool results, bash outputs and tool-call arguments over
+        `deep_kept_max_bytes`; everything else there stays byte for byte."""
+        limit = self.settings.deep_kept_max_bytes
+        role = message.get("role")
+        if role == "toolResult" and _size(message.get("content")) > limit:
+            return [
+                edit
+                for edit in self._tool_result_edits(message, scope, forced=True)
+                if edit.path == ("message", "content")
             ]
-            stub = stubs.tool_output_stub(
-                tool=tool,
-                text=content_text(content),
-                images=images,
-                failed=message.get("isError") is True,
-                reason=reason,
-                show=scope.show,
-                settings=self.settings.preview,
-            )
-            edits.append(Edit(("message", "content"), [{"type": "text", "text": stub}]))
-        limit = self.settings.tool_result_max_bytes
-        if self.settings.ui_copies:
-            limit = min(limit, UI_COPY_MIN_BYTES)
-        edits.extend(self._details_edits(message, scope, limit))
+        if role == "bashExecution":
+            return self.payloads.bash_output_edits(message, scope, limit)
+        edits: list[Edit] = []
+        if role == "assistant" and isinstance(message.get("content"), list):
+            for index, block in enumerate(message["content"]):
+                if not isinstance(block, dict) or block.get("type") != "toolCall":
+                    continue
+                arguments = block.get("arguments")
+                if isinstance(arguments, dict) and _size(arguments) > limit:
+                    base: JsonPath = ("message", "content", index, "arguments")
+                    edits.extend(self.payloads.argument_edits(arguments, base, scope))
         return edits
 
-    def _details_edits(self, message: dict[str, Any], scope: Scope, limit: int) -> list[Edit]:
-        details = message.get("details")
-        if not details or (isinstance(details, dict) and stubs.is_stub(details.get("text"))):
-            return []
-        # Measured first: a value nested deeper than orjson writes is reported as such.
-        if (size := _size(details)) <= limit or not isinstance(details, dict):
-            return []  # the stub is an object: only an object may become one
-        stub = stubs.details_stub(size, scope.show)
-        return [Edit(("message", "details"), {"type": "text", "text": stub})]
-
-    def _user_image_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
+    def _assistant_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
         content = message.get("content")
         if not isinstance(content, list):
             return []
-        edits: list[Edit] = []
+        strip_thinking = self.settings.strip_thinking or self.turns.drops_every_thinking()
+        edits: list[Edit] = _thinking_edits(message) if strip_thinking else []
         for index, block in enumerate(content):
-            if isinstance(block, dict) and block.get("type") == "image":
-                mime = str(block.get("mimeType", "image"))
-                stub = stubs.image_stub(
-                    "User", mime, stubs.image_size(block.get("data")), scope.show
-                )
-                edits.append(Edit(("message", "content", index), {"type": "text", "text": stub}))
+            if not isinstance(block, dict):
+                continue
+            base: JsonPath = ("message", "content", index)
+            if block.get("type") == "toolCall":
+                if isinstance(block.get("partialJson"), str) and block["partialJson"]:
+                    edits.append(Edit((*base, "partialJson"), ""))
+                arguments = block.get("arguments")
+                if isinstance(arguments, dict) and (
+                    _size(arguments) > self.settings.tool_call_max_bytes
+                ):
+                    edits.extend(
+                        self.payloads.argument_edits(arguments, (*base, "arguments"), scope)
+                    )
         return edits
+
+
+def _thinking_edits(message: dict[str, Any]) -> list[Edit]:
+    """Thinking emptied (pi leaves an empty block out of what it sends), in a reply that
+    keeps text or a tool call; never OpenAI reasoning, never a redacted block."""
+    content = message.get("content")
+    if (
+        not isinstance(content, list)
+        or message.get("api") in RESPONSES_APIS
+        or not _has_visible_blocks(content)
+    ):
+        return []
+    edits: list[Edit] = []
+    for index, block in enumerate(content):
+        if isinstance(block, dict) and block.get("type") == "thinking":
+            if block.get("redacted"):
+                continue
+            for key in ("thinking", "thinkingSignature"):
+                if isinstance(block.get(key), str) and block[key]:
+                    edits.append(Edit(("message", "content", index, key), ""))
+    return edits
+
+
+def _user_image_edits(message: dict[str, Any], scope: Scope) -> list[Edit]:
+    """Every image a person pasted becomes a text block naming it (unless keepUserImages)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    edits: list[Edit] = []
+    for index, block in enumerate(content):
+        if isinstance(block, dict) and block.get("type") == "image":
+            mime = str(block.get("mimeType", "image"))
+            stub = stubs.image_stub("User", mime, stubs.image_size(block.get("data")), scope.show)
+            edits.append(Edit(("message", "content", index), {"type": "text", "text": stub}))
+    return edits
 
 
 def _holds_bound_thinking(message: dict[str, Any]) -> bool:
     """Whether a reply holds signed thinking of an Anthropic model with preserved thinking."""
     content = message.get("content")
-    if message.get("api") not in pi_context.ANTHROPIC_APIS or not isinstance(content, list):
+    if message.get("api") not in pi_view.ANTHROPIC_APIS or not isinstance(content, list):
         return False
     return binds_prefix(message.get("model")) and any(
         isinstance(block, dict)
@@ -567,10 +620,10 @@ class PiFormat(FormatBase):
 
     def views(self, lines: Iterable[RawLine]) -> Iterator[EntryView]:
         """pi skips line 1 (the header) and reads invalid UTF-8 with replacement characters."""
-        return pi_context.views(lines)
+        return pi_view.views(lines)
 
     def view(self, number: int, entry: Entry) -> EntryView:
-        return pi_context.view(number, entry)
+        return pi_view.view(number, entry)
 
     def resume(self, views: Sequence[EntryView]) -> Conversation:
         return pi_context.resume(views)
@@ -581,7 +634,7 @@ class PiFormat(FormatBase):
         return HOOK
 
     def summary_record(self, lines: Sequence[RawLine], request: SummaryRequest) -> list[bytes]:
-        return pi_context.summary_record(lines, request)
+        return pi_summary.summary_record(lines, request)
 
     def measure(self, entry: Entry) -> Iterator[tuple[str, int]]:
         message = message_of(entry)
