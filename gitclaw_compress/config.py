@@ -148,7 +148,8 @@ OPTIONS: tuple[Option, ...] = (
         False,
         "Also stub, in every turn including the kept ones, the values that only the agent's "
         "UI reads and the model never sees (Claude Code `toolUseResult`, pi "
-        "`toolResult.details`, Codex `event_msg` output copies, Copilot CLI "
+        "`toolResult.details`, Codex `exec_command_end`/`patch_apply_*` copies of outputs "
+        "and diffs and the copies of replies, plans and reasoning summaries, Copilot CLI "
         "`detailedContent`/`contents`). The request the agent sends on resume is unchanged "
         "byte for byte; its UI shows the stub in place of the copy.",
     ),

@@ -142,3 +142,16 @@ def test_contradicting_image_keys_are_one_error() -> None:
     document = b'{"session": {"keepUserImages": true, "stripUserImages": true}}'
     with pytest.raises(GitClawError, match=r"c\.json: session\.stripUserImages contradicts"):
         parse_config(document, "c.json")
+
+
+def test_the_stub_ui_copies_text_names_every_codex_copy_it_stubs() -> None:
+    """Codex stubs the UI copies of command outputs, patch diffs, and of replies, plans and
+    reasoning summaries (formats/codex/rules.py): the option's text, and the README's
+    paragraph on it, name each, not the outputs alone."""
+    doc = next(option.doc for option in OPTIONS if option.key == "session.stubUiCopies")
+    readme = (REPO_ROOT / "README.md").read_text()
+    paragraph = readme[readme.index("With `stubUiCopies: true`") :].split("\n\n")[0]
+    for text in (doc, paragraph):
+        codex = text[text.index("Codex") :]
+        for kind in ("exec_command_end", "patch_apply_", "replies", "plans", "reasoning"):
+            assert kind in codex, (kind, text)

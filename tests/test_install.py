@@ -289,6 +289,14 @@ def test_uninstall_finds_ours_in_git_hooks_without_a_record(
     assert not (origin.work / ".git" / "hooks" / "pre-push").exists()
 
 
+def archive_only_originals(work: Path) -> None:
+    """New turns compressed after the commit: their originals only the archive keeps (the
+    committed session alone restores from the branch history in a fresh clone)."""
+    path = work / SESSION
+    write(path, path.read_bytes() + session_bytes(6).split(b"\n", 1)[1])
+    ok(work, "compress", "--force", "--keep-turns", "1", SESSION)
+
+
 def test_doctor_fails_when_no_remote_could_take_the_archive_unless_local_only_is_set(
     compressed: tuple[Origin, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -296,6 +304,7 @@ def test_doctor_fails_when_no_remote_could_take_the_archive_unless_local_only_is
     restore them, which needs the user's action (exit 1) unless they keep it local on
     purpose (archive.localOnly)."""
     origin, _ = compressed
+    archive_only_originals(origin.work)
     url = git(origin.work, "remote", "get-url", "origin").strip()
     git(origin.work, "remote", "remove", "origin")
     result = run(origin.work, monkeypatch, "doctor")
@@ -328,6 +337,7 @@ def test_doctor_reads_local_only_where_compress_reads_the_session_config(
     archive.localOnly there silences doctor as the root's does, and the problem names the
     file that applies to the session."""
     origin, _ = compressed
+    archive_only_originals(origin.work)
     git(origin.work, "remote", "remove", "origin")
     agent_config = origin.work / ".GITCLAW" / "compression.json"
     write(agent_config, b'{"session": {"previewLines": 2}}')

@@ -322,6 +322,13 @@ def test_a_gain_under_the_minimum_leaves_the_file_and_status_says_so(repo: Path)
     compress = report["savings"]["compress"]
     assert compress["lines"] == 0 and compress["tokens_saved"] == 0, compress
     assert "under session.minGainPercent 1% or session.minGainBytes 1,024" in compress["decision"]
+    # stats' 'after' is what compress gives now: the file as it is, and why.
+    stats = json.loads(cli("stats", "--json", "--keep-turns", "1", SESSION, cwd=repo).stdout)
+    assert stats["bytes_after"] == stats["bytes_before"] == len(data), stats
+    assert stats["compressed_lines"] == 0, stats
+    assert stats["left_as_it_is"] == compress["decision"], stats
+    shown = cli("stats", "--keep-turns", "1", SESSION, cwd=repo).stdout.decode()
+    assert f"compress leaves it: {compress['decision']}" in shown, shown
     done = cli("compress", "--keep-turns", "1", SESSION, cwd=repo).stdout.decode()
     assert done.startswith(f"unchanged {SESSION}: compressing would gain only "), done
     assert path.read_bytes() == data

@@ -249,7 +249,8 @@ def claude_session() -> bytes:
 def claude_more(data: bytes) -> bytes:
     """More turns, as Claude Code appends them: from the newest line (the summary)."""
     session = ClaudeSession()
-    session._ids = itertools.count(0x9000)
+    # New ids for each call: one block per record the file has already.
+    session._ids = itertools.count(0x9000 + 0x1000 * max(data.count(b'"compact_boundary"') - 1, 0))
     session.last = orjson.loads(lines_from_bytes(data)[-1].data)["uuid"]
     claude_turns(session, range(TURNS + 1, TURNS + 1 + MORE))
     return data + session.data()
@@ -471,6 +472,28 @@ def test_a_second_summarize_chains_over_the_first(repo: Path, case: Case) -> Non
     assert HEADER + "2" in summary and HEADER + "1" not in summary
     # the facts of both rounds: the first round's task and the newest request
     assert "PROMPT-1" in summary and f"PROMPT-{TURNS}" in summary
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_the_round_counts_every_compaction_record_of_the_file(repo: Path, case: Case) -> None:
+    """The round is one more than the records the file has, each format's records read by
+    its own view. Before, it counted those on the resume path, which starts at the newest
+    record: round 2 on a file with 3 records, in every format."""
+    path = committed(repo, case, case.session())
+    rounds: list[int] = []
+    with FakeLLMServer(default=openai_reply(LLM_TEXT, model="cheap-model")) as server:
+        configure_llm(repo, server)  # three rounds by the LLM, the fourth offline
+        for offline in (False, False, False, True):
+            if rounds:
+                path.write_bytes(case.more(path.read_bytes()))
+            args = ("--offline", *case.keep) if offline else case.keep
+            rounds.append(summarize(repo, path, *args)["round"])
+        assert '<previous-summary round="2">' in user_prompt(server)
+    assert rounds == [1, 2, 3, 4], rounds
+    summaries = [m for m in resumed(case.name, path.read_bytes()).messages if m.role == "summary"]
+    summary = "\n".join(p.text for p in summaries[0].parts)
+    assert HEADER + "4 " in summary, summary
+    assert "## Earlier summary (round 3, written by an LLM)" in summary, summary
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

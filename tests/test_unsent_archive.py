@@ -7,6 +7,7 @@ exit 3, before anything is written. A run whose every original a commit of the b
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -100,3 +101,34 @@ def test_a_run_the_branch_history_covers_says_nothing_even_in_ci(tmp_path: Path)
     write(session, session.read_bytes() + session_bytes(3).split(b"\n", 1)[1])
     done = tool(work, "compress", "--keep-turns", "1", str(session))
     assert done.returncode == 0 and done.stderr.decode().startswith(WARNING), done.stderr
+
+
+def doctor_problems(work: Path) -> list[str]:
+    done = tool(work, "doctor", "--json")
+    problems: list[str] = json.loads(done.stdout)["problems"]
+    return problems
+
+
+def test_doctor_counts_only_the_sessions_whose_originals_only_the_archive_keeps(
+    tmp_path: Path,
+) -> None:
+    """With no remote for the archive, doctor's line that a fresh clone could not restore a
+    session is about the sessions with originals that only the archive keeps, by the rule
+    the warning of `compress` uses (store/intact.py `only_in_archive`): a committed session
+    compressed, whose every original a commit of the branch holds, is none. Before, doctor
+    said a fresh clone could not restore it."""
+    work, session = cloned_session(tmp_path, committed=True)
+    assert tool(work, "compress", "--keep-turns", "1", str(session)).returncode == 0
+    commit_all(work, "compressed a")
+    git(work, "remote", "remove", "origin")
+    assert doctor_problems(work) == []
+    # Compressed before its first commit: its originals only the archive keeps.
+    other = write(work / SESSIONS / "b.jsonl", session_bytes(6))
+    assert tool(work, "compress", "--keep-turns", "1", str(other)).returncode == 0
+    commit_all(work, "b")
+    (problem,) = doctor_problems(work)
+    assert problem.startswith(
+        "2 compressed sessions here, 1 with originals only in refs/gitclaw/archive, but no "
+        "remote 'origin' to send it to: a fresh clone could not restore that one "
+        "(the other restores from the branch history); "
+    ), problem

@@ -33,6 +33,7 @@ from gitclaw_compress.ops.verify import OFF_REF, verify_file
 from gitclaw_compress.store.access import ArchiveAccess
 from gitclaw_compress.store.agent_store import archive_size
 from gitclaw_compress.store.archive import Repository
+from gitclaw_compress.store.intact import file_only_in_archive
 from gitclaw_compress.store.remote import archive_fix, archive_state
 from gitclaw_compress.store.session_lines import has_compressed_line
 
@@ -109,7 +110,11 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         and not archive["local_only"]
         and not (unrestorable or history_only)  # whose fix already says to add the remote
     ):
-        problems.append(_no_remote(len(compressed), remote, ref, shared))
+        # Those a fresh clone of the branch could not restore, by compress's own rule.
+        only = [p for p in compressed if file_only_in_archive(repo, p, repo.relative(p))]
+        if only:
+            names = _configs_without_local_only(repo, only, config_path)
+            problems.append(_no_remote(len(compressed), len(only), remote, ref, names))
     return {
         "ok": not problems,
         "repository": str(repo.root),
@@ -150,13 +155,26 @@ def _restorable(
     return unrestorable, history_only
 
 
-def _no_remote(compressed: int, remote: str, ref: str, shared: list[str]) -> str:
-    """The problem of compressed sessions whose archive has no remote to go to."""
+def _no_remote(compressed: int, only: int, remote: str, ref: str, shared: list[str]) -> str:
+    """The problem of compressed sessions whose archive has no remote to go to: the `only`
+    of them with originals that only the archive keeps (the others restore from the branch
+    history in a fresh clone)."""
     add = shell_line("git", "remote", "add", remote, "URL")
-    them = "it" if compressed == 1 else "them"
+    if only == compressed:
+        them = "it" if compressed == 1 else "them"
+        lacking = f"{plural(compressed, 'compressed session')} here, but no remote {remote!r} "
+        lacking += f"to send {ref} to: a fresh clone could not restore {them}"
+    else:
+        rest = compressed - only
+        lacking = (
+            f"{plural(compressed, 'compressed session')} here, {only} with originals only "
+            f"in {ref}, but no remote {remote!r} to send it to: a fresh clone could not "
+            f"restore {'that one' if only == 1 else 'those'} (the "
+            f"{'other restores' if rest == 1 else f'other {rest} restore'} from the branch "
+            "history)"
+        )
     return (
-        f"{plural(compressed, 'compressed session')} here, but no remote {remote!r} "
-        f"to send {ref} to: a fresh clone could not restore {them}; add that remote "
+        f"{lacking}; add that remote "
         f"(`{add}`, or set archive.remote to the remote you push to), then run: "
         "gitclaw-compress push; "
         "to keep the archive in this clone on purpose, set archive.localOnly to true in "

@@ -32,7 +32,8 @@ def command(
     """Show the bytes of a session by kind: the original, and after compression.
 
     'before' is the original file (restored from the archive where it was compressed);
-    'after' is what `compress` gives now (the file as it is, if nothing more would change).
+    'after' is what `compress` gives now: the file as it is, if nothing more would change
+    or the gain is under session.minGainPercent or session.minGainBytes (then it says so).
     With no PATH, the sessions `compress` would take.
     """
 
@@ -60,6 +61,13 @@ def report(
         estimator = budget_estimator(settings)
         plan = plan_lines(lines, settings, session_ref=session_ref, fmt=fmt, estimator=estimator)
         after = [r.line for r in compress_lines(lines, plan, settings, session_ref=session_ref)]
+    # compress's own rule: a gain under the minimum leaves the file as it is (without --force)
+    small = None
+    if after != lines:
+        now = sum(len(line.encode()) for line in lines)
+        small = config.gain_too_small(now, sum(len(line.encode()) for line in after))
+        if small is not None:
+            after = lines
     before_kinds, after_kinds = bytes_by_kind(original, fmt), bytes_by_kind(after, fmt)
     kinds = kinds_of(fmt)
     total_before = sum(len(line.encode()) for line in original)
@@ -77,6 +85,7 @@ def report(
         "turns": plan.turns,
         "kept_turns": plan.kept_turns,
         "compressed_lines": sum(1 for line in after if b'"gitclawCompress"' in line.data),
+        "left_as_it_is": small,
         **counts.as_json(),
     }
     if not show:
@@ -101,4 +110,6 @@ def report(
         f"{counts.crlf} CRLF, {counts.non_utf8} non-UTF-8 lines"
         + ("; no final newline" if counts.missing_final_newline else "")
     )
+    if small is not None:
+        click.echo(f"compress leaves it: {small}")
     return summary

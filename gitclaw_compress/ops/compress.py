@@ -43,7 +43,7 @@ from gitclaw_compress.store.fileio import (
     disk_error,
     signals_deferred,
 )
-from gitclaw_compress.store.intact import IntactLines
+from gitclaw_compress.store.intact import IntactLines, only_in_archive
 from gitclaw_compress.store.repository import Repository
 from gitclaw_compress.store.session_lines import has_compressed_line, open_lines
 from gitclaw_compress.tokens.estimate import TokenEstimator, get_estimator
@@ -480,13 +480,14 @@ def _rewrite(
                     done.header = result.line.data
                 if result.changed:
                     report.lines_compressed += 1
-                    if result.reference is not None:
-                        if result.reference != intact.head_blob:
-                            archive_only.add(result.reference)
-                        if not dry_run:
-                            references.add(result.reference)
+                    archive_only |= only_in_archive(
+                        (payload.oid for payload in result.payloads),
+                        result.reference,
+                        lambda oid: oid == intact.head_blob,
+                    )
+                    if result.reference is not None and not dry_run:
+                        references.add(result.reference)
                     for payload in result.payloads:
-                        archive_only.add(payload.oid)
                         report.objects += 1
                         report.object_bytes += len(payload.data)
                         if not dry_run:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from gitclaw_compress.core.lines import (
     RawLine,
 )
+from gitclaw_compress.core.marker import read_marker
+from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.store.objects import BlobLineReader
 from gitclaw_compress.store.repository import Repository
+from gitclaw_compress.store.session_lines import open_lines
 
 DIGEST = 16  # bytes of a line's blake2b: which lines of a blob the file holds
 
@@ -103,3 +107,49 @@ def _blob_prefix_lines(path: Path, size: int, oid: str) -> int | None:
             newlines += chunk.count(b"\n")
             remaining -= len(chunk)
     return newlines if digest.hexdigest() == oid else None
+
+
+def only_in_archive(
+    payloads: Iterable[str], reference: str | None, in_branch: Callable[[str], bool]
+) -> set[str]:
+    """The objects a compressed line needs that only the archive keeps, so that a fresh clone
+    without the archive ref could not restore it: every payload, and the version of the file
+    a v2 or v3 marker names unless a commit of the branch holds it (`in_branch`). `compress`
+    asks it as it writes (HEAD's blob), `doctor` of the file as it is (every committed one)."""
+    only = set(payloads)
+    if reference is not None and not in_branch(reference):
+        only.add(reference)
+    return only
+
+
+def branch_versions(repo: Repository, rel: str) -> set[str]:
+    """The blobs of the file that the commits of HEAD's history hold: what a fresh clone of
+    the branch has without the archive."""
+    if repo.rev_parse("HEAD") is None:
+        return set()
+    raw = repo.git("log", "--format=", "--raw", "--no-abbrev", "--no-renames", "HEAD", "--", rel)
+    blobs: set[str] = set()
+    for row in raw.decode().splitlines():
+        if row.startswith(":"):  # ":<mode> <mode> <old> <new> <status>\t<path>"
+            blobs.add(row.split()[3])
+    return blobs
+
+
+def file_only_in_archive(repo: Repository, path: Path, rel: str) -> set[str]:
+    """The objects the compressed lines of the file need that only the archive keeps (see
+    `only_in_archive`); a line whose marker cannot be read is verify's to name, not counted."""
+    versions = branch_versions(repo, rel)
+    only: set[str] = set()
+    with open_lines(path) as lines:
+        for line in lines:
+            try:
+                marker = read_marker(line.data, f"{rel}:{line.number}")
+            except GitClawError:
+                continue
+            if marker is None:
+                continue
+            reference = marker.intact[0] if marker.intact is not None else None
+            only |= only_in_archive(
+                (oid for _, oid in marker.parts), reference, versions.__contains__
+            )
+    return only

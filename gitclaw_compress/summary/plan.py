@@ -87,7 +87,8 @@ class SummaryPlan:
     cut: int  # messages[cut] is the first kept message
     round: int
     previous: str | None  # the text of the summary the conversation opens with
-    earlier: list[str]  # the text of every summary record on the path, oldest first
+    # The text of every summary record on the path, oldest first, ending with `previous`.
+    earlier: list[str]
     people: frozenset[int]  # lines of the path that start a turn: what a person wrote
     turn_start: Message | None  # the person's message of the kept turn when the cut splits it
     tokens_before: int  # the context now: recorded usage plus estimates, or estimates
@@ -263,14 +264,21 @@ def plan_summary(
     if any(part.bound for message in messages[cut:] if message.sent for part in message.parts):
         return BINDS_THINKING
     size = measure_context(context, estimator)
+    previous = message_text(messages[lead]) if opens_with_summary else None
+    earlier = summary_texts(path)
+    if previous is not None and earlier[-1:] != [previous]:
+        # An agent that writes the summary in a message after its record (Claude Code).
+        earlier.append(previous)
     plan = SummaryPlan(
         messages=messages,
         path=path,
         start=start,
         cut=cut,
-        round=sum(1 for view in path if view.kind == COMPACTION) + 1,
-        previous=message_text(messages[lead]) if opens_with_summary else None,
-        earlier=summary_texts(path),
+        # Every record the file has, not only those on the resume path (which starts at the
+        # newest record in some agents): the round number says how many came before.
+        round=sum(1 for view in context.views if view.kind == COMPACTION) + 1,
+        previous=previous,
+        earlier=earlier,
         people=people,
         turn_start=None,
         tokens_before=size.tokens,

@@ -104,14 +104,15 @@ def previous_summary(plan: SummaryPlan) -> str | None:
 
 def latest_llm_summary(plan: SummaryPlan) -> tuple[int, str] | None:
     """The body of the newest summary on the path that an LLM wrote (ours or the agent's),
-    with its round number; extractive summaries are skipped, their facts are recomputed."""
-    for number in range(len(plan.earlier), 0, -1):
-        summary = plan.earlier[number - 1]
+    with its round number; extractive summaries are skipped, their facts are recomputed.
+    The path holds the newest records of the file (it may start at the newest), so the
+    newest summary on it is round ``plan.round - 1``, the one before it one less."""
+    for back, summary in enumerate(reversed(plan.earlier), start=1):
         if is_extractive(summary):
             continue
         body = summary_body(summary)
         if body:
-            return number, body
+            return plan.round - back, body
     return None
 
 
