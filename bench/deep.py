@@ -1,6 +1,7 @@
 """Deep compression on every corpus file, end to end. A script, not a test: it prints numbers.
 
-    python bench/deep.py [--keep-turns 1] [--summarized] [--resume] [--cozempic] [--json]
+    python bench/deep.py [--keep-turns 1] [--summarized [--summary-keep-tokens K]] [--resume]
+                         [--cozempic] [--json]
                          [--formats pi claude codex copilot]
 
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, committed into a fresh git
@@ -10,10 +11,15 @@ deep run it checks what the issue asks:
 
 - a second `compress --deep` changes nothing (the file's bytes are the same);
 - after `git gc --prune=now`, `restore -o -` gives the original byte for byte;
-- with `--summarized`, each file first gets its agent's own compaction record (`summarize
-  --offline`, keeping the last 2 turns; Copilot CLI: 0, the only cut it resumes from), committed,
-  so that deep has lines before a compaction record to archive; the figures are then against
-  that file;
+- with `--summarized`, each file first gets its agent's own compaction record from `summarize`
+  at its defaults (the newest 20,000 estimated tokens kept, or `--summary-keep-tokens K`;
+  Copilot CLI: `--keep-turns 0`, the only cut it resumes from), its summary written by the
+  tests' fake LLM server (an OpenAI-compatible one that answers with a summary of the most
+  `summary.max_tokens` allows, about 6,000 characters), and committed; the byte figures are
+  then against the summarized file. A file `summarize` refuses is reported with its reason and
+  not measured. With `--resume` the unsummarized file is resumed too: `after summarize` is
+  what `summarize` then `compress` cut from the request the real CLI sends for the file as it
+  was;
 - with `--resume`, the agent's real CLI (tests/agent_harness.py, offline against the fake
   LLM server that applies the APIs' rules) resumes the original, the default and the deep
   file: the same number of messages and the same tool calls, in order, every signed block
@@ -28,6 +34,7 @@ deep run it checks what the issue asks:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
@@ -40,6 +47,7 @@ import orjson
 from shared_corpus import CORPUS
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
 FORMATS = ("pi", "claude", "codex", "copilot")
 LAYOUT = {
     "pi": ".GITCLAW/state/sessions/{stem}.jsonl",
@@ -81,17 +89,67 @@ def _repository(root: Path, kind: str, source: Path, env: dict[str, str]) -> tup
     return root, relpath
 
 
+# The summary the fake LLM writes: as long as `summary.max_tokens` (1,500) lets a real one be,
+# at about four characters a token.
+SUMMARY_TEXT = "## What was accomplished\n" + "The parser was ported and its tests fixed. " * 140
+SUMMARY_KEY_ENV = "GITCLAW_BENCH_SUMMARY_KEY"
+
+
+class Refused(Exception):
+    """`summarize` wrote nothing for this file: its reason."""
+
+
+def _summarize(
+    kind: str, repo: Path, relpath: str, url: str, env: dict[str, str], keep_tokens: int | None
+) -> None:
+    """`summarize` at its defaults (Copilot CLI: nothing kept), its summary from the fake LLM
+    server at `url`; the record committed."""
+    summary = {
+        "provider": "openai",
+        "base_url": url + "/v1",
+        "model": "bench-model",
+        "api_key_env": SUMMARY_KEY_ENV,
+        "max_retries": 0,
+    }
+    (repo / "compression.json").write_bytes(orjson.dumps({"summary": summary}))
+    keep = ["--keep-tokens", str(keep_tokens)] if keep_tokens is not None else []
+    keep = ["--keep-turns", "0"] if kind == "copilot" else keep
+    own = {**env, SUMMARY_KEY_ENV: "bench-" + "summary-key"}
+    done = subprocess.run(
+        [sys.executable, "-m", "gitclaw_compress", "summarize", "--json", *keep, relpath],
+        cwd=repo,
+        env=own,
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise Refused(done.stderr.decode().strip().splitlines()[-1])
+    report = orjson.loads(done.stdout)
+    if report.get("status") != "summarized":
+        raise Refused(f"{report.get('status')}: {report.get('reason', '')}".strip())
+    _run(["git", "add", "-A"], repo, env)
+    _run(["git", "commit", "-qm", "summarized"], repo, env)
+
+
 def measure(
-    kind: str, source: Path, keep: int, work: Path, env: dict[str, str], *, summarized: bool
+    kind: str,
+    source: Path,
+    keep: int,
+    work: Path,
+    env: dict[str, str],
+    *,
+    llm: str | None,
+    summary_keep_tokens: int | None = None,
 ) -> dict[str, Any]:
+    """Compressed by default and with `--deep`, each in its own repository; with `llm` (the
+    fake LLM server's address), summarized first."""
     files: dict[str, Path] = {"original": source}
     result: dict[str, Any] = {}
     for mode, extra in (("default", []), ("deep", ["--deep"])):
         repo, relpath = _repository(work / mode, kind, source, env)
-        if summarized:
-            turns = "0" if kind == "copilot" else "2"
-            _tool(["summarize", "--offline", "--keep-turns", turns, relpath], repo, env)
-            _run(["git", "commit", "-q", "--allow-empty", "-am", "summarized"], repo, env)
+        if llm is not None:
+            _summarize(kind, repo, relpath, llm, env, summary_keep_tokens)
+            files["unsummarized"] = source
             files["original"] = work / f"summarized{source.suffix}"
             shutil.copyfile(repo / relpath, files["original"])
         original = (repo / relpath).read_bytes()
@@ -112,10 +170,11 @@ def measure(
 
 
 def resume(kind: str, files: dict[str, Path], work: Path) -> dict[str, Any]:
-    """The real CLI's first request on resume of the original, default and deep files."""
-    sys.path.insert(0, str(HERE.parent / "tests"))
+    """The real CLI's first request on resume of the original, default and deep files (and,
+    after `summarize`, of the unsummarized one)."""
     from agent_harness import run_resume
     from fake_llm_sse import conversation, sealed_reasoning, tool_call_ids
+    from test_claude_context import settings_only  # the effort message of Claude Code 2.1.332
 
     sent: dict[str, Any] = {}
     bodies = {}
@@ -126,7 +185,9 @@ def resume(kind: str, files: dict[str, Path], work: Path) -> dict[str, Any]:
         sent[f"request_{mode}"] = len(orjson.dumps(run.body))
         if mode == "deep" and kind == "claude":  # an Anthropic message needs content
             sent["empty_messages"] = sum(
-                1 for message in conversation(run.body) if not message.get("content")
+                1
+                for message in conversation(run.body)
+                if not message.get("content") and not settings_only(message)
             )
     before, after = bodies["original"], bodies["deep"]
     # Deep drops old thinking whole: every signed block it sends was sent as it is before.
@@ -154,6 +215,9 @@ def install_cozempic(temp: Path, env: dict[str, str]) -> Path:
     venv = temp / "cozempic-venv"
     _run([sys.executable, "-m", "venv", str(venv)], temp, env)
     _run([str(venv / "bin" / "pip"), "install", "-q", "cozempic"], temp, env)
+    shown = _run([str(venv / "bin" / "pip"), "show", "cozempic"], temp, env).decode()
+    version = next(line for line in shown.splitlines() if line.startswith("Version:"))
+    print(f"Cozempic {version.split()[-1]}", file=sys.stderr, flush=True)
     return venv / "bin" / "cozempic"
 
 
@@ -174,6 +238,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--keep-turns", type=int, default=1)
     parser.add_argument("--summarized", action="store_true", help="after a compaction record")
+    parser.add_argument("--summary-keep-tokens", type=int, help="summarize --keep-tokens K")
     parser.add_argument("--resume", action="store_true", help="resume each file in its CLI")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS))
@@ -181,48 +246,84 @@ def main() -> None:
     options = parser.parse_args()
     if not CORPUS.is_dir():
         raise SystemExit(f"no corpus at {CORPUS}")
-    report: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory() as temp:
+    with tempfile.TemporaryDirectory() as temp, contextlib.ExitStack() as stack:
         home = Path(temp) / "home"
         home.mkdir()
         env = {**os.environ, **GIT_ENV, "HOME": str(home)}
         program = install_cozempic(Path(temp), env) if options.cozempic else None
-        for kind in options.formats:
-            for index, source in enumerate(sorted((CORPUS / kind).glob("*.jsonl"))):
-                work = Path(temp) / f"{kind}-{index}"
-                work.mkdir()
-                row = measure(
-                    kind, source, options.keep_turns, work, env, summarized=options.summarized
-                )
-                files = row.pop("files")
-                if program is not None and kind == "claude":
-                    files["cozempic"] = cozempic(program, files["original"], work, env)
-                    row["cozempic"] = files["cozempic"].stat().st_size
-                if options.resume:
-                    row.update(resume(kind, files, work))
-                report[f"{kind}/{source.name}"] = row
-                if not options.json:
-                    print(_line(f"{kind}/{source.name}", row), flush=True)
-        if options.json:
-            print(orjson.dumps(report).decode())
-            return
+        llm = None
+        if options.summarized:
+            from fake_llm_http import FakeLLMServer, openai_reply
+
+            llm = stack.enter_context(FakeLLMServer(default=openai_reply(SUMMARY_TEXT))).url
+        report = _measure_all(options, Path(temp), env, program, llm)
+    if options.json:
+        print(orjson.dumps(report).decode())
+        return
     for kind in options.formats:
         rows = [row for name, row in report.items() if name.startswith(kind + "/")]
-        total = sum(row["bytes"] for row in rows)
-        default, deep = sum(row["default"] for row in rows), sum(row["deep"] for row in rows)
-        line = f"{kind + ' (all files)':<50} {total:>10,} default {_cut(total, default)}"
-        line += f" deep {_cut(total, deep)}"
-        modes = ["default", "deep"]
-        if all("cozempic" in row for row in rows):
-            line += f" cozempic {_cut(total, sum(row['cozempic'] for row in rows))}"
-            modes.append("cozempic")
-        if options.resume:
-            for what in ("messages", "request"):
-                sent = sum(row[f"{what}_original"] for row in rows)
+        if rows:
+            print(_total(kind, rows, resumed=options.resume))
+
+
+def _measure_all(
+    options: argparse.Namespace,
+    temp: Path,
+    env: dict[str, str],
+    program: Path | None,
+    llm: str | None,
+) -> dict[str, dict[str, Any]]:
+    report: dict[str, dict[str, Any]] = {}
+    for kind in options.formats:
+        for index, source in enumerate(sorted((CORPUS / kind).glob("*.jsonl"))):
+            work = temp / f"{kind}-{index}"
+            work.mkdir()
+            try:
+                row = measure(
+                    kind,
+                    source,
+                    options.keep_turns,
+                    work,
+                    env,
+                    llm=llm,
+                    summary_keep_tokens=options.summary_keep_tokens,
+                )
+            except Refused as refused:
+                print(f"{kind}/{source.name}: summarize wrote nothing: {refused}", flush=True)
+                continue
+            files = row.pop("files")
+            if program is not None and kind == "claude":
+                files["cozempic"] = cozempic(program, files["original"], work, env)
+                row["cozempic"] = files["cozempic"].stat().st_size
+            if options.resume:
+                row.update(resume(kind, files, work))
+            report[f"{kind}/{source.name}"] = row
+            if not options.json:
+                print(_line(f"{kind}/{source.name}", row), flush=True)
+    return report
+
+
+def _total(kind: str, rows: list[dict[str, Any]], *, resumed: bool) -> str:
+    total = sum(row["bytes"] for row in rows)
+    default, deep = sum(row["default"] for row in rows), sum(row["deep"] for row in rows)
+    line = f"{kind + ' (all files)':<50} {total:>10,} default {_cut(total, default)}"
+    line += f" deep {_cut(total, deep)}"
+    modes = ["default", "deep"]
+    if all("cozempic" in row for row in rows):
+        line += f" cozempic {_cut(total, sum(row['cozempic'] for row in rows))}"
+        modes.append("cozempic")
+    if resumed:
+        for what in ("messages", "request"):
+            sent = sum(row[f"{what}_original"] for row in rows)
+            for mode in modes:
+                now = sum(row[f"{what}_{mode}"] for row in rows)
+                line += f"; {what} {mode} {_cut(sent, now)}"
+            if all(f"{what}_unsummarized" in row for row in rows):
+                before = sum(row[f"{what}_unsummarized"] for row in rows)
                 for mode in modes:
                     now = sum(row[f"{what}_{mode}"] for row in rows)
-                    line += f"; {what} {mode} {_cut(sent, now)}"
-        print(line)
+                    line += f"; {what} after summarize, {mode} {_cut(before, now)}"
+    return line
 
 
 def _cut(before: int, after: int) -> str:
@@ -244,6 +345,12 @@ def _line(name: str, row: dict[str, Any]) -> str:
             for mode in ("default", "deep", "cozempic"):
                 if f"{what}_{mode}" in row:
                     text += f" {mode} {_cut(sent, row[f'{what}_{mode}'])}"
+            if f"{what}_unsummarized" in row:
+                before = row[f"{what}_unsummarized"]
+                text += f" (after summarize, against {before:,}:"
+                for mode in ("default", "deep"):
+                    text += f" {mode} {_cut(before, row[f'{what}_{mode}'])}"
+                text += ")"
         text += (
             f"; same messages {row['same_messages']}, tool calls {row['same_tool_calls']}, "
             f"signed kept {row['signed_kept']}"

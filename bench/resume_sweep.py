@@ -2,14 +2,15 @@
 and one plain file per agent (tests/agent_harness.py `representative_transcripts`), here on
 all of them. A script, not a test: it prints numbers.
 
-    python bench/resume_sweep.py [--agent claude] [--no-view]
+    python bench/resume_sweep.py [--agent claude] [--no-view] [--deep]
 
 For each Claude Code, Codex and Copilot CLI file of ../shared/corpus: the real CLI's first
 request on resume (offline, against the tests' fake server) against `context`'s model of it
 (the format's `resume`: messages, roles, tool call ids; the checks of
 tests/test_claude_context.py, tests/codex_requests.py and tests/test_copilot_conversation.py),
-then the same for the file compressed at `--keep-turns 1`; for Claude Code, the interactive
-view (`claude --resume` under tmux) of both shows the text the tests wait for. Each row says
+then the same for the file compressed at `--keep-turns 1` (with `--deep`, `compress --deep`);
+for Claude Code, the interactive view (`claude --resume` under tmux) of both shows the text the
+tests wait for. Each row says
 what matched, the messages sent, the request's bytes before and after, and the seconds.
 """
 
@@ -53,8 +54,8 @@ from gitclaw_compress.formats import FORMATS  # noqa: E402
 from gitclaw_compress.model import Conversation  # noqa: E402
 
 
-def compressed(agent: str, source: Path, work: Path, env: dict[str, str]) -> Path:
-    """The file compressed at --keep-turns 1 in a repository that commits it."""
+def compressed(agent: str, source: Path, work: Path, env: dict[str, str], *options: str) -> Path:
+    """The file compressed at --keep-turns 1 (and `options`) in a repository that commits it."""
     repo = work / "repo"
     repo.mkdir()
     _run(["git", "init", "-q"], repo, env)
@@ -65,7 +66,7 @@ def compressed(agent: str, source: Path, work: Path, env: dict[str, str]) -> Pat
     _run([*tool, "scan", relpath, "--accept-all"], repo, env)  # the corpus's one finding
     _run(["git", "add", "-A"], repo, env)
     _run(["git", "commit", "-qm", "agent run"], repo, env)
-    _run([*tool, "compress", "--force", "--keep-turns", "1", relpath], repo, env)
+    _run([*tool, "compress", "--force", "--keep-turns", "1", *options, relpath], repo, env)
     return repo / relpath
 
 
@@ -116,6 +117,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--agent", choices=AGENTS, action="append")
     parser.add_argument("--no-view", action="store_true", help="skip Claude Code's tmux view")
+    parser.add_argument("--deep", action="store_true", help="compress --deep")
     options = parser.parse_args()
     agents = options.agent or list(AGENTS)
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}", flush=True)
@@ -131,7 +133,7 @@ def main() -> None:
             for index, source in enumerate(corpus_transcripts(agent)):
                 work = Path(temp) / f"{agent}-{index}"
                 work.mkdir()
-                small = compressed(agent, source, work, env)
+                small = compressed(agent, source, work, env, *(["--deep"] * options.deep))
                 # Folders of one length: the CLIs send their working directory.
                 rows = {
                     "original": request(agent, source, work / "original"),

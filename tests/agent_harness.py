@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+import pytest
 from conftest import CORPUS, IN_CI_ENV
 from fake_llm_sse import (
     FakeLLMServer,
@@ -650,6 +651,15 @@ def _plain(markdown: str) -> list[str]:
         if not re.search(r"[*_\[\]<|]", shown):
             rows.append(shown)
     return rows[::-1]
+
+
+def corpus_file_params(paths: list[Path], what: str) -> list[Any]:
+    """`paths` as pytest params named by file, or one skipped param that says what is
+    missing (pytest's own skip of an empty set does not say why)."""
+    if paths:
+        return [pytest.param(path, id=path.name) for path in paths]
+    reason = f"no {what} in the shared corpus at {CORPUS}"
+    return [pytest.param(Path(), id="no-corpus", marks=pytest.mark.skip(reason=reason))]
 
 
 def corpus_transcripts(agent: str) -> list[Path]:

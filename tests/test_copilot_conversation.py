@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
-from agent_harness import corpus_transcripts, require_agent, run_resume
+from agent_harness import corpus_file_params, corpus_transcripts, require_agent, run_resume
 from synthetic_copilot import EVENTS_PATH, PNG, REASONING_OPAQUE, EventsBuilder, typical_events
 
 from gitclaw_compress.core.compressor import CompressSettings, compress_entry_lines
@@ -438,7 +438,9 @@ def test_resume_matches_the_real_cli(name: str, tmp_path: Path) -> None:
         assert body["messages"][1]["content"] == conversation.messages[0].parts[0].text
 
 
-@pytest.mark.parametrize("path", corpus_transcripts("copilot"), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", corpus_file_params(corpus_transcripts("copilot"), "Copilot CLI transcript")
+)
 def test_resume_of_corpus_file_matches_the_real_cli(path: Path, tmp_path: Path) -> None:
     data = path.read_bytes()
     assert_matches_request(conversation_of(data), resume_in_cli(data, tmp_path))

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
-from agent_harness import corpus_transcripts, require_agent, run_resume
+from agent_harness import corpus_file_params, corpus_transcripts, require_agent, run_resume
 from synthetic_copilot import typical_events
 from test_copilot_conversation import assert_matches_request, conversation_of
 
@@ -138,7 +138,9 @@ def check_resumes_from_the_record(data: bytes, tmp_path: Path) -> tuple[int, ...
     return (*sizes, *conversation)
 
 
-@pytest.mark.parametrize("path", corpus_with_four_turns(), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", corpus_file_params(corpus_with_four_turns(), "Copilot CLI transcript of four turns")
+)
 def test_the_real_cli_resumes_a_corpus_file_from_the_record(path: Path, tmp_path: Path) -> None:
     before, after, *messages = check_resumes_from_the_record(path.read_bytes(), tmp_path)
     assert after <= 0.4 * before
