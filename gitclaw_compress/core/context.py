@@ -240,31 +240,7 @@ def measure_context(context: Context, estimator: Estimator) -> ContextSize:
     reply = sent[last]
     assert reply.usage is not None
     reply_id = message_id(reply)
-    stale = None
-    freed = 0
-    compaction = context.compaction
-    if compaction is not None and reply.line < compaction:
-        stale = "it was recorded before the compaction"
-    else:
-        later = [message for message in sent[:last] if _compressed_after(context, message, reply)]
-        compressed = {
-            line
-            for message in later
-            for line in message.source_lines()
-            if line in context.compressed
-        }
-        freed = sum(context.freed.get(line, 0) for line in compressed)
-        if not compressed <= context.freed.keys():
-            stale = (
-                f"{len(later)} earlier message(s) were compressed after it, and it counted them "
-                "before they were; their originals are not at hand to take off what "
-                "compression freed"
-            )
-        elif freed >= reply.usage:  # a usage that cannot have counted what was freed
-            stale = (
-                f"{len(later)} earlier message(s) were compressed after it, and what that "
-                f"freed ({freed:,} tokens estimated with {estimator.name}) is more than it counted"
-            )
+    stale, freed = _stale_or_freed(context, sent[:last], reply, reply.usage, estimator.name)
     if stale is not None:
         note = f"recorded usage of entry {reply_id} ({reply.usage:,} tokens) not used: {stale}"
         return ContextSize(
@@ -282,6 +258,33 @@ def measure_context(context: Context, estimator: Estimator) -> ContextSize:
         usage_line=reply.line,
         compressed_tokens=freed,
     )
+
+
+def _stale_or_freed(
+    context: Context, before: list[Message], reply: Message, usage: int, estimator: str
+) -> tuple[str | None, int]:
+    """Why the recorded `usage` of `reply` no longer describes the context (None when it
+    does), and what compression freed since from the messages `before` it that it counted."""
+    compaction = context.compaction
+    if compaction is not None and reply.line < compaction:
+        return "it was recorded before the compaction", 0
+    later = [message for message in before if _compressed_after(context, message, reply)]
+    compressed = {
+        line for message in later for line in message.source_lines() if line in context.compressed
+    }
+    freed = sum(context.freed.get(line, 0) for line in compressed)
+    if not compressed <= context.freed.keys():
+        return (
+            f"{len(later)} earlier message(s) were compressed after it, and it counted them "
+            "before they were; their originals are not at hand to take off what "
+            "compression freed"
+        ), freed
+    if freed >= usage:  # a usage that cannot have counted what was freed
+        return (
+            f"{len(later)} earlier message(s) were compressed after it, and what that "
+            f"freed ({freed:,} tokens estimated with {estimator}) is more than it counted"
+        ), freed
+    return None, freed
 
 
 def _compressed_after(context: Context, message: Message, reply: Message) -> bool:

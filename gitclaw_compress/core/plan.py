@@ -129,7 +129,9 @@ def scan(
     With a budget policy (`settings.budget.active`) on a format that supports it, it also
     reads what the model sees and how many tokens that is, counted by `estimator` (the one
     `settings.budget.estimator` names, handed by the caller), and picks the candidates;
-    `settle` then decides (see there).
+    `settle` then decides (see there). Not split: its loop runs once per line of the file
+    with every lookup bound to a local and `parse_entry` inlined, where a helper called per
+    line would cost more than the pass's own work on a short line.
     """
     budget = settings.budget
     if not budget.active:
@@ -170,16 +172,10 @@ def scan(
             too_deep.append(line.number)
             flag(1)
     keep = settings.keep_turns
-    if keep == 0:
-        window_start = counts.lines + 1
-    elif len(turn_starts) > keep:
-        window_start = turn_starts[-keep]
-    else:
-        window_start = 1
     plan = SessionPlan(
         format=fmt,
         rules=rules,
-        window_start=window_start,
+        window_start=_window_start(counts.lines, turn_starts, keep),
         turns=len(turn_starts),
         kept_turns=min(keep, len(turn_starts)),
         counts=counts,
@@ -188,10 +184,19 @@ def scan(
         bulk=bulk if len(bulk) == counts.lines else None,
     )
     if settings.deep:
-        plan.superseded = superseded_lines(fmt, seen, window_start)
+        plan.superseded = superseded_lines(fmt, seen, plan.window_start)
     if estimator is not None:
         _plan_budget(plan, seen, turn_starts, budget, estimator)
     return plan
+
+
+def _window_start(lines: int, turn_starts: list[int], keep: int) -> int:
+    """The first line of the newest `keep` turns, kept byte for byte."""
+    if keep == 0:
+        return lines + 1
+    if len(turn_starts) > keep:
+        return turn_starts[-keep]
+    return 1
 
 
 def superseded_lines(fmt: CoreFormat, lines: list[RawLine], window_start: int) -> frozenset[int]:
@@ -238,13 +243,7 @@ def _plan_budget(
         settings.reserve_tokens,
         context.conversation.context_window,
     )
-    turns = settings.protect_turns
-    if turns == 0:
-        floor = plan.counts.lines + 1
-    elif len(user_lines) >= turns:
-        floor = user_lines[-turns]
-    else:
-        floor = 1
+    floor = _floor(plan.counts.lines, user_lines, settings.protect_turns)
     # Walk back from the newest message: the newest protect_tokens tokens are protected, and
     # so is the message that crosses the line; older completed tool outputs are candidates.
     sent = context.sent()
@@ -256,42 +255,15 @@ def _plan_budget(
             break
         oldest_protected = index
     protected_entry = message_id(sent[oldest_protected]) if oldest_protected < len(sent) else None
-    # Candidates: older lines that hold a completed tool result of an unprotected tool.
     older = {line for message in sent[:oldest_protected] for line in message.source_lines()}
-    tools = call_names(context.views)  # a result's line may name no tool: its call does
+    outputs = _tool_outputs(context, older, floor, settings.protected_tools)
     # What the model sees before preserved thinking stays (the format's rules keep it).
     bound = plan.rules.preserved_thinking_span() or (0, -1)
-    outputs = [
-        view.number
-        for view in context.views
-        if view.number in older
-        and view.number < floor
-        and view.number not in context.compressed
-        and any(
-            part.kind == TOOL_RESULT
-            and part.complete
-            and (part.name or tools.get(part.call_id or "", "")) not in settings.protected_tools
-            for message in view.messages
-            for part in message.parts
-        )
-    ]
     candidates = tuple(number for number in outputs if not bound[0] <= number <= bound[1])
     kept_bound = len(outputs) - len(candidates)
     plan.budget = BudgetPlan(context, size, budget, floor, protected_entry, ())
     if settings.target_percent is not None:
-        plan.window_start = 1  # target mode picks its own cut in `settle`
-        target = budget.usable * settings.target_percent // 100
-        plan.budget.target_tokens = target
-        if size.tokens <= target:
-            plan.budget.settled = True
-            plan.budget.reached = True
-            plan.budget.unchanged()
-            plan.budget.decision = (
-                f"target mode: the context, {size.tokens:,} tokens ({size.brief()}), is "
-                f"within the target "
-                f"{target:,} ({settings.target_percent}% of {budget.usable:,} usable): "
-                "nothing to do"
-            )
+        _target_mode(plan, plan.budget, settings.target_percent)
         return
     if settings.strategy == "tokens":
         plan.window_start = 1
@@ -303,6 +275,53 @@ def _plan_budget(
         plan.budget.decision = below_minimum(upper, len(candidates), settings, kept_bound)
         return
     plan.budget.candidates = candidates
+
+
+def _floor(lines: int, user_lines: list[int], turns: int) -> int:
+    """The first line of the newest `turns` turns, which the budget policies never touch."""
+    if turns == 0:
+        return lines + 1
+    if len(user_lines) >= turns:
+        return user_lines[-turns]
+    return 1
+
+
+def _target_mode(plan: SessionPlan, budget: BudgetPlan, percent: int) -> None:
+    """Target mode's target; settled already when the context is within it."""
+    plan.window_start = 1  # target mode picks its own cut in `settle`
+    size, usable = budget.size, budget.budget.usable
+    target = usable * percent // 100
+    budget.target_tokens = target
+    if size.tokens <= target:
+        budget.settled = True
+        budget.reached = True
+        budget.unchanged()
+        budget.decision = (
+            f"target mode: the context, {size.tokens:,} tokens ({size.brief()}), is "
+            f"within the target {target:,} ({percent}% of {usable:,} usable): nothing to do"
+        )
+
+
+def _tool_outputs(
+    context: Context, older: set[int], floor: int, protected_tools: frozenset[str]
+) -> list[int]:
+    """The lines among `older`, before `floor` and not compressed yet, that hold a completed
+    tool result of a tool not protected: what budget pruning may stub."""
+    tools = call_names(context.views)  # a result's line may name no tool: its call does
+    return [
+        view.number
+        for view in context.views
+        if view.number in older
+        and view.number < floor
+        and view.number not in context.compressed
+        and any(
+            part.kind == TOOL_RESULT
+            and part.complete
+            and (part.name or tools.get(part.call_id or "", "")) not in protected_tools
+            for message in view.messages
+            for part in message.parts
+        )
+    ]
 
 
 def below_minimum(freed: int, outputs: int, settings: BudgetSettings, bound: int = 0) -> str:

@@ -108,8 +108,26 @@ def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -
     matched = matches[-1] if matches else None
     if matched is not None and matched.size == max(record.size for record in records):
         return _past_record(path, rel, matched, FileCheck("matched", len(records)))
-    # A later version that compress wrote may be staged or committed: compare with it, so
-    # that damage to what only that version covers is found too.
+    later = _later_version(repo, path, rel, records, matched, access)
+    if later is not None:
+        return later
+    if matched is not None:
+        return _past_record(path, rel, matched, FileCheck("matched", len(records)))
+    if not has_compressed_line(path):  # restored in place, or never compressed under this header
+        return FileCheck("unrecorded", len(records))
+    return _damaged(repo, path, rel, ref, header_key(first.data), records)
+
+
+def _later_version(
+    repo: Repository,
+    path: Path,
+    rel: str,
+    records: list[FileRecord],
+    matched: FileRecord | None,
+    access: ArchiveAccess,
+) -> FileCheck | None:
+    """A later version that compress wrote may be staged or committed: the file compared
+    with it, so that damage to what only that version covers is found too."""
     for name, label in ((f":{rel}", "the staged version"), (f"HEAD:{rel}", "HEAD")):
         blob = repo.reader.get(name)
         if blob is None:
@@ -119,14 +137,17 @@ def _check_file(repo: Repository, path: Path, ref: str, access: ArchiveAccess) -
             reference = blob[: record.size]
             verified = matched.lines if matched is not None else 0
             return _repair_from(repo, path, rel, reference, label, access, verified)
-    if matched is not None:
-        return _past_record(path, rel, matched, FileCheck("matched", len(records)))
-    if not has_compressed_line(path):  # restored in place, or never compressed under this header
-        return FileCheck("unrecorded", len(records))
+    return None
+
+
+def _damaged(
+    repo: Repository, path: Path, rel: str, ref: str, key: str, records: list[FileRecord]
+) -> FileCheck:
+    """A file with compressed lines that matches no version compress wrote: what differs."""
     check = FileCheck("damaged", len(records))
     first_marker = _misplaced_markers(check, path, rel)  # named first: a line that arrived with one
     if not check.stray:  # no marker out of place: which lines differ from what was written
-        named = _against_written(repo, path, rel, ref, header_key(first.data), records)
+        named = _against_written(repo, path, rel, ref, key, records)
         if named is not None:
             return named
     check.problems += [
@@ -151,27 +172,10 @@ def _against_written(
     closest to): the lines that differ are named, each for itself. None when no record
     holds digests (written by an older release), or when no compressed line of the file is
     as compress wrote it there (another file with a marker copied in, not a damaged one)."""
-    tip = repo.rev_parse(ref)
-    written: list[tuple[int, list[bytes]]] = []
-    for record in records:
-        blob = repo.reader.get(f"{tip}:{record_folder(key)}/{record.name()}") if tip else None
-        if blob and len(blob) == record.lines * LINE_DIGEST:
-            cut = range(0, len(blob), LINE_DIGEST)
-            written.append((record.lines, [blob[at : at + LINE_DIGEST] for at in cut]))
+    written = _written_digests(repo, ref, key, records)
     if not written:
         return None
-    have: list[tuple[bytes, bytes]] = []
-    marked: set[int] = set()  # the lines that name the marker key
-    unreadable: dict[int, str] = {}
-    with open_lines(path) as lines:
-        for line in lines:
-            have.append((line_digest(line.data, line.newline), line_digest(line.data, False)))
-            if MARKER_BYTES in line.data:
-                marked.add(line.number)
-                try:
-                    read_marker(line.data, f"{rel}:{line.number}")
-                except GitClawError as error:  # its own cause, named as marker_problems does
-                    unreadable[line.number] = str(error)
+    have, marked, unreadable = _line_digests(path, rel)
 
     def differing(wanted: list[bytes]) -> list[int]:
         last = len(wanted)
@@ -214,6 +218,40 @@ def _against_written(
     if not check.problems:
         return None  # every line is as written: not what this comparison can explain
     return check
+
+
+def _written_digests(
+    repo: Repository, ref: str, key: str, records: list[FileRecord]
+) -> list[tuple[int, list[bytes]]]:
+    """(lines, the digest of each line) of every record that holds its lines' digests."""
+    tip = repo.rev_parse(ref)
+    written: list[tuple[int, list[bytes]]] = []
+    for record in records:
+        blob = repo.reader.get(f"{tip}:{record_folder(key)}/{record.name()}") if tip else None
+        if blob and len(blob) == record.lines * LINE_DIGEST:
+            cut = range(0, len(blob), LINE_DIGEST)
+            written.append((record.lines, [blob[at : at + LINE_DIGEST] for at in cut]))
+    return written
+
+
+def _line_digests(
+    path: Path, rel: str
+) -> tuple[list[tuple[bytes, bytes]], set[int], dict[int, str]]:
+    """Each line's digest (with its newline and without), the lines that name the marker
+    key, and why each of those whose marker does not read does not."""
+    have: list[tuple[bytes, bytes]] = []
+    marked: set[int] = set()
+    unreadable: dict[int, str] = {}
+    with open_lines(path) as lines:
+        for line in lines:
+            have.append((line_digest(line.data, line.newline), line_digest(line.data, False)))
+            if MARKER_BYTES in line.data:
+                marked.add(line.number)
+                try:
+                    read_marker(line.data, f"{rel}:{line.number}")
+                except GitClawError as error:  # its own cause, named as marker_problems does
+                    unreadable[line.number] = str(error)
+    return have, marked, unreadable
 
 
 def _carries_marker(data: bytes, where: str) -> bool:
@@ -443,26 +481,38 @@ def _repair_from(
             f"{rel}:{want.number}: the line differs from what gitclaw-compress wrote; "
             f"{label} holds it intact"
         )
-    for have in current[len(expected) :]:  # appended since: not a copy, and no marker
+    return _verdict(check, copies, current, len(expected), verified_lines, label, rel)
+
+
+def _verdict(
+    check: FileCheck,
+    copies: _Copies,
+    current: list[RawLine],
+    expected: int,
+    verified_lines: int,
+    label: str,
+    rel: str,
+) -> FileCheck:
+    """After the lines `_repair_from` compared (the `expected` the reference holds): the
+    lines appended since, a file cut short, and what the check says in the end."""
+    for have in current[expected:]:  # appended since: not a copy, and no marker
         source = copies.of(have.data) if check.replacements else None
         if source is not None:
             return _moved(check, label, rel, have.number, source)
         if _carries_marker(have.data, f"{rel}:{have.number}"):
             _stray(check, rel, have.number)
             return check
-    if len(current) < len(expected) and (check.replacements or not verified_lines):
+    if len(current) < expected and (check.replacements or not verified_lines):
         check.status = "damaged"
         check.problems.append(
-            f"{rel}: {len(current)} lines, but gitclaw-compress wrote {len(expected)}; "
+            f"{rel}: {len(current)} lines, but gitclaw-compress wrote {expected}; "
             "lines were cut or joined"
         )
-    elif check.replacements and any(
-        parse_entry(line.data) is None for line in current[len(expected) :]
-    ):
+    elif check.replacements and any(parse_entry(line.data) is None for line in current[expected:]):
         # A line after the recorded ones that is not JSON may be a piece of a split line.
         check.status = "damaged"
         check.problems.append(
-            f"{rel}: lines after line {len(expected)} are not all JSON objects; a damaged "
+            f"{rel}: lines after line {expected} are not all JSON objects; a damaged "
             "line may have been split, so nothing is restored from history"
         )
     elif not check.replacements:

@@ -9,7 +9,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from gitclaw_compress.config import Config
 from gitclaw_compress.core.compressor import (
     CompressSettings,
     ObjectId,
+    Payload,
     compress_lines,
     git_blob_id,
     git_blob_id_sha256,
@@ -57,6 +58,23 @@ class _Pending:
     stat: os.stat_result
     report: FileReport
     ref: str
+
+
+@dataclass
+class _Rewritten:
+    """What pass 2 over one file wrote: its size and sha256, each line's `line_digest`
+    (for the record), its first line, the objects no commit of the branch holds, and what
+    the archive takes if the run goes on."""
+
+    size: int = 0
+    digest: str = ""
+    # Each line's `line_digest`, for the record: 4 bytes a line, not a bytes object each
+    # (45 bytes a line, the one thing pass 2 held in proportion to the file).
+    written: bytearray = field(default_factory=bytearray)
+    header: bytes = b""
+    archive_only: set[str] = field(default_factory=set)
+    payloads: list[Payload] = field(default_factory=list)
+    references: set[str] = field(default_factory=set)  # the blobs v3 markers name: one or two
 
 
 @contextlib.contextmanager
@@ -210,7 +228,7 @@ class Compression:
         Claim every file before the first `add`, so that a bad path or a file locked by
         another run stops the whole run before anything is written.
         """
-        rel = self.repo.relative(self.real_path(path))
+        rel = self.repo.relative(real_path(self.repo, path))
         if rel in self._claimed:
             return rel
         if not path.is_file():
@@ -218,20 +236,6 @@ class Compression:
         self._stack.enter_context(self.repo.lock(rel, rel))
         self._claimed.add(rel)
         return rel
-
-    def real_path(self, path: Path) -> Path:
-        """The file to rewrite: a symlink's target when it lies in the repository, so that
-        the link stays a link and the stubs name the file that was compressed."""
-        if not path.is_symlink():
-            return path
-        target = path.resolve()
-        try:
-            target.relative_to(self.repo.root)
-        except ValueError:
-            raise GitClawError(
-                f"{path}: a symlink to {target}, outside the git repository; nothing was changed"
-            ) from None
-        return target
 
     def add(
         self,
@@ -244,52 +248,23 @@ class Compression:
     ) -> FileReport:
         """Compress one file (written by `finish`). `settings` replace the config's."""
         rel = self.claim(path)
-        path = self.real_path(path)
+        path = real_path(self.repo, path)
         clean_stale_temps(path, self.repo.git_dir)
         stat = path.stat()
         report = FileReport(rel, "unchanged", stat.st_size, stat.st_size)
-        if not config["session.enabled"]:
-            report.status = "disabled"
-            return report
-        fmt = detect_file(path, rel)
-        report.format = fmt.name
-        _refuse_damaged_markers(self.repo, path, rel, config["archive.ref"])
-        if stat.st_size <= SMALL_FILE and (kinds := _without_conversation(path, fmt)):
-            report.reason = f"no conversation (only {', '.join(kinds)} lines)"
-            return report
-        if not force and stat.st_size < config["session.sizeThresholdKB"] * 1024:
-            report.status = "below-threshold"
+        fmt = _worth_reading(self.repo, path, rel, config, report, force=force)
+        if fmt is None:
             return report
         if settings is None:
             settings = config.compress_settings(keep_turns)
         if settings.budget.active:  # it measures the context as `status` does
             originals = line_originals(self.repo, rel, config["archive.ref"])
-            budget = dataclasses.replace(settings.budget, originals=originals)
-            settings = dataclasses.replace(settings, budget=budget)
-        try:  # a budget policy reads the conversation, which a format may not offer
-            plan = self._plan(path, rel, fmt, settings)
-        except Unsupported as error:
-            raise error.at(rel) from None
-        if plan.budget is not None:
-            report.budget = plan.budget.as_json()
-        self._warn_too_deep(plan, rel, report)
-        counts = plan.counts
-        report.lines, report.turns, report.kept_turns = counts.lines, plan.turns, plan.kept_turns
-        report.counts = counts
-        report.preserved_thinking = plan.preserved_thinking
-        if counts.malformed:
-            where = ", ".join(str(number) for number in counts.malformed_at)
-            more = ", …" if counts.malformed > len(counts.malformed_at) else ""
-            report.warnings.append(
-                f"{rel}: {counts.malformed} line(s) that are not JSON objects passed through "
-                f"untouched (line {where}{more})"
+            settings = dataclasses.replace(
+                settings, budget=dataclasses.replace(settings.budget, originals=originals)
             )
-        if self.dry_run and not settings.deep:
-            lines_of = IntactLines(self.repo, path, rel)
-            report.deep_bytes_after = self._deep_size(path, rel, fmt, settings, lines_of)
+        plan = _planned(self.repo, path, rel, fmt, settings, report, dry_run=self.dry_run)
         if not plan.touches_anything:
             return report
-        intact = IntactLines(self.repo, path, rel)
         ref = config["archive.ref"]
         writer = self._writers.get(ref)
         if writer is None:
@@ -299,114 +274,27 @@ class Compression:
             if self.dry_run
             else AtomicFile(path, git_dir=self.repo.git_dir, doing="compressing")
         )
-        digest = hashlib.sha256()
-        # Each line's `line_digest`, for the record: 4 bytes a line, not a bytes object each
-        # (45 bytes a line, the one thing pass 2 held in proportion to the file).
-        written = bytearray()
-        archive_only: set[str] = set()  # objects no commit of the branch holds
-        header = b""
-
-        def sink(chunk: bytes) -> None:
-            digest.update(chunk)
-            if output is not None:
-                output.write(chunk)
-
-        batch = LineBatch(sink)
-        # Archived once the gain is known to be worth it (`_worth_it`), not before.
-        payloads: list[Any] = []
-        references: set[str] = set()  # the blobs v3 markers name: one or two per file
-        try:
-            with open_lines(path) as lines:
-                for result in compress_lines(
-                    self._told(lines), plan, settings, **_pass_two(self.repo, rel, intact)
-                ):
-                    batch.add(result.line)
-                    written += line_digest(result.line.data, result.line.newline)
-                    if result.line.number == 1:
-                        header = result.line.data
-                    if result.changed:
-                        report.lines_compressed += 1
-                        archive_only |= only_in_archive(
-                            (payload.oid for payload in result.payloads),
-                            result.reference,
-                            lambda oid: oid == intact.head_blob,
-                        )
-                        if result.reference is not None and not self.dry_run:
-                            references.add(result.reference)
-                        for payload in result.payloads:
-                            report.objects += 1
-                            report.object_bytes += len(payload.data)
-                            if not self.dry_run:
-                                payloads.append(payload)
-            batch.flush()
-            if output is not None:
-                output.seal()
-        except OSError as error:
+        done = _rewrite(
+            self.repo, self._told, path, rel, plan, settings, output, report, dry_run=self.dry_run
+        )
+        _warn_too_deep(plan, rel, report)
+        if not _worth_writing(done, report, config, force=force):
             if output is not None:
                 output.discard()
-            raise disk_error(error, path, "reading") from None
-        except BaseException:
-            if output is not None:
-                output.discard()
-            raise
-        self._warn_too_deep(plan, rel, report)
-        size_after = batch.size
-        report.bytes_after = size_after
-        small = None if force else config.gain_too_small(stat.st_size, size_after)
-        if report.lines_compressed == 0 or small is not None:
-            if output is not None:
-                output.discard()
-            report.bytes_after = stat.st_size
-            if report.lines_compressed:
-                report.reason, report.lines_compressed, report.objects = small or "", 0, 0
-                report.object_bytes = 0
             return report
-        report.archive_only = len(archive_only)
-        for reference in sorted(references):
+        report.archive_only = len(done.archive_only)
+        for reference in sorted(done.references):
             writer.reference(reference, path.name)
-        for payload in payloads:
+        for payload in done.payloads:
             writer.add(payload.oid, payload.data)
         if output is None:
             report.status = "would-compress"
             return report
         report.status = "compressed"
-        record = FileRecord(digest.hexdigest(), size_after, counts.lines)
-        writer.record(header_key(header), record, bytes(written))
+        record = FileRecord(done.digest, done.size, plan.counts.lines)
+        writer.record(header_key(done.header), record, bytes(done.written))
         self._pending.append(_Pending(output, stat, report, ref))
         return report
-
-    def _plan(
-        self,
-        path: Path,
-        rel: str,
-        fmt: Any,
-        settings: CompressSettings,
-        intact: IntactLines | None = None,
-    ) -> SessionPlan:
-        return settled_plan(self.repo, path, rel, fmt, settings, intact)
-
-    def _deep_size(
-        self,
-        path: Path,
-        rel: str,
-        fmt: Any,
-        settings: CompressSettings,
-        intact: IntactLines,
-    ) -> int:
-        """The file's size after a deep run with these settings (a dry run's comparison)."""
-        deep = dataclasses.replace(settings, deep=True)
-        _, lines = written_lines(self.repo, path, rel, fmt, deep, intact)
-        return sum(len(line.encode()) for line in lines)
-
-    @staticmethod
-    def _warn_too_deep(plan: Any, rel: str, report: FileReport) -> None:
-        too_deep = getattr(plan, "too_deep", None)
-        if not too_deep:
-            return
-        where = ", ".join(str(number) for number in sorted(set(too_deep))[:5])
-        warning = f"{rel}: line(s) {where} nested too deeply to handle passed through untouched"
-        if warning not in report.warnings:
-            report.warnings.append(warning)
 
     def finish(self) -> None:
         """Make the archive durable, then replace each file atomically.
@@ -428,28 +316,9 @@ class Compression:
         replaced: list[str] = []
         try:
             while self._pending:
-                pending = self._pending[0]
                 with signals_deferred():  # the rename and its bookkeeping happen together
-                    try:
-                        if self.repo.keeps_times:  # an agent lists its sessions by mtime
-                            times = (pending.stat.st_atime_ns, pending.stat.st_mtime_ns)
-                            os.utime(pending.output.temp, ns=times)
-                        # Named as stubs name it: a store's session by its full path (a
-                        # run over several stores must say which one an interrupt left).
-                        name = self.repo.session_ref(pending.report.path)
-                        if self.repo.live_agent_may_hold(pending.output.target):
-                            raise FileInUseError(
-                                f"{name}: its agent is running and this machine cannot tell "
-                                "which files it holds open; nothing was changed"
-                            )
-                        pending.output.replace(name, pending.stat)
-                        replaced.append(name)
-                    except FileInUseError as busy:
-                        pending.output.discard()
-                        report = pending.report
-                        report.status = "in-use"
-                        report.bytes_after = report.bytes_before
-                        report.warnings.append(str(busy))
+                    if _replace(self.repo, self._pending[0]):
+                        replaced.append(self.repo.session_ref(self._pending[0].report.path))
                     self._pending.pop(0)
             interrupts.checkpoint("compressed")
         except KeyboardInterrupt:
@@ -458,6 +327,206 @@ class Compression:
                     replaced, [self.repo.session_ref(p.report.path) for p in self._pending]
                 ) from None
             raise
+
+
+def real_path(repo: Repository, path: Path) -> Path:
+    """The file to rewrite: a symlink's target when it lies in the repository, so that
+    the link stays a link and the stubs name the file that was compressed."""
+    if not path.is_symlink():
+        return path
+    target = path.resolve()
+    try:
+        target.relative_to(repo.root)
+    except ValueError:
+        raise GitClawError(
+            f"{path}: a symlink to {target}, outside the git repository; nothing was changed"
+        ) from None
+    return target
+
+
+def _worth_writing(done: _Rewritten, report: FileReport, config: Config, *, force: bool) -> bool:
+    """Whether the run writes what pass 2 made: it compressed a line, and (without `force`)
+    the gain is not too small; if not, `report` says the file is left as it was."""
+    size = report.bytes_before
+    report.bytes_after = done.size
+    small = None if force else config.gain_too_small(size, done.size)
+    if report.lines_compressed and small is None:
+        return True
+    report.bytes_after = size
+    if report.lines_compressed:
+        report.reason, report.lines_compressed, report.objects = small or "", 0, 0
+        report.object_bytes = 0
+    return False
+
+
+def _replace(repo: Repository, pending: _Pending) -> bool:
+    """Rename the new file over the old one; False (status "in-use", with a warning) when
+    its agent holds it open for writing, or it changed since it was read."""
+    try:
+        if repo.keeps_times:  # an agent lists its sessions by mtime
+            times = (pending.stat.st_atime_ns, pending.stat.st_mtime_ns)
+            os.utime(pending.output.temp, ns=times)
+        # Named as stubs name it: a store's session by its full path (a run over several
+        # stores must say which one an interrupt left).
+        name = repo.session_ref(pending.report.path)
+        if repo.live_agent_may_hold(pending.output.target):
+            raise FileInUseError(
+                f"{name}: its agent is running and this machine cannot tell which files it "
+                "holds open; nothing was changed"
+            )
+        pending.output.replace(name, pending.stat)
+    except FileInUseError as busy:
+        pending.output.discard()
+        report = pending.report
+        report.status = "in-use"
+        report.bytes_after = report.bytes_before
+        report.warnings.append(str(busy))
+        return False
+    return True
+
+
+def _worth_reading(
+    repo: Repository, path: Path, rel: str, config: Config, report: FileReport, *, force: bool
+) -> Format | None:
+    """The file's format, or None (and why in `report`) when it is not to be compressed:
+    disabled, no conversation in it, or under the size threshold. Damaged markers are
+    refused here, before anything reads the file for its plan."""
+    if not config["session.enabled"]:
+        report.status = "disabled"
+        return None
+    fmt = detect_file(path, rel)
+    report.format = fmt.name
+    _refuse_damaged_markers(repo, path, rel, config["archive.ref"])
+    size = report.bytes_before
+    if size <= SMALL_FILE and (kinds := _without_conversation(path, fmt)):
+        report.reason = f"no conversation (only {', '.join(kinds)} lines)"
+        return None
+    if not force and size < config["session.sizeThresholdKB"] * 1024:
+        report.status = "below-threshold"
+        return None
+    return fmt
+
+
+def _planned(
+    repo: Repository,
+    path: Path,
+    rel: str,
+    fmt: Format,
+    settings: CompressSettings,
+    report: FileReport,
+    *,
+    dry_run: bool,
+) -> SessionPlan:
+    """Pass 1 (settled), and what it found in `report`."""
+    try:  # a budget policy reads the conversation, which a format may not offer
+        plan = settled_plan(repo, path, rel, fmt, settings)
+    except Unsupported as error:
+        raise error.at(rel) from None
+    if plan.budget is not None:
+        report.budget = plan.budget.as_json()
+    _warn_too_deep(plan, rel, report)
+    counts = plan.counts
+    report.lines, report.turns, report.kept_turns = counts.lines, plan.turns, plan.kept_turns
+    report.counts = counts
+    report.preserved_thinking = plan.preserved_thinking
+    if counts.malformed:
+        where = ", ".join(str(number) for number in counts.malformed_at)
+        more = ", …" if counts.malformed > len(counts.malformed_at) else ""
+        report.warnings.append(
+            f"{rel}: {counts.malformed} line(s) that are not JSON objects passed through "
+            f"untouched (line {where}{more})"
+        )
+    if dry_run and not settings.deep:
+        lines_of = IntactLines(repo, path, rel)
+        report.deep_bytes_after = _deep_size(repo, path, rel, fmt, settings, lines_of)
+    return plan
+
+
+def _rewrite(
+    repo: Repository,
+    lines_of: Callable[[Iterable[RawLine]], Iterator[RawLine]],
+    path: Path,
+    rel: str,
+    plan: SessionPlan,
+    settings: CompressSettings,
+    output: AtomicFile | None,
+    report: FileReport,
+    *,
+    dry_run: bool,
+) -> _Rewritten:
+    """Pass 2 over the file into `output` (none in a dry run), counted in `report`; the
+    payloads and references are archived once the gain is known to be worth it. `lines_of`
+    wraps the lines as they are read (the run's progress)."""
+    intact = IntactLines(repo, path, rel)
+    done = _Rewritten()
+    digest = hashlib.sha256()
+
+    def sink(chunk: bytes) -> None:
+        digest.update(chunk)
+        if output is not None:
+            output.write(chunk)
+
+    batch = LineBatch(sink)
+    written, archive_only = done.written, done.archive_only
+    payloads, references = done.payloads, done.references
+    try:
+        with open_lines(path) as lines:
+            for result in compress_lines(
+                lines_of(lines), plan, settings, **_pass_two(repo, rel, intact)
+            ):
+                batch.add(result.line)
+                written += line_digest(result.line.data, result.line.newline)
+                if result.line.number == 1:
+                    done.header = result.line.data
+                if result.changed:
+                    report.lines_compressed += 1
+                    archive_only |= only_in_archive(
+                        (payload.oid for payload in result.payloads),
+                        result.reference,
+                        lambda oid: oid == intact.head_blob,
+                    )
+                    if result.reference is not None and not dry_run:
+                        references.add(result.reference)
+                    for payload in result.payloads:
+                        report.objects += 1
+                        report.object_bytes += len(payload.data)
+                        if not dry_run:
+                            payloads.append(payload)
+        batch.flush()
+        if output is not None:
+            output.seal()
+    except BaseException as error:
+        if output is not None:
+            output.discard()
+        if isinstance(error, OSError):
+            raise disk_error(error, path, "reading") from None
+        raise
+    done.size, done.digest = batch.size, digest.hexdigest()
+    return done
+
+
+def _deep_size(
+    repo: Repository,
+    path: Path,
+    rel: str,
+    fmt: Format,
+    settings: CompressSettings,
+    intact: IntactLines,
+) -> int:
+    """The file's size after a deep run with these settings (a dry run's comparison)."""
+    deep = dataclasses.replace(settings, deep=True)
+    _, lines = written_lines(repo, path, rel, fmt, deep, intact)
+    return sum(len(line.encode()) for line in lines)
+
+
+def _warn_too_deep(plan: SessionPlan, rel: str, report: FileReport) -> None:
+    too_deep = plan.too_deep
+    if not too_deep:
+        return
+    where = ", ".join(str(number) for number in sorted(set(too_deep))[:5])
+    warning = f"{rel}: line(s) {where} nested too deeply to handle passed through untouched"
+    if warning not in report.warnings:
+        report.warnings.append(warning)
 
 
 def interrupted_after(replaced: list[str], left: list[str]) -> GitClawError:

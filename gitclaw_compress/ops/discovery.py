@@ -250,23 +250,7 @@ def discover(
     notes = warnings if warnings is not None else []
     mapping_globs: list[str] = config["sessions.mappingGlobs"]
     if issue is not None:
-        mappings = sorted(
-            path
-            for path in _repo_files(repo, mapping_globs)
-            if path.stem == str(issue) and path.suffix == ".json"
-        )
-        if not mappings:
-            raise GitClawError(
-                f"no mapping file for issue {issue} (looked for {issue}.json under "
-                f"{', '.join(mapping_globs)}); pass the session path instead"
-            )
-        why: list[str] = []  # each mapping's reason, in the error: warnings go unprinted then
-        sessions = [s for m in mappings if (s := _mapped_session(repo, m, why)) is not None]
-        if not sessions:
-            reasons = "; ".join(reason.removesuffix("; ignored") for reason in why)
-            raise GitClawError(f"issue {issue}: {reasons}; pass the session path instead")
-        notes.extend(why)
-        return Discovery(sorted(set(sessions)), "issue", f"named by issue {issue}'s mapping")
+        return _by_issue(repo, issue, mapping_globs, notes)
 
     globs = repo.session_globs(config["sessions.globs"])
     # In an agent's store every session is new to git: there, the ones at rest.
@@ -280,22 +264,14 @@ def discover(
     if changed or not repo.has_history:  # a store: its sessions at rest, or none
         return Discovery(sorted(changed), "changed", repo.changed_means)
 
-    latest: tuple[datetime, str, Path] | None = None
-    for mapping in _repo_files(repo, mapping_globs):
-        value = _mapping(mapping)
-        stamp = parse_time(value.get("updatedAt")) if value is not None else None
-        if stamp is None:
-            continue
-        key = (stamp, mapping.as_posix(), mapping)
-        if latest is None or key[:2] > latest[:2]:
-            latest = key
+    latest = _newest_mapping(repo, mapping_globs)
     if latest is not None:
-        session = _mapped_session(repo, latest[2], notes)
+        session = _mapped_session(repo, latest, notes)
         if session is not None:
             return Discovery(
                 [session],
                 "mapping",
-                f"named by {repo.relative(latest[2])}, the newest mapping file (updatedAt)",
+                f"named by {repo.relative(latest)}, the newest mapping file (updatedAt)",
             )
 
     newest = newest_session(all_sessions(repo, config))
@@ -306,3 +282,40 @@ def discover(
             f"its last entry is the newest ({newest[1].isoformat()})",
         )
     return Discovery([], "none", "no session files under " + ", ".join(globs))
+
+
+def _by_issue(
+    repo: Repository, issue: int, mapping_globs: list[str], notes: list[str]
+) -> Discovery:
+    """The sessions issue `issue`'s mapping files name; an error when none does."""
+    mappings = sorted(
+        path
+        for path in _repo_files(repo, mapping_globs)
+        if path.stem == str(issue) and path.suffix == ".json"
+    )
+    if not mappings:
+        raise GitClawError(
+            f"no mapping file for issue {issue} (looked for {issue}.json under "
+            f"{', '.join(mapping_globs)}); pass the session path instead"
+        )
+    why: list[str] = []  # each mapping's reason, in the error: warnings go unprinted then
+    sessions = [s for m in mappings if (s := _mapped_session(repo, m, why)) is not None]
+    if not sessions:
+        reasons = "; ".join(reason.removesuffix("; ignored") for reason in why)
+        raise GitClawError(f"issue {issue}: {reasons}; pass the session path instead")
+    notes.extend(why)
+    return Discovery(sorted(set(sessions)), "issue", f"named by issue {issue}'s mapping")
+
+
+def _newest_mapping(repo: Repository, mapping_globs: list[str]) -> Path | None:
+    """The mapping file with the newest `updatedAt` (by path among equals)."""
+    latest: tuple[datetime, str, Path] | None = None
+    for mapping in _repo_files(repo, mapping_globs):
+        value = _mapping(mapping)
+        stamp = parse_time(value.get("updatedAt")) if value is not None else None
+        if stamp is None:
+            continue
+        key = (stamp, mapping.as_posix(), mapping)
+        if latest is None or key[:2] > latest[:2]:
+            latest = key
+    return latest[2] if latest is not None else None

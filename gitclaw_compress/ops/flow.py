@@ -284,6 +284,23 @@ def run_flow(
 
 
 @dataclass
+class _Sessions:
+    """The sessions a run found, each with its config, and what the later stages read of
+    those configs: read once, where they are loaded."""
+
+    chosen: list[Path] = field(default_factory=list)
+    configs: dict[Path, Config] = field(default_factory=dict)
+    local_only: dict[Path, bool] = field(default_factory=dict)  # by resolved path
+    summarized: list[Path] = field(default_factory=list)  # summary.enabled: the summary stage's
+
+    @classmethod
+    def of(cls, chosen: list[Path], configs: dict[Path, Config]) -> _Sessions:
+        local_only = {path.resolve(): c["archive.localOnly"] for path, c in configs.items()}
+        summarized = [path for path in chosen if configs[path]["summary.enabled"]]
+        return cls(chosen, configs, local_only, summarized)
+
+
+@dataclass
 class _Run:
     """What the stages of one `run_flow` share: the repository, its root config, the result
     they fill in, and (once found) each session's config and the secret scan beside them.
@@ -296,10 +313,7 @@ class _Run:
     pushes: bool  # the run pushes the archive, or its caller does
     config_root: Path
     cache: UnchangedCache
-    configs: dict[Path, Config] = field(default_factory=dict)
-    chosen: list[Path] = field(default_factory=list)
-    local_only: dict[Path, bool] = field(default_factory=dict)  # by resolved path
-    summarized: list[Path] = field(default_factory=list)  # the sessions the summary stage takes
+    found: _Sessions = field(default_factory=_Sessions)
     secrets: ParallelGuard | None = None
 
     @classmethod
@@ -339,12 +353,11 @@ class _Run:
         dry_run: bool,
         progress: Progress,
     ) -> list[Path]:
-        """The sessions to compress, each with its config (and what the later stages read of
-        it); then the secret scan starts on them, in a thread beside the compression (only
-        where a session has lines not scanned clean before): a finding holds its session
-        before any write. A dry run scans too, so that it says which sessions the run would
-        hold. In an agent's store too: what compress drops would be committed to the store's
-        archive."""
+        """The sessions to compress, each with its config; then the secret scan starts on
+        them, in a thread beside the compression (only where a session has lines not scanned
+        clean before): a finding holds its session before any write. A dry run scans too, so
+        that it says which sessions the run would hold; in an agent's store too, since what
+        compress drops would be committed to the store's archive."""
         chosen, self.result.discovery = select(
             self.repo,
             self.root_config,
@@ -354,15 +367,11 @@ class _Run:
             warnings=self.result.warnings,
             known=self.cache,
         )
-        self.chosen = chosen
-        self.configs = {
+        configs = {
             path: load_config(path, self.config_root, config_path).with_deep(deep)
             for path in chosen
         }
-        self.local_only = {
-            path.resolve(): config["archive.localOnly"] for path, config in self.configs.items()
-        }
-        self.summarized = [path for path in chosen if self.configs[path]["summary.enabled"]]
+        self.found = _Sessions.of(chosen, configs)
         from gitclaw_compress.secrets.parallel import ParallelGuard
 
         self.secrets = ParallelGuard(
@@ -390,7 +399,7 @@ class _Run:
             return compress_paths(
                 self.repo,
                 paths,
-                self.configs,
+                self.found.configs,
                 self.cache,
                 keep_turns=keep_turns,
                 force=force,
@@ -409,12 +418,10 @@ class _Run:
             # recorded clean: compress them (again, unless `scan_first`), alone (no scan
             # waits this time).
             self.result.held = held.sessions
-            names = {entry["path"] for entry in held.sessions}  # as findings name them
-            repo = self.repo
-            rest = [path for path in chosen if repo.session_ref(repo.relative(path)) not in names]
+            rest = _not_held(self.repo, chosen, held)
             done = dict(zip(rest, compress(rest), strict=True))
             self.result.reports = [
-                done[path] if path in done else _held_report(repo, path, dry_run=dry_run)
+                done[path] if path in done else _held_report(self.repo, path, dry_run=dry_run)
                 for path in chosen
             ]
 
@@ -426,23 +433,7 @@ class _Run:
             refuse_in_ci(self._unsent(reports))
 
     def _unsent(self, reports: list[FileReport]) -> str | None:
-        """The line for an archive that nothing sends (see ops/sending.py): about the
-        sessions this run left originals of that only the archive keeps (a line whose
-        original a commit of the branch holds restores from that commit anywhere)."""
-        compressed = [r for r in reports if r.status == "compressed" and r.archive_only]
-        if not compressed:
-            return None
-        from gitclaw_compress.ops.sending import unsent_archive
-
-        wrote = {(self.repo.root / r.path).resolve() for r in compressed}
-        return unsent_archive(
-            self.repo,
-            len(compressed),
-            local_only=all(local for path, local in self.local_only.items() if path in wrote),
-            ref=self.result.ref,
-            remote=self.result.remote,
-            pushes=self.pushes,
-        )
+        return _unsent_line(self.repo, reports, self.found, self.result, pushes=self.pushes)
 
     def record(self) -> None:
         """The lines it wrote, scanned for next time."""
@@ -458,11 +449,12 @@ class _Run:
 
     def summarize(self) -> None:
         """The opt-in summary stage, outside compression's locks."""
-        if self.summarized:
+        if self.found.summarized:
             from gitclaw_compress.summary.stage import summary_stage  # the LLM client, only here
 
+            configs = self.found.configs
             self.result.summaries = summary_stage(
-                self.repo, self.summarized, self.configs.__getitem__
+                self.repo, self.found.summarized, configs.__getitem__
             )
             self.result.warnings.extend(o.warning for o in self.result.summaries if o.warning)
 
@@ -470,16 +462,53 @@ class _Run:
         self.result.staged = stage(self.repo, self.result.reports, self.result.summarized)
 
     def send(self) -> None:
-        """Push the archive ref, never with an object that holds a secret (a warning each if
-        unblocked)."""
-        from gitclaw_compress.secrets.check import guard_push
-        from gitclaw_compress.store.remote import push_archive
+        _send(self.repo, self.root_config, self.result)
 
-        try:
-            self.result.warnings.extend(guard_push(self.repo, self.root_config))
-            self.result.push = push_archive(self.repo, self.result.ref, self.result.remote)
-        except GitClawError as error:
-            raise _push_failed_after_changes(self.result, error) from error
+
+def _send(repo: Repository, root_config: Config, result: FlowResult) -> None:
+    """Push the archive ref, never with an object that holds a secret (a warning each if
+    unblocked)."""
+    from gitclaw_compress.secrets.check import guard_push
+    from gitclaw_compress.store.remote import push_archive
+
+    try:
+        result.warnings.extend(guard_push(repo, root_config))
+        result.push = push_archive(repo, result.ref, result.remote)
+    except GitClawError as error:
+        raise _push_failed_after_changes(result, error) from error
+
+
+def _not_held(repo: Repository, chosen: list[Path], held: SecretsHeld) -> list[Path]:
+    """The sessions without an open finding (findings name them by their session ref)."""
+    names = {entry["path"] for entry in held.sessions}
+    return [path for path in chosen if repo.session_ref(repo.relative(path)) not in names]
+
+
+def _unsent_line(
+    repo: Repository,
+    reports: list[FileReport],
+    found: _Sessions,
+    result: FlowResult,
+    *,
+    pushes: bool,
+) -> str | None:
+    """The line for an archive that nothing sends (see ops/sending.py): about the sessions
+    this run left originals of that only the archive keeps (a line whose original a commit
+    of the branch holds restores from that commit anywhere)."""
+    compressed = [r for r in reports if r.status == "compressed" and r.archive_only]
+    if not compressed:
+        return None
+    from gitclaw_compress.ops.sending import unsent_archive
+
+    wrote = {(repo.root / r.path).resolve() for r in compressed}
+    return unsent_archive(
+        repo,
+        len(compressed),
+        local_only=all(local for path, local in found.local_only.items() if path in wrote),
+        ref=result.ref,
+        remote=result.remote,
+        pushes=pushes,
+    )
 
 
 def _push_failed_after_changes(result: FlowResult, error: GitClawError) -> GitClawError:

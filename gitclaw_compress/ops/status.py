@@ -23,6 +23,7 @@ from gitclaw_compress.core.compressor import (
 )
 from gitclaw_compress.core.context import (
     ContextSize,
+    Fullness,
     OriginalLine,
     context_fullness,
 )
@@ -159,8 +160,38 @@ def session_status(
     fmt = fmt or detect(lines, session_ref)
     estimator = get_estimator(config["tokens.estimator"])  # the one every figure counts with
     fullness = context_fullness(lines, fmt, config.context_settings(), estimator, originals)
+    status = _status_of(fullness, lines, config, session_ref)
+    if not savings:
+        return status
+    tokens_now = fullness.context.tokens_by_line()
+    for name, (command, settings) in _dry_runs(config, session_ref, keep_turns).items():
+        if settings.budget.active:  # it measures the context as above
+            policy = dataclasses.replace(settings.budget, originals=originals)
+            settings = dataclasses.replace(settings, budget=policy)
+        status.savings[name] = _saving(
+            command,
+            lines,
+            settings,
+            session_ref,
+            tokens_now,
+            fullness.size,
+            intact_commit,
+            object_id,
+            intact_blob,
+            fmt,
+            estimator,
+            # compress leaves a small gain alone; prune forces its run (commands/prune.py)
+            config if name in ("compress", "deep") else None,
+        )
+    return status
+
+
+def _status_of(
+    fullness: Fullness, lines: list[RawLine], config: Config, session_ref: str
+) -> SessionStatus:
+    """The status without its dry runs: the context, its size and level, its model's limits."""
     context, size, budget = fullness.context, fullness.size, fullness.budget
-    status = SessionStatus(
+    return SessionStatus(
         path=session_ref,
         model=context.model,
         limits_source=budget.limits_source,
@@ -185,54 +216,26 @@ def session_status(
         below_size_threshold=sum(len(line.encode()) for line in lines)
         < config["session.sizeThresholdKB"] * 1024,
     )
-    if not savings:
-        return status
-    tokens_now = context.tokens_by_line()
+
+
+def _dry_runs(
+    config: Config, session_ref: str, keep_turns: int | None
+) -> dict[str, tuple[str, CompressSettings]]:
+    """The runs `status` measures, by name: the command line and its settings (compress,
+    compress --deep unless the config is deep already, prune, prune --target)."""
     ref = shlex.quote(session_ref)
     turns = "" if keep_turns is None else f" --keep-turns {keep_turns}"
-    target = config["prune.targetPercent"]
-    runs = {
-        "compress": (
-            f"gitclaw-compress compress{turns} {ref}",
-            config.compress_settings(keep_turns),
-        ),
-        # What deep compression would save next to the default (unless it is the default).
-        **(
-            {}
-            if config["session.deep"]
-            else {
-                "deep": (
-                    f"gitclaw-compress compress{turns} --deep {ref}",
-                    config.compress_settings(keep_turns, deep=True),
-                )
-            }
-        ),
-        "prune": (
-            f"gitclaw-compress prune {ref}",
-            config.compress_settings(strategy="tokens"),
-        ),
-        "target": (
-            f"gitclaw-compress prune --target {ref}",
-            config.compress_settings(target_percent=target),
-        ),
-    }
-    for name, (command, settings) in runs.items():
-        if settings.budget.active:  # it measures the context as above
-            policy = dataclasses.replace(settings.budget, originals=originals)
-            settings = dataclasses.replace(settings, budget=policy)
-        status.savings[name] = _saving(
-            command,
-            lines,
-            settings,
-            session_ref,
-            tokens_now,
-            size,
-            intact_commit,
-            object_id,
-            intact_blob,
-            fmt,
-            estimator,
-            # compress leaves a small gain alone; prune forces its run (commands/prune.py)
-            config if name in ("compress", "deep") else None,
+    compress = f"gitclaw-compress compress{turns}"
+    runs = {"compress": (f"{compress} {ref}", config.compress_settings(keep_turns))}
+    if not config["session.deep"]:  # what deep would save next to the default
+        runs["deep"] = (
+            f"{compress} --deep {ref}",
+            config.compress_settings(keep_turns, deep=True),
         )
-    return status
+    runs["prune"] = (f"gitclaw-compress prune {ref}", config.compress_settings(strategy="tokens"))
+    target = config["prune.targetPercent"]
+    runs["target"] = (
+        f"gitclaw-compress prune --target {ref}",
+        config.compress_settings(target_percent=target),
+    )
+    return runs

@@ -364,24 +364,9 @@ def _run_in(
         run.notes.extend(store.notes)
         with store, store.lock("stores", f"the {home.agent} store ({home.root})"):
             config = load_config(None, store.config_root, config_path)
-            paths = session_files(home)
-            run.sessions = len(paths)
-            rest, held, fresh = store.at_rest(
-                paths, config["stores.quietMinutes"], now=now, writing=writing
-            )
-            run.in_use = [store.relative(path) for path in held]
-            run.fresh = [store.relative(path) for path in fresh]
-            # A file of the store that is no session (an empty one, another tool's) is a
-            # warning, not the end of the run.
             skipped: list[str] = []
-            found = len(rest)
-            rest = recognized(store, rest, UnchangedCache(store.git_dir), skipped)
-            run.not_sessions = found - len(rest)
-            run.sessions -= run.not_sessions
-            for path in [path for path in rest if _read_only(path)]:  # chmod 444 on purpose
-                rest.remove(path)
-                run.read_only += 1
-                skipped.append(f"{store.relative(path)}: read-only; left as it is")
+            quiet = config["stores.quietMinutes"]
+            rest = _at_rest(run, store, home, quiet, writing, now, skipped)
             try:
                 run.flow = run_flow(
                     store,
@@ -416,6 +401,35 @@ def _run_in(
     finally:
         run.archive_bytes = archive_size(run.archive) if run.archive.is_dir() else 0
     return run
+
+
+def _at_rest(
+    run: StoreRun,
+    store: AgentStore,
+    home: AgentHome,
+    quiet_minutes: int,
+    writing: set[tuple[int, int]] | None,
+    now: float | None,
+    skipped: list[str],
+) -> list[Path]:
+    """The store's sessions a run may compress now: at rest, recognized, writable. The
+    others are counted in `run`, and a warning each in `skipped` for a file of the store
+    that is no session (an empty one, another tool's) or that is read-only: a warning, not
+    the end of the run."""
+    paths = session_files(home)
+    run.sessions = len(paths)
+    rest, held, fresh = store.at_rest(paths, quiet_minutes, now=now, writing=writing)
+    run.in_use = [store.relative(path) for path in held]
+    run.fresh = [store.relative(path) for path in fresh]
+    found = len(rest)
+    rest = recognized(store, rest, UnchangedCache(store.git_dir), skipped)
+    run.not_sessions = found - len(rest)
+    run.sessions -= run.not_sessions
+    for path in [path for path in rest if _read_only(path)]:  # chmod 444 on purpose
+        rest.remove(path)
+        run.read_only += 1
+        skipped.append(f"{store.relative(path)}: read-only; left as it is")
+    return rest
 
 
 def interrupted(error: GitClawError) -> bool:

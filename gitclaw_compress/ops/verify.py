@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Container, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from gitclaw_compress.core.marker import NOT_IN, read_marker
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect_file
-from gitclaw_compress.ops.check import check_file
+from gitclaw_compress.ops.check import FileCheck, check_file
 from gitclaw_compress.store.access import ArchiveAccess, commit_line_source
 from gitclaw_compress.store.git import GitFailureError, run_git
 from gitclaw_compress.store.objects import ObjectReadError, damaged_objects
@@ -50,7 +51,6 @@ def verify_file(
     """
     rel = repo.relative(path)
     report = VerifyReport(rel)
-    from_commit = commit_line_source(repo, rel)
     access = access if access is not None else ArchiveAccess(repo, ref)
     check = check_file(repo, path, ref, access)
     report.whole_file = check.status
@@ -65,11 +65,31 @@ def verify_file(
             return oid in access.archived()
         return False
 
-    used: set[str] = set()  # the objects lines are read back from: each re-hashed once
     try:
         detect_file(path, rel)
     except GitClawError as error:
         report.problems.append(str(error))
+    used = _check_lines(repo, path, ref, check, access, on_ref, report)
+    # Distinct objects: lines committed intact together all read back from one version.
+    report.objects = len(used)
+    report.problems.extend(_corrupt(repo, ref, rel, used))
+    report.problems = _without_repeats(repo, report.problems)
+    return report
+
+
+def _check_lines(
+    repo: Repository,
+    path: Path,
+    ref: str,
+    check: FileCheck,
+    access: ArchiveAccess,
+    on_ref: Callable[[str], bool],
+    report: VerifyReport,
+) -> set[str]:
+    """Each compressed line's marker, the objects it names on the ref, and its restore: the
+    problems go in `report`; the objects lines are read back from (each re-hashed once)."""
+    rel, used = report.path, set[str]()
+    from_commit = commit_line_source(repo, rel)
     # A line the whole-file check named as not what compress wrote is damaged, whatever its
     # marker names: an object that marker names is not looked for (nor fetched).
     differing = set(check.differing)
@@ -85,23 +105,12 @@ def verify_file(
                     continue
                 report.compressed_lines += 1
                 used.update(marker.oids)
-                for oid in marker.oids:
-                    if not on_ref(oid):
-                        report.problems.append(
-                            f"{where}: object {oid} {OFF_REF} {ref} "
-                            "(git gc would lose it and git push would not send it); "
-                            f"{access.hint()}"
-                        )
+                off_ref = [oid for oid in marker.oids if not on_ref(oid)]
+                report.problems.extend(_off_ref(where, off_ref, ref, access.hint()))
                 del access.notes[:]
                 access.restore(data, where, from_commit(line.number), line.number)
                 report.problems.extend(access.notes)
-                for oid in marker.oids:
-                    if oid in access.missing:
-                        report.problems.append(
-                            f"{where}: archived object {oid} is missing from the object "
-                            "store (the line still restores from the commit where it is "
-                            "intact); run `git fsck`, then `gitclaw-compress fetch`"
-                        )
+                report.problems.extend(_missing(where, marker.oids, access.missing))
             except ObjectReadError as error:  # a corrupt object, named below too
                 if not _reads_objects(repo, ref):
                     raise  # git itself cannot read: verify could not do its job (exit 3)
@@ -111,18 +120,38 @@ def verify_file(
                 raise  # git itself failed: verify could not do its job (exit 3)
             except GitClawError as error:
                 report.problems.append(str(error))
-    # Distinct objects: lines committed intact together all read back from one version.
-    report.objects = len(used)
+    return used
+
+
+def _off_ref(where: str, oids: list[str], ref: str, hint: str) -> list[str]:
+    return [
+        f"{where}: object {oid} {OFF_REF} {ref} (git gc would lose it and git push would not "
+        f"send it); {hint}"
+        for oid in oids
+    ]
+
+
+def _missing(where: str, oids: Iterable[str], missing: Container[str]) -> list[str]:
+    return [
+        f"{where}: archived object {oid} is missing from the object store (the line still "
+        "restores from the commit where it is intact); run `git fsck`, then "
+        "`gitclaw-compress fetch`"
+        for oid in oids
+        if oid in missing
+    ]
+
+
+def _corrupt(repo: Repository, ref: str, rel: str, used: set[str]) -> list[str]:
+    """The objects lines read back from that are corrupt; a git that cannot read objects at
+    all is an error (verify could not do its job)."""
     damaged = damaged_objects(repo.root, sorted(used))
     if damaged and not _reads_objects(repo, ref):
         raise GitFailureError(f"git cat-file failed: {next(iter(damaged.values()))}")
-    for oid, why in damaged.items():
-        report.problems.append(
-            f"{rel}: archived object {oid} is corrupt in the object store ({why}); "
-            "`git fsck` names it; take a whole copy from another clone"
-        )
-    report.problems = _without_repeats(repo, report.problems)
-    return report
+    return [
+        f"{rel}: archived object {oid} is corrupt in the object store ({why}); "
+        "`git fsck` names it; take a whole copy from another clone"
+        for oid, why in damaged.items()
+    ]
 
 
 def _without_repeats(repo: Repository, problems: list[str]) -> list[str]:
