@@ -294,6 +294,16 @@ class _Sessions:
     summarized: list[Path] = field(default_factory=list)  # summary.enabled: the summary stage's
 
     @classmethod
+    def load(
+        cls, chosen: list[Path], config_root: Path, config_path: Path | None, *, deep: bool
+    ) -> _Sessions:
+        """Each chosen session's config (`deep` applied), loaded once here."""
+        configs = {
+            path: load_config(path, config_root, config_path).with_deep(deep) for path in chosen
+        }
+        return cls.of(chosen, configs)
+
+    @classmethod
     def of(cls, chosen: list[Path], configs: dict[Path, Config]) -> _Sessions:
         local_only = {path.resolve(): c["archive.localOnly"] for path, c in configs.items()}
         summarized = [path for path in chosen if configs[path]["summary.enabled"]]
@@ -367,11 +377,7 @@ class _Run:
             warnings=self.result.warnings,
             known=self.cache,
         )
-        configs = {
-            path: load_config(path, self.config_root, config_path).with_deep(deep)
-            for path in chosen
-        }
-        self.found = _Sessions.of(chosen, configs)
+        self.found = _Sessions.load(chosen, self.config_root, config_path, deep=deep)
         from gitclaw_compress.secrets.parallel import ParallelGuard
 
         self.secrets = ParallelGuard(
@@ -418,12 +424,7 @@ class _Run:
             # recorded clean: compress them (again, unless `scan_first`), alone (no scan
             # waits this time).
             self.result.held = held.sessions
-            rest = _not_held(self.repo, chosen, held)
-            done = dict(zip(rest, compress(rest), strict=True))
-            self.result.reports = [
-                done[path] if path in done else _held_report(self.repo, path, dry_run=dry_run)
-                for path in chosen
-            ]
+            self.result.reports = _compress_unheld(self.repo, chosen, held, compress, dry_run)
 
     def _before_writing(self, reports: list[FileReport]) -> None:
         self._guard().wait(self.result.warnings)
@@ -448,21 +449,22 @@ class _Run:
             self.result.warnings.append(line)
 
     def summarize(self) -> None:
-        """The opt-in summary stage, outside compression's locks."""
-        if self.found.summarized:
-            from gitclaw_compress.summary.stage import summary_stage  # the LLM client, only here
-
-            configs = self.found.configs
-            self.result.summaries = summary_stage(
-                self.repo, self.found.summarized, configs.__getitem__
-            )
-            self.result.warnings.extend(o.warning for o in self.result.summaries if o.warning)
+        _summarize(self.repo, self.found, self.result)
 
     def stage(self) -> None:
         self.result.staged = stage(self.repo, self.result.reports, self.result.summarized)
 
     def send(self) -> None:
         _send(self.repo, self.root_config, self.result)
+
+
+def _summarize(repo: Repository, found: _Sessions, result: FlowResult) -> None:
+    """The opt-in summary stage, outside compression's locks."""
+    if found.summarized:
+        from gitclaw_compress.summary.stage import summary_stage  # the LLM client, only here
+
+        result.summaries = summary_stage(repo, found.summarized, found.configs.__getitem__)
+        result.warnings.extend(o.warning for o in result.summaries if o.warning)
 
 
 def _send(repo: Repository, root_config: Config, result: FlowResult) -> None:
@@ -482,6 +484,22 @@ def _not_held(repo: Repository, chosen: list[Path], held: SecretsHeld) -> list[P
     """The sessions without an open finding (findings name them by their session ref)."""
     names = {entry["path"] for entry in held.sessions}
     return [path for path in chosen if repo.session_ref(repo.relative(path)) not in names]
+
+
+def _compress_unheld(
+    repo: Repository,
+    chosen: list[Path],
+    held: SecretsHeld,
+    compress: Callable[[list[Path]], list[FileReport]],
+    dry_run: bool,
+) -> list[FileReport]:
+    """Each session's report after the scan held some: the ones without an open finding
+    compressed, the others reported held, in the order they were chosen."""
+    rest = _not_held(repo, chosen, held)
+    done = dict(zip(rest, compress(rest), strict=True))
+    return [
+        done[path] if path in done else _held_report(repo, path, dry_run=dry_run) for path in chosen
+    ]
 
 
 def _unsent_line(
