@@ -153,46 +153,62 @@ def settle(
         intact_blob=intact_blob,
     ).savings
     decided = dataclasses.replace(plan, budget=dataclasses.replace(budget, settled=True))
-    assert decided.budget is not None
     if target_mode:
-        assert budget.target_tokens is not None
-        size, target = budget.size, budget.target_tokens
-        # The figure compared with the target is the one `status` gives once the run is
-        # done: compressing a message before the reply whose recorded usage counts now makes
-        # that usage stale, and `status` then estimates every message.
-        # Recorded usage over the target is what the provider counted: the run frees at
-        # least that much, even where the estimate `status` falls back to is lower.
-        excess = max(0, size.tokens - target) if size.source != "estimate" else 0
-        freed, cut, changed = 0, budget.floor, list[int]()
-        after, source = size.after_run((), 0)
-        for number in sorted(savings):
-            freed += savings[number]
-            changed.append(number)
-            after, source = size.after_run(changed, freed)
-            if after <= target and freed >= excess:
-                cut = number + 1
-                break
-        reached = after <= target
-        decided.window_start = cut
-        decided.budget.freed_tokens = freed
-        decided.budget.tokens_after, decided.budget.source_after = after, source
-        decided.budget.reached = reached
-        decision = (
-            f"target mode: target {target:,} tokens ({options.target_percent}% of "
-            f"{budget.budget.usable:,} usable); compressing the lines before {cut} frees "
-            f"{freed:,} tokens (estimated with {options.estimator})"
+        return _settle_target(decided, budget, options, savings)
+    return _settle_pruning(decided, budget, options, savings)
+
+
+def _settle_target(
+    decided: SessionPlan, budget: BudgetPlan, options: BudgetSettings, savings: Mapping[int, int]
+) -> SessionPlan:
+    """Target mode's decision: the first line after which the context is at or under the
+    target (with the recorded usage's excess freed), and what holds it out of reach if none."""
+    assert decided.budget is not None and budget.target_tokens is not None
+    size, target = budget.size, budget.target_tokens
+    # The figure compared with the target is the one `status` gives once the run is
+    # done: compressing a message before the reply whose recorded usage counts now makes
+    # that usage stale, and `status` then estimates every message.
+    # Recorded usage over the target is what the provider counted: the run frees at
+    # least that much, even where the estimate `status` falls back to is lower.
+    excess = max(0, size.tokens - target) if size.source != "estimate" else 0
+    freed, cut, changed = 0, budget.floor, list[int]()
+    after, source = size.after_run((), 0)
+    for number in sorted(savings):
+        freed += savings[number]
+        changed.append(number)
+        after, source = size.after_run(changed, freed)
+        if after <= target and freed >= excess:
+            cut = number + 1
+            break
+    reached = after <= target
+    decided.window_start = cut
+    decided.budget.freed_tokens = freed
+    decided.budget.tokens_after, decided.budget.source_after = after, source
+    decided.budget.reached = reached
+    decision = (
+        f"target mode: target {target:,} tokens ({options.target_percent}% of "
+        f"{budget.budget.usable:,} usable); compressing the lines before {cut} frees "
+        f"{freed:,} tokens (estimated with {options.estimator})"
+    )
+    if excess:
+        decision += f"; the recorded usage ({size.tokens:,}) was {excess:,} over the target" + (
+            "" if freed >= excess else f", and the run frees only {freed:,} of it"
         )
-        if excess:
-            decision += f"; the recorded usage ({size.tokens:,}) was {excess:,} over the target" + (
-                "" if freed >= excess else f", and the run frees only {freed:,} of it"
-            )
-        if not reached:
-            held = held_by(budget, savings)
-            decided.budget.held = held
-            decided.budget.out_of_reach = describe_held(held, options)
-            decision += f"; {OUT_OF_REACH}{decided.budget.out_of_reach}"
-        decided.budget.decision = decision
-        return decided
+    if not reached:
+        held = held_by(budget, savings)
+        decided.budget.held = held
+        decided.budget.out_of_reach = describe_held(held, options)
+        decision += f"; {OUT_OF_REACH}{decided.budget.out_of_reach}"
+    decided.budget.decision = decision
+    return decided
+
+
+def _settle_pruning(
+    decided: SessionPlan, budget: BudgetPlan, options: BudgetSettings, savings: Mapping[int, int]
+) -> SessionPlan:
+    """Budget pruning's decision: the candidates that free something, if together they free
+    at least `minimum_tokens`; otherwise nothing is pruned."""
+    assert decided.budget is not None
     freed = sum(savings.get(number, 0) for number in budget.candidates)
     if freed < options.minimum_tokens:
         decided.budget.decision = below_minimum(freed, len(budget.candidates), options)
