@@ -8,7 +8,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gitclaw_compress.core.jsonspan import JsonPath, SpanError, locate, splice
 from gitclaw_compress.core.lines import (
@@ -299,6 +299,12 @@ def read_marker(data: bytes, where: str, *, fast: bool = True) -> Marker | None:
             raw.get("lines"),
             UI_ONLY_KEY in raw,
         )
+    return _checked_marker(raw, where)
+
+
+def _checked_marker(raw: Any, where: str) -> Marker:
+    """The full check of a marker `read_marker`'s one match did not take (an older or
+    hand-edited form): its fields, then the Marker it says."""
     problem = _marker_problem(raw)
     if problem is not None:
         raise DamagedLineError(f"{where}: unreadable {MARKER_KEY} marker: {problem}")
@@ -389,6 +395,21 @@ def restore_data(
         raise DamagedLineError(f"{where}: {problem}")
     if marker.intact is not None:
         return _from_intact_blob(marker, marker.intact, where, fetch, fetch_line, place)
+    return _from_parts(data, marker, where, fetch, from_commit, notes, place)
+
+
+def _from_parts(
+    data: bytes,
+    marker: Marker,
+    where: str,
+    fetch: FetchObject,
+    from_commit: Callable[[str], bytes | None] | None,
+    notes: list[str] | None,
+    place: str,
+) -> bytes:
+    """The original of a line whose marker names its archived parts (a v1 marker):
+    each part spliced back where its stub is, the marker member removed, checked by hash;
+    the line from its commit where a part is missing or the result does not match."""
     blobs = {oid: fetch(oid) for _, oid in marker.parts}
     missing = [oid for oid, blob in blobs.items() if blob is None]
     if missing:
