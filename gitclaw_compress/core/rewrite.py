@@ -107,8 +107,10 @@ class _Splices:
     edits: list[Edit] = field(default_factory=list)
 
 
-class _Rewriter:
-    """Pass 2: ask the format for edits on the lines the plan touches, and apply them."""
+class _Splicer:
+    """What pass 2 reads of its plan, and what it makes of a line's edits: the stubs
+    spliced in, the payloads archived (unless an intact blob holds the line), the marker
+    that undoes them. `_Rewriter` decides which lines get which edits."""
 
     def __init__(
         self,
@@ -134,6 +136,100 @@ class _Rewriter:
         self._entry_id = plan.format.entry_id
         self._bulk = plan.bulk if plan.bulk is not None else b""
         self._scanned = len(self._bulk)  # lines pass 1 saw (a line after them may hold bulk)
+
+    def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        edits = self.plan.rules.edits(entry, scope)
+        if scope.superseded:
+            edits = with_superseded(edits, self.plan.rules.superseded_edits(entry, scope))
+        return edits
+
+    def _splices(
+        self, line: RawLine, edits: list[Edit], spans: dict[JsonPath, tuple[int, int]]
+    ) -> _Splices:
+        """The edits worth making, and where (`_archive` adds their payloads)."""
+        data = line.data
+        result = _Splices()
+        for edit in edits:
+            span = spans.get(edit.path)
+            if span is None:
+                continue
+            start, end = span
+            replacement = encode_stub(edit.value)
+            # The original's kind from its first byte: no copy of it unless it is archived.
+            kind = JSON_KIND.get(data[start], "number") if end > start else ""
+            if json_kind(replacement) != kind:
+                raise AssertionError(
+                    f"{self.plan.format.name}: a stub at {edit.path} would change the JSON "
+                    f"type from {kind} to {json_kind(replacement)}"
+                )
+            if end - start - len(replacement) <= MIN_SAVING_BYTES:
+                continue
+            result.pieces.append((start, end, replacement))
+            result.edits.append(edit)
+        return result
+
+    def _archive(self, line: RawLine, splices: _Splices, blob: str | None) -> None:
+        """The payloads of the splices (and their ids in the marker's parts), only when no
+        intact `blob` holds the original line."""
+        if blob is not None:
+            return
+        data = line.data
+        for (start, end, _), edit in zip(splices.pieces, splices.edits, strict=True):
+            stored = stored_form(data[start:end])  # base64 kept decoded
+            oid = self.object_id(stored)
+            splices.parts.append({"path": list(edit.path), "oid": oid})
+            splices.payloads.append(Payload(oid, stored))
+
+    def _marked(
+        self,
+        line: RawLine,
+        splices: _Splices,
+        blob: str | None,
+        ui_only: bool = False,
+        spliced: bytes | None = None,
+    ) -> OutputLine:
+        """The line with its splices and the marker; `spliced` is the line with the splices
+        made already (then only the marker goes in)."""
+        data = line.data
+        # The file's length when this line was compressed: a reply on a later line was
+        # written after it, so the usage that reply recorded counts the compressed line.
+        lines = self.plan.counts.lines
+        marker: dict[str, object] | str
+        if blob is not None:
+            # The original is line N of a blob git already has: no copy of the payloads,
+            # and no commit (the blob is HEAD's or the staged version's).
+            digest = hashlib.sha256(data).digest()
+            marker = intact_marker(blob, line.number, digest, len(data), lines, ui_only=ui_only)
+        else:
+            marker = {
+                "v": MARKER_VERSION,
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "size": len(data),
+                "parts": splices.parts,
+                "lines": lines,
+            }
+            commit = self.intact_commit(line) if self.intact_commit else None
+            if commit:
+                marker["commit"] = commit
+            if ui_only:
+                marker[UI_ONLY_KEY] = True
+        close = object_close(data)
+        member = MARKER_MEMBER + orjson.dumps(marker)
+        if spliced is None:
+            new_data = splice(data, [*splices.pieces, (close, close, member)])
+        else:  # every splice lies before the closing brace, which moved by their sum
+            close += len(spliced) - len(data)
+            new_data = spliced[:close] + member + spliced[close:]
+        if len(new_data) >= len(data):
+            return _unchanged(line)
+        new_line = RawLine(line.number, new_data, line.newline)
+        if blob is not None:
+            return OutputLine(new_line, (), len(data), blob)
+        return OutputLine(new_line, tuple(splices.payloads), len(data))
+
+
+class _Rewriter(_Splicer):
+    """Pass 2: ask the format for edits on the lines the plan touches, and apply them."""
 
     def line(self, line: RawLine) -> OutputLine:
         number, data = line.number, line.data
@@ -178,12 +274,6 @@ class _Rewriter:
         held = [entry]  # `_apply` lets the parsed line go as soon as it can: not held here
         del entry
         return self._apply(line, held, edits, ui_only=unseen)
-
-    def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        edits = self.plan.rules.edits(entry, scope)
-        if scope.superseded:
-            edits = with_superseded(edits, self.plan.rules.superseded_edits(entry, scope))
-        return edits
 
     def _reopened(self, line: RawLine, entry: Entry, raw: object, scope: Scope) -> OutputLine:
         """A line whose UI-only copies were stubbed while it was in the kept window, now
@@ -269,90 +359,6 @@ class _Rewriter:
         splices = self._splices(line, edits, located)
         self._archive(line, splices, blob)
         return splices
-
-    def _splices(
-        self, line: RawLine, edits: list[Edit], spans: dict[JsonPath, tuple[int, int]]
-    ) -> _Splices:
-        """The edits worth making, and where (`_archive` adds their payloads)."""
-        data = line.data
-        result = _Splices()
-        for edit in edits:
-            span = spans.get(edit.path)
-            if span is None:
-                continue
-            start, end = span
-            replacement = encode_stub(edit.value)
-            # The original's kind from its first byte: no copy of it unless it is archived.
-            kind = JSON_KIND.get(data[start], "number") if end > start else ""
-            if json_kind(replacement) != kind:
-                raise AssertionError(
-                    f"{self.plan.format.name}: a stub at {edit.path} would change the JSON "
-                    f"type from {kind} to {json_kind(replacement)}"
-                )
-            if end - start - len(replacement) <= MIN_SAVING_BYTES:
-                continue
-            result.pieces.append((start, end, replacement))
-            result.edits.append(edit)
-        return result
-
-    def _archive(self, line: RawLine, splices: _Splices, blob: str | None) -> None:
-        """The payloads of the splices (and their ids in the marker's parts), only when no
-        intact `blob` holds the original line."""
-        if blob is not None:
-            return
-        data = line.data
-        for (start, end, _), edit in zip(splices.pieces, splices.edits, strict=True):
-            stored = stored_form(data[start:end])  # base64 kept decoded
-            oid = self.object_id(stored)
-            splices.parts.append({"path": list(edit.path), "oid": oid})
-            splices.payloads.append(Payload(oid, stored))
-
-    def _marked(
-        self,
-        line: RawLine,
-        splices: _Splices,
-        blob: str | None,
-        ui_only: bool = False,
-        spliced: bytes | None = None,
-    ) -> OutputLine:
-        """The line with its splices and the marker; `spliced` is the line with the splices
-        made already (then only the marker goes in)."""
-        data = line.data
-        # The file's length when this line was compressed: a reply on a later line was
-        # written after it, so the usage that reply recorded counts the compressed line.
-        lines = self.plan.counts.lines
-        marker: dict[str, object] | str
-        if blob is not None:
-            # The original is line N of a blob git already has: no copy of the payloads,
-            # and no commit (the blob is HEAD's or the staged version's).
-            digest = hashlib.sha256(data).digest()
-            marker = intact_marker(blob, line.number, digest, len(data), lines, ui_only=ui_only)
-        else:
-            marker = {
-                "v": MARKER_VERSION,
-                "sha256": hashlib.sha256(data).hexdigest(),
-                "size": len(data),
-                "parts": splices.parts,
-                "lines": lines,
-            }
-            commit = self.intact_commit(line) if self.intact_commit else None
-            if commit:
-                marker["commit"] = commit
-            if ui_only:
-                marker[UI_ONLY_KEY] = True
-        close = object_close(data)
-        member = MARKER_MEMBER + orjson.dumps(marker)
-        if spliced is None:
-            new_data = splice(data, [*splices.pieces, (close, close, member)])
-        else:  # every splice lies before the closing brace, which moved by their sum
-            close += len(spliced) - len(data)
-            new_data = spliced[:close] + member + spliced[close:]
-        if len(new_data) >= len(data):
-            return _unchanged(line)
-        new_line = RawLine(line.number, new_data, line.newline)
-        if blob is not None:
-            return OutputLine(new_line, (), len(data), blob)
-        return OutputLine(new_line, tuple(splices.payloads), len(data))
 
 
 MARKER_MEMBER = b',"' + MARKER_KEY.encode() + b'":'
