@@ -456,7 +456,8 @@ def _rewrite(
 ) -> _Rewritten:
     """Pass 2 over the file into `output` (none in a dry run), counted in `report`; the
     payloads and references are archived once the gain is known to be worth it. `lines_of`
-    wraps the lines as they are read (the run's progress)."""
+    wraps the lines as they are read (the run's progress). Not split: its loop runs once per
+    line of the file with what it fills bound to locals, and the sink and cleanup share them."""
     intact = IntactLines(repo, path, rel)
     done = _Rewritten()
     digest = hashlib.sha256()
