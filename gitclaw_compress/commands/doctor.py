@@ -71,6 +71,8 @@ def _shown(repo: Repository, path: Path) -> str:
 
 
 def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
+    """What `doctor` finds in `repo`: its hooks, its archive, its sessions and the problems
+    among them, as a JSON document (`command` adds the agents' own hooks to it)."""
     config = config_for(repo, None, config_path)
     ref, remote = config["archive.ref"], config["archive.remote"]
     skipped: list[str] = []  # files where sessions live that are none: not counted
@@ -81,23 +83,7 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
     hook = hook_state(repo)
     left_behind = hooks_left_behind(repo)
     problems: list[str] = [hook.problem] if hook.problem else []
-    if unrestorable and repo.kind == "store":  # no clone, no origin: the archive is all
-        problems.append(
-            f"{plural(len(unrestorable), 'session')} cannot be restored from this store's "
-            f"archive ({repo.git_dir}); put back the archive from your backup, or fetch "
-            f"{ref} into it from the remote you pushed it to (docs/stores.md)"
-        )
-    elif unrestorable:
-        problems.append(
-            f"{plural(len(unrestorable), 'session')} cannot be restored from this clone; "
-            + archive_fix(archive["state"], ref, remote)
-        )
-    if history_only:
-        problems.append(
-            f"{plural(len(history_only), 'session')} restore here only from git history, "
-            f"not from {ref} (a rewritten history would lose them); "
-            + archive_fix(archive["state"], ref, remote)
-        )
+    problems += _restore_problems(repo, unrestorable, history_only, archive["state"], ref, remote)
     if compressed and archive["state"] in ("missing", "behind"):
         problems.append(f"{remote} lacks this clone's {ref}; send it with: gitclaw-compress push")
     shared = _configs_without_local_only(repo, compressed, config_path)
@@ -131,6 +117,36 @@ def diagnose(repo: Repository, config_path: Path | None) -> dict[str, Any]:
         "history_only": history_only,
         "problems": problems,
     }
+
+
+def _restore_problems(
+    repo: Repository,
+    unrestorable: list[dict[str, Any]],
+    history_only: list[dict[str, Any]],
+    state: str,
+    ref: str,
+    remote: str,
+) -> list[str]:
+    """The problems of compressed sessions that cannot be restored here, or only from history."""
+    problems: list[str] = []
+    if unrestorable and repo.kind == "store":  # no clone, no origin: the archive is all
+        problems.append(
+            f"{plural(len(unrestorable), 'session')} cannot be restored from this store's "
+            f"archive ({repo.git_dir}); put back the archive from your backup, or fetch "
+            f"{ref} into it from the remote you pushed it to (docs/stores.md)"
+        )
+    elif unrestorable:
+        problems.append(
+            f"{plural(len(unrestorable), 'session')} cannot be restored from this clone; "
+            + archive_fix(state, ref, remote)
+        )
+    if history_only:
+        problems.append(
+            f"{plural(len(history_only), 'session')} restore here only from git history, "
+            f"not from {ref} (a rewritten history would lose them); "
+            + archive_fix(state, ref, remote)
+        )
+    return problems
 
 
 def _restorable(

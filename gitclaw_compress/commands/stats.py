@@ -15,6 +15,7 @@ from gitclaw_compress.commands.common import (
     report_sessions,
 )
 from gitclaw_compress.core.compressor import compress_lines, plan_lines
+from gitclaw_compress.core.lines import LineCounts
 from gitclaw_compress.core.stats import bytes_by_kind, kinds_of
 from gitclaw_compress.ops.compress import budget_estimator, written_lines
 from gitclaw_compress.ops.restore import restored_lines
@@ -88,13 +89,20 @@ def report(
         "left_as_it_is": small,
         **counts.as_json(),
     }
-    if not show:
-        return summary
+    if show:
+        _show(summary, kinds, counts)
+    return summary
+
+
+def _show(summary: dict[str, Any], kinds: tuple[str, ...], counts: LineCounts) -> None:
+    """Print the table of `report`'s `summary`: each kind's bytes and share, before and after."""
+    session_ref, small = summary["path"], summary["left_as_it_is"]
+    total_before, total_after = summary["bytes_before"], summary["bytes_after"]
     width = max(len(kind) for kind in kinds)
-    click.echo(f"{session_ref}: {plural(counts.lines, 'line')}, {plural(plan.turns, 'turn')}")
+    click.echo(f"{session_ref}: {plural(counts.lines, 'line')}, {plural(summary['turns'], 'turn')}")
     click.echo(f"{'kind':<{width}}  {'before':>10}  {'share':>6}  {'after':>10}  {'share':>6}")
     for kind in kinds:
-        before, after_size = before_kinds[kind], after_kinds[kind]
+        before, after_size = summary["kinds"][kind]["before"], summary["kinds"][kind]["after"]
         if not before and not after_size:
             continue
         click.echo(
@@ -112,4 +120,3 @@ def report(
     )
     if small is not None:
         click.echo(f"compress leaves it: {small}")
-    return summary

@@ -35,6 +35,35 @@ def rewrite_archive(
     """Replay the archive's commits. `rename(path, oid)` gives the new tree path and id of
     an entry (None drops it); `new_blobs` are the contents to write for new ids; `extra` are
     files added to the last commit. Returns the new tip."""
+    stream = _import_stream(repo, ref, new_blobs, rename, extra, message)
+    done = subprocess.run(
+        ["git", "fast-import", "--quiet", "--done", "--force"],
+        cwd=repo.root,
+        env=git_env(repo.root),
+        input=stream,
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise git_failure("fast-import", done.stderr, done.returncode)
+    tip = repo.rev_parse(ref)
+    assert tip is not None
+    flag = repo.git_dir / "gitclaw-compress" / REWRITTEN_FLAG
+    flag.parent.mkdir(parents=True, exist_ok=True)
+    flag.write_text(tip + "\n")
+    return tip
+
+
+def _import_stream(
+    repo: Repository,
+    ref: str,
+    new_blobs: dict[str, bytes],
+    rename: Callable[[str, str], tuple[str, str] | None],
+    extra: dict[str, bytes],
+    message: str,
+) -> bytes:
+    """The `git fast-import` input of `rewrite_archive`: the new blobs, then every commit of
+    `ref`, oldest first, with its entries renamed and `extra` added to the last."""
     listing = repo.git("rev-list", "--reverse", "--topo-order", "--parents", ref).decode()
     commits = [line.split() for line in listing.splitlines() if line.strip()]
     stream: list[bytes] = []
@@ -84,19 +113,4 @@ def rewrite_archive(
                 stream.append(b"M 100644 :%d %s\n" % (blob_mark, path.encode()))
         stream.append(b"\n")
     stream.append(b"done\n")
-    done = subprocess.run(
-        ["git", "fast-import", "--quiet", "--done", "--force"],
-        cwd=repo.root,
-        env=git_env(repo.root),
-        input=b"".join(stream),
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise git_failure("fast-import", done.stderr, done.returncode)
-    tip = repo.rev_parse(ref)
-    assert tip is not None
-    flag = repo.git_dir / "gitclaw-compress" / REWRITTEN_FLAG
-    flag.parent.mkdir(parents=True, exist_ok=True)
-    flag.write_text(tip + "\n")
-    return tip
+    return b"".join(stream)

@@ -177,7 +177,9 @@ def _frame_values(
     document order; JSON found in them is pushed as new frames, read after this one (as
     `value_strings` does). What `Format.secret_scope` decides, kept per container as the
     walk goes down: the last key on the path, and whether a sealed key is on it. Inside JSON
-    held by a string, the holder's scope holds for every string."""
+    held by a string, the holder's scope holds for every string. Kept whole: it is the
+    walk every string of a scanned line passes through, and a helper per string or
+    container would add a call for each string of the file."""
     number, base, node, depth, holder, holder_sealed = pending.pop()
     shortest = MIN_VALUE
     inner_depth = depth < JSON_DEPTH

@@ -245,20 +245,7 @@ def plan_summary(
     lead = next((i for i, m in enumerate(messages) if m.role != SYSTEM), len(messages) - 1)
     opens_with_summary = context.compaction is not None and messages[lead].role == SUMMARY
     start = lead + 1 if opens_with_summary else lead
-    where = "since the last summary" if opens_with_summary else "in the session"
-    valid = valid_cuts(messages, ids=ids)
-    cut: int | NoSummary | None
-    if keep.turns is not None:
-        # An agent that merges the first kept request into the summary message (Claude Code
-        # sends consecutive user messages as one) still has that turn.
-        merged = opens_with_summary and any(
-            line in people for line in messages[lead].source_lines()
-        )
-        cut = _cut_by_turns(messages, keep, valid, start, people, merged, where)
-    else:
-        cut = _cut_by_tokens(context, keep, valid, start, estimator, where)
-    if cut is None:
-        return NoSummary("no place to cut that keeps every tool call with its result")
+    cut = _choose_cut(context, keep, estimator, ids, start, lead, people, opens_with_summary)
     if isinstance(cut, NoSummary):
         return cut
     if any(part.bound for message in messages[cut:] if message.sent for part in message.parts):
@@ -296,6 +283,36 @@ def plan_summary(
     if cut < len(messages) and not is_person(messages[cut], people):
         plan.turn_start = next((m for m in reversed(plan.history) if is_person(m, people)), None)
     return _refused_after(plan, keep, opens_with_summary) or plan
+
+
+def _choose_cut(
+    context: Context,
+    keep: KeepPolicy,
+    estimator: TokenEstimator,
+    ids: bool,
+    start: int,
+    lead: int,
+    people: frozenset[int],
+    opens_with_summary: bool,
+) -> int | NoSummary:
+    """Where `plan_summary` cuts: by the turns or the tokens `keep` keeps, at a valid cut
+    after ``start``; a NoSummary says why there is none."""
+    messages = context.messages
+    where = "since the last summary" if opens_with_summary else "in the session"
+    valid = valid_cuts(messages, ids=ids)
+    cut: int | NoSummary | None
+    if keep.turns is not None:
+        # An agent that merges the first kept request into the summary message (Claude Code
+        # sends consecutive user messages as one) still has that turn.
+        merged = opens_with_summary and any(
+            line in people for line in messages[lead].source_lines()
+        )
+        cut = _cut_by_turns(messages, keep, valid, start, people, merged, where)
+    else:
+        cut = _cut_by_tokens(context, keep, valid, start, estimator, where)
+    if cut is None:
+        return NoSummary("no place to cut that keeps every tool call with its result")
+    return cut
 
 
 def _refused_before(

@@ -174,13 +174,7 @@ def summarize_file(
         wanted = _request(plan, facts, len(lines), now(), meta)
         # The format refuses what its agent cannot resume from before any LLM call.
         _record(fmt, lines, wanted, rel)
-        settings = None if offline else provider_settings(config)
-        if settings is None:
-            summary = extractive_summary(plan, facts)
-            report.mode, report.provider = "extractive", "none"
-        else:
-            summary = _ask(plan, facts, settings, config, rel, client_factory, report)
-            meta["model"] = report.model
+        summary = _summary_text(plan, facts, config, rel, client_factory, report, meta, offline)
         if not _smaller(report, plan, summary, estimator, replaced):
             return report
         meta["mode"] = report.mode
@@ -272,6 +266,27 @@ def _smaller(
         f"be smaller than the {replaced:,} tokens it replaces; nothing was written"
     )
     return False
+
+
+def _summary_text(
+    plan: SummaryPlan,
+    facts: Facts,
+    config: Config,
+    rel: str,
+    client_factory: ClientFactory,
+    report: SummaryReport,
+    meta: dict[str, Any],
+    offline: bool,
+) -> str:
+    """The summary of `summarize_file`: extractive when offline or with no provider set,
+    else the LLM's (its model noted in `meta`); its mode and provider noted in `report`."""
+    settings = None if offline else provider_settings(config)
+    if settings is None:
+        report.mode, report.provider = "extractive", "none"
+        return extractive_summary(plan, facts)
+    summary = _ask(plan, facts, settings, config, rel, client_factory, report)
+    meta["model"] = report.model
+    return summary
 
 
 def _ask(

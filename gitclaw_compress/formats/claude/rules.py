@@ -61,7 +61,7 @@ from gitclaw_compress.model import Conversation, EntryView, SummaryRequest
 from gitclaw_compress.preserved_thinking import binds_prefix
 
 if TYPE_CHECKING:
-    from gitclaw_compress.settings import CompressSettings
+    from gitclaw_compress.settings import CompressSettings, PreviewSettings
 
 # Lines of a conversation chain; each has `uuid` and `parentUuid`.
 CHAIN_TYPES = frozenset({"user", "assistant", "progress", "system", "attachment"})
@@ -345,8 +345,8 @@ class ClaudeTurns:
 
 class ClaudePayloads:
     """The stub of each kind of payload Claude Code writes, under one run's settings: tool
-    results (named by their call), tool-call inputs, text a person pasted, attachments, the
-    renderer's data. Which lines get which is `ClaudeRules`'s."""
+    results (named by their call), tool-call inputs, the renderer's data (what a person
+    pasted and attachments: `ClaudeDeepPayloads`). Which lines get which is `ClaudeRules`'s."""
 
     def __init__(self, settings: CompressSettings, calls: Mapping[str, str]) -> None:
         self.settings = settings
@@ -429,6 +429,64 @@ class ClaudePayloads:
             ]
         return []
 
+    def pruned_output_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """The tool results of a user line, whatever their size; the renderer's copy
+        (`toolUseResult`), text, images a person pasted and ids stay."""
+        message = message_of(entry)
+        if message is None or entry.get("type") != "user":
+            return []
+        edits: list[Edit] = []
+        for index, block in enumerate(_blocks(message)):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                base: JsonPath = ("message", "content", index)
+                edits.extend(self.tool_result_edits(block, base, scope, forced=True))
+        return edits
+
+    def kept_large_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """Deep, in the kept turns: tool results and tool-call inputs over
+        `deep_kept_max_bytes`; everything else there stays byte for byte."""
+        message = message_of(entry)
+        if message is None:
+            return []
+        limit = self.settings.deep_kept_max_bytes
+        edits: list[Edit] = []
+        for index, block in enumerate(_blocks(message)):
+            if not isinstance(block, dict):
+                continue
+            base: JsonPath = ("message", "content", index)
+            kind = block.get("type")
+            if kind == "tool_result" and _size(block.get("content")) > limit:
+                edits.extend(self.tool_result_edits(block, base, scope, forced=True))
+            elif kind == "tool_use" and _size(block.get("input")) > limit:
+                edits.extend(self.input_edits(block.get("input"), (*base, "input"), scope))
+        return edits
+
+    def ui_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        """What only the renderer reads, in any turn: `toolUseResult`, a progress line's data."""
+        kind = entry.get("type")
+        if kind == "user" and entry.get("toolUseResult") is not None:
+            return _shrink_ui(entry["toolUseResult"], ("toolUseResult",), self.ui_stub(scope))
+        if kind == "progress" and isinstance(entry.get("data"), dict):
+            return _shrink_ui(entry["data"], ("data",), self.ui_stub(scope))
+        return []
+
+    def ui_stub(self, scope: Scope) -> StubText:
+        short = self.settings.deep
+
+        def stub_text(path: JsonPath, text: str, images: list[tuple[str, int]]) -> str:
+            return stubs.ui_value_stub(_path_name(path), text, images, scope.show, short=short)
+
+        return stub_text
+
+
+class ClaudeDeepPayloads:
+    """Deep, in older turns: the stubs of what a person pasted and of what attachment lines
+    sent the model, both long since answered. The tool payloads are `ClaudePayloads`'s."""
+
+    def __init__(self, settings: CompressSettings, preview: PreviewSettings) -> None:
+        self.settings = settings
+        self.preview = preview  # `ClaudePayloads`'s, cut short under deep
+
     def user_text_edits(self, message: dict[str, Any], scope: Scope) -> list[Edit]:
         """Deep, in older turns: text over `deep_kept_max_bytes` that a person pasted (or a
         command printed) becomes its head and the `show` command; the model answered it
@@ -488,32 +546,17 @@ class ClaudePayloads:
             return []
         return [Edit((*base, key), stubs.user_text_stub(value, scope.show, preview))]
 
-    def ui_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        """What only the renderer reads, in any turn: `toolUseResult`, a progress line's data."""
-        kind = entry.get("type")
-        if kind == "user" and entry.get("toolUseResult") is not None:
-            return _shrink_ui(entry["toolUseResult"], ("toolUseResult",), self.ui_stub(scope))
-        if kind == "progress" and isinstance(entry.get("data"), dict):
-            return _shrink_ui(entry["data"], ("data",), self.ui_stub(scope))
-        return []
-
-    def ui_stub(self, scope: Scope) -> StubText:
-        short = self.settings.deep
-
-        def stub_text(path: JsonPath, text: str, images: list[tuple[str, int]]) -> str:
-            return stubs.ui_value_stub(_path_name(path), text, images, scope.show, short=short)
-
-        return stub_text
-
 
 class ClaudeRules:
     """Claude Code's rules for one file (`FileRules`): pass 1 is `ClaudeTurns`, the stub of
-    each payload `ClaudePayloads`; here, which stubs each line gets in each scope."""
+    each payload `ClaudePayloads` and `ClaudeDeepPayloads`; here, which stubs each line gets
+    in each scope."""
 
     def __init__(self, settings: CompressSettings) -> None:
         self.settings = settings
         self.turns = ClaudeTurns(settings)
         self.payloads = ClaudePayloads(settings, self.turns.calls)
+        self.deep_payloads = ClaudeDeepPayloads(settings, self.payloads.preview)
 
     def observe(self, number: int, entry: Entry) -> bool:
         return self.turns.observe(number, entry)
@@ -537,7 +580,7 @@ class ClaudeRules:
         if scope.ui_only:
             edits = self.payloads.ui_edits(entry, scope)
             if scope.kept_large:
-                edits.extend(self._kept_large_edits(entry, scope))
+                edits.extend(self.payloads.kept_large_edits(entry, scope))
                 message = message_of(entry)
                 # Thinking of the kept turns goes only when every block the CLI sends does.
                 if message is not None and self.turns.drops_every_thinking():
@@ -546,7 +589,7 @@ class ClaudeRules:
         kind = entry.get("type")
         scope = self._older(entry, scope)
         if not scope.full:  # a budget policy chose this line's tool output: only that
-            return self._pruned_output_edits(entry, scope) if scope.prune else []
+            return self.payloads.pruned_output_edits(entry, scope) if scope.prune else []
         if kind == "assistant":
             return self._assistant_edits(entry, scope)
         if kind == "user":
@@ -554,7 +597,7 @@ class ClaudeRules:
         if kind == "progress" and isinstance(entry.get("data"), dict):
             return _shrink_ui(entry["data"], ("data",), self.payloads.ui_stub(scope))
         if kind == "attachment" and self.settings.deep:
-            return self.payloads.attachment_edits(entry.get("attachment"), scope)
+            return self.deep_payloads.attachment_edits(entry.get("attachment"), scope)
         return []
 
     def _older(self, entry: Entry, scope: Scope) -> Scope:
@@ -584,38 +627,6 @@ class ClaudeRules:
         # Whole top-level values: an edit inside a content array whose thinking went would
         # name an index of the original that no longer holds it.
         return [Edit((key,), value) for key, value in now.items() if value != entry.get(key)]
-
-    def _pruned_output_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        """The tool results of a user line, whatever their size; the renderer's copy
-        (`toolUseResult`), text, images a person pasted and ids stay."""
-        message = message_of(entry)
-        if message is None or entry.get("type") != "user":
-            return []
-        edits: list[Edit] = []
-        for index, block in enumerate(_blocks(message)):
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                base: JsonPath = ("message", "content", index)
-                edits.extend(self.payloads.tool_result_edits(block, base, scope, forced=True))
-        return edits
-
-    def _kept_large_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        """Deep, in the kept turns: tool results and tool-call inputs over
-        `deep_kept_max_bytes`; everything else there stays byte for byte."""
-        message = message_of(entry)
-        if message is None:
-            return []
-        limit = self.settings.deep_kept_max_bytes
-        edits: list[Edit] = []
-        for index, block in enumerate(_blocks(message)):
-            if not isinstance(block, dict):
-                continue
-            base: JsonPath = ("message", "content", index)
-            kind = block.get("type")
-            if kind == "tool_result" and _size(block.get("content")) > limit:
-                edits.extend(self.payloads.tool_result_edits(block, base, scope, forced=True))
-            elif kind == "tool_use" and _size(block.get("input")) > limit:
-                edits.extend(self.payloads.input_edits(block.get("input"), (*base, "input"), scope))
-        return edits
 
     def _assistant_edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         message = message_of(entry)
@@ -668,7 +679,7 @@ class ClaudeRules:
                     stub = stubs.image_stub("User" if typed else "Tool", mime, size, scope.show)
                     edits.append(Edit(base, {"type": "text", "text": stub}))
         if message is not None and self.settings.deep and not entry.get("isCompactSummary"):
-            edits.extend(self.payloads.user_text_edits(message, scope))
+            edits.extend(self.deep_payloads.user_text_edits(message, scope))
         result = entry.get("toolUseResult")
         if result is not None:
             edits.extend(_shrink_ui(result, ("toolUseResult",), self.payloads.ui_stub(scope)))
