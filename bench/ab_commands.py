@@ -35,23 +35,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The repository layout and git identity of bench/deep.py.
+from deep import GIT_ENV, LAYOUT
 from shared_corpus import CORPUS
 
-LAYOUT = {
-    "pi": ".GITCLAW/state/sessions/{stem}.jsonl",
-    "claude": ".claude/projects/-home-runner-work-demo-demo/{stem}.jsonl",
-    "codex": ".codex/sessions/2026/03/30/rollout-{stem}.jsonl",
-    "copilot": "state/copilot/.copilot/session-state/{stem}/events.jsonl",
-}
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.com",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 COMMANDS = ("compress", "restore", "status", "step")
 
 

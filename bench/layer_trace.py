@@ -47,25 +47,13 @@ from shared_corpus import CORPUS
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
+# The repository layout and git identity of bench/deep.py.
+from deep import GIT_ENV, LAYOUT  # noqa: E402
 from test_layering import LAYERS  # noqa: E402
 
 PACKAGE = "gitclaw_compress"
 FLOW = "gitclaw_compress.ops.flow"
-LAYOUT = {
-    "pi": ".GITCLAW/state/sessions/{stem}.jsonl",
-    "claude": ".claude/projects/-home-runner-work-demo-demo/{stem}.jsonl",
-    "codex": ".codex/sessions/2026/03/30/rollout-{stem}.jsonl",
-    "copilot": "state/copilot/.copilot/session-state/{stem}/events.jsonl",
-}
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.com",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+
 LAYER_NAMES = (
     "leaves",
     "config",

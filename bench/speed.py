@@ -49,25 +49,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The transcript paths and the orjson floor of bench/cpu_floor.py.
+from cpu_floor import FLOOR, PATHS
 from shared_corpus import CORPUS
 from synthetic_store import Variant, corpus_sessions
 
 MB = 1024 * 1024
 SOURCE = Path(__file__).resolve().parent.parent
 NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "pi", "copilot": "Copilot CLI"}
-# Where each agent keeps its transcript in a repository (the tool finds the format by content).
-PATHS = {
-    "pi": ".GITCLAW/state/sessions/s.jsonl",
-    "claude": ".claude/projects/-home-runner-work-demo-demo/5f0c2a4e-1b7d-4c3a-9e21.jsonl",
-    "codex": ".codex/sessions/2026/03/30/rollout-2026-03-30T19-00-00-019d417c.jsonl",
-    "copilot": ".copilot/session-state/53c12c90-d353-425f-998b-80fb3ee3c0de/events.jsonl",
-}
-FLOOR = (
-    "import sys, orjson\n"
-    "with open(sys.argv[1], 'rb') as src, open(sys.argv[2], 'wb') as dst:\n"
-    "    for line in src:\n"
-    "        dst.write(orjson.dumps(orjson.loads(line)) + b'\\n')\n"
-)
+
 CLEAN_LINES = "secrets-clean-lines"  # secrets/cleanlines.py: where lines found clean are noted
 NO_SCAN = b'{"scan": {"enabled": false}}\n'
 HERMETIC_GIT = {
