@@ -8,7 +8,7 @@ that usage is stale. Pure: lines in, facts out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -364,6 +364,24 @@ class Fullness:
     level: str  # ok | warning | critical
 
 
+def sized_context(
+    fmt: CoreFormat,
+    lines: list[RawLine],
+    estimator: Estimator,
+    originals: OriginalLine | None,
+    model_overrides: Mapping[str, Any],
+    reserve_tokens: int,
+) -> tuple[Context, ContextSize, Budget]:
+    """The context the agent resumes with, its size and the model's budget for it: what
+    `status`'s fullness and budget pruning both start from."""
+    context = read_context(fmt, lines, estimator, originals)
+    size = measure_context(context, estimator)
+    budget = budget_for(
+        context.model, model_overrides, reserve_tokens, context.conversation.context_window
+    )
+    return context, size, budget
+
+
 def context_fullness(
     lines: list[RawLine],
     fmt: CoreFormat,
@@ -376,13 +394,8 @@ def context_fullness(
     `summary.whenLevel` of it. The caller hands the format and the estimator (the one
     `settings.estimator` names); `originals` gives the compressed lines' originals (see
     `measure_context`)."""
-    context = read_context(fmt, lines, estimator, originals)
-    size = measure_context(context, estimator)
-    budget = budget_for(
-        context.model,
-        settings.model_overrides,
-        settings.reserve_tokens,
-        context.conversation.context_window,
+    context, size, budget = sized_context(
+        fmt, lines, estimator, originals, settings.model_overrides, settings.reserve_tokens
     )
     level = level_for(
         size.tokens,

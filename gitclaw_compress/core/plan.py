@@ -228,20 +228,15 @@ def _plan_budget(
     settings: BudgetSettings,
     estimator: Estimator,
 ) -> None:
-    from gitclaw_compress.core.context import (
-        budget_for,
-        measure_context,
-        message_id,
-        read_context,
-    )
+    from gitclaw_compress.core.context import message_id, sized_context
 
-    context = read_context(plan.format, lines, estimator, settings.originals)
-    size = measure_context(context, estimator)
-    budget = budget_for(
-        context.model,
+    context, size, budget = sized_context(
+        plan.format,
+        lines,
+        estimator,
+        settings.originals,
         settings.model_overrides,
         settings.reserve_tokens,
-        context.conversation.context_window,
     )
     floor = _floor(plan.counts.lines, user_lines, settings.protect_turns)
     # Walk back from the newest message: the newest protect_tokens tokens are protected, and
