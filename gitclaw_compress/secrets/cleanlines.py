@@ -421,18 +421,29 @@ class SessionLines:
         self.format = fmt
         self.stat = stat  # taken before the first line was read
         self.digests: dict[int, str] = {}  # line number -> digest, of every line
+        # A line the same as one `new()` yielded before: line number -> that line's number.
+        # Its findings are that line's (they depend on its bytes alone); it is not scanned.
+        self.repeats: dict[int, int] = {}
         self.new_lines = 0
         self._head = head
         self._rest = rest
         self._known = known
 
     def new(self) -> Iterator[RawLine]:
+        """The lines to scan: not known clean, and not the same bytes as one yielded before
+        (`repeats`)."""
+        first: dict[str, int] = {}  # digest -> the number of the line yielded with it
         for line in itertools.chain(self._head, self._rest):
             digest = line_digest(line.data)
             self.digests[line.number] = digest
-            if digest not in self._known:
-                self.new_lines += 1
-                yield line
+            if digest in self._known:
+                continue
+            earlier = first.setdefault(digest, line.number)
+            if earlier != line.number:
+                self.repeats[line.number] = earlier
+                continue
+            self.new_lines += 1
+            yield line
 
     @property
     def sniff(self) -> Sniff:
