@@ -405,3 +405,24 @@ def test_a_repeated_line_is_scanned_once_and_keeps_its_findings(tmp_path: Path, 
         return [(f.line, f.entry, f.path, f.rule, f.hash, f.sealed) for f in findings]
 
     assert rows(found) == rows(every_line)
+
+
+def test_lines_that_differ_only_in_their_marker_are_scanned_once(tmp_path: Path) -> None:
+    # The scan does not read the marker a rewritten line ends with (its line number differs
+    # from copy to copy): the copies are scanned once and each keeps the findings.
+    first, _, body = BUILDERS["claude"]().partition(b"\n")
+    lines = body.splitlines()
+    copies = [
+        line[:-1] + b',"gitclawCompress":"3:' + f"{copy}:{number}".encode() + b'"}'
+        for copy in range(3)
+        for number, line in enumerate(lines)
+    ]
+    data = b"\n".join([first, *copies]) + b"\n"
+    repo, path = repository(tmp_path, data)
+    assert new_lines(repo, path) == list(range(1, len(set(lines)) + 2))
+    every_line = scan_file(path, REL, detect_file(path, REL))
+    found = scanned(repo, path).findings
+    assert len(found) == len(every_line) > 3 * len(recall_kinds())
+    assert [(f.line, f.entry, f.path, f.hash) for f in found] == [
+        (f.line, f.entry, f.path, f.hash) for f in every_line
+    ]

@@ -17,6 +17,7 @@ from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, RawLine, iter_lines, lines_from_bytes
 from gitclaw_compress.formats.base import Format
 from gitclaw_compress.secrets.assignments import RULE, as_member, cached_secret_name
+from gitclaw_compress.secrets.cleanlines import unmarked
 from gitclaw_compress.secrets.engine import MIN_VALUE, Hit, scan_values
 from gitclaw_compress.secrets.findings import Finding, mask, secret_hash
 
@@ -122,8 +123,8 @@ def _line_values(
         number = line.number
         try:
             entry = orjson.loads(line.data)
-        except orjson.JSONDecodeError:
-            yield (number, (), None, False), line.data.decode("utf-8", "replace")
+        except orjson.JSONDecodeError:  # read as text, less a marker (as a parsed line)
+            yield (number, (), None, False), unmarked(line.data).decode("utf-8", "replace")
             continue
         if isinstance(entry, str):
             if len(entry) >= MIN_VALUE:
