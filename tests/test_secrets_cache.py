@@ -14,10 +14,12 @@ from pathlib import Path
 import orjson
 import pytest
 from flow_helpers import SESSIONS, commit_all, git, init, ok, tool, write
-from secret_fixtures import planted
+from secret_fixtures import planted, recall_kinds
+from secret_recall import BUILDERS
 from synthetic import SessionBuilder, big_text, text, tool_call
 
 from gitclaw_compress.config import load_config
+from gitclaw_compress.formats import detect_file
 from gitclaw_compress.secrets import cleanlines
 from gitclaw_compress.secrets.check import ScanResult, SecretsFound, scan_sessions
 from gitclaw_compress.secrets.cleanlines import (
@@ -29,8 +31,9 @@ from gitclaw_compress.secrets.cleanlines import (
     read_session,
 )
 from gitclaw_compress.secrets.engine import SKIP_RULES, scan_key
+from gitclaw_compress.secrets.findings import Finding
 from gitclaw_compress.secrets.parallel import ParallelGuard
-from gitclaw_compress.secrets.scan import skip_rules_digest
+from gitclaw_compress.secrets.scan import scan_file, skip_rules_digest
 from gitclaw_compress.store.archive import Repository
 
 SECRETS = planted(11)
@@ -382,3 +385,44 @@ def test_the_records_of_another_work_tree_are_kept(tmp_path: Path) -> None:
     path.write_bytes(session.data())
     scan_sessions(repo, [path], ScanResult())  # saves, so prunes
     assert known_clean(other, [only_there]) and known_clean(repo, [path])
+
+
+@pytest.mark.parametrize("fmt", sorted(BUILDERS))
+def test_a_repeated_line_is_scanned_once_and_keeps_its_findings(tmp_path: Path, fmt: str) -> None:
+    # A line's findings depend on its bytes alone: a line the file repeats is scanned once,
+    # and each repeat gets that line's findings, on its own number, as a scan of every line
+    # finds them.
+    first, _, body = BUILDERS[fmt]().partition(b"\n")
+    data = first + b"\n" + body * 3
+    repo, path = repository(tmp_path, data)
+    distinct = len(set(data.splitlines()))
+    assert new_lines(repo, path) == list(range(1, distinct + 1))
+    every_line = scan_file(path, REL, detect_file(path, REL))
+    found = scanned(repo, path).findings
+    assert len(found) == len(every_line) > 3 * len(recall_kinds())
+
+    def rows(findings: list[Finding]) -> list[tuple[object, ...]]:
+        return [(f.line, f.entry, f.path, f.rule, f.hash, f.sealed) for f in findings]
+
+    assert rows(found) == rows(every_line)
+
+
+def test_lines_that_differ_only_in_their_marker_are_scanned_once(tmp_path: Path) -> None:
+    # The scan does not read the marker a rewritten line ends with (its line number differs
+    # from copy to copy): the copies are scanned once and each keeps the findings.
+    first, _, body = BUILDERS["claude"]().partition(b"\n")
+    lines = body.splitlines()
+    copies = [
+        line[:-1] + b',"gitclawCompress":"3:' + f"{copy}:{number}".encode() + b'"}'
+        for copy in range(3)
+        for number, line in enumerate(lines)
+    ]
+    data = b"\n".join([first, *copies]) + b"\n"
+    repo, path = repository(tmp_path, data)
+    assert new_lines(repo, path) == list(range(1, len(set(lines)) + 2))
+    every_line = scan_file(path, REL, detect_file(path, REL))
+    found = scanned(repo, path).findings
+    assert len(found) == len(every_line) > 3 * len(recall_kinds())
+    assert [(f.line, f.entry, f.path, f.hash) for f in found] == [
+        (f.line, f.entry, f.path, f.hash) for f in every_line
+    ]

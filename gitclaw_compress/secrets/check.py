@@ -187,7 +187,9 @@ def _scan_each(
         record = CleanLines.load(repo.git_dir, name, accepted)
         with read_session(path, name, record, rescan=record.settled if listing else {}) as session:
             # Named as the commands take it from anywhere (a store's session: its full path).
-            found = scan_lines(session.new(), session.format, repo.session_ref(name))
+            found = scan_lines(
+                session.new(), session.format, repo.session_ref(name), repeats=session.repeats
+            )
         result.findings.extend(found)
         on_line: dict[int, set[str]] = {}
         for finding in found:

@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import itertools
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from gitclaw_compress.core.lines import READ_BUFFER, RawLine, iter_lines
+from gitclaw_compress.core.lines import MARKER_KEY, READ_BUFFER, RawLine, iter_lines
 from gitclaw_compress.secrets.engine import scan_key
 
 if TYPE_CHECKING:
@@ -58,6 +59,24 @@ clock = time.time_ns  # when a stat is taken (tests move it on, instead of sleep
 
 def line_digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=DIGEST_BYTES).hexdigest()
+
+
+# The marker member compress ends a line it rewrote with (ids, hashes, numbers): the scan
+# does not read it, so two lines that differ only in it hold the same findings.
+_MARKER_TAIL = re.compile(rb',"' + MARKER_KEY.encode() + rb'":"[0-9A-Za-z:_-]*"\}')
+MARKER_TAIL_MAX = 512  # bytes at a line's end looked at for it
+
+
+def unmarked(data: bytes) -> bytes:
+    """The line less the marker member it ends with, if any (then with its closing brace):
+    what the scan reads of it. A line that parses, and one that does not, stays so: they
+    differ only inside a string of plain characters."""
+    if not data.endswith(b'"}'):
+        return data
+    at = data.rfind(b',"' + MARKER_KEY.encode(), max(0, len(data) - MARKER_TAIL_MAX))
+    if at < 0 or _MARKER_TAIL.fullmatch(data, at) is None:
+        return data
+    return data[:at] + b"}"
 
 
 def cache_file(git_dir: Path, name: str) -> Path:
@@ -421,18 +440,31 @@ class SessionLines:
         self.format = fmt
         self.stat = stat  # taken before the first line was read
         self.digests: dict[int, str] = {}  # line number -> digest, of every line
+        # A line the same as one `new()` yielded before: line number -> that line's number.
+        # Its findings are that line's (they depend on its bytes alone); it is not scanned.
+        self.repeats: dict[int, int] = {}
         self.new_lines = 0
         self._head = head
         self._rest = rest
         self._known = known
 
     def new(self) -> Iterator[RawLine]:
+        """The lines to scan: not known clean, and not the same bytes as one yielded before,
+        but for the marker (`repeats`)."""
+        first: dict[str, int] = {}  # digest of `unmarked` -> the line yielded with it
         for line in itertools.chain(self._head, self._rest):
-            digest = line_digest(line.data)
+            data = line.data
+            digest = line_digest(data)
             self.digests[line.number] = digest
-            if digest not in self._known:
-                self.new_lines += 1
-                yield line
+            if digest in self._known:
+                continue
+            read = unmarked(data)
+            earlier = first.setdefault(digest if read is data else line_digest(read), line.number)
+            if earlier != line.number:
+                self.repeats[line.number] = earlier
+                continue
+            self.new_lines += 1
+            yield line
 
     @property
     def sniff(self) -> Sniff:

@@ -7,7 +7,7 @@ parse is scanned as one text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from gitclaw_compress.core.jsonspan import JsonPath
 from gitclaw_compress.core.lines import MARKER_KEY, RawLine, iter_lines, lines_from_bytes
 from gitclaw_compress.formats.base import Format
 from gitclaw_compress.secrets.assignments import RULE, as_member, cached_secret_name
+from gitclaw_compress.secrets.cleanlines import unmarked
 from gitclaw_compress.secrets.engine import MIN_VALUE, Hit, scan_values
 from gitclaw_compress.secrets.findings import Finding, mask, secret_hash
 
@@ -122,8 +123,8 @@ def _line_values(
         number = line.number
         try:
             entry = orjson.loads(line.data)
-        except orjson.JSONDecodeError:
-            yield (number, (), None, False), line.data.decode("utf-8", "replace")
+        except orjson.JSONDecodeError:  # read as text, less a marker (as a parsed line)
+            yield (number, (), None, False), unmarked(line.data).decode("utf-8", "replace")
             continue
         if isinstance(entry, str):
             if len(entry) >= MIN_VALUE:
@@ -241,9 +242,15 @@ def _frame_values(
 
 
 def scan_lines(
-    lines: Iterable[RawLine], fmt: Format | None, file: str, obj: str = ""
+    lines: Iterable[RawLine],
+    fmt: Format | None,
+    file: str,
+    obj: str = "",
+    repeats: Mapping[int, int] | None = None,
 ) -> list[Finding]:
-    """The findings in the lines of one session file (or one archived version of it)."""
+    """The findings in the lines of one session file (or one archived version of it).
+    `repeats`: line number -> an earlier line of `lines` with the same bytes, filled as
+    `lines` is read; such a line was left out of `lines` and gets that line's findings."""
     ids: dict[int, str] = {}
     members: list[Hit[Where]] = []
     hits = [
@@ -252,6 +259,8 @@ def scan_lines(
     ]
     found = {(hit.key, hit.secret) for hit in hits}
     hits += [hit for hit in members if (hit.key, hit.secret) not in found]
+    if repeats:
+        hits += _repeated(hits, repeats, ids)
     hits.sort(key=lambda hit: hit.key[0])
     return [
         Finding(
@@ -268,6 +277,23 @@ def scan_lines(
         )
         for hit in hits
     ]
+
+
+def _repeated(
+    hits: list[Hit[Where]], repeats: Mapping[int, int], ids: dict[int, str]
+) -> list[Hit[Where]]:
+    """The hits of each repeated line: those of the line it repeats, on its own number (and
+    that line's entry id: the same bytes hold the same id)."""
+    by_line: dict[int, list[Hit[Where]]] = {}
+    for hit in hits:
+        by_line.setdefault(hit.key[0], []).append(hit)
+    copies = []
+    for number, earlier in repeats.items():
+        if earlier in ids:
+            ids[number] = ids[earlier]
+        for hit in by_line.get(earlier, ()):
+            copies.append(Hit((number, hit.key[1], hit.key[2]), hit.rule, hit.secret))
+    return copies
 
 
 def scan_file(path: Path, file: str, fmt: Format | None) -> list[Finding]:
