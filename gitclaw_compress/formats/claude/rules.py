@@ -365,9 +365,17 @@ class ClaudePayloads:
         self.calls = calls  # pass 1's, by tool_use id
 
     def tool_result_edits(
-        self, block: dict[str, Any], base: JsonPath, scope: Scope, *, forced: bool
+        self,
+        block: dict[str, Any],
+        base: JsonPath,
+        scope: Scope,
+        *,
+        forced: bool,
+        kept: bool = False,
     ) -> list[Edit]:
-        """Stub a tool result's content when it is large, or when `forced` (budget pruning)."""
+        """Stub a tool result's content when it is large, or when `forced` (budget pruning).
+        Deep: in older turns its shape, `show` and first line; in the `kept` turns with its
+        head and tail lines too."""
         content = block.get("content")
         if not isinstance(content, str | list):
             return []
@@ -387,6 +395,7 @@ class ClaudePayloads:
             show=scope.show,
             settings=self.preview,
             short=self.settings.deep,
+            first_only=self.settings.deep and not kept,
         )
         value: object = stub if isinstance(content, str) else [{"type": "text", "text": stub}]
         return [Edit((*base, "content"), value)]
@@ -405,7 +414,7 @@ class ClaudePayloads:
                 limit = self.settings.bash_command_max_chars
                 if len(value) <= limit:
                     return []
-                return [Edit(path, stubs.command_stub(value, limit, show))]
+                return [Edit(path, stubs.command_stub(value, limit, show, short=deep))]
             return [Edit(path, stubs.argument_stub(str(key), value, show, line_chars, short=deep))]
         if isinstance(value, dict):
             return [
@@ -456,7 +465,7 @@ class ClaudePayloads:
             base: JsonPath = ("message", "content", index)
             kind = block.get("type")
             if kind == "tool_result" and _size(block.get("content")) > limit:
-                edits.extend(self.tool_result_edits(block, base, scope, forced=True))
+                edits.extend(self.tool_result_edits(block, base, scope, forced=True, kept=True))
             elif kind == "tool_use" and _size(block.get("input")) > limit:
                 edits.extend(self.input_edits(block.get("input"), (*base, "input"), scope))
         return edits
@@ -534,6 +543,7 @@ class ClaudeDeepPayloads:
                 reason=None,
                 show=scope.show,
                 settings=preview,
+                first_only=True,
             )
             return [Edit((*base, "content", "file", "content"), stub)]
         key = {"edited_text_file": "snippet", "queued_command": "prompt"}.get(str(kind), "content")
