@@ -44,16 +44,24 @@ AFTER_COMPACTION_SHARE = 0.4
 
 @dataclass(frozen=True, slots=True)
 class KeepPolicy:
-    """Keep the last ``turns`` turns, or else the newest ``tokens`` tokens (at least)."""
+    """Keep the last ``turns`` turns, or else the newest ``tokens`` tokens (at least). With
+    ``turns`` 0, ``requests`` asks the record for copies of the newest requests, as Codex's
+    own compaction writes them (up to its 20,000 tokens; a format without that rule ignores
+    it)."""
 
     turns: int | None = None
     tokens: int | None = None
+    requests: bool = False
 
     def __post_init__(self) -> None:
         if (self.turns is None) == (self.tokens is None):
             raise ValueError("KeepPolicy needs exactly one of turns and tokens")
+        if self.requests and self.turns != 0:
+            raise ValueError("KeepPolicy copies requests only when it keeps no turn")
 
     def describe(self) -> str:
+        if self.turns == 0 and self.requests:
+            return "no turn, only copies of the newest requests"
         if self.turns == 0:
             return "nothing"
         if self.turns is not None:
