@@ -119,6 +119,21 @@ def extractive_summary(plan: SummaryPlan, facts: Facts) -> str:
 
 
 def llm_summary(plan: SummaryPlan, facts: Facts, text: str, *, model: str, provider: str) -> str:
-    """The LLM's summary under a header, with the facts appended."""
+    """The LLM's summary under a header, with the facts appended; with nothing kept after
+    it, the last request too, word for word (the task the agent resumes with)."""
     how = f"written by {model} via {provider}"
-    return f"{header(plan, how)}\n\n{text.strip()}\n\n---\n\n{render_facts(facts, plan.round)}"
+    parts = [header(plan, how), text.strip()]
+    last = None if plan.keeps else last_request(plan)
+    if last is not None:
+        entry, request = last
+        parts.append(f"## The last request (entry {entry})\n\n{_quote(request)}")
+    return "\n\n".join(parts) + f"\n\n---\n\n{render_facts(facts, plan.round)}"
+
+
+def last_request(plan: SummaryPlan) -> tuple[str, str] | None:
+    """The entry and text of the last request a person made before the cut, cut to the bound
+    on the original task's."""
+    for message in reversed(plan.history):
+        if is_person(message, plan.people) and (text := text_of(message).strip()):
+            return label(message), trim_middle(text, TASK_MAX_CHARS)
+    return None
