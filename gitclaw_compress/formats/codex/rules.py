@@ -16,6 +16,7 @@ Codex writes just before it belong to that turn, so the kept turns keep them byt
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -138,6 +139,16 @@ def check_header(line: RawLine | None, source: str) -> None:
         )
 
 
+def session_id(first: Entry) -> str | None:
+    """The id of a rollout's `session_meta` line, when `show` can find the rollout by it
+    (a uuid): its stubs then say `show SESSION_ID L42`, not the rollout's path of about 100
+    characters."""
+    if first.get("type") != "session_meta":
+        return None
+    found = payload_of(first).get("id")
+    return found if isinstance(found, str) and stubs.findable_anywhere(found) else None
+
+
 # Deep, on a line Codex never sends again: what stays (ids, names, roles, the turn).
 CODEX_KEPT_ON_SUPERSEDED = frozenset({"call_id", "id", "name", "role", "turn_id", "status"})
 
@@ -155,6 +166,13 @@ class CodexRules:
         self.rolled_back_turns = 0
         self._live_contexts: frozenset[int] | None = None
         self.newest_answer: int | None = None  # the newest task_complete line
+        self._show_session: str | None = None  # "gitclaw-compress show SESSION_ID "
+
+    def _named(self, scope: Scope) -> Scope:
+        """The scope whose stubs name the line by the session's id and its number."""
+        if self._show_session is None:
+            return scope  # no session id: the path, as the core names it
+        return dataclasses.replace(scope, show=f"{self._show_session}L{scope.number}")
 
     def preserved_thinking_span(self) -> tuple[int, int] | None:
         return None  # no thinking of this agent binds to its prefix
@@ -163,6 +181,9 @@ class CodexRules:
         line_type = entry.get("type")
         payload = payload_of(entry)
         kind = payload.get("type")
+        if number == 1:
+            found = session_id(entry)
+            self._show_session = None if found is None else f"{stubs.SHOW} {found} "
         self._learn(number, line_type, payload, kind)
         # The lines `edits` may change: outputs, calls, messages with images, every event
         # but the reply's (the UI's record, a user message's images), and turn_context.
@@ -219,6 +240,7 @@ class CodexRules:
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         if scope.number == self.newest_answer:  # the last reply, as a resumed UI may show it
             return []
+        scope = self._named(scope)
         if scope.ui_only:  # the UI's copies of outputs, in any turn
             if entry.get("type") == "response_item" and scope.kept_large:
                 return self._kept_large_edits(payload_of(entry), scope)
@@ -249,6 +271,7 @@ class CodexRules:
         every `turn_context` (Codex reads its settings from them)."""
         line_type = entry.get("type")
         payload = payload_of(entry)
+        scope = self._named(scope)
         if line_type == "compacted":
             history = payload.get("replacement_history")
             edits = [Edit(("payload", "replacement_history"), [])] if history else []
@@ -616,6 +639,9 @@ class CodexFormat(FormatBase):
 
     def entry_id(self, entry: Entry) -> str | None:
         return None  # rollout lines have no ids: `show` finds them as L<number>
+
+    def session_id(self, first: Entry) -> str | None:
+        return session_id(first)
 
     def rules(self, settings: CompressSettings) -> CodexRules:
         return CodexRules(settings)
