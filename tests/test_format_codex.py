@@ -442,7 +442,7 @@ def test_ui_copies_of_replies_plans_and_reasoning_become_stubs_but_the_newest_an
     answers = where(before, "event_msg", "task_complete")
     for index in answers[:-1]:
         stub = after[index]["payload"]["last_agent_message"]
-        assert is_stub(stub) and "the model sees the reply" in stub
+        assert is_stub(stub) and "UI only" in stub
     for index in where(before, "event_msg", "agent_reasoning"):
         text = after[index]["payload"]["text"]
         assert is_stub(text) == (index < cut)
@@ -484,7 +484,7 @@ def test_any_other_long_string_of_an_older_event_becomes_a_stub() -> None:
     output = after[old]["payload"]["review_output"]
     assert (
         is_stub(output["findings"][0]["body"])
-        and "the model sees none of it" in output["findings"][0]["body"]
+        and "UI only" in output["findings"][0]["body"]
     )
     assert output["findings"][0]["title"] == "Exit code" and output["id"] == "x" * 600
     assert after[old]["payload"]["turn_id"] == before[old]["payload"]["turn_id"]
