@@ -482,10 +482,7 @@ def test_any_other_long_string_of_an_older_event_becomes_a_stub() -> None:
     old, kept = reviews[0], reviews[1]
     assert old < cut < kept and after[kept] == before[kept]
     output = after[old]["payload"]["review_output"]
-    assert (
-        is_stub(output["findings"][0]["body"])
-        and "UI only" in output["findings"][0]["body"]
-    )
+    assert is_stub(output["findings"][0]["body"]) and "UI only" in output["findings"][0]["body"]
     assert output["findings"][0]["title"] == "Exit code" and output["id"] == "x" * 600
     assert after[old]["payload"]["turn_id"] == before[old]["payload"]["turn_id"]
     for index in where(before, "event_msg", "agent_message"):
