@@ -1,7 +1,7 @@
 """Deep compression on every corpus file, end to end. A script, not a test: it prints numbers.
 
     python bench/deep.py [--keep-turns 1] [--summarized [--summary-keep-tokens K]] [--resume]
-                         [--cozempic] [--json]
+                         [--breakdown] [--cozempic] [--json]
                          [--formats pi claude codex copilot]
 
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, committed into a fresh git
@@ -25,6 +25,12 @@ deep run it checks what the issue asks:
   file: the same number of messages and the same tool calls, in order, every signed block
   sent as before; it prints the bytes of the messages (`messages` or `input`) of each
   request, and of the whole request (system prompt and tools too);
+- with `--breakdown` (Claude Code files, implies `--resume`), what the deep file's request
+  holds, in bytes of JSON by category: `claude`'s own (system prompt, tools, its environment
+  message and the new prompt), the kept turn (from the newest prompt a person typed), and in
+  older turns the compaction summary, user and assistant text, tool-call inputs and tool
+  results whole, our stubs (in results, inputs and text), the messages Claude Code makes of
+  attachment lines (system role), thinking, and the JSON around them;
 - with `--cozempic` (Claude Code files), Cozempic (PyPI `cozempic`, a lossy pruner) is
   installed in a temporary virtual environment, run with a temporary HOME and its telemetry,
   auto-update and init off (`cozempic treat FILE -rx standard --execute`) on the same file,
@@ -191,6 +197,8 @@ def resume(kind: str, files: dict[str, Path], work: Path) -> dict[str, Any]:
                 for message in conversation(run.body)
                 if not message.get("content") and not settings_only(message)
             )
+    if kind == "claude":
+        sent["breakdown"] = request_breakdown(bodies["deep"])
     before, after = bodies["original"], bodies["deep"]
     # Deep drops old thinking whole: every signed block it sends was sent as it is before.
     signed_before = [b for b in sealed_reasoning(before) if not b.endswith(", '', None)")]
@@ -200,6 +208,86 @@ def resume(kind: str, files: dict[str, Path], work: Path) -> dict[str, Any]:
     sent["same_tool_calls"] = tool_call_ids(after) == tool_call_ids(before)
     sent["signed_kept"] = all(block in signed_before for block in signed_after)
     return sent
+
+
+def _content_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in content or [] if isinstance(block, dict)]
+
+
+def _typed(message: dict[str, Any]) -> bool:
+    """A user message that opens a turn: text a person typed, no tool result."""
+    blocks = _content_blocks(message)
+    return (
+        message.get("role") == "user"
+        and not any(block.get("type") == "tool_result" for block in blocks)
+        and any(
+            block.get("type") == "text" and not block["text"].startswith("<system-reminder>")
+            for block in blocks
+        )
+    )
+
+
+def request_breakdown(body: dict[str, Any]) -> dict[str, int]:
+    """Bytes of a Claude Code request by what they are (see the module's `--breakdown`)."""
+    from gitclaw_compress.core.stubs import STUB_PREFIX
+
+    def size(value: object) -> int:
+        return len(orjson.dumps(value))
+
+    found: dict[str, int] = {}
+
+    def add(key: str, amount: int) -> None:
+        found[key] = found.get(key, 0) + amount
+
+    for key, value in body.items():
+        if key != "messages":
+            add("claude: system prompt, tools, settings", size(value))
+    messages = body.get("messages") or []
+    # The last user message is the new prompt; Claude Code's environment a system message.
+    prompt = max(i for i, message in enumerate(messages) if message.get("role") == "user")
+    typed = [i for i, message in enumerate(messages[:prompt]) if _typed(message)]
+    kept_from = typed[-1] if typed else prompt
+    for index, message in enumerate(messages):
+        if index == prompt or (
+            message.get("role") == "system" and b"# Environment" in orjson.dumps(message)[:200]
+        ):
+            add("claude: environment, new prompt", size(message))
+            continue
+        if index >= kept_from:
+            add("kept turn", size(message))
+            continue
+        inner = 0
+        for block in _content_blocks(message):
+            inner += (block_size := size(block))
+            add(_category(message.get("role"), block, STUB_PREFIX), block_size)
+        add("older: JSON around the blocks", size(message) - inner)
+    add("claude: system prompt, tools, settings", size(body) - sum(found.values()))
+    return found
+
+
+def _category(role: object, block: dict[str, Any], stub: str) -> str:
+    kind = block.get("type")
+    if kind == "text":
+        text = str(block.get("text"))
+        if role == "system":
+            return "older: attachments (system messages)"
+        if stub in text:
+            return "older: stubs of text"
+        if role == "assistant":
+            return "older: assistant text"
+        if "continued from a previous conversation" in text[:300]:
+            return "older: compaction summary"
+        return "older: reminders" if text.startswith("<system-reminder>") else "older: user text"
+    if kind == "tool_use":
+        stubbed = stub in str(block.get("input"))
+        return "older: tool calls with a stubbed input" if stubbed else "older: tool calls"
+    if kind == "tool_result":
+        content = orjson.dumps(block.get("content")).decode()
+        return "older: stubs of tool results" if stub in content else "older: tool results"
+    return f"older: {kind}"
 
 
 COZEMPIC_ENV = {
@@ -242,10 +330,14 @@ def main() -> None:
     parser.add_argument("--summarized", action="store_true", help="after a compaction record")
     parser.add_argument("--summary-keep-tokens", type=int, help="summarize --keep-tokens K")
     parser.add_argument("--resume", action="store_true", help="resume each file in its CLI")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="Claude Code: the deep request by category"
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS))
     parser.add_argument("--cozempic", action="store_true", help="Claude Code: next to Cozempic")
     options = parser.parse_args()
+    options.resume = options.resume or options.breakdown
     if not CORPUS.is_dir():
         raise SystemExit(f"no corpus at {CORPUS}")
     with tempfile.TemporaryDirectory() as temp, contextlib.ExitStack() as stack:
@@ -266,6 +358,21 @@ def main() -> None:
         rows = [row for name, row in report.items() if name.startswith(kind + "/")]
         if rows:
             print(_total(kind, rows, resumed=options.resume))
+        if rows and options.breakdown and kind == "claude":
+            print(_breakdown(rows))
+
+
+def _breakdown(rows: list[dict[str, Any]]) -> str:
+    """The deep requests' bytes by category, all files together, largest first."""
+    found: dict[str, int] = {}
+    for row in rows:
+        for key, amount in row["breakdown"].items():
+            found[key] = found.get(key, 0) + amount
+    whole, original = sum(found.values()), sum(row["request_original"] for row in rows)
+    lines = [f"the deep requests, {whole:,} bytes of JSON (original {original:,}):"]
+    for key, amount in sorted(found.items(), key=lambda item: -item[1]):
+        lines.append(f"  {key:<44} {amount:>10,}  {amount / whole:6.1%}")
+    return "\n".join(lines)
 
 
 def _measure_all(

@@ -49,7 +49,9 @@ from gitclaw_compress.core.lines import (
     lines_from_bytes,
     parse_entry,
 )
+from gitclaw_compress.core.plan import SessionPlan
 from gitclaw_compress.formats import detect
+from gitclaw_compress.formats.codex.rules import CodexRules
 
 CORPUS_FORMATS = ("pi", "claude", "codex", "copilot")
 IDEAL_STUB_BYTES = 120
@@ -105,7 +107,7 @@ def _bulk_at(
     lines = lines_from_bytes(data)
     plan = plan_lines(lines, settings, session_ref="s.jsonl", fmt=detect(lines, "s.jsonl"))
     for line in lines:
-        if line.number >= plan.window_start:
+        if line.number >= kept_from(plan):
             break
         entry = parse_entry(line.data)
         if entry is None:
@@ -116,6 +118,15 @@ def _bulk_at(
             size = len(orjson.dumps(text))
             if size > IDEAL_STUB_BYTES and text not in sealed:
                 yield line.number, kind, path, text, size
+
+
+def kept_from(plan: SessionPlan) -> int:
+    """The first line of the kept turns: the core's window starts at a turn's first
+    message, and Codex keeps with that turn the lines it writes for it just before (its
+    turn_context among them, which resume reads: a promise, not bulk)."""
+    if isinstance(plan.rules, CodexRules):
+        return plan.rules.kept_from(plan.window_start)
+    return plan.window_start
 
 
 def ideal_cut(data: bytes, keep_turns: int) -> int:
@@ -140,7 +151,7 @@ def deep_extra_cut(data: bytes, compressed: bytes, keep_turns: int) -> int:
         entry, now = parse_entry(line.data), parse_entry(after[line.number - 1].data)
         if entry is None or now is None:
             continue
-        kept = line.number >= plan.window_start
+        kept = line.number >= kept_from(plan)
         sealed = (
             set()
             if kept

@@ -438,17 +438,19 @@ OPTIONS: tuple[Option, ...] = (
         "summary.keepTurns",
         int,
         0,
-        "Keep this many most recent turns after the summary (`--keep-turns`). 0: keep "
-        "`summary.keepTokens` instead.",
+        "Keep this many most recent turns after the summary (`--keep-turns`). 0: "
+        "`summary.keepTokens` decides.",
         minimum=0,
     ),
     Option(
         "summary.keepTokens",
         int,
-        20000,
+        0,
         "Keep at least this many of the newest (estimated) tokens after the summary "
-        "(`--keep-tokens`), as pi's own compaction does. 0 (with `keepTurns` 0): keep "
-        "nothing, the summary alone (what Copilot CLI's record allows).",
+        "(`--keep-tokens`). 0 (with `keepTurns` 0): what the agent's own compaction keeps: "
+        "pi the newest 20,000 tokens; Claude Code and Copilot CLI nothing, the summary "
+        "alone; Codex no turn, only copies of the newest requests (up to 20,000 tokens) "
+        "before the summary.",
         minimum=0,
     ),
     Option(

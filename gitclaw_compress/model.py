@@ -136,6 +136,9 @@ class SummaryRequest:
     tokens_before: int  # the context's tokens before the summary
     timestamp: str  # ISO 8601 with milliseconds and Z, as the agents write it
     details: Mapping[str, object] = field(default_factory=dict)  # files read, modified, …
+    # With nothing kept: copy the newest requests into the record, as the agent's own
+    # compaction does (Codex; a format without that rule ignores this).
+    copy_requests: bool = False
 
 
 def call_names(views: Iterable[EntryView]) -> dict[str, str]:

@@ -110,6 +110,21 @@ def rule_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("secret-rules")
 
 
+@pytest.fixture(scope="session")
+def hook_source(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """This project at a commit, as pre-commit's `repo:` (it installs the hook with pip)."""
+    from flow_helpers import project_snapshot
+
+    return project_snapshot(tmp_path_factory.mktemp("hook-source") / "gitclaw-compress")
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One hook environment of `hook_source` for the run: pre-commit builds it once, as it
+    would on a machine (a clone and a pip install, the same for every test that commits)."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
 @pytest.fixture(autouse=True)
 def hermetic_git(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, rule_cache: Path

@@ -219,3 +219,60 @@ def test_the_context_summarize_reports_is_what_status_then_reads(repo: Path) -> 
     status = orjson.loads(cli("status", "--json", path, cwd=repo).stdout)
     now = status["context_tokens"]
     assert abs(report["tokens_after"] - now) <= now * 0.05, (report["tokens_after"], now)
+
+
+def with_default_record(data: bytes, summary: str = SUMMARY_TEXT) -> bytes:
+    """The record `summarize` writes at its default for Codex: no turn kept, the newest
+    requests copied before the summary, as Codex's own compaction writes them."""
+    lines = lines_from_bytes(data)
+    request = SummaryRequest(
+        summary=summary,
+        first_kept=len(lines) + 1,
+        leaf=lines[-1].number,
+        tokens_before=100_000,
+        timestamp="2026-11-23T12:00:00.000Z",
+        copy_requests=True,
+    )
+    return data + FORMAT.summary_record(lines, request)[0] + b"\n"
+
+
+def prompts_of(data: bytes) -> list[str]:
+    return [
+        str(entry["payload"]["message"])
+        for line in lines_from_bytes(data)
+        if (entry := parse_entry(line.data)) is not None
+        and entry.get("type") == "event_msg"
+        and entry["payload"].get("type") == "user_message"
+    ]
+
+
+def test_the_default_record_copies_the_newest_requests_and_no_reasoning(tmp_path: Path) -> None:
+    data = typical_rollout(turns=4).data()
+    assert encrypted_from(data, 1)  # the rollout has sealed reasoning
+    summarized = with_default_record(data)
+    history = orjson.loads(summarized[len(data) :])["payload"]["replacement_history"]
+    # Codex's own shape: user messages, the summary last; no reply, call or reasoning item.
+    assert {(item["type"], item["role"]) for item in history} == {("message", "user")}
+    assert SUMMARY_TEXT in history[-1]["content"][0]["text"]
+    copied = [item["content"][0]["text"] for item in history[:-1]]
+    assert copied and all(prompt in copied for prompt in prompts_of(data))
+    body = resume_in_cli(summarized, tmp_path, "rollout.jsonl").body
+    assert any(SUMMARY_TEXT in text for text in input_texts(body))
+    assert not tool_call_ids(body) and not sealed_reasoning(body)
+    assert compare(resumed(summarized), body) == []
+
+
+def test_the_default_record_keeps_requests_within_codex_budget() -> None:
+    # A request over Codex's 20,000 tokens (bytes / 4) is cut to them, as Codex cuts it;
+    # older requests beyond the budget are left to the summary.
+    builder = typical_rollout(turns=2)
+    data = builder.data()
+    long = "x" * 100_000
+    lines = lines_from_bytes(data)
+    grown = data.replace(prompts_of(data)[-1].encode(), long.encode())
+    assert grown != data and len(lines_from_bytes(grown)) == len(lines)
+    history = orjson.loads(with_default_record(grown)[len(grown) :])["payload"][
+        "replacement_history"
+    ]
+    texts = [item["content"][0]["text"] for item in history[:-1]]
+    assert len(texts) == 1 and texts[0] != long and len(texts[0].encode()) <= 80_000 + 200

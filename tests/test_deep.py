@@ -517,7 +517,10 @@ def test_deep_stubs_what_old_attachments_send_and_keeps_the_kept_turns() -> None
     deep = [orjson.loads(line) for line in _run(data, keep=1, deep=True)]
     old_file, old_hook = deep[1]["attachment"], deep[2]["attachment"]
     stub = old_file["content"]["file"]["content"]
-    assert stub.startswith(STUB_PREFIX) and "Read '/p/notes.md'" in stub
+    # Claude Code names the file it read just before the content ("Called the Read tool with
+    # the following input"): the stub is its shape, `show` and its first line.
+    assert stub.startswith(f"{STUB_PREFIX} 80 lines, ") and "Read '" not in stub
+    assert stub.endswith("\nnotes line 0: lorem ipsum dolor sit amet")
     assert old_file["content"]["file"]["filePath"] == "/p/notes.md"
     assert old_hook["content"].startswith(STUB_PREFIX) and old_hook["hookEvent"] == "SessionStart"
     assert [orjson.dumps(entry) for entry in deep[4:]] == lines[4:], "a kept attachment changed"
@@ -573,3 +576,38 @@ def test_deep_keeps_the_thinking_of_every_kept_turn_of_a_model_that_binds_nothin
     kept = next(i for i, line in enumerate(lines) if b"Question 1" in line)
     assert deep[kept:] == lines[kept:], "a kept turn changed"
     assert _thinking(deep) == ["thought 1", "thought 2"]
+
+
+def _tool_output_stubs(lines: list[bytes]) -> list[str]:
+    return [
+        block["content"] if isinstance(block["content"], str) else block["content"][0]["text"]
+        for line in lines
+        for block in (orjson.loads(line).get("message") or {}).get("content") or []
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+        if STUB_PREFIX in json.dumps(block.get("content"))
+    ]
+
+
+def test_deep_tool_output_stubs_of_older_turns_are_shape_show_and_first_line() -> None:
+    """An older turn's tool output under deep: its shape, `show` and first line (the call is
+    just before it, `is_error` beside it); a kept turn's large one keeps head and tail."""
+    session = ClaudeSession()
+    for turn, lines in enumerate((300, 3000)):  # the second, kept, over 8 KiB
+        session.user(f"Turn {turn}")
+        session.tool_use(f"toolu_{turn}", "Bash", {"command": f"seq {lines}"})
+        output = "\n".join(f"out {turn} line {n}" for n in range(lines))
+        session.tool_result(f"toolu_{turn}", output, {"stdout": "(the UI's copy)"})
+        session.assistant(claude_text(f"Done {turn}."))
+    data = session.data()
+    deep = _run(data, keep=1, deep=True)
+    start = next(i for i, line in enumerate(deep) if b"Turn 1" in line)
+    (older,) = _tool_output_stubs(deep[:start])
+    head, first = older.split("\n")
+    assert re.fullmatch(
+        rf"{re.escape(STUB_PREFIX)} 300 lines, [\d,]+ bytes elided\. gitclaw-compress show "
+        r"[0-9a-f-]{36}",
+        head,
+    ), head
+    assert first == "out 0 line 0"
+    (kept,) = _tool_output_stubs(deep[start:])
+    assert "out 1 line 0" in kept and "out 1 line 2999" in kept and "lines omitted" in kept

@@ -1,10 +1,11 @@
-"""`summarize` then `compress --deep`, both at their defaults, on a Claude Code session whose
-last turn holds half its bytes: the summary cannot cut what it keeps (the newest 20,000
-estimated tokens, all in that turn), and deep stubs the kept turn's outputs over
-`session.deepKeptMaxBytes`. The real `claude` (offline, against the fake API) then sends a
-request at least 60% smaller than for the session as it was, with every kept tool call and
-its result, and no message empty. `bench/deep.py --summarized --resume` measures every corpus
-file the same way."""
+"""`summarize` then `compress --deep` on a Claude Code session whose last turn holds half its
+bytes. At their defaults the summary keeps nothing after it, as Claude Code's own compaction,
+and quotes the last request; with `--keep-tokens 20000` (pi's rule) it keeps the newest
+tokens, all in that turn, and deep stubs the kept turn's outputs over
+`session.deepKeptMaxBytes`. Either way the real `claude` (offline, against the fake API) then
+sends a request at least 60% smaller than for the session as it was, with every kept tool
+call and its result, and no message empty. `bench/deep.py --summarized --resume` measures
+every corpus file the same way."""
 
 from __future__ import annotations
 
@@ -48,8 +49,9 @@ def last_turn_share(data: bytes) -> float:
     return sum(len(line.data) + 1 for line in lines[start - 1 :]) / len(data)
 
 
+@pytest.mark.parametrize("keep", [(), ("--keep-tokens", "20000")], ids=["default", "tokens"])
 def test_summarize_then_deep_cuts_the_request_by_60_percent(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: tuple[str, ...]
 ) -> None:
     require_agent("claude")
     data = heavy_last_turn()
@@ -60,7 +62,7 @@ def test_summarize_then_deep_cuts_the_request_by_60_percent(
         summary: dict[str, object] = {"provider": "openai", "base_url": server.url + "/v1"}
         summary |= {"model": "m", "api_key_env": KEY_ENV, "max_retries": 0}
         (repo / "compression.json").write_text(json.dumps({"summary": summary}))
-        done = cli("summarize", "--json", CLAUDE_PATH, cwd=repo)
+        done = cli("summarize", "--json", *keep, CLAUDE_PATH, cwd=repo)
     assert json.loads(done.stdout)["status"] == "summarized"
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "summarized")
@@ -73,12 +75,17 @@ def test_summarize_then_deep_cuts_the_request_by_60_percent(
     before = run_resume("claude", source, tmp_path=tmp_path / "before").check()
     after = run_resume("claude", path, tmp_path=tmp_path / "after").check()
     assert "LLM-SUMMARY-TEXT" in after.request["raw"]
-    # The newest reads, kept after the summary, went as stubs, each call with its result (the
-    # fake API refuses a call without it).
-    kept = tool_call_ids(after.body)
-    assert kept and kept == tool_call_ids(before.body)[-len(kept) :] and "toolu_log5" in kept
     assert "log 5 line 500:" in before.request["raw"]
     assert "log 5 line 500:" not in after.request["raw"]
+    if not keep:
+        # Nothing kept: no tool call is sent, and the last request is the task it resumes.
+        assert not tool_call_ids(after.body)
+        assert "Please read the logs." in after.request["raw"]
+    else:
+        # The newest reads, kept after the summary, went as stubs, each call with its result
+        # (the fake API refuses a call without it).
+        kept = tool_call_ids(after.body)
+        assert kept and kept == tool_call_ids(before.body)[-len(kept) :] and "toolu_log5" in kept
     sent = conversation(after.body)
     assert all(message.get("content") or settings_only(message) for message in sent)
     sizes = request_size(before.request), request_size(after.request)

@@ -5,6 +5,7 @@ format."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from gitclaw_compress.core.marker import restore_data
 from gitclaw_compress.core.stubs import STUB_PREFIX, is_stub
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.formats import detect
+from gitclaw_compress.formats.codex import rules as codex_rules
 from gitclaw_compress.formats.codex.rules import call_descriptor
 
 ROLLOUT = ".codex/sessions/2026/03/31/rollout-2026-03-31T01-22-40-019d417c.jsonl"
@@ -232,6 +234,73 @@ def test_show_stats_verify_status_and_context_on_a_compressed_rollout(
     assert path.read_bytes().split(b"\n") == compressed
 
 
+def _stub_commands(data: bytes) -> dict[str, int]:
+    """Each `show` command the stubs name, with the number of the line it names."""
+    found: dict[str, int] = {}
+    for number, line in enumerate(data.split(b"\n"), 1):
+        for match in re.finditer(rb"gitclaw-compress show ([^ \"\\]+) L([0-9]+)", line):
+            found[match[0].decode()] = int(match[2])
+            assert int(match[2]) == number
+    return found
+
+
+def test_stubs_name_the_session_id_and_old_stubs_with_the_path_still_show(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rollout compressed by the rule that named its path in every stub (built here by
+    that rule) stays as it is on a second run; lines newly old name the session id; `show`
+    prints the original line for both kinds, and restore gives the file back."""
+    data = typical_rollout(turns=4).data()
+    path = commit_session(repo, ROLLOUT, data)
+    monkeypatch.chdir(repo)
+    session_id = str((parse_entry(data.split(b"\n")[0]) or {})["payload"]["id"])
+    with monkeypatch.context() as old_code:
+        old_code.setattr(codex_rules, "session_id", lambda _first: None)
+        assert run("compress", "--force", "--keep-turns", "3", ROLLOUT)[0] == 0
+    old = path.read_bytes()
+    old_commands = _stub_commands(old)
+    assert old_commands and all(f"show {ROLLOUT} L" in command for command in old_commands)
+    assert run("compress", "--force", "--keep-turns", "3", ROLLOUT)[0] == 0
+    assert path.read_bytes() == old  # a second run changes nothing
+    assert run("compress", "--force", "--keep-turns", "1", ROLLOUT)[0] == 0
+    new = path.read_bytes()
+    new_commands = set(_stub_commands(new)) - set(old_commands)
+    assert new_commands and all(f"show {session_id} L" in command for command in new_commands)
+    for was, now in zip(old.split(b"\n"), new.split(b"\n"), strict=True):
+        assert now == was or b"gitclawCompress" not in was  # old stubs untouched
+    assert run("compress", "--force", "--keep-turns", "1", ROLLOUT)[0] == 0
+    assert path.read_bytes() == new
+    original = data.split(b"\n")
+    for command, number in _stub_commands(new).items():
+        code, out, err = run(*command.split()[1:], "--raw")
+        assert code == 0 and out.encode() == original[number - 1] + b"\n", (command, err)
+    code, out, err = run("show", session_id, "L9999")
+    assert code != 0 and f"L9999 of session {session_id}" in err
+
+
+def test_show_by_session_id_reads_only_rollouts_whose_first_line_names_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another rollout that mentions the id in a later line is not the session."""
+    data = typical_rollout(turns=3).data()
+    commit_session(repo, ROLLOUT, data)
+    session_id = str((parse_entry(data.split(b"\n")[0]) or {})["payload"]["id"])
+    other_lines = data.split(b"\n")
+    meta = orjson.loads(other_lines[0])
+    meta["payload"]["id"] = "019d417c-0000-7000-8000-000000000000"
+    other_lines[0] = orjson.dumps(meta)
+    other_lines[2] = orjson.dumps(
+        {"timestamp": "t", "type": "event_msg", "payload": {"type": "x", "text": session_id}}
+    )
+    other = ROLLOUT.replace("019d417c", "019d417d")
+    commit_session(repo, other, b"\n".join(other_lines))
+    monkeypatch.chdir(repo)
+    code, out, err = run("show", session_id, "L3", "--json")
+    assert code == 0, err
+    shown = orjson.loads(out)
+    assert shown["copies"] == [ROLLOUT] and shown["entry"] == orjson.loads(data.split(b"\n")[2])
+
+
 CORPUS_ROLLOUTS = sorted((CORPUS / "codex").glob("*.jsonl")) if (CORPUS / "codex").is_dir() else []
 
 
@@ -373,7 +442,7 @@ def test_ui_copies_of_replies_plans_and_reasoning_become_stubs_but_the_newest_an
     answers = where(before, "event_msg", "task_complete")
     for index in answers[:-1]:
         stub = after[index]["payload"]["last_agent_message"]
-        assert is_stub(stub) and "the model sees the reply" in stub
+        assert is_stub(stub) and "UI only" in stub
     for index in where(before, "event_msg", "agent_reasoning"):
         text = after[index]["payload"]["text"]
         assert is_stub(text) == (index < cut)
@@ -413,10 +482,7 @@ def test_any_other_long_string_of_an_older_event_becomes_a_stub() -> None:
     old, kept = reviews[0], reviews[1]
     assert old < cut < kept and after[kept] == before[kept]
     output = after[old]["payload"]["review_output"]
-    assert (
-        is_stub(output["findings"][0]["body"])
-        and "the model sees none of it" in output["findings"][0]["body"]
-    )
+    assert is_stub(output["findings"][0]["body"]) and "UI only" in output["findings"][0]["body"]
     assert output["findings"][0]["title"] == "Exit code" and output["id"] == "x" * 600
     assert after[old]["payload"]["turn_id"] == before[old]["payload"]["turn_id"]
     for index in where(before, "event_msg", "agent_message"):

@@ -208,9 +208,11 @@ def test_each_intact_blob_is_streamed_once_per_restore(
         asked.append(name)
         return real_get(self, name)
 
-    def counting_open(self: BlobLineReader, root: Path, oid: str) -> None:
+    def counting_open(
+        self: BlobLineReader, root: Path, oid: str, objects: Path | None = None
+    ) -> None:
         streamed.append(oid)
-        real_open(self, root, oid)
+        real_open(self, root, oid, objects)
 
     monkeypatch.setattr(ObjectReader, "get", counting_get)
     monkeypatch.setattr(BlobLineReader, "__init__", counting_open)

@@ -19,7 +19,6 @@ from flow_helpers import (
     needs_pre_commit,
     ok,
     pre_commit_exe,
-    project_snapshot,
     session_bytes,
     write,
 )
@@ -28,18 +27,6 @@ pytestmark = needs_pre_commit
 
 BIG = f"{SESSIONS}/issue-1.jsonl"
 OTHER = f"{SESSIONS}/issue-2.jsonl"
-
-
-@pytest.fixture(scope="module")
-def hook_source(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """This project at a commit, as pre-commit's `repo:` (it installs the hook with pip)."""
-    return project_snapshot(tmp_path_factory.mktemp("hook-source") / "gitclaw-compress")
-
-
-@pytest.fixture(scope="module")
-def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One hook environment for the module: pre-commit builds it once, as it would."""
-    return tmp_path_factory.mktemp("pre-commit-home")
 
 
 def project(

@@ -24,7 +24,6 @@ from flow_helpers import (
     needs_pre_commit,
     ok,
     pre_commit_exe,
-    project_snapshot,
     session_bytes,
     write,
 )
@@ -49,11 +48,14 @@ def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_readme_snippet_works_as_copied(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    hook_source: tuple[Path, str],
+    pre_commit_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
     monkeypatch.delenv("PRE_COMMIT", raising=False)
-    source, source_commit = project_snapshot(tmp_path / "hook-source" / "gitclaw-compress")
+    source, source_commit = hook_source
     snippet = readme_block("pre-commit-snippet", "yaml")
     assert PLACEHOLDER in snippet
     commands = [

@@ -22,7 +22,6 @@ from flow_helpers import (
     needs_pre_commit,
     path_with,
     pre_commit_exe,
-    project_snapshot,
     shim_bin,
     tool,
     write,
@@ -425,10 +424,13 @@ def test_every_format_found_blocked_and_redacted(tmp_path: Path, name: str) -> N
 
 @needs_pre_commit
 def test_the_real_pre_commit_hook_fails_on_a_secret(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    hook_source: tuple[Path, str],
+    pre_commit_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    source, rev = project_snapshot(tmp_path_factory.mktemp("hook-source") / "gitclaw-compress")
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path_factory.mktemp("pre-commit-home")))
+    source, rev = hook_source
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
     monkeypatch.delenv("PRE_COMMIT", raising=False)
     repo = init(tmp_path / "agent-repo")
     config = {"repos": [{"repo": str(source), "rev": rev, "hooks": [{"id": "gitclaw-compress"}]}]}

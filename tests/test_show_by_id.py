@@ -36,6 +36,7 @@ from gitclaw_compress.formats import detect
 COMMAND = re.compile(r'Full (?:output|call|entry): (gitclaw-compress show [^\n"]+)')
 # Formats whose entry ids are uuids: their stubs name no path.
 WITHOUT_PATH = {"copilot"}  # the formats whose stubs name a uuid alone
+BY_SESSION_ID = {"codex"}  # lines without ids, named by the session's id and the line
 COPILOT = next(case for case in FORMAT_CASES if case.name == "copilot")
 SESSION_A = COPILOT.place("0b1f6c29-aaaa-4000-8000-000000000001")
 SESSION_B = COPILOT.place("0b1f6c29-bbbb-4000-8000-000000000002")
@@ -87,6 +88,9 @@ def test_stubs_name_the_path_only_when_the_id_needs_it(case: FormatCase, tmp_pat
         entry_id = (fmt.entry_id(entry) if entry else None) or f"L{number}"
         if case.name in WITHOUT_PATH:
             assert command == f"gitclaw-compress show {entry_id}"
+        elif case.name in BY_SESSION_ID:
+            session_id = fmt.session_id(parse_entry(before[0].data) or {})
+            assert command == f"gitclaw-compress show {session_id} {entry_id}"
         else:
             assert command == f"gitclaw-compress show {relpath} {entry_id}"
 

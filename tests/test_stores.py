@@ -4,6 +4,7 @@ folder, into an archive the tool keeps outside it, and every command works on th
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -352,6 +353,22 @@ def test_show_finds_an_id_alone_in_a_store(machine: Machine, tmp_path: Path) -> 
     entry = events.split(b"Full output: gitclaw-compress show ", 1)[1][:36].decode()
     shown = cli("show", entry, "--raw", cwd=tmp_path).stdout  # from the agent's project
     assert shown.rstrip(b"\n") in machine.originals[SESSIONS["copilot"]].split(b"\n")
+
+
+def test_show_finds_a_codex_line_by_its_session_id_in_a_store(
+    machine: Machine, tmp_path: Path
+) -> None:
+    """Codex's lines have no ids: its stubs name the rollout's session id and the line, and
+    `show` run from the agent's project finds the rollout in the store by its first line."""
+    stores_json(machine, "codex")
+    rollout = machine.path(SESSIONS["codex"]).read_bytes()
+    named = re.search(rb"gitclaw-compress show ([0-9a-f-]{36}) (L[0-9]+)", rollout)
+    assert named is not None
+    session_id, line = named[1].decode(), named[2].decode()
+    assert str(machine.home).encode() not in rollout  # no stub names the store's path
+    shown = cli("show", session_id, line, "--raw", cwd=tmp_path).stdout
+    original = machine.originals[SESSIONS["codex"]].split(b"\n")
+    assert shown == original[int(line.removeprefix("L")) - 1] + b"\n"
 
 
 def test_the_archive_goes_only_to_a_remote_named(machine: Machine, tmp_path: Path) -> None:

@@ -400,6 +400,43 @@ def test_summarize_appends_the_record_and_context_and_status_honour_it(
     assert again["status"] == "nothing-to-summarize" and path.read_bytes() == data
 
 
+# Without a keep option, what each agent's own compaction keeps (summary/stage.py AGENT_KEEP).
+AGENT_DEFAULT = {
+    "pi": "the newest 20,000 estimated tokens",
+    "claude": "nothing",
+    "codex": "no turn, only copies of the newest requests",
+    "copilot": "nothing",
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_without_options_summarize_keeps_what_the_agents_own_compaction_keeps(
+    repo: Path, case: Case
+) -> None:
+    original = case.session()
+    path = committed(repo, case, original)
+    report = summarize(repo, path, "--offline")
+    assert report["keep"] == AGENT_DEFAULT[case.name], report
+    if case.name == "pi":  # the synthetic session fits in 20,000 tokens; --keep-tokens wins
+        assert report["status"] == "nothing-to-summarize" and path.read_bytes() == original
+        assert summarize(repo, path, "--offline", "--keep-tokens", "500")["status"] == "summarized"
+        return
+    assert report["status"] == "summarized" and report["first_kept_entry_id"] is None, report
+    data = path.read_bytes()
+    assert data.startswith(original)
+    conversation_ = resumed(case.name, data)
+    kinds = {(m.role, p.kind) for m in conversation_.messages for p in m.parts}
+    assert not {kind for _, kind in kinds} & {"tool_call", "tool_result", "thinking"}, kinds
+    requests = [p.text for m in conversation_.messages for p in m.parts if p.text[:7] == "PROMPT-"]
+    # Codex copies the newest requests before its summary, as its own compaction does; the
+    # others send the summary alone, which quotes the last request whole.
+    assert requests == ([prompt(n) for n in range(1, TURNS + 1)] if case.name == "codex" else [])
+    summary = "\n".join(
+        p.text for m in conversation_.messages for p in m.parts if m.role == "summary"
+    )
+    assert "no message after it is kept" in summary and prompt(TURNS) in summary
+
+
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_keep_tokens_cuts_where_the_record_can_keep_messages(repo: Path, case: Case) -> None:
     original = case.session()

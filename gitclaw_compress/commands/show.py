@@ -21,6 +21,7 @@ from gitclaw_compress.commands.common import (
     private_until_done,
     session_path,
 )
+from gitclaw_compress.core.stubs import findable_anywhere
 from gitclaw_compress.errors import EXIT_USAGE, GitClawError
 from gitclaw_compress.ops.render import render_line
 from gitclaw_compress.ops.show import (
@@ -57,7 +58,9 @@ def command(
     ENTRY_ID among every file under sessions.globs, or, if none does, among the other .jsonl
     files of the work tree (stubs leave the path out for uuids); copies of one session (a
     checkpoint, a fork) are fine when each gives the same entry, and when they differ it
-    names them. Ids unique only inside one file (short ids, `L42` line numbers) need PATH.
+    names them. Ids unique only inside one file (short ids, `L42` line numbers) need PATH,
+    or the session's id in its place (`show SESSION_ID L42`: Codex's stubs, as a rollout's
+    lines have no ids; it finds the rollouts whose first line names that session).
     PATH may be relative to the repository root, so the command copied from a stub works
     from any folder of the checkout, and in a `--depth 1` clone it fetches the archive ref
     once (unless --no-fetch).
@@ -74,6 +77,9 @@ def command(
     if len(arguments) == 1:
         entry_id = arguments[0]
         repo, found = _sessions_holding(entry_id, config_path)
+    elif _names_a_session(arguments[0]):
+        session_id, entry_id = arguments
+        repo, found = _sessions_holding(entry_id, config_path, session_id)
     else:
         path, entry_id = SessionPathType().convert(arguments[0], None, None), arguments[1]
         repo = open_repo(path)
@@ -94,7 +100,8 @@ def command(
         click.echo(f"gitclaw-compress: note: {masked} secret(s) masked", err=True)
     if as_json:  # the original entry itself, as a JSON value (the exact bytes: --raw)
         shown = {"path": names[0], "entry_id": entry_id, "entry": orjson.loads(printed)}
-        echo_json(shown | ({"copies": names} if len(arguments) == 1 else {}))
+        searched = len(arguments) == 1 or _names_a_session(arguments[0])
+        echo_json(shown | ({"copies": names} if searched else {}))
     elif raw:
         sys.stdout.buffer.write(printed + b"\n")
         sys.stdout.buffer.flush()
@@ -102,12 +109,22 @@ def command(
         click.echo(printed.decode())
 
 
-def _sessions_holding(entry_id: str, config_path: Path | None) -> tuple[Repository, list[Held]]:
-    """The sessions of this work tree that hold the id, else of the agents' own stores (an
-    agent runs the command its stub names from its project)."""
+def _names_a_session(first: str) -> bool:
+    """Whether `show FIRST ENTRY_ID` names the session by its id (Codex's stubs: `show
+    SESSION_ID L42`), not by a path: no such file, and a uuid-like id."""
+    return findable_anywhere(first) and not session_path(Path(first)).exists()
+
+
+def _sessions_holding(
+    entry_id: str, config_path: Path | None, session_id: str | None = None
+) -> tuple[Repository, list[Held]]:
+    """The sessions of this work tree that hold the id (with `session_id`: line `entry_id`
+    of the sessions of that id), else of the agents' own stores (an agent runs the command
+    its stub names from its project)."""
     try:
         repo = open_repo(Path.cwd())
-        return repo, sessions_of(repo, config_for(repo, None, config_path), entry_id)
+        config = config_for(repo, None, config_path)
+        return repo, sessions_of(repo, config, entry_id, session_id)
     except GitClawError as error:
         import os
 
@@ -115,7 +132,7 @@ def _sessions_holding(entry_id: str, config_path: Path | None) -> tuple[Reposito
 
         private_until_done()
         try:
-            return stores_holding(entry_id, os.environ)
+            return stores_holding(entry_id, os.environ, session_id)
         except GitClawError as none_there:
             raise (none_there if isinstance(error, NotARepositoryError) else error) from None
 

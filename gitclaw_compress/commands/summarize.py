@@ -22,13 +22,16 @@ from gitclaw_compress.summary.stage import describe, keep_policy, summarize_file
 @click.option(
     "--keep-turns",
     type=click.IntRange(min=0),
-    help="Keep the last N turns after the summary (default: summary.keepTurns, else tokens); "
-    "0 keeps nothing, the summary alone (all Copilot CLI's record allows; pi refuses it).",
+    help="Keep the last N turns after the summary (default: summary.keepTurns, else "
+    "keepTokens, else what the agent's own compaction keeps); 0 keeps nothing, the summary "
+    "alone (all Copilot CLI's record allows; pi refuses it).",
 )
 @click.option(
     "--keep-tokens",
     type=click.IntRange(min=1),
-    help="Keep at least the newest K estimated tokens (default: summary.keepTokens, 20000).",
+    help="Keep at least the newest K estimated tokens (default: summary.keepTokens, else "
+    "what the agent's own compaction keeps: pi 20000, Claude Code, Codex and Copilot CLI no "
+    "turn).",
 )
 @click.option(
     "--offline",

@@ -275,16 +275,7 @@ def read_marker(data: bytes, where: str, *, fast: bool = True) -> Marker | None:
         )
     start = data.rfind(_MARKER_MEMBER) if fast else -1
     if start > 0 and (match := _WELL_FORMED_V3.fullmatch(data, start)) is not None:
-        blob, line, digest, size, lines, ui_only = match.groups()
-        return Marker(
-            _hex_digest(digest),
-            int(size),
-            (),
-            None,
-            (blob.decode(), int(line)),
-            int(lines),
-            ui_only is not None,
-        )
+        return _v3_marker(match)
     if MARKER_KEY not in entry:
         return None
     raw = entry[MARKER_KEY]
@@ -300,6 +291,29 @@ def read_marker(data: bytes, where: str, *, fast: bool = True) -> Marker | None:
             UI_ONLY_KEY in raw,
         )
     return _checked_marker(raw, where)
+
+
+def written_v3_marker(data: bytes) -> Marker | None:
+    """The v3 marker of a line as compress writes it, by one match of its bytes alone, the
+    line not parsed: for a line the whole-file check found as compress wrote it (restore's
+    output is then the original the marker names, checked by its sha256, whatever else the
+    line holds). None for any other line: `read_marker` reads those."""
+    start = data.rfind(_MARKER_MEMBER)
+    match = _WELL_FORMED_V3.fullmatch(data, start) if start > 0 else None
+    return None if match is None else _v3_marker(match)
+
+
+def _v3_marker(match: re.Match[bytes]) -> Marker:
+    blob, line, digest, size, lines, ui_only = match.groups()
+    return Marker(
+        _hex_digest(digest),
+        int(size),
+        (),
+        None,
+        (blob.decode(), int(line)),
+        int(lines),
+        ui_only is not None,
+    )
 
 
 def _checked_marker(raw: Any, where: str) -> Marker:

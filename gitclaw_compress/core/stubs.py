@@ -161,15 +161,21 @@ def tool_output_stub(
     show: str,
     settings: PreviewSettings,
     short: bool = False,
+    first_only: bool = False,
 ) -> str:
     """A tool result replaced because it was large, repeated later, or quoted. `short`
-    (deep): without the call (the model sees it just before) and without "Full output:"."""
+    (deep): without the call (the model sees it just before) and without "Full output:";
+    `first_only` (deep, older turns): its shape, the `show` command and its first line
+    alone (the agent's own error flag stays beside it)."""
     parts = []
     if text:
         parts.append(text_shape(text))
     if images:
         parts.append(describe_images(images))
     shape = "; ".join(parts) if parts else "empty"
+    if first_only and not reason:
+        head = f"{STUB_PREFIX} {shape} elided. {show}"
+        return f"{head}\n{first_line(text, settings.line_chars)}" if text else head
     status = " (the tool failed)" if failed else ""
     head = f"{STUB_PREFIX} Output{'' if short else f' of {tool}'}{status} elided: {shape}."
     if reason:
@@ -178,6 +184,12 @@ def tool_output_stub(
     if reason or not text:
         return head
     return f"{head}\n{preview(text, settings)}"
+
+
+def first_line(text: str, limit: int) -> str:
+    """The first line of `text`, cut to `limit` characters."""
+    end = text.find("\n")
+    return _cut_span(text, 0, len(text) if end < 0 else end, limit)
 
 
 def head(text: str, settings: PreviewSettings) -> str:
@@ -189,7 +201,7 @@ def head(text: str, settings: PreviewSettings) -> str:
 
 def user_text_stub(text: str, show: str, settings: PreviewSettings) -> str:
     """Text a person pasted in an older turn (deep), long since answered."""
-    return f"{STUB_PREFIX} Text elided: {text_shape(text)}. Full: {show}\n{head(text, settings)}"
+    return f"{STUB_PREFIX} {text_shape(text)} elided. {show}\n{head(text, settings)}"
 
 
 def argument_stub(
@@ -198,10 +210,9 @@ def argument_stub(
     """A tool-call argument replaced because the call was large. `short` (deep): its first
     line alone, and the command without "Full call:"."""
     if isinstance(value, str):
-        if short:
-            end = value.find("\n")
-            first = _cut_span(value, 0, len(value) if end < 0 else end, line_chars)
-            return f"{STUB_PREFIX} {key}: {text_shape(value)} elided; first line: {first!r}. {show}"
+        if short:  # the key names it already
+            first = first_line(value, line_chars)
+            return f"{STUB_PREFIX} {text_shape(value)} elided; first line {first!r}. {show}"
         return (
             f"{STUB_PREFIX} {key}: {text_shape(value)} elided; "
             f"{first_last(value, line_chars)}. Full call: {show}"
@@ -214,12 +225,14 @@ def argument_stub(
     return f"{STUB_PREFIX} {key}: {kind} elided. Full call: {show}"
 
 
-def command_stub(command: str, limit: int, show: str) -> str:
-    """A long shell command keeps its first `limit` characters."""
+def command_stub(command: str, limit: int, show: str, *, short: bool = False) -> str:
+    """A long shell command keeps its first `limit` characters; `short` (deep): without
+    "Full call:"."""
     rest = len(command.encode("utf-8", "surrogatepass")) - len(
         command[:limit].encode("utf-8", "surrogatepass")
     )
-    return f"{command[:limit]} {STUB_PREFIX} {rest:,} more bytes elided. Full call: {show}"
+    full = "" if short else " Full call:"
+    return f"{command[:limit]} {STUB_PREFIX} {rest:,} more bytes elided.{full} {show}"
 
 
 def details_stub(size: int, show: str) -> str:

@@ -82,6 +82,10 @@ class Format(CoreFormat, Protocol):
     def lifecycle_hook(self) -> LifecycleHook:
         """How the agent runs a command when a session ends (`install --agents`)."""
 
+    def session_id(self, first: Entry) -> str | None:
+        """The session's id, from its first line, when stubs name its lines by it
+        (`show SESSION_ID L42`, for lines without ids of their own); else None."""
+
 
 class FormatBase:
     """The defaults every format inherits: the whole interface, where each ability a format
@@ -113,6 +117,9 @@ class FormatBase:
 
     def lifecycle_hook(self) -> LifecycleHook:
         raise self.unsupported("a hook when a session ends")
+
+    def session_id(self, first: Entry) -> str | None:
+        return None  # stubs name the session by its path
 
     secret_free_keys: frozenset[str] = frozenset()  # keys whose strings hold no secret
     secret_sealed_keys: frozenset[str] = frozenset()  # keys of signed or sealed text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import os
 import signal
@@ -198,12 +199,6 @@ class Compression:
         self._claimed: set[str] = set()
         self.object_id = blob_id_for(repo)
 
-    def _told(self, lines: Iterable[RawLine]) -> Iterator[RawLine]:
-        """The lines, each told to the progress as it is read."""
-        for line in lines:
-            self.progress.advance(len(line.data) + line.newline)
-            yield line
-
     def __enter__(self) -> Compression:
         self._stack.enter_context(terminate_as_interrupt())
         return self
@@ -274,8 +269,9 @@ class Compression:
             if self.dry_run
             else AtomicFile(path, git_dir=self.repo.git_dir, doing="compressing")
         )
+        lines_of = functools.partial(told, self.progress)
         done = _rewrite(
-            self.repo, self._told, path, rel, plan, settings, output, report, dry_run=self.dry_run
+            self.repo, lines_of, path, rel, plan, settings, output, report, dry_run=self.dry_run
         )
         _warn_too_deep(plan, rel, report)
         if not _worth_writing(done, report, config, force=force):
@@ -327,6 +323,23 @@ class Compression:
                     replaced, [self.repo.session_ref(p.report.path) for p in self._pending]
                 ) from None
             raise
+
+
+TOLD_BYTES = 64 * 1024
+
+
+def told(progress: Progress, lines: Iterable[RawLine]) -> Iterator[RawLine]:
+    """The lines, told to `progress` as they are read: TOLD_BYTES or more at a time, not a
+    call per line (a file of many MB takes seconds; a line is microseconds)."""
+    advance, count = progress.advance, 0
+    for line in lines:
+        count += len(line.data) + line.newline
+        if count >= TOLD_BYTES:
+            advance(count)
+            count = 0
+        yield line
+    if count:
+        advance(count)
 
 
 def real_path(repo: Repository, path: Path) -> Path:
@@ -470,21 +483,26 @@ def _rewrite(
     batch = LineBatch(sink)
     written, archive_only = done.written, done.archive_only
     payloads, references = done.payloads, done.references
+    add, digest_of = batch.add, line_digest
+    head_blob = intact.head_blob
+
+    def in_head(oid: str) -> bool:
+        return oid == head_blob
+
     try:
         with open_lines(path) as lines:
             for result in compress_lines(
                 lines_of(lines), plan, settings, **_pass_two(repo, rel, intact)
             ):
-                batch.add(result.line)
-                written += line_digest(result.line.data, result.line.newline)
-                if result.line.number == 1:
-                    done.header = result.line.data
-                if result.changed:
+                line = result.line
+                add(line)
+                written += digest_of(line.data, line.newline)
+                if line.number == 1:
+                    done.header = line.data
+                if result.payloads or result.reference is not None:  # `result.changed`
                     report.lines_compressed += 1
                     archive_only |= only_in_archive(
-                        (payload.oid for payload in result.payloads),
-                        result.reference,
-                        lambda oid: oid == intact.head_blob,
+                        (payload.oid for payload in result.payloads), result.reference, in_head
                     )
                     if result.reference is not None and not dry_run:
                         references.add(result.reference)
@@ -571,14 +589,14 @@ def _refuse_damaged_markers(repo: Repository, path: Path, rel: str, ref: str) ->
     """A line that names the marker key but cannot be read, or a marker that compress did
     not write where it stands (the whole-file check): compressing over it would record it
     as the truth, and restore would then write what the marker names instead of the line."""
+    if not has_compressed_line(path):  # one scan of a file compressed for the first time
+        return
     problems = marker_problems(path, rel)
     if problems:
         raise GitClawError(
             f"{problems[0]}; run `{shell_line('gitclaw-compress', 'verify', rel)}`; "
             "nothing was changed"
         )
-    if not has_compressed_line(path):
-        return
     check = check_file(repo, path, ref, ArchiveAccess(repo, ref))
     if check.stray:
         where = f"{rel}:{check.stray[0]}:"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
 from gitclaw_compress.core.lines import MARKER_BYTES, READ_BUFFER, LineBatch, RawLine
+from gitclaw_compress.core.marker import misplaced, written_v3_marker
 from gitclaw_compress.errors import GitClawError
 from gitclaw_compress.ops.check import FileCheck, check_file
 from gitclaw_compress.store.access import ArchiveAccess, commit_line_source
@@ -17,6 +19,8 @@ from gitclaw_compress.store.fileio import (
     disk_error,
     is_special,
 )
+from gitclaw_compress.store.git import GitFailureError
+from gitclaw_compress.store.objects import BlobLinePool
 from gitclaw_compress.store.repository import Repository
 from gitclaw_compress.store.session_lines import open_lines
 
@@ -135,30 +139,59 @@ def restore_to_stream(
             batch.add(line)
         batch.flush()
         return batch.size
-    rel = repo.relative(path)
-    from_commit = commit_line_source(repo, rel)
+    restore_line = _line_restorer(repo, repo.relative(path), access)
     written = 0
     parts: list[bytes] = []
     pending = 0
     for block, number, ends_line in _marked_blocks(path):
         if ends_line is None:  # lines without a marker: their own originals, copied as they are
-            part = block
+            parts.append(block)
+            pending += len(block)
         else:
-            part = access.restore(block, f"{rel}:{number}", from_commit(number), number)
+            part = restore_line(block, number)
+            parts.append(part)
             if ends_line:
-                part += b"\n"
-        parts.append(part)
-        pending += len(part)
+                parts.append(b"\n")
+            pending += len(part) + ends_line
         if pending >= READ_BUFFER:
-            chunk = b"".join(parts)
+            sink.write(b"".join(parts))
             parts.clear()
-            sink.write(chunk)
             written += pending
             pending = 0
     if parts:
         sink.write(b"".join(parts))
         written += pending
     return written
+
+
+def _line_restorer(
+    repo: Repository, rel: str, access: ArchiveAccess
+) -> Callable[[bytes, int], bytes]:
+    """The original of a compressed line (bytes, number) of a file the whole-file check
+    matched. A v3 marker as compress writes it is read by its match alone (the check found
+    the line as compress wrote it) and its line taken from the blob, read forward, checked
+    by its sha256. Any other line, and one whose original does not come out so (a missing
+    or altered blob), goes the whole way: `ArchiveAccess.restore` (the commit where it is
+    intact, a fetch, the one-line error)."""
+    from_commit = commit_line_source(repo, rel)
+    blobs = BlobLinePool(repo.root, repo.objects_dir)
+
+    def restore(data: bytes, number: int) -> bytes:
+        marker = written_v3_marker(data)
+        if marker is not None and marker.intact is not None and misplaced(marker, number) is None:
+            try:
+                original = blobs.line(*marker.intact)
+            except GitFailureError:  # a corrupt object: the whole way says so, in one line
+                original = None
+            if (
+                original is not None
+                and len(original) == marker.size
+                and hashlib.sha256(original).hexdigest() == marker.sha256
+            ):
+                return original
+        return access.restore(data, f"{rel}:{number}", from_commit(number), number)
+
+    return restore
 
 
 def _marked_blocks(

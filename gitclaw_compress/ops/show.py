@@ -89,33 +89,86 @@ def sessions_holding(repo: Repository, sessions: list[Path], entry_id: str) -> l
     return found
 
 
-def sessions_of(repo: Repository, config: Config, entry_id: str) -> list[Held]:
+def sessions_of(
+    repo: Repository, config: Config, entry_id: str, session_id: str | None = None
+) -> list[Held]:
     """Every session with an entry of this id among the files under `sessions.globs` (the
     sessions `--all` takes), or, when none holds it, among the work tree's other .jsonl
     files: copies of one session (a checkpoint beside the transcript, a fork) may hold it
-    too. None is one GitClawError that says where it looked, and the command with a path."""
-    if line_ref(entry_id) is not None:
+    too. With `session_id`, the sessions of that id (`session_named`) and their line
+    `entry_id` (`L42`, the form Codex's stubs use). None is one GitClawError that says where
+    it looked, and the command with a path."""
+    if session_id is None and line_ref(entry_id) is not None:
         raise GitClawError(
             f"{entry_id} is a line number, which only means something in one file; "
             f"give the session path: gitclaw-compress show PATH {shlex.quote(entry_id)}"
         )
     sessions = _distinct(all_sessions(repo, config))
-    found = sessions_holding(repo, sessions, entry_id)
+    found = _holding(repo, sessions, entry_id, session_id)
     if found:
         return found
     # `compress PATH` takes a session outside the globs too, and its stubs name uuids
     # alone all the same: look at the work tree's other .jsonl files before giving up.
     listed = {path.resolve() for path in sessions}
     others = _distinct([path for path in work_tree_jsonl(repo) if path.resolve() not in listed])
-    found = sessions_holding(repo, others, entry_id)
+    found = _holding(repo, others, entry_id, session_id)
     if not found:
+        what = f"an entry with id {entry_id!r}"
+        if session_id is not None:
+            what = f"{entry_id} of session {session_id}"
         raise GitClawError(
-            f"no session holds an entry with id {entry_id!r} (searched "
+            f"no session holds {what} (searched "
             f"{plural(len(sessions), 'file')} under sessions.globs and "
             f"{plural(len(others), 'other .jsonl file')} in {repo.root}); "
             f"give the session path: gitclaw-compress show PATH {shlex.quote(entry_id)}"
         )
     return found
+
+
+def _holding(
+    repo: Repository, sessions: list[Path], entry_id: str, session_id: str | None
+) -> list[Held]:
+    if session_id is None:
+        return sessions_holding(repo, sessions, entry_id)
+    return sessions_named(repo, sessions, session_id, entry_id)
+
+
+def sessions_named(
+    repo: Repository, sessions: list[Path], session_id: str, entry_id: str
+) -> list[Held]:
+    """The line `entry_id` of each session whose first line names it `session_id` (a Codex
+    rollout's `session_meta`): only line 1 of each file is read to find them."""
+    needle = session_id.encode()
+    found: list[Held] = []
+    for path in sessions:
+        first = _first_line(path)
+        if needle not in first:
+            continue
+        rel = repo.relative(path)
+        try:
+            fmt = detect_file(path, rel)
+        except GitClawError:
+            continue  # not a session of a known format: not where a stub points
+        entry = parse_entry(first)
+        if entry is None or fmt.session_id(entry) != session_id:
+            continue
+        line = entry_line(path, fmt, entry_id)
+        if line is not None:
+            found.append(Held(path, rel, fmt, line))
+    return found
+
+
+# A rollout's session_meta holds the base instructions (tens of KB): far below this.
+_HEADER_MAX_BYTES = 4 << 20
+
+
+def _first_line(path: Path) -> bytes:
+    """Line 1 of a file (cut at `_HEADER_MAX_BYTES`), or b"" when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.readline(_HEADER_MAX_BYTES)
+    except OSError:
+        return b""
 
 
 def differing_copies(entry_id: str, found: list[Held]) -> GitClawError:

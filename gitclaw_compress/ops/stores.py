@@ -204,10 +204,13 @@ def store_at(path: Path, environ: Mapping[str, str], *, create: bool | None) -> 
     return open_store(home, environ, create=create)
 
 
-def stores_holding(entry_id: str, environ: Mapping[str, str]) -> tuple[AgentStore, list[Held]]:
+def stores_holding(
+    entry_id: str, environ: Mapping[str, str], session_id: str | None = None
+) -> tuple[AgentStore, list[Held]]:
     """The first agent store (with an archive) whose sessions hold an entry of this id, and
     those sessions (`show ID` outside a repository, or when the repository has none: Copilot
-    CLI's stubs name the id alone). None found is one GitClawError."""
+    CLI's stubs name the id alone); with `session_id`, line `entry_id` of that session
+    (Codex's stubs: `show SESSION_ID L42`). None found is one GitClawError."""
     from gitclaw_compress.ops.show import sessions_of
 
     searched = []
@@ -217,11 +220,12 @@ def stores_holding(entry_id: str, environ: Mapping[str, str]) -> tuple[AgentStor
         store = open_store(home, environ, create=False)
         config = load_config(None, store.config_root)
         try:
-            return store, sessions_of(store, config, entry_id)
+            return store, sessions_of(store, config, entry_id, session_id)
         except GitClawError:
             searched.append(f"{home.agent} ({home.root})")
     where = f"the stores {', '.join(searched)}" if searched else "no agent store with an archive"
-    raise GitClawError(f"no session holds an entry with id {entry_id!r} (searched {where})")
+    what = f"an entry with id {entry_id!r}" if session_id is None else f"{entry_id} of {session_id}"
+    raise GitClawError(f"no session holds {what} (searched {where})")
 
 
 def _read_only(path: Path) -> bool:

@@ -20,7 +20,7 @@ def commit_line_source(
     """For line `number`, the line at that number in a commit's version of the file; each
     version is read forward once (lines are restored in order), never held whole."""
     versions: dict[str, str | None] = {}  # commit -> the file's blob there
-    lines = BlobLinePool(repo.root)
+    lines = BlobLinePool(repo.root, repo.objects_dir)
 
     def for_line(number: int) -> Callable[[str], bytes | None]:
         def from_commit(commit: str) -> bytes | None:
@@ -80,7 +80,7 @@ class ArchiveAccess:
         self.notes: list[str] = []  # lines restored from their commit, and why, for verify
         # The intact blobs v2 and v3 markers read lines from, each read forward: a file's lines
         # come in order, mostly in runs per blob, so each is read once.
-        self._intact = BlobLinePool(repo.root)
+        self._intact = BlobLinePool(repo.root, repo.objects_dir)
 
     def _get(self, oid: str) -> bytes | None:
         data = self.repo.reader.get(oid)

@@ -38,7 +38,7 @@ class _BlobLines:
             prefix_lines = _blob_prefix_lines(self._path, self._size, self.oid)
             self._prefix_lines = prefix_lines or 0
             if prefix_lines is None:  # streamed: the blob is never held whole
-                reader = BlobLineReader(self._repo.root, self.oid)
+                reader = BlobLineReader(self._repo.root, self.oid, self._repo.objects_dir)
                 digests = bytearray()  # not a join: that would list every digest first
                 try:
                     for data in reader.parts():

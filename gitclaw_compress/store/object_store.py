@@ -47,6 +47,11 @@ class ObjectStore:
     def git_dir(self) -> Path:
         return self.common_dir
 
+    @property
+    def objects_dir(self) -> Path:
+        """The object folder, where loose objects are read without git (BlobLineReader)."""
+        return self.common_dir / "objects"
+
     def rev_parse(self, name: str) -> str | None:
         done = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}")
         if done.returncode != 0 and done.stderr.strip():  # a failing git, not a missing ref

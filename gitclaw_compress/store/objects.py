@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import weakref
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from gitclaw_compress import interrupts
 from gitclaw_compress.errors import GitClawError
@@ -22,14 +24,30 @@ class ObjectReadError(GitFailureError):
 MISSING_OBJECT = (b"bad file", b"not a valid object")
 
 
-class BlobLineReader:
-    """The lines of one blob, read forward through its own `git cat-file blob`, so that a
-    restore reads each committed version once without holding it in memory."""
+READ = 1 << 20  # bytes of a blob handled at a time: a read from git, an inflated piece
 
-    def __init__(self, root: Path, oid: str) -> None:
+
+class BlobLineReader:
+    """The lines of one blob, read forward, so that a restore reads each committed version
+    once without holding it in memory.
+
+    A loose object in `objects` (the object folder) is read here, inflated a piece at a
+    time: `git cat-file blob` maps the whole compressed file, whose pages then count in its
+    memory (36 MB for 62 MB of pi content), and copies every byte through a pipe. Any other
+    object (packed, in an alternate, missing) comes from its own `git cat-file blob`."""
+
+    def __init__(self, root: Path, oid: str, objects: Path | None = None) -> None:
         self.oid = oid
         self.read = 0  # lines read so far
         self._missing: bool | None = None  # known once the stream ended
+        self._buffer = b""  # a piece of the blob, split into lines from `_position` on
+        self._position = 0
+        self._loose = _LooseBlob.open(objects, oid) if objects is not None else None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._stop: Callable[[], object]
+        if self._loose is not None:
+            self._stop = weakref.finalize(self, self._loose.close)
+            return
         try:
             self._process = subprocess.Popen(
                 ["git", "cat-file", "blob", oid],
@@ -37,7 +55,7 @@ class BlobLineReader:
                 env=git_env(root),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                bufsize=1 << 20,
+                bufsize=READ,
                 process_group=0,  # Ctrl-C interrupts us, not git mid-stream
             )
         except FileNotFoundError:
@@ -49,34 +67,66 @@ class BlobLineReader:
         the blob, None if the blob is not in the object store."""
         if number <= self.read:
             raise ValueError(f"line {number} of {self.oid} was read already")
-        assert self._process.stdout is not None
-        data = b""
-        while self.read < number:
-            data = self._process.stdout.readline()
-            if not data:
+        while self.read < number - 1:
+            if self._next(keep=False) is None:
                 return self._ended()
-            self.read += 1
-        return data[:-1] if data.endswith(b"\n") else data
+        found = self._next(keep=True)
+        return self._ended() if found is None else found[0]
 
     def parts(self) -> Iterator[bytes]:
         """The blob's lines as `blob.split(b"\\n")` gives them (b"" after a final newline),
         read forward, never the whole blob at once; nothing if the blob is not here."""
-        assert self._process.stdout is not None
-        readline = self._process.stdout.readline
-        last = b"\n"  # an empty blob splits into one empty part
-        while data := readline():
-            self.read += 1
-            last = data
-            yield data[:-1] if data[-1:] == b"\n" else data
-        if self._ended() is not None and last[-1:] == b"\n":
+        ended_line = True  # an empty blob splits into one empty part
+        while (found := self._next(keep=True)) is not None:
+            data, ended_line = found
+            yield data
+        if self._ended() is not None and ended_line:
             yield b""
 
+    def _next(self, keep: bool) -> tuple[bytes, bool] | None:
+        """Pass the next line: (its bytes without the newline, b"" unless `keep`; whether a
+        newline ended it), None at the end of the blob. A line is found with one `find` in
+        the piece at hand; one longer than a piece is joined once, from its parts."""
+        pieces: list[bytes] = []
+        partial = False
+        while True:
+            buffer, position = self._buffer, self._position
+            end = buffer.find(b"\n", position)
+            if end >= 0:
+                self._position = end + 1
+                self.read += 1
+                if not keep:
+                    return b"", True
+                if pieces:
+                    pieces.append(buffer[position:end])
+                    return b"".join(pieces), True
+                return buffer[position:end], True
+            if position < len(buffer):
+                partial = True
+                if keep:
+                    pieces.append(buffer[position:])
+            self._buffer, self._position = self._piece(), 0
+            if not self._buffer:
+                if not partial:
+                    return None
+                self.read += 1  # the last line, without a newline
+                return b"".join(pieces), False
+
+    def _piece(self) -> bytes:
+        """The next piece of the blob (at most READ bytes), b"" at its end."""
+        if self._loose is not None:
+            return self._loose.piece(self.oid)
+        assert self._process is not None and self._process.stdout is not None
+        return self._process.stdout.read(READ)
+
     def _ended(self) -> bytes | None:
-        assert self._process.stderr is not None
         if self._missing is not None:  # asked again after the end
             return None if self._missing else b""
-        code = self._process.wait()
         self._missing = False
+        if self._process is None:
+            return b""
+        assert self._process.stderr is not None
+        code = self._process.wait()
         if code == 0:
             return b""
         stderr = self._process.stderr.read()
@@ -89,12 +139,77 @@ class BlobLineReader:
         self._stop()
 
 
+class _LooseBlob:
+    """The content of a loose blob (`objects/xx/yyyy`: zlib of "blob <size>\\0" and then the
+    content), inflated a piece at a time; a stream that does not inflate, or whose length is
+    not the one its header gives, is an ObjectReadError."""
+
+    def __init__(self, handle: IO[bytes], inflate: Any, first: bytes, size: int) -> None:
+        self._handle = handle
+        self._inflate = inflate
+        self._first = first  # content inflated with the header
+        self._left = size - len(first)  # content bytes still to come
+
+    @classmethod
+    def open(cls, objects: Path, oid: str) -> _LooseBlob | None:
+        """The loose blob `oid`, or None when git must read it: not loose here (packed, in
+        an alternate, missing), not a blob, or a header that does not inflate."""
+        if os.environ.get("GIT_OBJECT_DIRECTORY"):  # git would look elsewhere
+            return None
+        try:
+            handle = open(objects / oid[:2] / oid[2:], "rb")  # noqa: SIM115 (closed by close)
+        except OSError:
+            return None
+        inflate = zlib.decompressobj()
+        try:
+            start = inflate.decompress(handle.read(1 << 16), 64)
+        except zlib.error:
+            start = b""
+        header, nul, first = start.partition(b"\0")
+        kind, _, size = header.partition(b" ")
+        if not nul or kind != b"blob" or not size.isdigit() or len(first) > int(size):
+            handle.close()  # git says what it is
+            return None
+        return cls(handle, inflate, first, int(size))
+
+    def piece(self, oid: str) -> bytes:
+        """The next piece of the content (at most READ bytes), b"" after its end."""
+        if self._first:
+            first, self._first = self._first, b""
+            return first
+        inflate = self._inflate
+        try:
+            while not inflate.eof:
+                data = inflate.unconsumed_tail or self._handle.read(READ // 4)
+                if not data:
+                    break
+                piece: bytes = inflate.decompress(data, READ)
+                if piece:
+                    self._left -= len(piece)
+                    if self._left < 0:
+                        break
+                    return piece
+        except zlib.error as error:
+            raise self._corrupt(oid, str(error)) from None
+        if not inflate.eof or self._left or inflate.unused_data or self._handle.read(1):
+            raise self._corrupt(oid, "its length is not the one its header gives")
+        return b""
+
+    @staticmethod
+    def _corrupt(oid: str, why: str) -> ObjectReadError:
+        return ObjectReadError(f"reading object {oid}: the loose object is corrupt ({why})")
+
+    def close(self) -> None:
+        self._handle.close()
+
+
 class BlobLinePool:
     """Lines of a few blobs at once, each read forward by its own `BlobLineReader`; a line
     before the last one read reads that blob again. At most `held` git processes run."""
 
-    def __init__(self, root: Path, held: int = 2) -> None:
+    def __init__(self, root: Path, objects: Path | None = None, held: int = 2) -> None:
         self._root = root
+        self._objects = objects  # where loose objects are read without git (BlobLineReader)
         self._held = held
         self._readers: dict[str, BlobLineReader] = {}  # least recently used first
 
@@ -108,7 +223,7 @@ class BlobLinePool:
         if reader is None:
             while len(self._readers) >= self._held:
                 self._readers.pop(next(iter(self._readers))).close()
-            reader = BlobLineReader(self._root, oid)
+            reader = BlobLineReader(self._root, oid, self._objects)
         data = reader.line(number)
         if data is None:
             reader.close()

@@ -6,6 +6,7 @@ from collections.abc import Collection, Sequence
 
 from gitclaw_compress.model import ASSISTANT, Message
 from gitclaw_compress.summary.facts import (
+    TASK_MAX_CHARS,
     Facts,
     is_person,
     label,
@@ -20,11 +21,20 @@ from gitclaw_compress.summary.text import SNIPPET_CHARS, cut_text, one_line, tri
 MAX_OUTLINE_TURNS = 12
 
 
+# With no message kept, the last request is quoted up to the bound on the original task's:
+# the agent resumes from the summary alone, and the request is its current task.
+LAST_REQUEST_CHARS = 1000
+
+
 def header(plan: SummaryPlan, how: str) -> str:
+    after = (
+        "the messages after it are kept word for word."
+        if plan.keeps
+        else "no message after it is kept: the last request is quoted under Current work."
+    )
     return (
         f"{HEADER_PREFIX}{plan.round} ({how}; gitclaw-compress). It covers "
-        f"{len(plan.summarized)} entries up to entry {label(plan.messages[plan.cut - 1])}; the "
-        "messages after it are kept word for word."
+        f"{len(plan.summarized)} entries up to entry {label(plan.messages[plan.cut - 1])}; " + after
     )
 
 
@@ -87,7 +97,8 @@ def extractive_summary(plan: SummaryPlan, facts: Facts) -> str:
         last = turns[-1]
         first = last[0]
         if is_person(first, plan.people):
-            request = trim_middle(text_of(first).strip(), 1000)
+            bound = LAST_REQUEST_CHARS if plan.keeps else TASK_MAX_CHARS
+            request = trim_middle(text_of(first).strip(), bound)
             current.append(
                 f"The last request before the cut (entry {label(first)}):\n\n{_quote(request)}"
             )
@@ -99,15 +110,30 @@ def extractive_summary(plan: SummaryPlan, facts: Facts) -> str:
             "The kept messages below continue this turn: the cut falls in the middle of it."
         )
     out.append("\n\n".join(current))
+    below = "the kept messages below and " if plan.keeps else ""
     out.append(
-        "## Next steps\nNot inferred (extractive summary): continue from the kept messages "
-        "below and the last request."
+        f"## Next steps\nNot inferred (extractive summary): continue from {below}the last request."
     )
     out.append(render_facts(facts, plan.round))
     return "\n\n".join(out)
 
 
 def llm_summary(plan: SummaryPlan, facts: Facts, text: str, *, model: str, provider: str) -> str:
-    """The LLM's summary under a header, with the facts appended."""
+    """The LLM's summary under a header, with the facts appended; with nothing kept after
+    it, the last request too, word for word (the task the agent resumes with)."""
     how = f"written by {model} via {provider}"
-    return f"{header(plan, how)}\n\n{text.strip()}\n\n---\n\n{render_facts(facts, plan.round)}"
+    parts = [header(plan, how), text.strip()]
+    last = None if plan.keeps else last_request(plan)
+    if last is not None:
+        entry, request = last
+        parts.append(f"## The last request (entry {entry})\n\n{_quote(request)}")
+    return "\n\n".join(parts) + f"\n\n---\n\n{render_facts(facts, plan.round)}"
+
+
+def last_request(plan: SummaryPlan) -> tuple[str, str] | None:
+    """The entry and text of the last request a person made before the cut, cut to the bound
+    on the original task's."""
+    for message in reversed(plan.history):
+        if is_person(message, plan.people) and (text := text_of(message).strip()):
+            return label(message), trim_middle(text, TASK_MAX_CHARS)
+    return None

@@ -44,16 +44,24 @@ AFTER_COMPACTION_SHARE = 0.4
 
 @dataclass(frozen=True, slots=True)
 class KeepPolicy:
-    """Keep the last ``turns`` turns, or else the newest ``tokens`` tokens (at least)."""
+    """Keep the last ``turns`` turns, or else the newest ``tokens`` tokens (at least). With
+    ``turns`` 0, ``requests`` asks the record for copies of the newest requests, as Codex's
+    own compaction writes them (up to its 20,000 tokens; a format without that rule ignores
+    it)."""
 
     turns: int | None = None
     tokens: int | None = None
+    requests: bool = False
 
     def __post_init__(self) -> None:
         if (self.turns is None) == (self.tokens is None):
             raise ValueError("KeepPolicy needs exactly one of turns and tokens")
+        if self.requests and self.turns != 0:
+            raise ValueError("KeepPolicy copies requests only when it keeps no turn")
 
     def describe(self) -> str:
+        if self.turns == 0 and self.requests:
+            return "no turn, only copies of the newest requests"
         if self.turns == 0:
             return "nothing"
         if self.turns is not None:
@@ -353,12 +361,14 @@ def _cut_by_turns(
     turns_kept = keep.turns
     assert turns_kept is not None
     users = [i for i in range(start, len(messages)) if is_person(messages[i], people)]
+    # Keeping no turn keeps nothing: the summary alone, where the agent's record allows; it
+    # covers what was sent since the last summary even when no turn began after it.
+    if turns_kept == 0 and start < len(messages):
+        return len(messages)
     turns = len(users) + merged
     if turns <= turns_kept or not turns:
-        return NoSummary(f"{plural(turns, 'turn')} {where}, and {keep.describe()} are kept")
-    # Keeping no turn keeps nothing: the summary alone, where the agent's record allows.
-    if turns_kept == 0:
-        return len(messages)
+        verb = "are" if turns_kept else "is"
+        return NoSummary(f"{plural(turns, 'turn')} {where}, and {keep.describe()} {verb} kept")
     return _valid_at_or_before(valid, users[-turns_kept], start)
 
 

@@ -211,11 +211,18 @@ def build_prompt(
 ) -> tuple[str, str]:
     """``(system, user)`` prompts that ask for this round's continuation summary."""
     previous = previous_summary(plan)
+    resumes = (
+        "The agent will resume from your summary plus the most recent messages, which it keeps "
+        "word for word; "
+        if plan.keeps
+        else "The agent will resume from your summary alone (the last request is attached "
+        "to it word for word), so say in Current work where the work on that request stands; "
+    )
     pieces = [
         f"Write round {plan.round} of the continuation summary of an AI coding agent's session. "
-        "The agent will resume from your summary plus the most recent messages, which it keeps "
-        "word for word; the messages in <conversation> are dropped from its context and "
-        "replaced by your summary.",
+        + resumes
+        + "the messages in <conversation> are dropped from its context and replaced by your "
+        "summary.",
         f'<extracted-facts round="{plan.round}">\n{render_facts(facts, plan.round)}\n'
         "</extracted-facts>",
     ]

@@ -101,10 +101,24 @@ def provider_settings(config: Config) -> ProviderSettings | None:
     )
 
 
+# What each agent's own compaction keeps after its summary, the default of `summarize`:
+# pi keeps the newest 20,000 tokens (keepRecentTokens); Claude Code's compaction keeps no
+# message (the summary alone); Codex's keeps no turn but copies the newest requests, up to
+# 20,000 tokens, before its summary; Copilot CLI's record cannot keep any (NO_KEPT_TAIL).
+AGENT_KEEP: dict[str, KeepPolicy] = {
+    "pi": KeepPolicy(tokens=20_000),
+    "claude": KeepPolicy(turns=0),
+    "codex": KeepPolicy(turns=0, requests=True),
+    "copilot": KeepPolicy(turns=0),
+}
+OTHER_AGENT_KEEP = KeepPolicy(tokens=20_000)
+
+
 def keep_policy(
     config: Config, keep_turns: int | None = None, keep_tokens: int | None = None
-) -> KeepPolicy:
-    """Command-line choice first, then ``summary.keepTurns`` (if > 0), then keepTokens."""
+) -> KeepPolicy | None:
+    """Command-line choice first, then ``summary.keepTurns`` (if > 0), then keepTokens (if
+    > 0); None: the agent's own rule (`agent_keep`)."""
     if keep_turns is not None and keep_tokens is not None:
         raise GitClawError("give --keep-turns or --keep-tokens, not both")
     if keep_turns is not None:
@@ -113,9 +127,14 @@ def keep_policy(
         return KeepPolicy(tokens=keep_tokens)
     if config["summary.keepTurns"] > 0:
         return KeepPolicy(turns=config["summary.keepTurns"])
-    if config["summary.keepTokens"] == 0:
-        return KeepPolicy(turns=0)  # nothing kept: the summary alone
-    return KeepPolicy(tokens=config["summary.keepTokens"])
+    if config["summary.keepTokens"] > 0:
+        return KeepPolicy(tokens=config["summary.keepTokens"])
+    return None
+
+
+def agent_keep(fmt: Format) -> KeepPolicy:
+    """What the format's agent keeps after its own compaction (`AGENT_KEEP`)."""
+    return AGENT_KEEP.get(fmt.name, OTHER_AGENT_KEEP)
 
 
 def summary_tokens(summary: str, estimator: TokenEstimator) -> int:
@@ -147,7 +166,7 @@ def summarize_file(
     rel = repo.relative(path)
     if not path.is_file():
         raise GitClawError(f"{rel}: no such session file")
-    keep = keep or keep_policy(config)
+    chosen = keep or keep_policy(config)
     estimator = get_estimator(config["tokens.estimator"])
     with repo.lock(rel, rel):
         clean_stale_temps(path)
@@ -155,6 +174,7 @@ def summarize_file(
         data = path.read_bytes()
         lines = lines_from_bytes(data)
         fmt = detect(lines, rel)
+        keep = chosen or agent_keep(fmt)
         try:
             originals = line_originals(repo, rel, config["archive.ref"])
             context = read_context(fmt, lines, estimator, originals)
@@ -171,7 +191,7 @@ def summarize_file(
             report.reason = reason
             return report
         meta: dict[str, Any] = {"round": plan.round}
-        wanted = _request(plan, facts, len(lines), now(), meta)
+        wanted = _request(plan, facts, len(lines), now(), meta, keep)
         # The format refuses what its agent cannot resume from before any LLM call.
         _record(fmt, lines, wanted, rel)
         summary = _summary_text(plan, facts, config, rel, client_factory, report, meta, offline)
@@ -215,7 +235,12 @@ def _planned(
 
 
 def _request(
-    plan: SummaryPlan, facts: Facts, line_count: int, timestamp: str, meta: dict[str, Any]
+    plan: SummaryPlan,
+    facts: Facts,
+    line_count: int,
+    timestamp: str,
+    meta: dict[str, Any],
+    keep: KeepPolicy,
 ) -> SummaryRequest:
     """The record the agent is asked to write, its summary still empty; its metadata
     (`meta`) gains the mode, provider and model once they are known."""
@@ -230,6 +255,7 @@ def _request(
             MODIFIED_FILES: facts.modified_files,
             SUMMARY_META: meta,
         },
+        copy_requests=keep.requests and not plan.keeps,
     )
 
 
@@ -472,6 +498,8 @@ def describe(report: SummaryReport) -> str:
         f"kept {report.keep} from entry {report.first_kept_entry_id}"
         if report.first_kept_entry_id is not None
         else "kept nothing after it"
+        if report.keep == "nothing"
+        else f"kept {report.keep}"
     )
     return (
         f"summarized {report.path}: round {report.round}, {report.entries_summarized} entries "

@@ -365,9 +365,17 @@ class ClaudePayloads:
         self.calls = calls  # pass 1's, by tool_use id
 
     def tool_result_edits(
-        self, block: dict[str, Any], base: JsonPath, scope: Scope, *, forced: bool
+        self,
+        block: dict[str, Any],
+        base: JsonPath,
+        scope: Scope,
+        *,
+        forced: bool,
+        kept: bool = False,
     ) -> list[Edit]:
-        """Stub a tool result's content when it is large, or when `forced` (budget pruning)."""
+        """Stub a tool result's content when it is large, or when `forced` (budget pruning).
+        Deep: in older turns its shape, `show` and first line; in the `kept` turns with its
+        head and tail lines too."""
         content = block.get("content")
         if not isinstance(content, str | list):
             return []
@@ -387,6 +395,7 @@ class ClaudePayloads:
             show=scope.show,
             settings=self.preview,
             short=self.settings.deep,
+            first_only=self.settings.deep and not kept,
         )
         value: object = stub if isinstance(content, str) else [{"type": "text", "text": stub}]
         return [Edit((*base, "content"), value)]
@@ -405,7 +414,7 @@ class ClaudePayloads:
                 limit = self.settings.bash_command_max_chars
                 if len(value) <= limit:
                     return []
-                return [Edit(path, stubs.command_stub(value, limit, show))]
+                return [Edit(path, stubs.command_stub(value, limit, show, short=deep))]
             return [Edit(path, stubs.argument_stub(str(key), value, show, line_chars, short=deep))]
         if isinstance(value, dict):
             return [
@@ -456,7 +465,7 @@ class ClaudePayloads:
             base: JsonPath = ("message", "content", index)
             kind = block.get("type")
             if kind == "tool_result" and _size(block.get("content")) > limit:
-                edits.extend(self.tool_result_edits(block, base, scope, forced=True))
+                edits.extend(self.tool_result_edits(block, base, scope, forced=True, kept=True))
             elif kind == "tool_use" and _size(block.get("input")) > limit:
                 edits.extend(self.input_edits(block.get("input"), (*base, "input"), scope))
         return edits
@@ -534,6 +543,7 @@ class ClaudeDeepPayloads:
                 reason=None,
                 show=scope.show,
                 settings=preview,
+                first_only=True,
             )
             return [Edit((*base, "content", "file", "content"), stub)]
         key = {"edited_text_file": "snippet", "queued_command": "prompt"}.get(str(kind), "content")
@@ -547,6 +557,121 @@ class ClaudeDeepPayloads:
         return [Edit((*base, key), stubs.user_text_stub(value, scope.show, preview))]
 
 
+# Claude Code's file tools whose calls it reads back into its record of read files.
+RECORDED_TOOLS = frozenset({"Read", "Write", "Edit"})
+# Up to this many bytes, the newest Write of a file stays whole: `claude` pastes up to 8,192
+# characters of a file whose record it finds stale, so a stub would cost no fewer.
+WRITE_KEPT_MAX_BYTES = 8192
+
+
+class ClaudeWrites:
+    """The Write calls whose content stays whole, in any turn (pass 1 finds them).
+
+    On resume, `claude` (2.1.332) rebuilds its record of the files the model has seen from the
+    newest successful Read, Write or Edit of each path; for a Write, the record is the call's
+    `input.content`, dated by its result's line. A file whose mtime is newer than that (every
+    file after a fresh clone) and whose text differs then gets a note that it "changed on
+    disk" with its changed lines, each time the session resumes. A stub in that content made
+    every such note false and pasted the whole file. No stub of it avoids the record (only
+    another path, an error result or another host would), so the newest Write of a path stays
+    whole up to `WRITE_KEPT_MAX_BYTES`; Read records are never compared, Edit records are
+    read from the file itself, and nothing else is recorded."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, tuple[str, str]] = {}  # tool_use id -> (tool, path)
+        self._newest: dict[str, str | None] = {}  # path -> the call of its newest record
+        self._kept: frozenset[str] | None = None
+
+    def observe(self, entry: Entry) -> None:
+        self._kept = None
+        kind = entry.get("type")
+        if kind == "system" and entry.get("subtype") == "compact_boundary":
+            metadata = entry.get("compactMetadata")
+            if not (isinstance(metadata, dict) and metadata.get("preservedSegment")):
+                self._newest.clear()  # resume reads nothing before it
+            return
+        if kind == "attachment":  # a note of a changed file is a newer record of it
+            attachment = entry.get("attachment")
+            if isinstance(attachment, dict) and attachment.get("type") == "edited_text_file":
+                filename = attachment.get("filename")
+                if isinstance(filename, str) and isinstance(attachment.get("rereadEntry"), dict):
+                    self._newest[filename] = None
+            return
+        message = message_of(entry)
+        if message is None:
+            return
+        for block in _blocks(message):
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and block.get("name") in RECORDED_TOOLS:
+                name, path = str(block.get("name")), _written_path(block.get("input"))
+                if isinstance(block.get("id"), str) and path is not None:
+                    self._calls[block["id"]] = (name, path)
+            elif block.get("type") == "tool_result" and block.get("is_error") is not True:
+                call = self._calls.get(str(block.get("tool_use_id")))
+                if call is not None and (call[0] != "Read" or _recorded_read(block)):
+                    self._newest[call[1]] = str(block.get("tool_use_id"))
+
+    def kept(self) -> frozenset[str]:
+        if self._kept is None:
+            self._kept = frozenset(call for call in self._newest.values() if call is not None)
+        return self._kept
+
+    def spare(self, entry: Entry, edits: list[Edit]) -> list[Edit]:
+        """`edits` without those inside the input of a Write this rule keeps whole."""
+        message = message_of(entry)
+        if not edits or message is None or entry.get("type") != "assistant" or not self.kept():
+            return edits
+        blocks = _blocks(message)
+        spared = {
+            index
+            for index, block in enumerate(blocks)
+            if isinstance(block, dict)
+            and block.get("type") == "tool_use"
+            and block.get("name") == "Write"
+            and block.get("id") in self.kept()
+            and _size(block.get("input")) <= WRITE_KEPT_MAX_BYTES
+        }
+        if not spared:
+            return edits
+        return [
+            edit
+            for edit in edits
+            if not (
+                edit.path[:2] == ("message", "content")
+                and len(edit.path) > 3
+                and edit.path[2] in spared
+                and edit.path[3] == "input"
+            )
+        ]
+
+
+def _written_path(arguments: object) -> str | None:
+    """The path a file tool's input names (`path` is read as `file_path`, as Claude Code
+    does); None for a Write without text, which Claude Code does not record."""
+    if not isinstance(arguments, dict):
+        return None
+    if not isinstance(arguments.get("content", ""), str):
+        return None
+    path = arguments.get("file_path", arguments.get("path"))
+    return path if isinstance(path, str) else None
+
+
+# Read results Claude Code does not record (the file was unchanged, or the result removed):
+# the record of that path is then an older call's.
+UNRECORDED_READ_HEADS = (
+    "File unchanged since last read.",
+    "Wasted call \u2014 file unchanged since your last Read.",
+    "<system-reminder>This file is already in your context",
+    "[This call's result was here when the call ended. It was removed later,",
+)
+
+
+def _recorded_read(block: dict[str, Any]) -> bool:
+    content = block.get("content")
+    return isinstance(content, str) and not content.startswith(UNRECORDED_READ_HEADS)
+
+
 class ClaudeRules:
     """Claude Code's rules for one file (`FileRules`): pass 1 is `ClaudeTurns`, the stub of
     each payload `ClaudePayloads` and `ClaudeDeepPayloads`; here, which stubs each line gets
@@ -557,14 +682,19 @@ class ClaudeRules:
         self.turns = ClaudeTurns(settings)
         self.payloads = ClaudePayloads(settings, self.turns.calls)
         self.deep_payloads = ClaudeDeepPayloads(settings, self.payloads.preview)
+        self.writes = ClaudeWrites()
 
     def observe(self, number: int, entry: Entry) -> bool:
+        self.writes.observe(entry)
         return self.turns.observe(number, entry)
 
     def preserved_thinking_span(self) -> tuple[int, int] | None:
         return self.turns.preserved_thinking_span()
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
+        return self.writes.spare(entry, self._edits(entry, scope))
+
+    def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         if scope.superseded:  # never sent nor read: `superseded_edits` says it all
             return []
         if self.turns.in_bound_prefix(scope.number):

@@ -16,6 +16,7 @@ Codex writes just before it belong to that turn, so the kept turns keep them byt
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -60,12 +61,12 @@ PATCH_EVENTS = frozenset({"patch_apply_begin", "patch_apply_end"})
 BULK_ITEMS = frozenset({*OUTPUT_TYPES, "function_call", "custom_tool_call"})
 # An MCP tool's result as the UI shows it (the model sees the function_call_output).
 MCP_END = "mcp_tool_call_end"
-# UI copies of what the model sees as a reply or a reasoning item: the event, its key, and
-# what the model sees instead. Codex rebuilds the model's input from response items alone.
+# UI copies of what the model sees as a reply or a reasoning item: the event and its key.
+# Codex rebuilds the model's input from response items alone.
 REPLY_COPIES = {
-    "task_complete": ("last_agent_message", "the reply"),
-    "agent_reasoning": ("text", "the reasoning item"),
-    "agent_reasoning_raw_content": ("text", "the reasoning item"),
+    "task_complete": "last_agent_message",
+    "agent_reasoning": "text",
+    "agent_reasoning_raw_content": "text",
 }
 # item_completed: the UI's copy of an item (a plan is the reply's <proposed_plan>); a
 # person's message is never among them.
@@ -76,7 +77,9 @@ COPIED_ITEMS = frozenset({"Plan", "AgentMessage", "Reasoning"})
 EVENT_KEYS_KEPT = frozenset({"type", "role", "call_id", "name", "id", "turn_id", "thread_id"})
 EVENTS_KEPT = frozenset({"user_message", "agent_message"})
 ARGUMENT_KEYS_KEPT = frozenset({"path", "file_path", "workdir", "timeout_ms", "justification"})
-UI_COPY_MIN_BYTES = 256  # with stub_ui_copies, UI-only copies above this size are stubbed
+# UI-only strings above this size are stubbed: an older event's, and with stub_ui_copies
+# the UI copies in every turn.
+UI_COPY_MIN_BYTES = 256
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
 
 
@@ -138,6 +141,16 @@ def check_header(line: RawLine | None, source: str) -> None:
         )
 
 
+def session_id(first: Entry) -> str | None:
+    """The id of a rollout's `session_meta` line, when `show` can find the rollout by it
+    (a uuid): its stubs then say `show SESSION_ID L42`, not the rollout's path of about 100
+    characters."""
+    if first.get("type") != "session_meta":
+        return None
+    found = payload_of(first).get("id")
+    return found if isinstance(found, str) and stubs.findable_anywhere(found) else None
+
+
 # Deep, on a line Codex never sends again: what stays (ids, names, roles, the turn).
 CODEX_KEPT_ON_SUPERSEDED = frozenset({"call_id", "id", "name", "role", "turn_id", "status"})
 
@@ -155,6 +168,13 @@ class CodexRules:
         self.rolled_back_turns = 0
         self._live_contexts: frozenset[int] | None = None
         self.newest_answer: int | None = None  # the newest task_complete line
+        self._show_session: str | None = None  # "gitclaw-compress show SESSION_ID "
+
+    def _named(self, scope: Scope) -> Scope:
+        """The scope whose stubs name the line by the session's id and its number."""
+        if self._show_session is None:
+            return scope  # no session id: the path, as the core names it
+        return dataclasses.replace(scope, show=f"{self._show_session}L{scope.number}")
 
     def preserved_thinking_span(self) -> tuple[int, int] | None:
         return None  # no thinking of this agent binds to its prefix
@@ -163,6 +183,9 @@ class CodexRules:
         line_type = entry.get("type")
         payload = payload_of(entry)
         kind = payload.get("type")
+        if number == 1:
+            found = session_id(entry)
+            self._show_session = None if found is None else f"{stubs.SHOW} {found} "
         self._learn(number, line_type, payload, kind)
         # The lines `edits` may change: outputs, calls, messages with images, every event
         # but the reply's (the UI's record, a user message's images), and turn_context.
@@ -200,6 +223,15 @@ class CodexRules:
                 arguments = payload.get("arguments", payload.get("input"))
                 self.calls[call_id] = call_descriptor(name, arguments)
 
+    def kept_from(self, window_start: int) -> int:
+        """The first line of the kept turns: the lines Codex writes for a turn just before
+        its `user_message` (task_started, context messages, the turn_context that resume
+        reads) belong to it."""
+        turn = bisect.bisect_left(self.turn_lines, window_start)
+        if turn < len(self.turn_lines):
+            return min(self.turn_blocks[turn], window_start)
+        return window_start
+
     def _protection(self, window_start: int) -> tuple[int, frozenset[int]]:
         """The first line of the kept turns, and the turn_context lines resume may read.
 
@@ -207,10 +239,7 @@ class CodexRules:
         before it for that turn (task_started, context messages, turn_context) stay with it.
         The window may differ between runs of one plan (a target mode trial), so only what
         does not depend on it is cached."""
-        turn = bisect.bisect_left(self.turn_lines, window_start)
-        kept_from = window_start
-        if turn < len(self.turn_lines):
-            kept_from = min(self.turn_blocks[turn], window_start)
+        kept_from = self.kept_from(window_start)
         if self._live_contexts is None:
             turns = len(self.turn_blocks)
             self._live_contexts = live_contexts(self.turn_contexts, turns, self.rolled_back_turns)
@@ -219,6 +248,7 @@ class CodexRules:
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         if scope.number == self.newest_answer:  # the last reply, as a resumed UI may show it
             return []
+        scope = self._named(scope)
         if scope.ui_only:  # the UI's copies of outputs, in any turn
             if entry.get("type") == "response_item" and scope.kept_large:
                 return self._kept_large_edits(payload_of(entry), scope)
@@ -249,6 +279,7 @@ class CodexRules:
         every `turn_context` (Codex reads its settings from them)."""
         line_type = entry.get("type")
         payload = payload_of(entry)
+        scope = self._named(scope)
         if line_type == "compacted":
             history = payload.get("replacement_history")
             edits = [Edit(("payload", "replacement_history"), [])] if history else []
@@ -377,18 +408,17 @@ def arguments_stub(arguments: str, settings: CompressSettings, show: str) -> str
 
 
 def _event_edits(payload: dict[str, Any], settings: CompressSettings, scope: Scope) -> list[Edit]:
-    """An older event's UI copies over the output limit, and a user_message's images."""
-    limit = settings.tool_result_max_bytes
-    if settings.ui_copies:
-        limit = min(limit, UI_COPY_MIN_BYTES)
+    """An older event's UI copies and other long strings, and a user_message's images.
+    No model is sent an event: a string over `UI_COPY_MIN_BYTES` goes, as UI copies do
+    in every turn with `stub_ui_copies` (the output limit, if lower)."""
+    limit = min(settings.tool_result_max_bytes, UI_COPY_MIN_BYTES)
     edits = _ui_copy_edits(payload, scope, limit)
     if payload.get("type") == "user_message" and not settings.keep_user_images:
         edits.extend(_user_image_edits(payload, scope.show))
     done = {edit.path for edit in edits}
     for path, value in _ui_record(payload, limit):
         if path not in done:
-            stub = _reply_copy_stub(_key_of(path), _size(value), "none of it", scope.show)
-            edits.append(Edit(path, stub))
+            edits.append(Edit(path, ui_stub(_key_of(path), _size(value), scope.show)))
     return edits
 
 
@@ -429,7 +459,7 @@ def _ui_copy_edits(payload: dict[str, Any], scope: Scope, limit: int) -> list[Ed
         for key in EXEC_OUTPUT_FIELDS:
             value = payload.get(key)
             if isinstance(value, str) and (size := _size(value)) > limit:
-                edits.append(Edit(("payload", key), stubs.ui_copy_stub(key, size, scope.show)))
+                edits.append(Edit(("payload", key), ui_stub(key, size, scope.show)))
     elif kind in PATCH_EVENTS and isinstance(payload.get("changes"), dict):
         for path, change in payload["changes"].items():
             if not isinstance(change, dict):
@@ -437,38 +467,34 @@ def _ui_copy_edits(payload: dict[str, Any], scope: Scope, limit: int) -> list[Ed
             for key in ("unified_diff", "content"):
                 value = change.get(key)
                 if isinstance(value, str) and (size := _size(value)) > limit:
-                    stub = stubs.ui_copy_stub(key, size, scope.show)
+                    stub = ui_stub(key, size, scope.show)
                     edits.append(Edit(("payload", "changes", path, key), stub))
     elif kind == MCP_END:
         for path, value in _long_strings(payload.get("result"), ("payload", "result"), limit):
-            edits.append(Edit(path, stubs.ui_copy_stub(_key_of(path), _size(value), scope.show)))
+            edits.append(Edit(path, ui_stub(_key_of(path), _size(value), scope.show)))
     else:
-        for path, value, seen in _reply_copies(payload, limit):
-            stub = _reply_copy_stub(str(path[-1]), _size(value), seen, scope.show)
-            edits.append(Edit(path, stub))
+        for path, value in _reply_copies(payload, limit):
+            edits.append(Edit(path, ui_stub(str(path[-1]), _size(value), scope.show)))
     return edits
 
 
-def _reply_copies(payload: dict[str, Any], limit: int) -> Iterator[tuple[JsonPath, str, str]]:
-    """(path, value, what the model sees instead) of each UI copy of a reply, a plan or a
-    reasoning summary over `limit` bytes."""
+def _reply_copies(payload: dict[str, Any], limit: int) -> Iterator[tuple[JsonPath, str]]:
+    """(path, value) of each UI copy of a reply, a plan or a reasoning summary over `limit`
+    bytes."""
     kind = payload.get("type")
     if isinstance(kind, str) and kind in REPLY_COPIES:
-        key, seen = REPLY_COPIES[kind]
-        for path, value in _long_strings(payload.get(key), ("payload", key), limit):
-            yield path, value, seen
+        key = REPLY_COPIES[kind]
+        yield from _long_strings(payload.get(key), ("payload", key), limit)
     elif kind == "item_completed":
         item = payload.get("item")
         if isinstance(item, dict) and item.get("type") in COPIED_ITEMS:
-            for path, value in _long_strings(item, ("payload", "item"), limit):
-                yield path, value, "the reply"
+            yield from _long_strings(item, ("payload", "item"), limit)
 
 
-def _reply_copy_stub(key: str, size: int, seen: str, show: str) -> str:
-    return (
-        f"{stubs.STUB_PREFIX} {key} elided ({size:,} bytes, a copy for the UI; the model sees "
-        f"{seen}). Full entry: {show}"
-    )
+def ui_stub(key: str, size: int, show: str) -> str:
+    """A value of an event, which only Codex's UI reads (the model is sent response items
+    alone): its key, its size and the command, no more."""
+    return f"{stubs.STUB_PREFIX} {key}: {size:,} bytes, UI only. {show}"
 
 
 def _turn_context_edits(payload: dict[str, Any], scope: Scope) -> list[Edit]:
@@ -489,9 +515,13 @@ def _turn_context_edits(payload: dict[str, Any], scope: Scope) -> list[Edit]:
         )
     for path, value in places:
         if isinstance(value, str) and not stubs.is_stub(value):
-            stub = stubs.repeated_stub(str(path[-1]), _size(value), "turn_context", scope.show)
-            edits.append(Edit(path, stub))
+            edits.append(Edit(path, _repeated_stub(str(path[-1]), _size(value), scope.show)))
     return edits
+
+
+def _repeated_stub(key: str, size: int, show: str) -> str:
+    """Instructions every turn_context repeats, of which resume reads the newest alone."""
+    return f"{stubs.STUB_PREFIX} {key}: {size:,} bytes, read from the newest turn_context. {show}"
 
 
 def _long_strings(value: object, path: JsonPath, limit: int) -> Iterator[tuple[JsonPath, str]]:
@@ -616,6 +646,9 @@ class CodexFormat(FormatBase):
 
     def entry_id(self, entry: Entry) -> str | None:
         return None  # rollout lines have no ids: `show` finds them as L<number>
+
+    def session_id(self, first: Entry) -> str | None:
+        return session_id(first)
 
     def rules(self, settings: CompressSettings) -> CodexRules:
         return CodexRules(settings)
@@ -749,7 +782,7 @@ def _measure_event(kind: object, payload: dict[str, Any]) -> Iterator[tuple[str,
             if isinstance(url, str):
                 yield ("stubs" if stubs.is_stub(url) else "user_message images"), _size(url)
     else:
-        values = [text for _, text, _ in _reply_copies(payload, 0)]
+        values = [text for _, text in _reply_copies(payload, 0)]
     for value in values:
         if isinstance(value, str):
             yield ("stubs" if stubs.is_stub(value) else "event_msg UI copies"), _size(value)

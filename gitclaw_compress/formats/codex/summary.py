@@ -1,6 +1,8 @@
 """Codex's own compaction record, written so that Codex CLI resumes from it: one `compacted`
 line at the end of the rollout whose `replacement_history` is the summary as a user message,
-then the kept items copied as they are.
+then the kept items copied as they are; or, when no item is kept, what Codex's own
+compaction writes: the newest requests (`SummaryRequest.copy_requests`) and then the
+summary.
 """
 
 from __future__ import annotations
@@ -11,9 +13,23 @@ from typing import Any
 import orjson
 
 from gitclaw_compress.core.lines import Entry, RawLine, parse_entry
-from gitclaw_compress.formats.codex.context import call_ids, replay, user_item
+from gitclaw_compress.formats.codex.context import (
+    Sent,
+    _rebuilt_after_summary,  # Codex's own rebuild after a summary: the newest requests
+    call_ids,
+    replay,
+    user_item,
+)
 from gitclaw_compress.formats.codex.view import SUMMARY_PREFIX, item_message, payload_of, view_lines
-from gitclaw_compress.model import TOOL_CALL, TOOL_RESULT, SummaryRequest
+from gitclaw_compress.model import (
+    SUMMARY,
+    TEXT,
+    TOOL_CALL,
+    TOOL_RESULT,
+    Message,
+    Part,
+    SummaryRequest,
+)
 
 
 def sent_items(number: int, entry: Entry) -> list[dict[str, Any]]:
@@ -55,10 +71,22 @@ def summary_record(lines: Sequence[RawLine], request: SummaryRequest) -> bytes:
             start = index
             break
     text = f"{SUMMARY_PREFIX}\n{request.summary}"
-    kept = [sent.item for sent in history[start:]]
+    kept = [sent.item for sent in history[start:] if sent.item is not None]
+    replacement = [user_item(text), *kept]
+    if not kept and request.copy_requests:
+        replacement = _requests_then_summary(history, text)
     record = {
         "timestamp": request.timestamp,
         "type": "compacted",
-        "payload": {"message": text, "replacement_history": [user_item(text), *kept]},
+        "payload": {"message": text, "replacement_history": replacement},
     }
     return orjson.dumps(record)
+
+
+def _requests_then_summary(history: list[Sent], text: str) -> list[dict[str, Any]]:
+    """The replacement history of Codex's own compaction (`build_compacted_history`): the
+    newest real requests as text, up to its 20,000 tokens (bytes / 4; the one that does not
+    fit is cut in its middle), then the summary; no reply, call or reasoning item."""
+    summary = Message(SUMMARY, [Part(TEXT, text)], 0)
+    rebuilt = _rebuilt_after_summary(history, [summary])
+    return [sent.item for sent in rebuilt if sent.item is not None]
