@@ -12,8 +12,10 @@ deep run it checks what the issue asks:
 - a second `compress --deep` changes nothing (the file's bytes are the same);
 - after `git gc --prune=now`, `restore -o -` gives the original byte for byte;
 - with `--summarized`, each file first gets its agent's own compaction record from `summarize`
-  at its defaults (the newest 20,000 estimated tokens kept, or `--summary-keep-tokens K`;
-  Copilot CLI: `--keep-turns 0`, the only cut it resumes from), its summary written by the
+  at its defaults (what the agent's own compaction keeps: pi the newest 20,000 estimated
+  tokens, Claude Code and Copilot CLI nothing, Codex the newest requests copied; or
+  `--summary-keep-tokens K`; Copilot CLI always `--keep-turns 0`, the only cut it resumes
+  from), its summary written by the
   tests' fake LLM server (an OpenAI-compatible one that answers with a summary of the most
   `summary.max_tokens` allows, about 6,000 characters), and committed; the byte figures are
   then against the summarized file. A file `summarize` refuses is reported with its reason and

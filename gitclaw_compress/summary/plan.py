@@ -361,14 +361,15 @@ def _cut_by_turns(
     turns_kept = keep.turns
     assert turns_kept is not None
     users = [i for i in range(start, len(messages)) if is_person(messages[i], people)]
-    # Keeping no turn keeps nothing: the summary alone, where the agent's record allows; it
-    # covers what was sent since the last summary even when no turn began after it.
-    if turns_kept == 0 and start < len(messages):
-        return len(messages)
     turns = len(users) + merged
+    # No turn began since the last summary: the agent compacted in the middle of the newest
+    # one, and a new summary of that turn's rest would save little of it.
     if turns <= turns_kept or not turns:
         verb = "are" if turns_kept else "is"
         return NoSummary(f"{plural(turns, 'turn')} {where}, and {keep.describe()} {verb} kept")
+    # Keeping no turn keeps nothing: the summary alone, where the agent's record allows.
+    if turns_kept == 0:
+        return len(messages)
     return _valid_at_or_before(valid, users[-turns_kept], start)
 
 
