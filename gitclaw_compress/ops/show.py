@@ -95,7 +95,7 @@ def sessions_of(
     """Every session with an entry of this id among the files under `sessions.globs` (the
     sessions `--all` takes), or, when none holds it, among the work tree's other .jsonl
     files: copies of one session (a checkpoint beside the transcript, a fork) may hold it
-    too. With `session_id`, the sessions of that id (`session_named`) and their line
+    too. With `session_id`, the sessions of that id (`sessions_named`) and their line
     `entry_id` (`L42`, the form Codex's stubs use). None is one GitClawError that says where
     it looked, and the command with a path."""
     if session_id is None and line_ref(entry_id) is not None:
