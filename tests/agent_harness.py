@@ -20,7 +20,6 @@ Typical use from a pytest test::
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import datetime
 import json
@@ -297,18 +296,6 @@ def run_resume(
             stderr=proc.stderr,
             requests=server.requests,
         )
-
-
-# One run beside the test's own work: a CLI run keeps one core busy, and CI has two.
-_BESIDE = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="resume")
-
-
-def start_resume(
-    agent: str, transcript: Path, *, tmp_path: Path, shared: bool = False
-) -> concurrent.futures.Future[AgentRun]:
-    """``run_resume`` in a thread, while the test goes on (compresses the transcript's copy,
-    resumes that): ``.result()`` is the run, or raises what the run raised."""
-    return _BESIDE.submit(run_resume, agent, transcript, tmp_path=tmp_path, shared=shared)
 
 
 def _json_lines(path: Path) -> Iterator[dict[str, Any]]:

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import os
 import pickle
 import shutil
 import tempfile
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -42,7 +40,5 @@ def shared_run(how: tuple[str, ...], data: bytes, run: Callable[[], Run]) -> Run
         result: Run = pickle.loads(kept.read_bytes())
         return result
     result = run()
-    temp = kept.with_name(f"{kept.name}.{threading.get_ident()}.tmp")
-    temp.write_bytes(pickle.dumps(result))
-    os.replace(temp, kept)  # whole, for a run in another thread
+    kept.write_bytes(pickle.dumps(result))
     return result
