@@ -44,6 +44,7 @@ from fake_llm_sse import (
     hermetic_cli_env,
 )
 from pi_harness import chain_reaches_root, find_pi, prepare_pi_run, resume_mode
+from shared_runs import shared_run
 
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
 from gitclaw_compress.formats.claude.rules import FORMAT as CLAUDE
@@ -250,9 +251,21 @@ def run_resume(
     tmp_path: Path,
     prompt: str = DEFAULT_PROMPT,
     timeout: float = DEFAULT_TIMEOUT,
+    shared: bool = False,
 ) -> AgentRun:
     """The non-interactive resume of a copy of ``transcript`` by ``agent``, against a fake
-    LLM server that checks the requests with that agent's rules."""
+    LLM server that checks the requests with that agent's rules. With ``shared``, a copy of
+    the run of the same bytes that an earlier test made (shared_runs.py): for a test that
+    compares the requests by structure, not byte for byte (the paths in them differ)."""
+    if shared:
+        how = ("run_resume", agent, str(find_agent(agent)), prompt)
+        return shared_run(
+            how,
+            Path(transcript).read_bytes(),
+            lambda: run_resume(
+                agent, transcript, tmp_path=tmp_path, prompt=prompt, timeout=timeout
+            ),
+        )
     checker = check_claude_code_request if agent == "claude" else check_request
     validate = VALIDATES.get(agent, lambda _: True)(Path(transcript))
     with FakeLLMServer(checker=checker, validate=validate) as server:

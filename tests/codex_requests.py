@@ -89,9 +89,10 @@ def compare(conversation_: Conversation, body: dict[str, Any]) -> list[str]:
 
 
 def resume_in_cli(data: bytes, tmp_path: Path, name: str = "rollout.jsonl") -> AgentRun:
-    """Resume `data` in the real Codex CLI (offline, the fake server) and return the run."""
+    """Resume `data` in the real Codex CLI (offline, the fake server) and return the run: the
+    run of the same bytes an earlier test made, if any (the callers compare by structure)."""
     require_agent("codex")
     tmp_path.mkdir(parents=True, exist_ok=True)
     source = tmp_path / name
     source.write_bytes(data)
-    return run_resume("codex", source, tmp_path=tmp_path, prompt=PROMPT).check()
+    return run_resume("codex", source, tmp_path=tmp_path, prompt=PROMPT, shared=True).check()

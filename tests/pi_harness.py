@@ -36,6 +36,7 @@ from fake_llm_sse import FakeLLMServer as FakeLLMServer
 from fake_llm_sse import check_request as check_request
 from fake_llm_sse import hermetic_cli_env
 from fake_llm_sse import protocol_for_path as protocol_for_path
+from shared_runs import shared_run
 
 REPO = Path(__file__).resolve().parent.parent
 PI_CACHE = REPO / ".cache" / "pi"
@@ -360,6 +361,7 @@ def run_pi_resume(
     validate: bool = True,
     allow_unknown_model: bool = False,
     extra_args: list[str] | None = None,
+    shared: bool = False,
 ) -> PiRun:
     """Resume ``session_path`` (on a test-only copy) with the real pi and one prompt.
 
@@ -385,8 +387,37 @@ def run_pi_resume(
 
     Raises :class:`PiError` (with pi's stderr) if pi exits non-zero, times out, sends no
     LLM request, or does not know the model.
+
+    With ``shared``, a copy of the run of the same bytes with the same arguments that an
+    earlier test made (shared_runs.py): for a test that compares the requests by structure,
+    not byte for byte (the paths in them differ).
     """
     session_path = Path(session_path)
+    if shared:
+        how = (
+            "run_pi_resume",
+            str(find_pi()),
+            repr(FakeLLMServer),  # a test that swaps the server gets a run of its own
+            *map(repr, (api, provider, model, prompt, reply, validate, allow_unknown_model)),
+            repr(extra_args),
+        )
+        return shared_run(
+            how,
+            session_path.read_bytes(),
+            lambda: run_pi_resume(
+                session_path,
+                tmp_path=tmp_path,
+                api=api,
+                provider=provider,
+                model=model,
+                prompt=prompt,
+                reply=reply,
+                timeout=timeout,
+                validate=validate,
+                allow_unknown_model=allow_unknown_model,
+                extra_args=extra_args,
+            ),
+        )
     root = Path(tmp_path) / f"pi-run-{uuid.uuid4().hex[:8]}"
     with FakeLLMServer(reply=reply, validate=validate) as server:
         setup = prepare_pi_run(

@@ -36,6 +36,7 @@ from fake_llm_sse import FakeLLMServer, check_claude_code_request, check_request
 from pi_harness import copy_session_for_pi
 
 from gitclaw_compress.cli import COMMANDS
+from gitclaw_compress.secrets.engine import CACHE_ENV
 
 PROMPT = "hello"
 AN_HOUR = 3600  # the age of a session at rest here (Codex zips a rollout idle for 7 days)
@@ -239,6 +240,8 @@ def test_one_install_then_each_real_cli_runs_our_hook_beside_the_other_one(
     (home / "tmp").mkdir(parents=True)
     work.mkdir()
     base = {**hermetic_cli_env(home), "TMPDIR": str(home / "tmp")}
+    # The run's compiled secret rules (conftest.py): the hook is under test, not their compile.
+    base[CACHE_ENV] = os.environ[CACHE_ENV]
     with contextlib.ExitStack() as stack:
         servers = {
             agent: stack.enter_context(FakeLLMServer(checker=CHECKERS.get(agent, check_request)))

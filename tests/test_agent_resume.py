@@ -72,9 +72,11 @@ def _synthetic(agent: str, tmp_path: Path) -> Path:
     return path
 
 
-def _resume(agent: str, transcript: Path, tmp_path: Path) -> AgentRun:
+def _resume(agent: str, transcript: Path, tmp_path: Path, shared: bool = False) -> AgentRun:
+    """With `shared`, the resume of the same bytes another test made (agent_harness): for
+    checks that do not compare one run's bytes with another's."""
     require_agent(agent)
-    return run_resume(agent, transcript, tmp_path=tmp_path).check()
+    return run_resume(agent, transcript, tmp_path=tmp_path, shared=shared).check()
 
 
 def _compress(agent: str, source: Path, repo: Path, *options: str) -> Path:
@@ -102,7 +104,7 @@ def _compress(agent: str, source: Path, repo: Path, *options: str) -> Path:
 @pytest.mark.parametrize("agent", list(AGENTS))
 def test_synthetic_transcript_resumes(agent: str, tmp_path: Path) -> None:
     transcript = TRANSCRIPTS[agent]()
-    run = _resume(agent, _synthetic(agent, tmp_path), tmp_path)
+    run = _resume(agent, _synthetic(agent, tmp_path), tmp_path, shared=True)
     assert len(run.llm_requests) == 1
     unserved = [r["path"] for r in run.requests if r["protocol"] is None]
     assert unserved == [], "the CLI needs a route the fake server does not answer"
@@ -123,12 +125,12 @@ def test_synthetic_transcript_resumes(agent: str, tmp_path: Path) -> None:
 
 
 def test_claude_resume_starts_at_the_compact_boundary(tmp_path: Path) -> None:
-    run = _resume("claude", _synthetic("claude", tmp_path), tmp_path)
+    run = _resume("claude", _synthetic("claude", tmp_path), tmp_path, shared=True)
     assert "an early question" not in run.request["raw"]
 
 
 def test_codex_falls_back_from_the_websocket_to_http(tmp_path: Path) -> None:
-    run = _resume("codex", _synthetic("codex", tmp_path), tmp_path)
+    run = _resume("codex", _synthetic("codex", tmp_path), tmp_path, shared=True)
     assert [(r["method"], r["headers"].get("upgrade")) for r in run.requests] == [
         ("GET", "websocket"),
         ("POST", None),
@@ -141,7 +143,7 @@ def test_claude_drops_a_broken_pair_silently_so_call_ids_are_compared(tmp_path: 
     when its result names another id: only comparing the call ids with the uncompressed resume's (as
     test_resume_contract.py does) catches a compressor that breaks a pair."""
     source = _synthetic("claude", tmp_path)
-    good = _resume("claude", source, tmp_path / "good")
+    good = _resume("claude", source, tmp_path / "good", shared=True)
     data = source.read_bytes()
     source.write_bytes(data.replace(b'"tool_use_id":"toolu_01Bash"', b'"tool_use_id":"toolu_x"'))
     broken = _resume("claude", source, tmp_path / "broken")
@@ -153,7 +155,7 @@ def test_claude_drops_a_broken_pair_silently_so_call_ids_are_compared(tmp_path: 
 
 @pytest.mark.parametrize(("agent", "source"), corpus_params())
 def test_corpus_transcript_resumes(agent: str, source: Path, tmp_path: Path) -> None:
-    run = _resume(agent, source, tmp_path)
+    run = _resume(agent, source, tmp_path, shared=True)
     body = run.body
     assert len(run.llm_requests) == 1
     assert conversation(body) and tool_call_ids(body)

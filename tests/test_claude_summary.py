@@ -70,11 +70,13 @@ def turns_of(data: bytes) -> int:
     return sum(1 for v in views if v.turn_start)
 
 
-def _resume(data: bytes, tmp_path: Path, name: str) -> Any:
+def _resume(data: bytes, tmp_path: Path, name: str, shared: bool = False) -> Any:
+    """`shared`: the resume of the same bytes another test made, for a run compared by
+    structure (agent_harness.run_resume)."""
     require_agent("claude")
     source = tmp_path / f"{name}.jsonl"
     source.write_bytes(data)
-    return run_resume("claude", source, tmp_path=tmp_path / name).check()
+    return run_resume("claude", source, tmp_path=tmp_path / name, shared=shared).check()
 
 
 def _user_texts_before(data: bytes, line: int) -> list[str]:
@@ -146,13 +148,13 @@ def test_the_cli_resumes_from_the_record(name: str, path: Path | None, tmp_path:
         # summarize writes nothing here and says why: the newest turns hold the bytes. The
         # real CLI's request shows it: they are more than a round may leave.
         assert plan.status == "not-smaller" or "turns since the last summary" in plan.reason
-        before = _resume(data, tmp_path, "before")
+        before = _resume(data, tmp_path, "before", shared=True)
         assert newest_turns_share(data, before.body, keep) > AFTER_COMPACTION_SHARE, plan.reason
         return
     request = request_keeping(data, keep)
     summarized = append_record(data, request)
     assert summarized.startswith(data.rstrip(b"\n"))  # lines appended only
-    before = _resume(data, tmp_path, "before")
+    before = _resume(data, tmp_path, "before", shared=True)
     after = _resume(summarized, tmp_path, "after")
     raw = after.request["raw"]
     assert SUMMARY_TEXT.format(n=1) in raw

@@ -96,8 +96,9 @@ def chat_roles(listed: list[dict[str, Any]]) -> list[str]:
 def check_pi(listed: list[dict[str, Any]], source: Path, tmp_path: Path) -> None:
     """pi over chat completions: its system prompt, the context, the new prompt."""
     require_pi()
+    validate = chain_reaches_root(source)
     run = run_pi_resume(
-        source, tmp_path=tmp_path, api="openai-completions", validate=chain_reaches_root(source)
+        source, tmp_path=tmp_path, api="openai-completions", validate=validate, shared=True
     )
     [body] = run.bodies
     sent = body["messages"]

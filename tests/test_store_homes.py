@@ -5,6 +5,7 @@ to it, and `restore` gives the original back with the appended lines."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from fake_llm_sse import FakeLLMServer, check_claude_code_request, check_request
 from pi_harness import find_pi
 
 from gitclaw_compress.ops.stores import homes, session_files
+from gitclaw_compress.secrets.engine import CACHE_ENV
 
 
 def move_claude(where: Placement, tmp_path: Path) -> tuple[Path, dict[str, str]]:
@@ -82,6 +84,7 @@ def test_the_real_cli_uses_the_store_that_home_names(agent: str, tmp_path: Path)
             **env,
             "XDG_CONFIG_HOME": str(tmp_path / "config"),
             "XDG_DATA_HOME": str(tmp_path / "data"),
+            CACHE_ENV: os.environ[CACHE_ENV],  # the run's compiled secret rules (conftest.py)
         }
         settings = tmp_path / "config" / "gitclaw-compress" / "compression.json"
         settings.parent.mkdir(parents=True)

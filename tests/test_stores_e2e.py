@@ -42,6 +42,7 @@ from test_agent_hooks_real import (
 )
 
 from gitclaw_compress.core.lines import MARKER_BYTES
+from gitclaw_compress.secrets.engine import CACHE_ENV
 
 # What `install --agents` changes or adds, and the settings beside it that it must not touch.
 SETTINGS_FILES = {
@@ -101,6 +102,8 @@ def test_the_stores_of_four_agents_from_install_to_uninstall(tmp_path: Path) -> 
     made.mkdir(parents=True)
     work.mkdir()
     base = {**hermetic_cli_env(home), "TMPDIR": str(home / "tmp")}
+    # The run's compiled secret rules (conftest.py): the stores are under test, not their compile.
+    base[CACHE_ENV] = os.environ[CACHE_ENV]
     # A session is at rest after 30 quiet minutes: the ones written during the test never
     # are, however slow the machine; the corpus ones are an hour old.
     compress_every_session(home, quietMinutes=QUIET_MINUTES)

@@ -116,11 +116,12 @@ def pi_more(data: bytes) -> bytes:
     return data + builder.data()
 
 
-def pi_resume(path: Path, tmp_path: Path) -> dict[str, Any]:
+def pi_resume(path: Path, tmp_path: Path, shared: bool = False) -> dict[str, Any]:
     """pi with the session's own provider and model (signed thinking replayed as it was)."""
     require_pi(node=True)
     validate = chain_reaches_root(path)  # a cut-off chain is sent as pi finds it
-    bodies = run_pi_resume(path, tmp_path=tmp_path, api="native", validate=validate).bodies
+    run = run_pi_resume(path, tmp_path=tmp_path, api="native", validate=validate, shared=shared)
+    bodies = run.bodies
     return bodies[0]
 
 
@@ -162,9 +163,9 @@ def codex_more(data: bytes) -> bytes:
     return data + builder.data()
 
 
-def codex_resume(path: Path, tmp_path: Path) -> dict[str, Any]:
+def codex_resume(path: Path, tmp_path: Path, shared: bool = False) -> dict[str, Any]:
     require_agent("codex")
-    return run_resume("codex", path, tmp_path=tmp_path).check().body
+    return run_resume("codex", path, tmp_path=tmp_path, shared=shared).check().body
 
 
 # --------------------------------------------------------------------------------------
@@ -214,9 +215,9 @@ def copilot_more(data: bytes) -> bytes:
     return data + events.data()
 
 
-def copilot_resume(path: Path, tmp_path: Path) -> dict[str, Any]:
+def copilot_resume(path: Path, tmp_path: Path, shared: bool = False) -> dict[str, Any]:
     require_agent("copilot")
-    return run_resume("copilot", path, tmp_path=tmp_path).check().body
+    return run_resume("copilot", path, tmp_path=tmp_path, shared=shared).check().body
 
 
 # --------------------------------------------------------------------------------------
@@ -256,9 +257,9 @@ def claude_more(data: bytes) -> bytes:
     return data + session.data()
 
 
-def claude_resume(path: Path, tmp_path: Path) -> dict[str, Any]:
+def claude_resume(path: Path, tmp_path: Path, shared: bool = False) -> dict[str, Any]:
     require_agent("claude")
-    return run_resume("claude", path, tmp_path=tmp_path).check().body
+    return run_resume("claude", path, tmp_path=tmp_path, shared=shared).check().body
 
 
 # --------------------------------------------------------------------------------------
@@ -273,7 +274,8 @@ class Case:
     session: Callable[[], bytes]
     more: Callable[[bytes], bytes]  # MORE turns, appended after a record
     keep: tuple[str, ...]  # the keep option its record supports
-    resume: Callable[[Path, Path], dict[str, Any]]  # the real CLI's first request body
+    # The real CLI's first request body (`shared`: agent_harness.run_resume's).
+    resume: Callable[..., dict[str, Any]]
     corpus: list[Path] = field(default_factory=list)
     keeps_messages: bool = True  # False: the record carries the summary alone
     corpus_keep: tuple[str, ...] = ()  # the keep for real sessions (default: summary.keepTokens)
@@ -686,7 +688,7 @@ def check_resume(
     (tmp_path / "after").mkdir()
     copy = tmp_path / "after" / name
     copy.write_bytes(summarized)
-    before = case.resume(original, tmp_path / "before")
+    before = case.resume(original, tmp_path / "before", shared=True)  # compared by structure
     after = case.resume(copy, tmp_path / "after")
     sent = items(after)
     # The summary is there, once.
