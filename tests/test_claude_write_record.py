@@ -99,6 +99,20 @@ def test_a_read_that_claude_code_does_not_record_leaves_the_write_whole() -> Non
     assert _write_content(_run(data)) == _body(4000)
 
 
+def test_a_write_before_the_newest_compact_boundary_is_stubbed() -> None:
+    """Claude Code resumes from its newest compact boundary: what came before is no record."""
+    data, _ = _session(Path("/home/dev/project"), _body(4000))
+    session = ClaudeSession(cwd="/home/dev/project")
+    session.lines = data.split(b"\n")[:-1]
+    session.last = orjson.loads(session.lines[-1])["uuid"]
+    session.chain("system", subtype="compact_boundary", compactMetadata={"trigger": "manual"})
+    session.user("The summary.", isCompactSummary=True)
+    session.user("Turn 4")
+    session.assistant(text("Answer 4."))
+    content = _write_content(_run(session.data()))
+    assert isinstance(content, str) and content.startswith(STUB_PREFIX)
+
+
 def test_a_write_larger_than_the_note_claude_code_would_paste_is_stubbed() -> None:
     body = _body(WRITE_KEPT_MAX_BYTES + 2000)
     content = _write_content(_run(_session(Path("/home/dev/project"), body)[0]))

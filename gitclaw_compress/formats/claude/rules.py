@@ -559,8 +559,9 @@ class ClaudeDeepPayloads:
 
 # Claude Code's file tools whose calls it reads back into its record of read files.
 RECORDED_TOOLS = frozenset({"Read", "Write", "Edit"})
-# Up to this many bytes, the newest Write of a file stays whole: `claude` pastes up to 8,192
-# characters of a file whose record it finds stale, so a stub would cost no fewer.
+# Up to this many bytes, the newest Write of a file stays whole: the note a stub brings pastes
+# up to 8,192 characters of the file (16,384 over all files), about what the Write costs.
+# 0 stubs every Write as before.
 WRITE_KEPT_MAX_BYTES = 8192
 
 
@@ -571,11 +572,12 @@ class ClaudeWrites:
     newest successful Read, Write or Edit of each path; for a Write, the record is the call's
     `input.content`, dated by its result's line. A file whose mtime is newer than that (every
     file after a fresh clone) and whose text differs then gets a note that it "changed on
-    disk" with its changed lines, each time the session resumes. A stub in that content made
-    every such note false and pasted the whole file. No stub of it avoids the record (only
-    another path, an error result or another host would), so the newest Write of a path stays
-    whole up to `WRITE_KEPT_MAX_BYTES`; Read records are never compared, Edit records are
-    read from the file itself, and nothing else is recorded."""
+    disk" with its changed lines (written into the transcript, so once per resumed copy). A
+    stub in that content made such a note false and pasted the whole file. No stub of it
+    avoids the record (only another path, an error result or another host would), so the
+    newest Write of a path stays whole up to `WRITE_KEPT_MAX_BYTES`; a larger one keeps its
+    stub, whose note costs less than the file. Read records are never compared with the file,
+    Edit records are read from the file itself, and nothing else is recorded."""
 
     def __init__(self) -> None:
         self._calls: dict[str, tuple[str, str]] = {}  # tool_use id -> (tool, path)
