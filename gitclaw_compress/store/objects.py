@@ -46,7 +46,7 @@ class BlobLineReader:
         self._process: subprocess.Popen[bytes] | None = None
         self._stop: Callable[[], object]
         if self._loose is not None:
-            self._stop = weakref.finalize(self, self._loose.close)
+            self._stop = weakref.finalize(self, _close_loose, self._loose)
             return
         try:
             self._process = subprocess.Popen(
@@ -230,6 +230,11 @@ class BlobLinePool:
             return None
         self._readers[oid] = reader
         return data
+
+
+def _close_loose(blob: _LooseBlob) -> None:
+    interrupts.checkpoint("finalizer")  # as a git reader's: also run at exit
+    blob.close()
 
 
 def _stop_process(process: subprocess.Popen[bytes]) -> None:
