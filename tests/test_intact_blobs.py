@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import tracemalloc
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,7 +42,7 @@ from gitclaw_compress.ops.restore import restored_lines
 from gitclaw_compress.store.access import ArchiveAccess
 from gitclaw_compress.store.archive import Repository
 from gitclaw_compress.store.intact import IntactLines
-from gitclaw_compress.store.objects import BlobLineReader, ObjectReader
+from gitclaw_compress.store.objects import READ, BlobLineReader, ObjectReader, ObjectReadError
 
 SESSION = f"{SESSIONS}/issue-1.jsonl"
 ARCHIVE = "refs/gitclaw/archive"
@@ -438,22 +439,73 @@ def test_lines_of_a_blob_are_read_forward_and_again_when_asked_for_an_earlier_on
     assert missing is None and "0" * 40 in access.missing
 
 
+LONG = b"x" * (READ + 5)  # a line longer than the piece a blob is read in
+
+
+@pytest.mark.parametrize("loose", [True, False], ids=["read here", "through git"])
 @pytest.mark.parametrize(
     "blob",
-    [b"", b"\n", b"a", b"a\n", b"a\nb", b"a\nb\n", b"\n\nx\n\n", b"one\r\ntwo\n" * 3],
+    [
+        b"",
+        b"\n",
+        b"a",
+        b"a\n",
+        b"a\nb",
+        b"a\nb\n",
+        b"\n\nx\n\n",
+        b"one\r\ntwo\n" * 3,
+        LONG,
+        b"a\n" + LONG + b"\nb\n" + LONG,
+        b"\n" * (READ + 3),
+    ],
+    ids=lambda blob: repr(blob[:12]) + (f"...{len(blob)}" if len(blob) > 12 else ""),
 )
-def test_blob_parts_split_as_the_whole_blob_would(tmp_path: Path, blob: bytes) -> None:
+def test_blob_parts_split_as_the_whole_blob_would(tmp_path: Path, blob: bytes, loose: bool) -> None:
     """Which lines a changed file still holds is worked out from the blob streamed line by
-    line (never the whole blob at once): the parts are those of `blob.split(b"\\n")`."""
+    line (never the whole blob at once): the parts are those of `blob.split(b"\\n")`, and
+    each line asked for is that line, whether the loose object is read here or by git."""
     init(tmp_path)
     (tmp_path / "f").write_bytes(blob)
     oid = git(tmp_path, "hash-object", "-w", "f").strip()
-    reader = BlobLineReader(tmp_path, oid)
+    objects = tmp_path / ".git" / "objects" if loose else None
+    reader = BlobLineReader(tmp_path, oid, objects)
     assert list(reader.parts()) == blob.split(b"\n")
     reader.close()
-    missing = BlobLineReader(tmp_path, "1" * 40)
+    lines = blob.split(b"\n")
+    reader = BlobLineReader(tmp_path, oid, objects)
+    asked = range(1, len(lines) + 2, 2)  # every other line, then one past the end
+    padded = [*lines, b""]  # past the end: empty
+    assert [reader.line(n) for n in asked] == [padded[min(n, len(padded)) - 1] for n in asked]
+    reader.close()
+    missing = BlobLineReader(tmp_path, "1" * 40, objects)
     assert list(missing.parts()) == []
     missing.close()
+
+
+@pytest.mark.parametrize("how", ["truncated", "uninflatable", "longer than its header"])
+def test_a_corrupt_loose_blob_is_one_line_error(tmp_path: Path, how: str) -> None:
+    """A loose object read here that does not inflate, or whose length differs from its
+    header's, stops the read with one line naming the object (as git's own error would)."""
+    init(tmp_path)
+    content = b"".join(
+        b'{"n":%d,"text":"%s"}\n' % (n, os.urandom(300).hex().encode()) for n in range(9000)
+    )
+    (tmp_path / "f").write_bytes(content)
+    oid = git(tmp_path, "hash-object", "-w", "f").strip()
+    target = tmp_path / ".git" / "objects" / oid[:2] / oid[2:]
+    saved = target.read_bytes()
+    os.chmod(target, 0o644)
+    damaged = {
+        "truncated": saved[: len(saved) // 2],
+        "uninflatable": saved[:-8] + bytes(8),
+        "longer than its header": zlib.compress(b"blob %d\0" % (len(content) - 1) + content),
+    }[how]
+    target.write_bytes(damaged)
+    reader = BlobLineReader(tmp_path, oid, tmp_path / ".git" / "objects")
+    with pytest.raises(ObjectReadError) as raised:
+        list(reader.parts())
+    reader.close()
+    assert oid in str(raised.value) and "\n" not in str(raised.value)
 
 
 def test_lines_still_intact_in_a_changed_file_are_found_without_holding_the_blob(
