@@ -211,8 +211,8 @@ class ClaudeTurns:
         self.calls: dict[str, str] = {}  # tool_use id -> "Read 'src/app.ts'"
         # Deep: API message ids with a text or tool_use block on some line (Claude Code
         # writes each block of a reply on its own line, all with the reply's message.id),
-        # and the newest turn start (thinking after it is never dropped: a tool loop may
-        # still be open).
+        # and the newest turn start (thinking after it goes only once its tool loop is
+        # closed, see `drops_kept_thinking`).
         self.answered: set[str] = set()
         self.last_turn_start = 0
         # Deep: whether the newest turn ends in an open tool loop (its last line a tool call,
