@@ -1,7 +1,7 @@
 """Deep compression on every corpus file, end to end. A script, not a test: it prints numbers.
 
     python bench/deep.py [--keep-turns 1] [--summarized [--summary-keep-tokens K]] [--resume]
-                         [--breakdown] [--cozempic] [--json]
+                         [--breakdown] [--cozempic] [--json] [--deep-kept-max-bytes N]
                          [--formats pi claude codex copilot]
 
 For each file of ../shared/corpus/{pi,claude,codex,copilot}, committed into a fresh git
@@ -150,9 +150,11 @@ def measure(
     *,
     llm: str | None,
     summary_keep_tokens: int | None = None,
+    deep_kept_max_bytes: int | None = None,
 ) -> dict[str, Any]:
     """Compressed by default and with `--deep`, each in its own repository; with `llm` (the
-    fake LLM server's address), summarized first."""
+    fake LLM server's address), summarized first; `deep_kept_max_bytes`, the deep run's
+    `session.deepKeptMaxBytes`."""
     files: dict[str, Path] = {"original": source}
     result: dict[str, Any] = {}
     for mode, extra in (("default", []), ("deep", ["--deep"])):
@@ -164,6 +166,11 @@ def measure(
             shutil.copyfile(repo / relpath, files["original"])
         original = (repo / relpath).read_bytes()
         result["bytes"] = len(original)
+        if mode == "deep" and deep_kept_max_bytes is not None:
+            config = repo / "compression.json"
+            settings = orjson.loads(config.read_bytes()) if config.exists() else {}
+            settings["session"] = {"deepKeptMaxBytes": deep_kept_max_bytes}
+            config.write_bytes(orjson.dumps(settings))
         args = ["compress", "--force", "--keep-turns", str(keep), *extra, relpath]
         _tool(args, repo, env)
         files[mode] = repo / relpath
@@ -331,6 +338,9 @@ def main() -> None:
     parser.add_argument("--keep-turns", type=int, default=1)
     parser.add_argument("--summarized", action="store_true", help="after a compaction record")
     parser.add_argument("--summary-keep-tokens", type=int, help="summarize --keep-tokens K")
+    parser.add_argument(
+        "--deep-kept-max-bytes", type=int, help="the deep run's session.deepKeptMaxBytes"
+    )
     parser.add_argument("--resume", action="store_true", help="resume each file in its CLI")
     parser.add_argument(
         "--breakdown", action="store_true", help="Claude Code: the deep request by category"
@@ -398,6 +408,7 @@ def _measure_all(
                     env,
                     llm=llm,
                     summary_keep_tokens=options.summary_keep_tokens,
+                    deep_kept_max_bytes=options.deep_kept_max_bytes,
                 )
             except Refused as refused:
                 print(f"{kind}/{source.name}: summarize wrote nothing: {refused}", flush=True)

@@ -160,9 +160,10 @@ OPTIONS: tuple[Option, ...] = (
         "Deep compression (`--deep` turns it on for one run): also archive, before the "
         "agent's last compaction record, every value its CLI never sends again; stub UI-only "
         "copies in every turn (as `stubUiCopies`); stub tool outputs and arguments over "
-        "`session.deepKeptMaxBytes` in the kept turns too; drop readable thinking blocks of "
-        "old turns where the provider accepts a turn without them. Every byte stays "
-        "restorable. See docs/deep.md.",
+        "`session.deepKeptMaxBytes` in the kept turns too; drop thinking blocks whole of old "
+        "turns where the provider accepts a turn without them (Claude Code: signed ones too, "
+        "and those of kept turns whose tool loop is closed). Every byte stays restorable. "
+        "See docs/deep.md.",
     ),
     Option(
         "session.deepKeptMaxBytes",

@@ -101,8 +101,8 @@ def test_deep_drops_the_thinking_of_old_turns_whole_and_keeps_the_newest() -> No
         blocks = old.get("message", {}).get("content")
         if not isinstance(blocks, list) or blocks[0].get("type") != "thinking":
             continue
-        if "last" in blocks[0]["thinking"]:  # the newest turn: a tool loop may be open
-            assert new["message"]["content"] == blocks, "the newest turn's thinking changed"
+        if "last" in blocks[0]["thinking"]:  # the newest turn, its loop closed: a reply
+            assert new["message"]["content"] == blocks[1:], "the newest turn's thinking stayed"
         else:  # signed or not, dropped whole (claude-opus-4-6 binds nothing)
             assert new["message"]["content"] == [], "an old thinking block stayed"
     # Without deep, thinking is never touched.
@@ -233,11 +233,12 @@ def test_deep_archives_what_claude_code_never_sends_before_its_compact_boundary(
     data = compacted_session().data()
     lines = data.split(b"\n")[:-1]
     boundary = next(i for i, line in enumerate(lines) if b"compact_boundary" in line)
-    # From the boundary on, deep does what stubUiCopies does (no output there is over 8 KiB).
+    # From the boundary on, deep does what stubUiCopies does (no output there is over 8 KiB),
+    # and the kept turn's thinking goes (its loop is closed; claude-opus-4-6 binds nothing).
     default, deep = _run(data, keep=1, stub_ui_copies=True), _run(data, keep=1, deep=True)
     # (its UI-copy stubs are shorter: only what the model sees is compared)
     sent = [orjson.loads(line).get("message") for line in deep[boundary:]]
-    assert sent == [orjson.loads(line).get("message") for line in default[boundary:]], (
+    assert sent == [_without_thinking(line) for line in default[boundary:]], (
         "deep changed what the CLI resumes with"
     )
     before = [orjson.loads(line) for line in lines[:boundary]]
@@ -257,6 +258,15 @@ def test_deep_archives_what_claude_code_never_sends_before_its_compact_boundary(
         if old["type"] == "assistant":
             assert new["message"]["model"] == old["message"]["model"]
             assert new["message"]["usage"].items() <= old["message"]["usage"].items()
+
+
+def _without_thinking(line: bytes) -> Any:
+    """A line's message with its thinking blocks left out."""
+    message = orjson.loads(line).get("message")
+    if isinstance(message, dict) and isinstance(message.get("content"), list):
+        thinking = ("thinking", "redacted_thinking")
+        message["content"] = [b for b in message["content"] if b.get("type") not in thinking]
+    return message
 
 
 def _strings(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], str]]:
@@ -565,17 +575,50 @@ def test_deep_stubs_of_older_claude_code_turns_name_the_uuid_alone() -> None:
     assert stubs[True] and all("s.jsonl" in stub for stub in stubs[True])
 
 
-def test_deep_keeps_the_thinking_of_every_kept_turn_of_a_model_that_binds_nothing() -> None:
+def _unbound_turns(*, open_loop: bool) -> bytes:
+    """Four turns of a model without preserved thinking, with signed and readable thinking,
+    each block of a reply on its own line (as Claude Code writes them). `open_loop`: the
+    last turn stops at a tool call."""
     session = ClaudeSession()
     for turn in range(3):
         session.user(f"Question {turn}")
-        session.assistant(signed_thinking(f"thought {turn}"), claude_text(f"Answer {turn}"))
-    data = session.data()
+        session.assistant(
+            signed_thinking(f"thought {turn}"),
+            unsigned_thinking(big_text(f"readable {turn}", 10)),
+            claude_text(f"Answer {turn}"),
+        )
+    session.user("Question 3")
+    last = tool_use_block("r3") if open_loop else claude_text("Answer 3")
+    session.assistant(signed_thinking("thought 3"), last)
+    return session.data()
+
+
+def test_deep_drops_the_kept_turns_thinking_of_a_model_that_binds_nothing_once_closed() -> None:
+    """Without preserved thinking, a kept turn whose tool loop is closed loses its thinking,
+    signed or not, whole: on resume a new prompt follows, and the Messages API strips an
+    earlier turn's thinking for such a model anyway. Nothing else of the kept turns changes,
+    and no message is left empty."""
+    data = _unbound_turns(open_loop=False)
     lines = data.split(b"\n")[:-1]
     deep = _run(data, keep=2, deep=True)
-    kept = next(i for i, line in enumerate(lines) if b"Question 1" in line)
-    assert deep[kept:] == lines[kept:], "a kept turn changed"
-    assert _thinking(deep) == ["thought 1", "thought 2"]
+    assert _thinking(deep) == []
+    assert deep[-1] == lines[-1], "the kept reply's text changed"
+    thinking_alone = orjson.loads(deep[-2])
+    assert thinking_alone["message"]["content"] == []
+    assert thinking_alone["message"]["id"] == orjson.loads(deep[-1])["message"]["id"]
+    # The default keeps the kept turns byte for byte.
+    assert _run(data, keep=2)[-5:] == lines[-5:]
+    _deep_round_trip("claude", data, keep=2, kept_max=8192)
+
+
+def test_deep_keeps_the_thinking_of_an_open_tool_loop_of_a_model_that_binds_nothing() -> None:
+    data = _unbound_turns(open_loop=True)
+    lines = data.split(b"\n")[:-1]
+    deep = _run(data, keep=2, deep=True)
+    # The newest turn's loop is open: its thinking stays; the kept turn before it is closed.
+    assert _thinking(deep) == ["thought 3"]
+    assert deep[-2:] == lines[-2:]
+    _deep_round_trip("claude", data, keep=2, kept_max=8192)
 
 
 def _tool_output_stubs(lines: list[bytes]) -> list[str]:

@@ -211,8 +211,8 @@ class ClaudeTurns:
         self.calls: dict[str, str] = {}  # tool_use id -> "Read 'src/app.ts'"
         # Deep: API message ids with a text or tool_use block on some line (Claude Code
         # writes each block of a reply on its own line, all with the reply's message.id),
-        # and the newest turn start (thinking after it is never dropped: a tool loop may
-        # still be open).
+        # and the newest turn start (thinking after it goes only once its tool loop is
+        # closed, see `drops_kept_thinking`).
         self.answered: set[str] = set()
         self.last_turn_start = 0
         # Deep: whether the newest turn ends in an open tool loop (its last line a tool call,
@@ -308,6 +308,20 @@ class ClaudeTurns:
             )
         return self._drops
 
+    def drops_kept_thinking(self, number: int) -> bool:
+        """Deep: whether the thinking on kept line `number` goes, whole. With preserved
+        thinking, all of it or none (`drops_every_thinking`). Without (no block Claude Code
+        sends binds its prefix), a turn's thinking goes once its tool loop is closed: every
+        kept turn before the newest, and the newest when it ended in a reply with no tool
+        call awaiting its result. On resume a new prompt follows, which makes them earlier
+        turns, whose thinking the Messages API strips for such models: the model is sent
+        the same. An open loop keeps its thinking, as the API requires."""
+        if not self.settings.deep:
+            return False
+        if self.bound_until > 0:
+            return self.drops_every_thinking()
+        return number < self.last_turn_start or not self.turn_open
+
     def _bound_until(self) -> int:
         return 0 if self.drops_every_thinking() else self.bound_until
 
@@ -323,13 +337,13 @@ class ClaudeTurns:
         return (first, bound_until) if bound_until >= first else None
 
     def thinking_edits(self, message: dict[str, Any], number: int) -> list[Edit]:
-        """Deep: the thinking blocks of a reply in a turn older than the newest (of every
-        turn, with `drops_every_thinking`), each dropped whole, never edited: the Messages
-        API takes earlier turns without their thinking. A line of thinking alone becomes
-        `content: []` only when its reply's text or tool call is on another line (Claude
-        Code merges the lines of one reply by `message.id`), never an empty message."""
+        """Deep: the thinking blocks of a reply in a turn older than the newest (and of the
+        kept turns, as `drops_kept_thinking` says), each dropped whole, never edited: the
+        Messages API takes earlier turns without their thinking. A line of thinking alone
+        becomes `content: []` only when its reply's text or tool call is on another line
+        (Claude Code merges the lines of one reply by `message.id`), never an empty message."""
         if not self.settings.deep or not (
-            number < self.last_turn_start or self.drops_every_thinking()
+            number < self.last_turn_start or self.drops_kept_thinking(number)
         ):
             return []
         blocks = message.get("content")
@@ -714,8 +728,8 @@ class ClaudeRules:
             if scope.kept_large:
                 edits.extend(self.payloads.kept_large_edits(entry, scope))
                 message = message_of(entry)
-                # Thinking of the kept turns goes only when every block the CLI sends does.
-                if message is not None and self.turns.drops_every_thinking():
+                # Thinking of the kept turns: see `drops_kept_thinking`.
+                if message is not None and self.turns.drops_kept_thinking(scope.number):
                     edits.extend(self.turns.thinking_edits(message, scope.number))
             return edits
         kind = entry.get("type")
