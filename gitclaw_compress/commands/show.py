@@ -74,16 +74,8 @@ def command(
         raise click.UsageError(f"Got unexpected extra argument ({arguments[2]})")
     if not arguments or (len(arguments) == 1 and session_path(Path(arguments[0])).exists()):
         raise click.UsageError("Missing argument 'ENTRY_ID'.")
-    if len(arguments) == 1:
-        entry_id = arguments[0]
-        repo, found = _sessions_holding(entry_id, config_path)
-    elif _names_a_session(arguments[0]):
-        session_id, entry_id = arguments
-        repo, found = _sessions_holding(entry_id, config_path, session_id)
-    else:
-        path, entry_id = SessionPathType().convert(arguments[0], None, None), arguments[1]
-        repo = open_repo(path)
-        found = [held_line(repo, path, entry_id)]
+    entry_id = arguments[-1]
+    repo, found = _held(arguments, config_path)
     printer = _Printer(repo, config_path, no_fetch, as_text=not (raw or as_json))
     printed, masked = printer(found[0])
     for copy in found[1:]:  # copies of one session (a checkpoint, a fork) may hold the id
@@ -107,6 +99,19 @@ def command(
         sys.stdout.buffer.flush()
     else:
         click.echo(printed.decode())
+
+
+def _held(arguments: tuple[str, ...], config_path: Path | None) -> tuple[Repository, list[Held]]:
+    """The entry `show [PATH] ENTRY_ID` names, as each session holding it has it: searched
+    for by id alone, by the session's id, or read from PATH."""
+    if len(arguments) == 1:
+        return _sessions_holding(arguments[0], config_path)
+    if _names_a_session(arguments[0]):
+        session_id, entry_id = arguments
+        return _sessions_holding(entry_id, config_path, session_id)
+    path, entry_id = SessionPathType().convert(arguments[0], None, None), arguments[1]
+    repo = open_repo(path)
+    return repo, [held_line(repo, path, entry_id)]
 
 
 def _names_a_session(first: str) -> bool:

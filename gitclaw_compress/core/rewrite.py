@@ -36,7 +36,10 @@ from gitclaw_compress.core.spans import (
 from gitclaw_compress.core.stubs import encode_stub
 from gitclaw_compress.settings import CompressSettings
 
-MIN_SAVING_BYTES = 48  # a splice must save more than its share of the marker
+# A splice must save more than its share of the marker: this with a v3 marker (one per
+# line, which `_marked` weighs against the whole line's saving), and with a v1 marker more
+# than the part it adds (`_part_bytes`), or it would grow the line it shrinks.
+MIN_SAVING_BYTES = 48
 MARKER_VERSION = 1  # the version of the markers with payloads; intact ones are v3 strings
 
 ObjectId = Callable[[bytes], str]
@@ -136,6 +139,12 @@ class _Splicer:
         self._entry_id = plan.format.entry_id
         self._bulk = plan.bulk if plan.bulk is not None else b""
         self._scanned = len(self._bulk)  # lines pass 1 saw (a line after them may hold bulk)
+        # As long as the ids a v1 part holds (a trial run's dummy ids stand for SHA-1 ones).
+        self._no_oid = "0" * (len(object_id(b"")) or 40)
+
+    def _part_bytes(self, path: JsonPath) -> int:
+        """What a splice at `path` adds to a v1 marker: `,{"path":[…],"oid":"…"}`."""
+        return 1 + len(orjson.dumps({"path": list(path), "oid": self._no_oid}))
 
     def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         edits = self.plan.rules.edits(entry, scope)
@@ -144,9 +153,15 @@ class _Splicer:
         return edits
 
     def _splices(
-        self, line: RawLine, edits: list[Edit], spans: dict[JsonPath, tuple[int, int]]
+        self,
+        line: RawLine,
+        edits: list[Edit],
+        spans: dict[JsonPath, tuple[int, int]],
+        blob: str | None,
     ) -> _Splices:
-        """The edits worth making, and where (`_archive` adds their payloads)."""
+        """The edits worth making, and where (`_archive` adds their payloads): each saves
+        more than `MIN_SAVING_BYTES` and, with no intact `blob` (a v1 marker), more than
+        the part it adds to the marker."""
         data = line.data
         result = _Splices()
         for edit in edits:
@@ -162,7 +177,10 @@ class _Splicer:
                     f"{self.plan.format.name}: a stub at {edit.path} would change the JSON "
                     f"type from {kind} to {json_kind(replacement)}"
                 )
-            if end - start - len(replacement) <= MIN_SAVING_BYTES:
+            saving = end - start - len(replacement)
+            if saving <= MIN_SAVING_BYTES:
+                continue
+            if blob is None and saving <= self._part_bytes(edit.path):
                 continue
             result.pieces.append((start, end, replacement))
             result.edits.append(edit)
@@ -322,7 +340,7 @@ class _Rewriter(_Splicer):
         entry = held.pop()
         found = found_spans(line.data, entry, edits)
         if found is not None:
-            splices = self._splices(line, edits, found)
+            splices = self._splices(line, edits, found, blob)
             if not splices.pieces:
                 return _unchanged(line)
             # The search may have matched the wrong copy of a value: the result must parse
@@ -336,7 +354,7 @@ class _Rewriter(_Splicer):
         else:
             del entry
         located = located_spans(line.data, edits)
-        splices = self._splices(line, edits, located)
+        splices = self._splices(line, edits, located, blob)
         if not splices.pieces:
             return _unchanged(line)
         self._archive(line, splices, blob)
@@ -347,7 +365,7 @@ class _Rewriter(_Splicer):
     ) -> _Splices:
         found = found_spans(line.data, plain, edits)
         if found is not None:
-            splices = self._splices(line, edits, found)
+            splices = self._splices(line, edits, found, blob)
             with_marker = replaced(plain, splices.edits)
             marker_value = orjson.loads(line.data)[MARKER_KEY]
             if parses_to(
@@ -356,7 +374,7 @@ class _Rewriter(_Splicer):
                 self._archive(line, splices, blob)
                 return splices
         located = located_spans(line.data, edits)
-        splices = self._splices(line, edits, located)
+        splices = self._splices(line, edits, located, blob)
         self._archive(line, splices, blob)
         return splices
 

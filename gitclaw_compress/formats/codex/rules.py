@@ -155,12 +155,12 @@ def session_id(first: Entry) -> str | None:
 CODEX_KEPT_ON_SUPERSEDED = frozenset({"call_id", "id", "name", "role", "turn_id", "status"})
 
 
-class CodexRules:
-    """Codex's rules for one file: tool calls by id, turn boundaries, the live turn_context."""
+class CodexTurns:
+    """Where a rollout's turns start and which turn_context lines resume may read: what
+    keeps a kept turn whole (the lines Codex writes just before its user_message) and the
+    live turn_context untouched."""
 
-    def __init__(self, settings: CompressSettings) -> None:
-        self.settings = settings
-        self.calls: dict[str, str] = {}  # call_id -> "shell_command 'ls'"
+    def __init__(self) -> None:
         self.turn_blocks: list[int] = []  # for each turn, the first line Codex wrote for it
         self.turn_lines: list[int] = []  # for each turn, its user_message line
         self._block_start: int | None = None  # task_started seen since the last user_message
@@ -168,6 +168,56 @@ class CodexRules:
         self.rolled_back_turns = 0
         self._live_contexts: frozenset[int] | None = None
         self.newest_answer: int | None = None  # the newest task_complete line
+
+    def learn(self, number: int, line_type: object, payload: dict[str, Any], kind: object) -> None:
+        if line_type == "event_msg":
+            if kind == "task_started" and self._block_start is None:
+                self._block_start = number
+            elif kind == "user_message":
+                start = self._block_start if self._block_start is not None else number
+                self.turn_blocks.append(start)
+                self.turn_lines.append(number)
+                self._block_start = None
+            elif kind == "task_complete":
+                self.newest_answer = number
+            elif kind == "thread_rolled_back":
+                turns = payload.get("num_turns")
+                if isinstance(turns, int) and turns > 0:
+                    self.rolled_back_turns += turns
+        elif line_type == "turn_context":
+            self.turn_contexts.append((number, len(self.turn_blocks)))
+
+    def kept_from(self, window_start: int) -> int:
+        """The first line of the kept turns: the lines Codex writes for a turn just before
+        its `user_message` (task_started, context messages, the turn_context that resume
+        reads) belong to it."""
+        turn = bisect.bisect_left(self.turn_lines, window_start)
+        if turn < len(self.turn_lines):
+            return min(self.turn_blocks[turn], window_start)
+        return window_start
+
+    def protection(self, window_start: int) -> tuple[int, frozenset[int]]:
+        """The first line of the kept turns, and the turn_context lines resume may read.
+
+        The core's window starts at a turn's `user_message`; the lines Codex writes just
+        before it for that turn (task_started, context messages, turn_context) stay with it.
+        The window may differ between runs of one plan (a target mode trial), so only what
+        does not depend on it is cached."""
+        kept_from = self.kept_from(window_start)
+        if self._live_contexts is None:
+            turns = len(self.turn_blocks)
+            self._live_contexts = live_contexts(self.turn_contexts, turns, self.rolled_back_turns)
+        return kept_from, self._live_contexts
+
+
+class CodexRules:
+    """Codex's rules for one file: tool calls by id, turn boundaries (`CodexTurns`), the
+    live turn_context."""
+
+    def __init__(self, settings: CompressSettings) -> None:
+        self.settings = settings
+        self.calls: dict[str, str] = {}  # call_id -> "shell_command 'ls'"
+        self.turns = CodexTurns()
         self._show_session: str | None = None  # "gitclaw-compress show SESSION_ID "
 
     def _named(self, scope: Scope) -> Scope:
@@ -186,7 +236,12 @@ class CodexRules:
         if number == 1:
             found = session_id(entry)
             self._show_session = None if found is None else f"{stubs.SHOW} {found} "
-        self._learn(number, line_type, payload, kind)
+        self.turns.learn(number, line_type, payload, kind)
+        if line_type == "response_item" and kind in ("function_call", "custom_tool_call"):
+            call_id, name = payload.get("call_id"), payload.get("name")
+            if isinstance(call_id, str) and isinstance(name, str):
+                arguments = payload.get("arguments", payload.get("input"))
+                self.calls[call_id] = call_descriptor(name, arguments)
         # The lines `edits` may change: outputs, calls, messages with images, every event
         # but the reply's (the UI's record, a user message's images), and turn_context.
         if line_type == "response_item":
@@ -200,53 +255,12 @@ class CodexRules:
             return kind != "agent_message"  # a user_message may hold images
         return line_type == "turn_context"
 
-    def _learn(self, number: int, line_type: object, payload: dict[str, Any], kind: object) -> None:
-        if line_type == "event_msg":
-            if kind == "task_started" and self._block_start is None:
-                self._block_start = number
-            elif kind == "user_message":
-                start = self._block_start if self._block_start is not None else number
-                self.turn_blocks.append(start)
-                self.turn_lines.append(number)
-                self._block_start = None
-            elif kind == "task_complete":
-                self.newest_answer = number
-            elif kind == "thread_rolled_back":
-                turns = payload.get("num_turns")
-                if isinstance(turns, int) and turns > 0:
-                    self.rolled_back_turns += turns
-        elif line_type == "turn_context":
-            self.turn_contexts.append((number, len(self.turn_blocks)))
-        elif line_type == "response_item" and kind in ("function_call", "custom_tool_call"):
-            call_id, name = payload.get("call_id"), payload.get("name")
-            if isinstance(call_id, str) and isinstance(name, str):
-                arguments = payload.get("arguments", payload.get("input"))
-                self.calls[call_id] = call_descriptor(name, arguments)
-
     def kept_from(self, window_start: int) -> int:
-        """The first line of the kept turns: the lines Codex writes for a turn just before
-        its `user_message` (task_started, context messages, the turn_context that resume
-        reads) belong to it."""
-        turn = bisect.bisect_left(self.turn_lines, window_start)
-        if turn < len(self.turn_lines):
-            return min(self.turn_blocks[turn], window_start)
-        return window_start
-
-    def _protection(self, window_start: int) -> tuple[int, frozenset[int]]:
-        """The first line of the kept turns, and the turn_context lines resume may read.
-
-        The core's window starts at a turn's `user_message`; the lines Codex writes just
-        before it for that turn (task_started, context messages, turn_context) stay with it.
-        The window may differ between runs of one plan (a target mode trial), so only what
-        does not depend on it is cached."""
-        kept_from = self.kept_from(window_start)
-        if self._live_contexts is None:
-            turns = len(self.turn_blocks)
-            self._live_contexts = live_contexts(self.turn_contexts, turns, self.rolled_back_turns)
-        return kept_from, self._live_contexts
+        """The first line of the kept turns (see `CodexTurns.kept_from`)."""
+        return self.turns.kept_from(window_start)
 
     def edits(self, entry: Entry, scope: Scope) -> list[Edit]:
-        if scope.number == self.newest_answer:  # the last reply, as a resumed UI may show it
+        if scope.number == self.turns.newest_answer:  # the last reply, as a resumed UI may show it
             return []
         scope = self._named(scope)
         if scope.ui_only:  # the UI's copies of outputs, in any turn
@@ -255,7 +269,7 @@ class CodexRules:
             if entry.get("type") != "event_msg":
                 return []
             return _ui_copy_edits(payload_of(entry), scope, UI_COPY_MIN_BYTES)
-        kept_from, live_contexts = self._protection(scope.window_start)
+        kept_from, live_contexts = self.turns.protection(scope.window_start)
         line_type = entry.get("type")
         payload = payload_of(entry)
         if not scope.full or scope.number >= kept_from:
