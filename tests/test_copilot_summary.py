@@ -110,17 +110,19 @@ def corpus_with_four_turns() -> list[Path]:
     ]
 
 
-def resumed(data: bytes, tmp_path: Path, name: str) -> dict[str, Any]:
+def resumed(data: bytes, tmp_path: Path, name: str, shared: bool = False) -> dict[str, Any]:
+    """With `shared`, the run of the same bytes another test made (agent_harness): for the
+    original, compared with the summarized file by size only."""
     source = tmp_path / name
     source.write_bytes(data)
-    return run_resume("copilot", source, tmp_path=tmp_path).check().body
+    return run_resume("copilot", source, tmp_path=tmp_path, shared=shared).check().body
 
 
 def check_resumes_from_the_record(data: bytes, tmp_path: Path) -> tuple[int, ...]:
     """Resume with and without the record; returns the request sizes, then the sizes of
     their messages after the system prompt."""
     require_agent("copilot")
-    before = resumed(data, tmp_path, "before.jsonl")
+    before = resumed(data, tmp_path, "before.jsonl", shared=True)
     recorded = with_record(data)
     after = resumed(recorded, tmp_path, "after.jsonl")
     messages = after["messages"]

@@ -72,7 +72,8 @@ def test_summarize_then_deep_cuts_the_request_by_60_percent(
 
     source = tmp_path / "before.jsonl"
     source.write_bytes(data)
-    before = run_resume("claude", source, tmp_path=tmp_path / "before").check()
+    # The original's run, the same for both cases (compared by content and size): shared.
+    before = run_resume("claude", source, tmp_path=tmp_path / "before", shared=True).check()
     after = run_resume("claude", path, tmp_path=tmp_path / "after").check()
     assert "LLM-SUMMARY-TEXT" in after.request["raw"]
     assert "log 5 line 500:" in before.request["raw"]

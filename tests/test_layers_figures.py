@@ -4,6 +4,7 @@ docs/tokens.md's "Per format: estimate against recorded usage" table are what
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +20,12 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no shared corpus a
 
 
 @pytest.fixture(scope="module")
-def measured() -> list[dict[str, Any]]:
+def measured(rule_cache: Path) -> list[dict[str, Any]]:
+    # The run's compiled secret rules (status scans): a module fixture comes before
+    # hermetic_git sets them, and each format's fresh HOME would compile them again.
     done = subprocess.run(
         [sys.executable, str(REPO_ROOT / "bench" / "layers.py"), "--json"],
+        env={**os.environ, "GITCLAW_COMPRESS_RULE_CACHE": str(rule_cache)},
         capture_output=True,
         check=True,
     )

@@ -85,7 +85,8 @@ def test_stubbing_ui_copies_leaves_the_first_request_byte_identical(
     """With stubUiCopies (pi: toolResult.details in every turn) the request pi sends on
     resume is byte for byte the one it sends without the option."""
     require_pi()
-    requests, files = {}, {}
+    requests: dict[bool, str] = {}
+    files: dict[bool, bytes] = {}
     for option in (False, True):
         repo = tmp_path / f"repo-{option}"
         repo.mkdir()
@@ -94,6 +95,9 @@ def test_stubbing_ui_copies_leaves_the_first_request_byte_identical(
         config.write_text(json.dumps({"session": {"stubUiCopies": option}}))
         compressed = _compress(repo, source, keep_turns=4)  # the default number of kept turns
         files[option] = compressed.read_bytes()
+        if option and files[True] == files[False]:  # nothing to stub: pi would send the same
+            requests[True] = requests[False]
+            continue
         validate = chain_reaches_root(source)
         run = run_pi_resume(compressed, tmp_path=tmp_path / "run", api="native", validate=validate)
         # The one thing that varies per run: the harness's working folder, named at random,

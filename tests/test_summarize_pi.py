@@ -163,7 +163,8 @@ def first_text(body: dict[str, Any], api: str) -> str:
     return _text(first["content"], ("text", "input_text"))
 
 
-def assert_pi_resumes_from_the_summary(path: Path, tmp_path: Path, **run: Any) -> None:
+def assert_pi_resumes_from_the_summary(path: Path, tmp_path: Path, **run: Any) -> dict[str, Any]:
+    """Checks pi's request on resume of `path`, and returns it (a test checks more of it)."""
     original = path.read_bytes()
     entry = read_entries(path)[-1]
     assert entry["type"] == "compaction"
@@ -179,6 +180,7 @@ def assert_pi_resumes_from_the_summary(path: Path, tmp_path: Path, **run: Any) -
     conversation = pi.resume(list(pi.views(lines_from_bytes(original))))
     ours = [message.entry_id for message in conversation.messages]
     assert [m["entryId"] for m in pi_context(path)] == ours
+    return body
 
 
 @pytest.mark.parametrize("keep", [("--keep-turns", "1"), ("--keep-tokens", "900")])
@@ -194,8 +196,7 @@ def test_pi_resumes_from_a_summary_of_a_synthetic_session(
         assert first_kept["message"]["role"] == "assistant"
     else:
         assert first_kept["message"]["content"][0]["text"] == "USER-3: port module 3"
-    assert_pi_resumes_from_the_summary(path, tmp_path, api="anthropic")
-    body = run_pi_resume(path, tmp_path=tmp_path, api="anthropic").bodies[0]
+    body = assert_pi_resumes_from_the_summary(path, tmp_path, api="anthropic")
     rest = json.dumps(body["messages"][1:])
     assert "USER-0" not in rest and "ASSISTANT-0" not in rest  # summarized, so gone
     assert "USER-3" in rest  # kept
@@ -216,8 +217,7 @@ def test_pi_resumes_after_two_chained_rounds(repo: Path, tmp_path: Path) -> None
         handle.write(b"".join(line + b"\n" for line in session.lines[start:]))
     second = summarize(repo, path, "--keep-turns", "1")
     assert (first["round"], second["round"]) == (1, 2)
-    assert_pi_resumes_from_the_summary(path, tmp_path, api="anthropic")
-    body = run_pi_resume(path, tmp_path=tmp_path, api="anthropic").bodies[0]
+    body = assert_pi_resumes_from_the_summary(path, tmp_path, api="anthropic")
     summary_text = first_text(body, "anthropic-messages")
     assert summary_text.count("Continuation summary, round") == 1
     assert "round 2" in summary_text and "USER-0: port module 0" in summary_text
