@@ -195,9 +195,31 @@ class CodexRules:
                 return isinstance(content, list) and any(
                     isinstance(item, dict) and "image_url" in item for item in content
                 )
-            return kind in BULK_ITEMS
+            if kind not in BULK_ITEMS or self.settings.deep:  # deep: kept turns' limit too
+                return kind in BULK_ITEMS
+            if kind in OUTPUT_TYPES:
+                output = payload.get("output")
+                if not isinstance(output, str | list):
+                    return False
+                if self.settings.budget.active:  # its pruning stubs an output of any size
+                    return True
+                limit = self.settings.tool_result_max_bytes
+                return _longer(output, limit) if isinstance(output, str) else _size(output) > limit
+            value = payload.get("arguments" if kind == "function_call" else "input")
+            return isinstance(value, str) and _longer(value, self.settings.tool_call_max_bytes)
         if line_type == "event_msg":
-            return kind != "agent_message"  # a user_message may hold images
+            if kind == "agent_message":
+                return False
+            images = payload.get("images") if kind == "user_message" else None
+            if (
+                isinstance(images, list)
+                and not self.settings.keep_user_images
+                and any(is_data_url(url) for url in images)
+            ):
+                return True
+            # Only strings go on an event, each over this (the UI copies' limit is no lower).
+            limit = min(self.settings.tool_result_max_bytes, UI_COPY_MIN_BYTES)
+            return _holds_long_string(payload, limit)
         return line_type == "turn_context"
 
     def _learn(self, number: int, line_type: object, payload: dict[str, Any], kind: object) -> None:
@@ -522,6 +544,26 @@ def _turn_context_edits(payload: dict[str, Any], scope: Scope) -> list[Edit]:
 def _repeated_stub(key: str, size: int, show: str) -> str:
     """Instructions every turn_context repeats, of which resume reads the newest alone."""
     return f"{stubs.STUB_PREFIX} {key}: {size:,} bytes, read from the newest turn_context. {show}"
+
+
+def _longer(text: str, limit: int) -> bool:
+    """`_size(text) > limit`, from its length when that decides (a character writes 1 to 6
+    bytes)."""
+    if len(text) + 2 > limit:
+        return True
+    return 6 * len(text) + 2 > limit and _size(text) > limit
+
+
+def _holds_long_string(value: object, limit: int) -> bool:
+    """Whether `value` holds a string over `limit` bytes (`_long_strings` finds one; a stub
+    too, which pass 2 then leaves): pass 1's test of a line pass 2 may edit."""
+    if isinstance(value, str):
+        return _longer(value, limit)
+    if isinstance(value, dict):
+        return any(_holds_long_string(item, limit) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_long_string(item, limit) for item in value)
+    return False
 
 
 def _long_strings(value: object, path: JsonPath, limit: int) -> Iterator[tuple[JsonPath, str]]:
