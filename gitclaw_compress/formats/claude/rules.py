@@ -216,6 +216,59 @@ def _ui_shrinks(value: object) -> bool:
     return False
 
 
+def _user_candidate(entry: Entry, settings: CompressSettings) -> bool:
+    """Whether `_user_edits` (or `ui_edits`, or a budget's pruning) may stub something on
+    this user line, out of deep: an image, a large or prunable tool result, a large UI
+    copy. A typed prompt or a small tool result is then copied by pass 2 unparsed."""
+    message = message_of(entry)
+    if message is not None:
+        prunable = settings.budget.active  # its pruning stubs a result of any size
+        strip_images = not (settings.keep_user_images and is_turn_start(entry))
+        limit = settings.tool_result_max_bytes
+        for block in _blocks(message):
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "image" and strip_images:
+                return True
+            if kind == "tool_result" and (prunable or _larger(block.get("content"), limit)):
+                return True
+    result = entry.get("toolUseResult")
+    return result is not None and _ui_shrinks(result)
+
+
+def _larger(value: object, limit: int) -> bool:
+    """`_size(value) > limit`; a string's bounds first (each character writes 1 to 6
+    bytes), and a value nested deeper than orjson writes counts as larger."""
+    if isinstance(value, str):
+        if len(value) + 2 > limit:
+            return True
+        if 6 * len(value) + 2 <= limit:
+            return False
+    try:
+        return _size(value) > limit
+    except orjson.JSONEncodeError:
+        return True
+
+
+def _stubs_input(value: object, key: str | int, command_chars: int) -> bool:
+    """Whether `ClaudePayloads.input_edits` finds a value to stub in `value` (its tests,
+    without the stubs: a TodoWrite of many short todos has none)."""
+    if key in PATH_ARGUMENTS or _size(value) <= SMALL_ARGUMENT_BYTES:
+        return False
+    if isinstance(value, str):
+        if stubs.is_stub(value):
+            return False
+        return key != "command" or len(value) > command_chars
+    if isinstance(value, dict):
+        return any(_stubs_input(item, name, command_chars) for name, item in value.items())
+    if isinstance(value, list):
+        if all(isinstance(item, str) for item in value):
+            return not (len(value) == 1 and stubs.is_stub(value[0]))
+        return any(_stubs_input(item, index, command_chars) for index, item in enumerate(value))
+    return False
+
+
 def _path_name(path: JsonPath) -> str:
     """`toolUseResult.file.content` for a stub's text (indexes left out)."""
     return ".".join(str(part) for part in path if isinstance(part, str))
@@ -264,7 +317,7 @@ class ClaudeTurns:
             if self.settings.deep:
                 return kind in ("user", "progress", "attachment")
             if kind == "user":
-                return self._user_candidate(entry)
+                return _user_candidate(entry, self.settings)
             data = entry.get("data")  # a progress line's: its UI copy alone
             return kind == "progress" and isinstance(data, dict) and _ui_shrinks(data)
         message = message_of(entry)
@@ -299,70 +352,17 @@ class ClaudeTurns:
             or (isinstance(usage, dict) and not USAGE_READ.issuperset(usage))
         )
 
-    def _user_candidate(self, entry: Entry) -> bool:
-        """Whether `_user_edits` (or `ui_edits`, or a budget's pruning) may stub something on
-        this user line, out of deep: an image, a large or prunable tool result, a large UI
-        copy. A typed prompt or a small tool result is then copied by pass 2 unparsed."""
-        message = message_of(entry)
-        if message is not None:
-            prunable = self.settings.budget.active  # its pruning stubs a result of any size
-            strip_images = not (self.settings.keep_user_images and is_turn_start(entry))
-            limit = self.settings.tool_result_max_bytes
-            for block in _blocks(message):
-                if not isinstance(block, dict):
-                    continue
-                kind = block.get("type")
-                if kind == "image" and strip_images:
-                    return True
-                if kind == "tool_result" and (
-                    prunable or self._larger(block.get("content"), limit)
-                ):
-                    return True
-        result = entry.get("toolUseResult")
-        return result is not None and _ui_shrinks(result)
-
-    @staticmethod
-    def _larger(value: object, limit: int) -> bool:
-        """`_size(value) > limit`; a string's bounds first (each character writes 1 to 6
-        bytes), and a value nested deeper than orjson writes counts as larger."""
-        if isinstance(value, str):
-            if len(value) + 2 > limit:
-                return True
-            if 6 * len(value) + 2 <= limit:
-                return False
-        try:
-            return _size(value) > limit
-        except orjson.JSONEncodeError:
-            return True
-
     def _large_call(self, arguments: object) -> bool:
         """Whether `_assistant_edits` stubs these arguments (a value nested deeper than
         orjson writes counts as large: pass 2 then finds it so, as before)."""
         if not isinstance(arguments, dict):
             return False
         try:
-            return _size(arguments) > self.settings.tool_call_max_bytes and self._stubs_input(
-                arguments, "input"
+            return _size(arguments) > self.settings.tool_call_max_bytes and _stubs_input(
+                arguments, "input", self.settings.bash_command_max_chars
             )
         except orjson.JSONEncodeError:
             return True
-
-    def _stubs_input(self, value: object, key: str | int) -> bool:
-        """Whether `ClaudePayloads.input_edits` finds a value to stub in `value` (its tests,
-        without the stubs: a TodoWrite of many short todos has none)."""
-        if key in PATH_ARGUMENTS or _size(value) <= SMALL_ARGUMENT_BYTES:
-            return False
-        if isinstance(value, str):
-            if stubs.is_stub(value):
-                return False
-            return key != "command" or len(value) > self.settings.bash_command_max_chars
-        if isinstance(value, dict):
-            return any(self._stubs_input(item, name) for name, item in value.items())
-        if isinstance(value, list):
-            if all(isinstance(item, str) for item in value):
-                return not (len(value) == 1 and stubs.is_stub(value[0]))
-            return any(self._stubs_input(item, index) for index, item in enumerate(value))
-        return False
 
     def _observe_boundary(self, number: int, entry: Entry) -> None:
         metadata = entry.get("compactMetadata")
