@@ -195,18 +195,22 @@ def _shrink_ui(value: object, path: JsonPath, stub_text: StubText) -> list[Edit]
     return []
 
 
-def _ui_shrinks(value: object) -> bool:
+def _ui_shrinks(value: object, inner: bool = False) -> bool:
     """Whether `_shrink_ui` finds a value to stub in `value` (its tests, without the stubs);
-    a value nested deeper than orjson writes counts as one, as before."""
-    try:
-        if _size(value) <= UI_VALUE_MAX_BYTES:
-            return False
-    except orjson.JSONEncodeError:
-        return True
+    a value nested deeper than orjson writes counts as one, as before. An object inside is
+    not measured: a value in it over the limit makes it over the limit too."""
     if isinstance(value, str):
-        return not stubs.is_stub(value)
+        return _larger(value, UI_VALUE_MAX_BYTES) and not stubs.is_stub(value)
+    if not (inner and isinstance(value, dict)):
+        try:
+            if _size(value) <= UI_VALUE_MAX_BYTES:
+                return False
+        except orjson.JSONEncodeError:
+            return True
     if isinstance(value, dict):
-        return any(_ui_shrinks(item) for key, item in value.items() if key not in UI_KEPT_KEYS)
+        return any(
+            _ui_shrinks(item, inner=True) for key, item in value.items() if key not in UI_KEPT_KEYS
+        )
     if isinstance(value, list):
         if all(isinstance(item, str) for item in value):
             return not (len(value) == 1 and stubs.is_stub(value[0]))
