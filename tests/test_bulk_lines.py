@@ -2,8 +2,8 @@
 
 For every format, on every synthetic case and every corpus file, under settings that make the
 rules do the most (small thresholds, UI copies, pasted images stubbed):
-- a line `observe` calls bulk-free gets no edit under any scope (before the window, pruned,
-  UI copies only);
+- a line `observe` calls bulk-free gets no edit under any scope (before the window, UI copies
+  only, and pruned under a budget policy, the only one that prunes);
 - pass 2 with that knowledge writes the same bytes and payloads as pass 2 without it;
 - the knowledge is real: some lines of each case are skipped.
 """
@@ -20,6 +20,7 @@ from gitclaw_compress.core.compressor import CompressSettings, compress_lines, p
 from gitclaw_compress.core.lines import lines_from_bytes, parse_entry
 from gitclaw_compress.formats import FORMATS, detect
 from gitclaw_compress.formats.base import Scope
+from gitclaw_compress.settings import BudgetSettings
 
 EAGER = CompressSettings(
     keep_turns=1,
@@ -31,10 +32,13 @@ EAGER = CompressSettings(
     redundancy_min_bytes=1,
 )
 SETTINGS = (CompressSettings(keep_turns=1), EAGER)
+IDS = ["default", "eager"]
+# Pass 1 as a budget policy runs it (its estimator and pruning are the budget tests').
+BUDGET = CompressSettings(keep_turns=1, budget=BudgetSettings(strategy="tokens"))
 
 
 @pytest.mark.parametrize(("name", "make"), session_params())
-@pytest.mark.parametrize("settings", SETTINGS, ids=["default", "eager"])
+@pytest.mark.parametrize("settings", (*SETTINGS, BUDGET), ids=[*IDS, "budget"])
 def test_a_line_without_bulk_gets_no_edit(
     name: str, make: Callable[[], bytes], settings: CompressSettings
 ) -> None:
@@ -52,13 +56,15 @@ def test_a_line_without_bulk_gets_no_edit(
             (False, True, False),
             (False, False, True),
         ):
+            if prune and not settings.budget.active:  # no line is pruned then
+                continue
             scope = Scope(number, full, prune, "show", settings, ui_only=ui_only)
             edits = rules.edits(entry, scope)
             assert edits == [], f"line {number} ({full=}, {prune=}, {ui_only=}): {edits}"
 
 
 @pytest.mark.parametrize(("name", "make"), session_params())
-@pytest.mark.parametrize("settings", SETTINGS, ids=["default", "eager"])
+@pytest.mark.parametrize("settings", SETTINGS, ids=IDS)
 def test_skipping_bulk_free_lines_changes_no_byte(
     name: str, make: Callable[[], bytes], settings: CompressSettings
 ) -> None:

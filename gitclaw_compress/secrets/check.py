@@ -191,15 +191,18 @@ def _scan_each(
                 session.new(), session.format, repo.session_ref(name), repeats=session.repeats
             )
         result.findings.extend(found)
+        # Read through: the record's clean lines are not asked again, and their set (as
+        # large as the file's lines) goes before the new record is built.
+        record.digests.clear()
         on_line: dict[int, set[str]] = {}
         for finding in found:
             on_line.setdefault(finding.line, set()).add(finding.hash)
-        clean = [d for number, d in session.digests.items() if number not in on_line]
+        clean = [d for number, d in enumerate(session.digests, 1) if number not in on_line]
         # A line whose findings are all accepted is settled: not scanned again while the
         # baseline accepts them (settled lines seen before stay so, while they hold).
         settled = {d: h for d, h in record.settled.items() if h <= accepted}
         settled.update(
-            (session.digests[number], frozenset(hashes))
+            (session.digests[number - 1], frozenset(hashes))
             for number, hashes in on_line.items()
             if hashes <= accepted
         )

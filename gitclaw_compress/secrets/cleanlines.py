@@ -277,9 +277,20 @@ class CleanLines:
             f"{SETTLED}{digest} {','.join(sorted(hashes))}"
             for digest, hashes in sorted((settled or {}).items())
         ]
-        body = "\n".join([*rows, *sorted(set(clean)), *settled_rows])
-        temp.write_text(body + "\n")
+        # Row by row: one string of a large file's digests would be held beside their list.
+        with open(temp, "w") as out:
+            for row in itertools.chain(rows, _distinct(sorted(clean)), settled_rows):
+                out.write(row + "\n")
         os.replace(temp, path)
+
+
+def _distinct(rows: list[str]) -> Iterator[str]:
+    """Sorted `rows` once each (a set of them would be as large as the file's lines)."""
+    previous = None
+    for row in rows:
+        if row != previous:
+            yield row
+        previous = row
 
 
 def _gone(record: Path, root: Path) -> bool:
@@ -439,7 +450,7 @@ class SessionLines:
     ) -> None:
         self.format = fmt
         self.stat = stat  # taken before the first line was read
-        self.digests: dict[int, str] = {}  # line number -> digest, of every line
+        self.digests: list[str] = []  # of every line, line N's at N - 1
         # A line the same as one `new()` yielded before: line number -> that line's number.
         # Its findings are that line's (they depend on its bytes alone); it is not scanned.
         self.repeats: dict[int, int] = {}
@@ -455,7 +466,7 @@ class SessionLines:
         for line in itertools.chain(self._head, self._rest):
             data = line.data
             digest = line_digest(data)
-            self.digests[line.number] = digest
+            self.digests.append(digest)  # iter_lines numbers the lines from 1, each once
             if digest in self._known:
                 continue
             read = unmarked(data)
@@ -492,5 +503,10 @@ def read_session(
         stat = FileStat.of(handle)
         lines = iter_lines(handle)
         fmt = detect(counted(lines), name)
-        known = record.digests - set(rescan) if record.fits(fmt.name) else set()
+        rescanned = set(rescan)  # a copy of the record's digests only when some go
+        known = (
+            (record.digests - rescanned if rescanned else record.digests)
+            if record.fits(fmt.name)
+            else set()
+        )
         yield SessionLines(fmt, consumed, lines, known, stat)

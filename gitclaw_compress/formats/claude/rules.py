@@ -195,6 +195,84 @@ def _shrink_ui(value: object, path: JsonPath, stub_text: StubText) -> list[Edit]
     return []
 
 
+def _ui_shrinks(value: object, inner: bool = False) -> bool:
+    """Whether `_shrink_ui` finds a value to stub in `value` (its tests, without the stubs);
+    a value nested deeper than orjson writes counts as one, as before. An object inside is
+    not measured: a value in it over the limit makes it over the limit too."""
+    if isinstance(value, str):
+        return _larger(value, UI_VALUE_MAX_BYTES) and not stubs.is_stub(value)
+    if not (inner and isinstance(value, dict)):
+        try:
+            if _size(value) <= UI_VALUE_MAX_BYTES:
+                return False
+        except orjson.JSONEncodeError:
+            return True
+    if isinstance(value, dict):
+        return any(
+            _ui_shrinks(item, inner=True) for key, item in value.items() if key not in UI_KEPT_KEYS
+        )
+    if isinstance(value, list):
+        if all(isinstance(item, str) for item in value):
+            return not (len(value) == 1 and stubs.is_stub(value[0]))
+        if all(isinstance(item, dict) and item.get("type") in BLOCK_TYPES for item in value):
+            return not (len(value) == 1 and stubs.is_stub(value[0].get("text")))
+        return True
+    return False
+
+
+def _user_candidate(entry: Entry, settings: CompressSettings) -> bool:
+    """Whether `_user_edits` (or `ui_edits`, or a budget's pruning) may stub something on
+    this user line, out of deep: an image, a large or prunable tool result, a large UI
+    copy. A typed prompt or a small tool result is then copied by pass 2 unparsed."""
+    message = message_of(entry)
+    if message is not None:
+        prunable = settings.budget.active  # its pruning stubs a result of any size
+        strip_images = not (settings.keep_user_images and is_turn_start(entry))
+        limit = settings.tool_result_max_bytes
+        for block in _blocks(message):
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "image" and strip_images:
+                return True
+            if kind == "tool_result" and (prunable or _larger(block.get("content"), limit)):
+                return True
+    result = entry.get("toolUseResult")
+    return result is not None and _ui_shrinks(result)
+
+
+def _larger(value: object, limit: int) -> bool:
+    """`_size(value) > limit`; a string's bounds first (each character writes 1 to 6
+    bytes), and a value nested deeper than orjson writes counts as larger."""
+    if isinstance(value, str):
+        if len(value) + 2 > limit:
+            return True
+        if 6 * len(value) + 2 <= limit:
+            return False
+    try:
+        return _size(value) > limit
+    except orjson.JSONEncodeError:
+        return True
+
+
+def _stubs_input(value: object, key: str | int, command_chars: int) -> bool:
+    """Whether `ClaudePayloads.input_edits` finds a value to stub in `value` (its tests,
+    without the stubs: a TodoWrite of many short todos has none)."""
+    if key in PATH_ARGUMENTS or _size(value) <= SMALL_ARGUMENT_BYTES:
+        return False
+    if isinstance(value, str):
+        if stubs.is_stub(value):
+            return False
+        return key != "command" or len(value) > command_chars
+    if isinstance(value, dict):
+        return any(_stubs_input(item, name, command_chars) for name, item in value.items())
+    if isinstance(value, list):
+        if all(isinstance(item, str) for item in value):
+            return not (len(value) == 1 and stubs.is_stub(value[0]))
+        return any(_stubs_input(item, index, command_chars) for index, item in enumerate(value))
+    return False
+
+
 def _path_name(path: JsonPath) -> str:
     """`toolUseResult.file.content` for a stub's text (indexes left out)."""
     return ".".join(str(part) for part in path if isinstance(part, str))
@@ -240,7 +318,12 @@ class ClaudeTurns:
                     self.turn_open = True
             if kind == "system" and entry.get("subtype") == "compact_boundary":
                 self._observe_boundary(number, entry)
-            return kind in ("user", "progress") or (self.settings.deep and kind == "attachment")
+            if self.settings.deep:
+                return kind in ("user", "progress", "attachment")
+            if kind == "user":
+                return _user_candidate(entry, self.settings)
+            data = entry.get("data")  # a progress line's: its UI copy alone
+            return kind == "progress" and isinstance(data, dict) and _ui_shrinks(data)
         message = message_of(entry)
         if message is None:
             return False
@@ -279,7 +362,9 @@ class ClaudeTurns:
         if not isinstance(arguments, dict):
             return False
         try:
-            return _size(arguments) > self.settings.tool_call_max_bytes
+            return _size(arguments) > self.settings.tool_call_max_bytes and _stubs_input(
+                arguments, "input", self.settings.bash_command_max_chars
+            )
         except orjson.JSONEncodeError:
             return True
 
@@ -336,25 +421,26 @@ class ClaudeTurns:
         bound_until = self._bound_until()
         return (first, bound_until) if bound_until >= first else None
 
-    def thinking_edits(self, message: dict[str, Any], number: int) -> list[Edit]:
-        """Deep: the thinking blocks of a reply in a turn older than the newest (and of the
-        kept turns, as `drops_kept_thinking` says), each dropped whole, never edited: the
-        Messages API takes earlier turns without their thinking. A line of thinking alone
-        becomes `content: []` only when its reply's text or tool call is on another line
-        (Claude Code merges the lines of one reply by `message.id`), never an empty message."""
-        if not self.settings.deep or not (
-            number < self.last_turn_start or self.drops_kept_thinking(number)
-        ):
-            return []
-        blocks = message.get("content")
-        if not isinstance(blocks, list):
-            return []
-        rest = [b for b in blocks if not (isinstance(b, dict) and b.get("type") in THINKING_TYPES)]
-        if len(rest) == len(blocks):
-            return []
-        if not rest and message.get("id") not in self.answered:
-            return []
-        return [Edit(("message", "content"), rest)]
+
+def thinking_edits(turns: ClaudeTurns, message: dict[str, Any], number: int) -> list[Edit]:
+    """Deep: the thinking blocks of a reply in a turn older than the newest (and of the
+    kept turns, as `drops_kept_thinking` says), each dropped whole, never edited: the
+    Messages API takes earlier turns without their thinking. A line of thinking alone
+    becomes `content: []` only when its reply's text or tool call is on another line
+    (Claude Code merges the lines of one reply by `message.id`), never an empty message."""
+    if not turns.settings.deep or not (
+        number < turns.last_turn_start or turns.drops_kept_thinking(number)
+    ):
+        return []
+    blocks = message.get("content")
+    if not isinstance(blocks, list):
+        return []
+    rest = [b for b in blocks if not (isinstance(b, dict) and b.get("type") in THINKING_TYPES)]
+    if len(rest) == len(blocks):
+        return []
+    if not rest and message.get("id") not in turns.answered:
+        return []
+    return [Edit(("message", "content"), rest)]
 
 
 class ClaudePayloads:
@@ -730,7 +816,7 @@ class ClaudeRules:
                 message = message_of(entry)
                 # Thinking of the kept turns: see `drops_kept_thinking`.
                 if message is not None and self.turns.drops_kept_thinking(scope.number):
-                    edits.extend(self.turns.thinking_edits(message, scope.number))
+                    edits.extend(thinking_edits(self.turns, message, scope.number))
             return edits
         kind = entry.get("type")
         scope = self._older(entry, scope)
@@ -779,7 +865,7 @@ class ClaudeRules:
         if message is None:
             return []
         usage = _usage_edits(entry, self.settings.deep)
-        dropped = self.turns.thinking_edits(message, scope.number)
+        dropped = thinking_edits(self.turns, message, scope.number)
         if dropped:
             # Whole blocks go (never edited); the tool calls left keep their size for now.
             return usage + dropped

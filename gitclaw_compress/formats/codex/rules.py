@@ -242,18 +242,7 @@ class CodexRules:
             if isinstance(call_id, str) and isinstance(name, str):
                 arguments = payload.get("arguments", payload.get("input"))
                 self.calls[call_id] = call_descriptor(name, arguments)
-        # The lines `edits` may change: outputs, calls, messages with images, every event
-        # but the reply's (the UI's record, a user message's images), and turn_context.
-        if line_type == "response_item":
-            if kind == "message":
-                content = payload.get("content")
-                return isinstance(content, list) and any(
-                    isinstance(item, dict) and "image_url" in item for item in content
-                )
-            return kind in BULK_ITEMS
-        if line_type == "event_msg":
-            return kind != "agent_message"  # a user_message may hold images
-        return line_type == "turn_context"
+        return _may_edit(line_type, kind, payload, self.settings)
 
     def kept_from(self, window_start: int) -> int:
         """The first line of the kept turns (see `CodexTurns.kept_from`)."""
@@ -536,6 +525,67 @@ def _turn_context_edits(payload: dict[str, Any], scope: Scope) -> list[Edit]:
 def _repeated_stub(key: str, size: int, show: str) -> str:
     """Instructions every turn_context repeats, of which resume reads the newest alone."""
     return f"{stubs.STUB_PREFIX} {key}: {size:,} bytes, read from the newest turn_context. {show}"
+
+
+def _may_edit(
+    line_type: object, kind: object, payload: dict[str, Any], settings: CompressSettings
+) -> bool:
+    """Pass 1's test: whether `edits` may change a line (False: pass 2 copies it unparsed).
+    Out of deep, only what the edits would stub: an output or a call over its limit (any
+    output under a budget), a message or user_message with an image, an event holding a
+    string over the UI copies' limit, a turn_context. Deep keeps every call and output."""
+    if line_type == "response_item":
+        if kind == "message":
+            content = payload.get("content")
+            return isinstance(content, list) and any(
+                isinstance(item, dict) and "image_url" in item for item in content
+            )
+        if kind not in BULK_ITEMS or settings.deep:  # deep: kept turns' limit too
+            return kind in BULK_ITEMS
+        if kind in OUTPUT_TYPES:
+            output = payload.get("output")
+            if not isinstance(output, str | list):
+                return False
+            if settings.budget.active:  # its pruning stubs an output of any size
+                return True
+            limit = settings.tool_result_max_bytes
+            return _longer(output, limit) if isinstance(output, str) else _size(output) > limit
+        value = payload.get("arguments" if kind == "function_call" else "input")
+        return isinstance(value, str) and _longer(value, settings.tool_call_max_bytes)
+    if line_type == "event_msg":
+        if kind == "agent_message":
+            return False
+        images = payload.get("images") if kind == "user_message" else None
+        if (
+            isinstance(images, list)
+            and not settings.keep_user_images
+            and any(is_data_url(url) for url in images)
+        ):
+            return True
+        # Only strings go on an event, each over this (the UI copies' limit is no lower).
+        limit = min(settings.tool_result_max_bytes, UI_COPY_MIN_BYTES)
+        return _holds_long_string(payload, limit)
+    return line_type == "turn_context"
+
+
+def _longer(text: str, limit: int) -> bool:
+    """`_size(text) > limit`, from its length when that decides (a character writes 1 to 6
+    bytes)."""
+    if len(text) + 2 > limit:
+        return True
+    return 6 * len(text) + 2 > limit and _size(text) > limit
+
+
+def _holds_long_string(value: object, limit: int) -> bool:
+    """Whether `value` holds a string over `limit` bytes (`_long_strings` finds one; a stub
+    too, which pass 2 then leaves): pass 1's test of a line pass 2 may edit."""
+    if isinstance(value, str):
+        return _longer(value, limit)
+    if isinstance(value, dict):
+        return any(_holds_long_string(item, limit) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_long_string(item, limit) for item in value)
+    return False
 
 
 def _long_strings(value: object, path: JsonPath, limit: int) -> Iterator[tuple[JsonPath, str]]:
