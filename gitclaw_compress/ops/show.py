@@ -78,15 +78,28 @@ def sessions_holding(repo: Repository, sessions: list[Path], entry_id: str) -> l
     for path in sessions:
         if not _holds(path, needle):
             continue
-        rel = repo.relative(path)
-        try:
-            fmt = detect_file(path, rel)
-        except GitClawError:
-            continue  # not a session of a known format: not where a stub points
-        line = entry_line(path, fmt, entry_id)
-        if line is not None:
-            found.append(Held(path, rel, fmt, line))
+        held = _held(repo, path, entry_id)
+        if held is not None:
+            found.append(held)
     return found
+
+
+def _held(
+    repo: Repository, path: Path, entry_id: str, named: str | None = None, first: bytes = b""
+) -> Held | None:
+    """Line `entry_id` of `path`, if it is a session of a known format (and, with `named`,
+    one whose first line `first` names it so)."""
+    rel = repo.relative(path)
+    try:
+        fmt = detect_file(path, rel)
+    except GitClawError:
+        return None  # not a session of a known format: not where a stub points
+    if named is not None:
+        entry = parse_entry(first)
+        if entry is None or fmt.session_id(entry) != named:
+            return None
+    line = entry_line(path, fmt, entry_id)
+    return None if line is None else Held(path, rel, fmt, line)
 
 
 def sessions_of(
@@ -144,17 +157,9 @@ def sessions_named(
         first = _first_line(path)
         if needle not in first:
             continue
-        rel = repo.relative(path)
-        try:
-            fmt = detect_file(path, rel)
-        except GitClawError:
-            continue  # not a session of a known format: not where a stub points
-        entry = parse_entry(first)
-        if entry is None or fmt.session_id(entry) != session_id:
-            continue
-        line = entry_line(path, fmt, entry_id)
-        if line is not None:
-            found.append(Held(path, rel, fmt, line))
+        held = _held(repo, path, entry_id, session_id, first)
+        if held is not None:
+            found.append(held)
     return found
 
 
