@@ -139,8 +139,7 @@ class _Splicer:
         self._entry_id = plan.format.entry_id
         self._bulk = plan.bulk if plan.bulk is not None else b""
         self._scanned = len(self._bulk)  # lines pass 1 saw (a line after them may hold bulk)
-        # As long as the ids a v1 part holds (a trial run's dummy ids stand for SHA-1 ones).
-        self._no_oid = "0" * (len(object_id(b"")) or 40)
+        self._no_oid = "0" * len(object_id(b""))  # as long as the ids a v1 part holds
 
     def _part_bytes(self, path: JsonPath) -> int:
         """What a splice at `path` adds to a v1 marker: `,{"path":[…],"oid":"…"}`."""
