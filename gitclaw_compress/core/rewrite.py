@@ -36,10 +36,7 @@ from gitclaw_compress.core.spans import (
 from gitclaw_compress.core.stubs import encode_stub
 from gitclaw_compress.settings import CompressSettings
 
-# A splice must save more than its share of the marker: this with a v3 marker (one per
-# line, which `_marked` weighs against the whole line's saving), and with a v1 marker more
-# than the part it adds (`_part_bytes`), or it would grow the line it shrinks.
-MIN_SAVING_BYTES = 48
+MIN_SAVING_BYTES = 48  # a splice must save more than its share of the marker
 MARKER_VERSION = 1  # the version of the markers with payloads; intact ones are v3 strings
 
 ObjectId = Callable[[bytes], str]
@@ -139,11 +136,6 @@ class _Splicer:
         self._entry_id = plan.format.entry_id
         self._bulk = plan.bulk if plan.bulk is not None else b""
         self._scanned = len(self._bulk)  # lines pass 1 saw (a line after them may hold bulk)
-        self._no_oid = "0" * len(object_id(b""))  # as long as the ids a v1 part holds
-
-    def _part_bytes(self, path: JsonPath) -> int:
-        """What a splice at `path` adds to a v1 marker: `,{"path":[…],"oid":"…"}`."""
-        return 1 + len(orjson.dumps({"path": list(path), "oid": self._no_oid}))
 
     def _edits(self, entry: Entry, scope: Scope) -> list[Edit]:
         edits = self.plan.rules.edits(entry, scope)
@@ -152,15 +144,9 @@ class _Splicer:
         return edits
 
     def _splices(
-        self,
-        line: RawLine,
-        edits: list[Edit],
-        spans: dict[JsonPath, tuple[int, int]],
-        blob: str | None,
+        self, line: RawLine, edits: list[Edit], spans: dict[JsonPath, tuple[int, int]]
     ) -> _Splices:
-        """The edits worth making, and where (`_archive` adds their payloads): each saves
-        more than `MIN_SAVING_BYTES` and, with no intact `blob` (a v1 marker), more than
-        the part it adds to the marker."""
+        """The edits worth making, and where (`_archive` adds their payloads)."""
         data = line.data
         result = _Splices()
         for edit in edits:
@@ -176,10 +162,7 @@ class _Splicer:
                     f"{self.plan.format.name}: a stub at {edit.path} would change the JSON "
                     f"type from {kind} to {json_kind(replacement)}"
                 )
-            saving = end - start - len(replacement)
-            if saving <= MIN_SAVING_BYTES:
-                continue
-            if blob is None and saving <= self._part_bytes(edit.path):
+            if end - start - len(replacement) <= MIN_SAVING_BYTES:
                 continue
             result.pieces.append((start, end, replacement))
             result.edits.append(edit)
@@ -339,7 +322,7 @@ class _Rewriter(_Splicer):
         entry = held.pop()
         found = found_spans(line.data, entry, edits)
         if found is not None:
-            splices = self._splices(line, edits, found, blob)
+            splices = self._splices(line, edits, found)
             if not splices.pieces:
                 return _unchanged(line)
             # The search may have matched the wrong copy of a value: the result must parse
@@ -353,7 +336,7 @@ class _Rewriter(_Splicer):
         else:
             del entry
         located = located_spans(line.data, edits)
-        splices = self._splices(line, edits, located, blob)
+        splices = self._splices(line, edits, located)
         if not splices.pieces:
             return _unchanged(line)
         self._archive(line, splices, blob)
@@ -364,7 +347,7 @@ class _Rewriter(_Splicer):
     ) -> _Splices:
         found = found_spans(line.data, plain, edits)
         if found is not None:
-            splices = self._splices(line, edits, found, blob)
+            splices = self._splices(line, edits, found)
             with_marker = replaced(plain, splices.edits)
             marker_value = orjson.loads(line.data)[MARKER_KEY]
             if parses_to(
@@ -373,7 +356,7 @@ class _Rewriter(_Splicer):
                 self._archive(line, splices, blob)
                 return splices
         located = located_spans(line.data, edits)
-        splices = self._splices(line, edits, located, blob)
+        splices = self._splices(line, edits, located)
         self._archive(line, splices, blob)
         return splices
 

@@ -85,8 +85,7 @@ def superseded_edits(
         else:
             key = next((step for step in reversed(path) if isinstance(step, str)), "value")
             stub = stubs.superseded_stub(key, value, show)
-        # A stub no shorter than the value would only grow the line; whether what it saves
-        # pays for the marker is pass 2's to weigh (`core.rewrite`), for the line as a whole.
+        # A stub no shorter than the value would only grow the line.
         return [Edit(path, stub)] if json_size(stub) < json_size(value) else []
     if isinstance(value, dict):
         if value.get("type") in WHOLE_TYPES:
