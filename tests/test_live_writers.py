@@ -93,6 +93,19 @@ def in_repo(repo: Path) -> Iterator[Path]:
         os.chdir(cwd)
 
 
+@pytest.fixture(autouse=True)
+def sigint_as_python_starts() -> Iterator[None]:
+    """These tests send SIGINT to this process: its handler and the main thread's mask are
+    set as a fresh interpreter has them, whatever an earlier test left behind."""
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    masked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, masked)
+        signal.signal(signal.SIGINT, handler)
+
+
 def run(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, list(args))
     if result.exception is not None and not isinstance(result.exception, SystemExit):
